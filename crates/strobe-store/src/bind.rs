@@ -1,0 +1,48 @@
+//! Flow binding rules of the trace-event format: a flow step binds to the slice enclosing its
+//! timestamp on its thread, or (flow end without `"bp": "e"`) to the next slice that starts
+//! at or after it.
+
+use crate::format::LaneIndex;
+use crate::interval;
+
+/// The deepest member of the lane with start ≤ ts < end (or a zero-length one at ts);
+/// failing that, the deepest one ending exactly at ts. Returns the member index, which for
+/// primary lanes is the span id.
+pub fn enclosing(li: &LaneIndex, m_start: &[i64], m_end: &[i64], m_max: &[i64], m_depth: &[u32], ts: i64) -> Option<u32> {
+    let (b, e) = (li.member_begin as usize, li.member_end as usize);
+    if b >= e || e > m_start.len() {
+        return None;
+    }
+    let deepest = |t0: i64, t1: i64| {
+        let mut best: Option<usize> = None;
+        interval::query(&m_start[b..e], &m_end[b..e], &m_max[b..e], t0, t1, |i| {
+            if best.map(|x| m_depth[b + i] >= m_depth[b + x]).unwrap_or(true) {
+                best = Some(i);
+            }
+        });
+        best.map(|i| (b + i) as u32)
+    };
+    deepest(ts, ts.saturating_add(1)).or_else(|| deepest(ts.saturating_sub(1), ts))
+}
+
+/// The first member starting at or after `ts` (the shallowest one if several start there).
+pub fn next_starting(li: &LaneIndex, m_start: &[i64], m_depth: &[u32], ts: i64) -> Option<u32> {
+    let (b, e) = (li.member_begin as usize, li.member_end as usize);
+    if b >= e || e > m_start.len() {
+        return None;
+    }
+    let i = m_start[b..e].partition_point(|&s| s < ts);
+    if i == e - b {
+        return None;
+    }
+    let t = m_start[b + i];
+    let mut best = b + i;
+    let mut j = b + i;
+    while j < e && m_start[j] == t {
+        if m_depth[j] < m_depth[best] {
+            best = j;
+        }
+        j += 1;
+    }
+    Some(best as u32)
+}

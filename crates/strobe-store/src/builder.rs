@@ -1,0 +1,569 @@
+//! Collects what an importer found and writes the store. Importers push spans in any order;
+//! `finish` groups them by lane, sorts, assigns depth, builds the interval index and the
+//! level-of-detail pyramid per lane (in parallel), resolves flows and writes every section.
+
+use crate::format::*;
+use crate::lod::{build_depth_levels, LodItem, LodLevel};
+use crate::output::Output;
+use crate::strings::Interner;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, HashSet};
+use strobe_model::{CopyDir, IdKey, LaneKind, SpanKind, TraceMeta};
+
+/// A span as an importer hands it over.
+pub struct SpanInput<'a> {
+    pub lane: u32,
+    pub start: i64,
+    pub end: i64,
+    pub name: u32,
+    pub cat: u32,
+    pub kind: SpanKind,
+    pub flags: u16,
+    /// The span's args as one JSON object's text (empty when none).
+    pub args: &'a [u8],
+    /// CUDA correlation id, unique within the importer's scope; 0 when none. A CPU launch
+    /// (runtime/driver) and the GPU work sharing one become a flow.
+    pub correlation: i64,
+    /// Copy direction for memcpy/memset spans: puts them on a copy-engine lane too.
+    pub copy_dir: Option<CopyDir>,
+}
+
+/// Where one end of a flow binds.
+#[derive(Clone, Copy, Debug)]
+pub enum FlowEnd {
+    /// A span by the id `push_span` returned.
+    Span(u64),
+    /// The deepest span of `lane` enclosing `ts`.
+    Enclosing { lane: u32, ts: i64 },
+    /// The first span of `lane` starting at or after `ts`.
+    Next { lane: u32, ts: i64 },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct FlowInput {
+    pub from: FlowEnd,
+    pub to: FlowEnd,
+    pub id: u64,
+    pub cat: u32,
+    pub name: u32,
+    pub from_ts: i64,
+    pub to_ts: i64,
+}
+
+#[derive(Clone, Copy)]
+struct Staged {
+    start: i64,
+    end: i64,
+    args: ArgsRef,
+    correlation: i64,
+    name: u32,
+    cat: u32,
+    lane: u32,
+    flags: u16,
+    kind: u8,
+    copy_dir: u8, // 255 = none
+}
+
+pub struct StoreBuilder {
+    pub strings: Interner,
+    lanes: Vec<LaneDesc>,
+    lane_map: FxHashMap<LaneKind, u32>,
+    spans: Vec<Staged>,
+    flows: Vec<FlowInput>,
+    counters: BTreeMap<(IdKey, String, String), Vec<(i64, f64)>>,
+    pub names: Names,
+    out: Output,
+    args_len: u64,
+    /// Flow endpoints that could not be bound (no span there): counted in the load summary.
+    pub unbound_flows: u64,
+}
+
+/// What `finish` produced: the bytes in memory, or the path of the written store file.
+pub enum Built {
+    File(std::path::PathBuf),
+    Memory(Vec<u8>),
+}
+
+impl StoreBuilder {
+    /// A builder writing to `out` (a temp file in the cache dir, or memory).
+    pub fn new(out: Output) -> std::io::Result<StoreBuilder> {
+        let mut out = out;
+        out.write_all(&[0u8; HEADER_LEN])?;
+        Ok(StoreBuilder {
+            strings: Interner::default(),
+            lanes: Vec::new(),
+            lane_map: FxHashMap::default(),
+            spans: Vec::new(),
+            flows: Vec::new(),
+            counters: BTreeMap::new(),
+            names: Names::default(),
+            out,
+            args_len: 0,
+            unbound_flows: 0,
+        })
+    }
+
+    pub fn in_memory() -> StoreBuilder {
+        StoreBuilder::new(Output::memory()).expect("memory output cannot fail")
+    }
+
+    pub fn intern(&mut self, s: &str) -> u32 {
+        self.strings.intern(s)
+    }
+
+    /// The lane for `kind`, created on first use.
+    pub fn lane(&mut self, kind: LaneKind) -> u32 {
+        if let Some(&id) = self.lane_map.get(&kind) {
+            return id;
+        }
+        let id = self.lanes.len() as u32;
+        self.lanes.push(LaneDesc { kind: kind.clone(), name: String::new(), sort: 0 });
+        self.lane_map.insert(kind, id);
+        id
+    }
+
+    pub fn lane_count(&self) -> usize {
+        self.lanes.len()
+    }
+
+    pub fn span_count(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn reserve_spans(&mut self, n: usize) {
+        self.spans.reserve(n);
+    }
+
+    /// Adds a span; returns its builder id (for flows).
+    pub fn push_span(&mut self, s: SpanInput<'_>) -> std::io::Result<u64> {
+        let args = if s.args.is_empty() {
+            ArgsRef::default()
+        } else {
+            let r = ArgsRef { offset: self.args_len, len: s.args.len() as u64 };
+            self.out.write_all(s.args)?;
+            self.args_len += s.args.len() as u64;
+            r
+        };
+        let id = self.spans.len() as u64;
+        self.spans.push(Staged {
+            start: s.start,
+            end: s.end.max(s.start),
+            args,
+            correlation: s.correlation,
+            name: s.name,
+            cat: s.cat,
+            lane: s.lane,
+            flags: s.flags,
+            kind: s.kind as u8,
+            copy_dir: s.copy_dir.map(|d| d as u8).unwrap_or(255),
+        });
+        Ok(id)
+    }
+
+    pub fn push_flow(&mut self, f: FlowInput) {
+        self.flows.push(f);
+    }
+
+    pub fn push_counter(&mut self, pid: IdKey, name: &str, series: &str, ts: i64, value: f64) {
+        self.counters
+            .entry((pid, name.to_string(), series.to_string()))
+            .or_default()
+            .push((ts, value));
+    }
+
+    /// Writes the store. `meta` goes in as given (its load summary should be complete).
+    pub fn finish(mut self, meta: &TraceMeta) -> std::io::Result<Built> {
+        let n = self.spans.len();
+        if n > u32::MAX as usize - 1 {
+            return Err(std::io::Error::other("more than 4 billion spans in one trace"));
+        }
+        // Copy-engine lanes: a second index over the copy spans.
+        let mut copy_lane_of: FxHashMap<(i64, u8), u32> = FxHashMap::default();
+        for s in &self.spans {
+            if s.copy_dir != 255 {
+                if let Some(dev) = self.lanes[s.lane as usize].kind.device() {
+                    copy_lane_of.entry((dev, s.copy_dir)).or_insert(0);
+                }
+            }
+        }
+        let mut keys: Vec<(i64, u8)> = copy_lane_of.keys().copied().collect();
+        keys.sort();
+        for k in keys {
+            let id = self.lane(LaneKind::CopyEngine { device: k.0, dir: CopyDir::from_u8(k.1) });
+            copy_lane_of.insert(k, id);
+        }
+        self.name_lanes();
+
+        // Order spans by (lane, start, longer first); parents precede their children.
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        {
+            let spans = &self.spans;
+            order.par_sort_by(|&a, &b| {
+                let (x, y) = (&spans[a as usize], &spans[b as usize]);
+                (x.lane, x.start, std::cmp::Reverse(x.end), a).cmp(&(y.lane, y.start, std::cmp::Reverse(y.end), b))
+            });
+        }
+        let mut new_id = vec![0u32; n];
+        for (pos, &old) in order.iter().enumerate() {
+            new_id[old as usize] = pos as u32;
+        }
+
+        // Per-lane member lists: primary lanes hold their spans in order (member i of the
+        // primary block is span i); copy-engine lanes list span ids after them.
+        let lane_count = self.lanes.len();
+        let mut primary_range = vec![(0usize, 0usize); lane_count];
+        {
+            let mut i = 0;
+            while i < n {
+                let lane = self.spans[order[i] as usize].lane as usize;
+                let b = i;
+                while i < n && self.spans[order[i] as usize].lane as usize == lane {
+                    i += 1;
+                }
+                primary_range[lane] = (b, i);
+            }
+        }
+        let mut secondary: Vec<Vec<u32>> = vec![Vec::new(); lane_count];
+        for (pos, &old) in order.iter().enumerate() {
+            let s = &self.spans[old as usize];
+            if s.copy_dir != 255 {
+                if let Some(dev) = self.lanes[s.lane as usize].kind.device() {
+                    let cl = copy_lane_of[&(dev, s.copy_dir)];
+                    secondary[cl as usize].push(pos as u32);
+                }
+            }
+        }
+        for (l, v) in secondary.iter_mut().enumerate() {
+            if !v.is_empty() {
+                let spans = &self.spans;
+                let order = &order;
+                v.sort_by_key(|&p| {
+                    let s = &spans[order[p as usize] as usize];
+                    (s.start, std::cmp::Reverse(s.end), p)
+                });
+                let _ = l;
+            }
+        }
+
+        // Build each lane's columns in parallel.
+        let pack_lane: Vec<bool> = self
+            .lanes
+            .iter()
+            .map(|d| matches!(d.kind, LaneKind::GpuStream { .. } | LaneKind::CopyEngine { .. }))
+            .collect();
+        let spans = &self.spans;
+        let order_ref = &order;
+        let built: Vec<LaneBuilt> = (0..lane_count)
+            .into_par_iter()
+            .map(|l| {
+                let ids: Vec<u32> = if secondary[l].is_empty() {
+                    let (b, e) = primary_range[l];
+                    (b as u32..e as u32).collect()
+                } else {
+                    secondary[l].clone()
+                };
+                build_lane(&ids, |p| {
+                    let s = &spans[order_ref[p as usize] as usize];
+                    (s.start, s.end)
+                }, pack_lane[l])
+            })
+            .collect();
+
+        // Span meta and args columns, in new order; depth from the primary lane.
+        let mut span_meta = Vec::with_capacity(n);
+        let mut span_args = Vec::with_capacity(n);
+        for &old in &order {
+            let s = &self.spans[old as usize];
+            span_meta.push(SpanMeta { name: s.name, cat: s.cat, lane: s.lane, depth: 0, kind: s.kind, flags: s.flags as u8 });
+            span_args.push(s.args);
+        }
+        for (l, b) in built.iter().enumerate() {
+            if secondary[l].is_empty() {
+                for (k, &sid) in b.span.iter().enumerate() {
+                    span_meta[sid as usize].depth = b.depth[k].min(u16::MAX as u32) as u16;
+                }
+            }
+        }
+
+        // Lay members of all lanes end to end; record ranges.
+        let mut lane_index = Vec::with_capacity(lane_count);
+        let total_members: usize = built.iter().map(|b| b.start.len()).sum();
+        let mut m_start = Vec::with_capacity(total_members);
+        let mut m_end = Vec::with_capacity(total_members);
+        let mut m_max = Vec::with_capacity(total_members);
+        let mut m_span = Vec::with_capacity(total_members);
+        let mut m_depth = Vec::with_capacity(total_members);
+        let mut levels: Vec<LodLevel> = Vec::new();
+        let mut items: Vec<LodItem> = Vec::new();
+        // Primary lanes first, in lane order, so that member i == span i for them.
+        let mut lane_ix = vec![LaneIndex::default(); lane_count];
+        let mut emit = |l: usize, b: &LaneBuilt, m_start: &mut Vec<i64>| {
+            let mb = m_start.len() as u64;
+            m_start.extend_from_slice(&b.start);
+            m_end.extend_from_slice(&b.end);
+            m_max.extend_from_slice(&b.max_end);
+            m_span.extend_from_slice(&b.span);
+            m_depth.extend_from_slice(&b.depth);
+            let lb = levels.len() as u64;
+            for (depth, e, its) in &b.levels {
+                let ib = items.len() as u64;
+                items.extend_from_slice(its);
+                levels.push(LodLevel { depth: *depth, width_log2: *e, item_begin: ib, item_end: items.len() as u64 });
+            }
+            lane_ix[l] = LaneIndex {
+                member_begin: mb,
+                member_end: m_start.len() as u64,
+                level_begin: lb,
+                level_end: levels.len() as u64,
+                max_depth: b.depth.iter().copied().max().unwrap_or(0),
+                _pad: 0,
+                min_start: b.start.first().copied().unwrap_or(0),
+                max_end: b.end.iter().copied().max().unwrap_or(0),
+            };
+        };
+        let mut primaries: Vec<usize> = (0..lane_count).filter(|&l| secondary[l].is_empty()).collect();
+        primaries.sort_by_key(|&l| primary_range[l].0);
+        for &l in &primaries {
+            emit(l, &built[l], &mut m_start);
+        }
+        debug_assert_eq!(m_start.len(), n);
+        for l in 0..lane_count {
+            if !secondary[l].is_empty() {
+                emit(l, &built[l], &mut m_start);
+            }
+        }
+        lane_index.extend_from_slice(&lane_ix);
+        drop(built);
+
+        // Flows: explicit ones, then CPU launch → GPU work by correlation id.
+        let flows = self.resolve_flows(&new_id, &lane_index, &m_start, &m_end, &m_max, &m_depth);
+
+        // Counters.
+        let mut counter_series = Vec::new();
+        let mut c_ts: Vec<i64> = Vec::new();
+        let mut c_val: Vec<f64> = Vec::new();
+        for ((pid, name, series), mut pts) in std::mem::take(&mut self.counters) {
+            pts.sort_by_key(|p| p.0);
+            let b = c_ts.len() as u64;
+            for (t, v) in pts {
+                c_ts.push(t);
+                c_val.push(v);
+            }
+            counter_series.push(CounterSeries { pid, name, series, begin: b, end: c_ts.len() as u64 });
+        }
+
+        // Write sections.
+        let mut table: Vec<SectionEntry> = Vec::new();
+        table.push(SectionEntry { id: sid::ARGS, _pad: 0, offset: HEADER_LEN as u64, len: self.args_len });
+        let (str_off, str_bytes) = self.strings.to_columns();
+        let out = &mut self.out;
+        let mut put = |id: u32, bytes: &[u8], table: &mut Vec<SectionEntry>| -> std::io::Result<()> {
+            let pos = out.position();
+            let pad = (8 - (pos % 8)) % 8;
+            out.write_all(&[0u8; 8][..pad as usize])?;
+            let off = pos + pad;
+            out.write_all(bytes)?;
+            table.push(SectionEntry { id, _pad: 0, offset: off, len: bytes.len() as u64 });
+            Ok(())
+        };
+        put(sid::STRING_OFFSETS, bytemuck::cast_slice(&str_off), &mut table)?;
+        put(sid::STRING_BYTES, &str_bytes, &mut table)?;
+        put(sid::LANES_JSON, &serde_json::to_vec(&self.lanes).map_err(std::io::Error::other)?, &mut table)?;
+        put(sid::LANE_INDEX, bytemuck::cast_slice(&lane_index), &mut table)?;
+        put(sid::SPAN_META, bytemuck::cast_slice(&span_meta), &mut table)?;
+        put(sid::SPAN_ARGS, bytemuck::cast_slice(&span_args), &mut table)?;
+        put(sid::M_START, bytemuck::cast_slice(&m_start), &mut table)?;
+        put(sid::M_END, bytemuck::cast_slice(&m_end), &mut table)?;
+        put(sid::M_MAX, bytemuck::cast_slice(&m_max), &mut table)?;
+        put(sid::M_SPAN, bytemuck::cast_slice(&m_span), &mut table)?;
+        put(sid::M_DEPTH, bytemuck::cast_slice(&m_depth), &mut table)?;
+        put(sid::LOD_LEVELS, bytemuck::cast_slice(&levels), &mut table)?;
+        put(sid::LOD_ITEMS, bytemuck::cast_slice(&items), &mut table)?;
+        put(sid::FLOWS, bytemuck::cast_slice(&flows), &mut table)?;
+        put(sid::COUNTER_POINTS_TS, bytemuck::cast_slice(&c_ts), &mut table)?;
+        put(sid::COUNTER_POINTS_VAL, bytemuck::cast_slice(&c_val), &mut table)?;
+        put(sid::COUNTERS_JSON, &serde_json::to_vec(&counter_series).map_err(std::io::Error::other)?, &mut table)?;
+        let mut meta = meta.clone();
+        if self.unbound_flows > 0 {
+            *meta.load.skipped.entry("flow end with no span to bind to".into()).or_default() += self.unbound_flows;
+        }
+        put(sid::META_JSON, &serde_json::to_vec(&meta).map_err(std::io::Error::other)?, &mut table)?;
+        put(sid::NAMES_JSON, &serde_json::to_vec(&self.names).map_err(std::io::Error::other)?, &mut table)?;
+        let file_len = out.position();
+        let table_bytes: &[u8] = bytemuck::cast_slice(&table);
+        let header = Header {
+            magic: MAGIC,
+            version: VERSION,
+            section_count: table.len() as u32,
+            source_key: out.source_key(),
+            file_len,
+            table_hash: xxhash_rust::xxh3::xxh3_64(table_bytes),
+        };
+        let mut head = Vec::with_capacity(HEADER_LEN);
+        head.extend_from_slice(bytemuck::bytes_of(&header));
+        head.extend_from_slice(table_bytes);
+        assert!(head.len() <= HEADER_LEN && table.len() <= MAX_SECTIONS);
+        self.out.write_at(0, &head)?;
+        self.out.finish()
+    }
+
+    fn name_lanes(&mut self) {
+        let procs: FxHashMap<IdKey, String> = self.names.processes.iter().cloned().collect();
+        let threads: FxHashMap<(IdKey, IdKey), String> = self.names.threads.iter().cloned().collect();
+        let psort: FxHashMap<IdKey, i64> = self.names.process_sort.iter().cloned().collect();
+        let tsort: FxHashMap<(IdKey, IdKey), i64> = self.names.thread_sort.iter().cloned().collect();
+        for d in &mut self.lanes {
+            d.name = crate::names::lane_display_name(&d.kind, &procs, &threads);
+            d.sort = crate::names::lane_sort_key(&d.kind, &psort, &tsort);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn resolve_flows(
+        &mut self,
+        new_id: &[u32],
+        lanes: &[LaneIndex],
+        m_start: &[i64],
+        m_end: &[i64],
+        m_max: &[i64],
+        m_depth: &[u32],
+    ) -> Vec<FlowRec> {
+        let mut out = Vec::new();
+        let mut linked: HashSet<(u32, u32)> = HashSet::new();
+        let resolve = |e: FlowEnd| -> Option<u32> {
+            match e {
+                FlowEnd::Span(id) => new_id.get(id as usize).copied(),
+                FlowEnd::Enclosing { lane, ts } => {
+                    let li = lanes.get(lane as usize)?;
+                    crate::bind::enclosing(li, m_start, m_end, m_max, m_depth, ts)
+                }
+                FlowEnd::Next { lane, ts } => {
+                    let li = lanes.get(lane as usize)?;
+                    crate::bind::next_starting(li, m_start, m_depth, ts)
+                }
+            }
+        };
+        for f in &self.flows {
+            match (resolve(f.from), resolve(f.to)) {
+                (Some(a), Some(b)) => {
+                    linked.insert((a, b));
+                    out.push(FlowRec {
+                        from: a,
+                        to: b,
+                        id: f.id,
+                        cat: f.cat,
+                        name: f.name,
+                        from_ts: f.from_ts,
+                        to_ts: f.to_ts,
+                        kind: FLOW_EXPLICIT,
+                        _pad: 0,
+                    });
+                }
+                _ => self.unbound_flows += 1,
+            }
+        }
+        // correlation links
+        let mut launches: FxHashMap<i64, u32> = FxHashMap::default();
+        for (old, s) in self.spans.iter().enumerate() {
+            let k = SpanKind::from_u8(s.kind);
+            if s.correlation != 0 && matches!(k, SpanKind::CudaRuntime | SpanKind::CudaDriver) {
+                launches.insert(s.correlation, new_id[old]);
+            }
+        }
+        let corr_cat = self.strings.intern("correlation");
+        let corr_name = self.strings.intern("launch");
+        for (old, s) in self.spans.iter().enumerate() {
+            let k = SpanKind::from_u8(s.kind);
+            if s.correlation != 0 && (k.is_gpu_activity() || k == SpanKind::GpuAnnotation) {
+                if let Some(&from) = launches.get(&s.correlation) {
+                    let to = new_id[old];
+                    if linked.contains(&(from, to)) {
+                        continue;
+                    }
+                    out.push(FlowRec {
+                        from,
+                        to,
+                        id: s.correlation as u64,
+                        cat: corr_cat,
+                        name: corr_name,
+                        from_ts: m_start[from as usize],
+                        to_ts: m_start[to as usize],
+                        kind: FLOW_CORRELATION,
+                        _pad: 0,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+struct LaneBuilt {
+    start: Vec<i64>,
+    end: Vec<i64>,
+    max_end: Vec<i64>,
+    span: Vec<u32>,
+    depth: Vec<u32>,
+    levels: Vec<(u32, u32, Vec<LodItem>)>,
+}
+
+/// Builds one lane's columns from its spans (ids in start order). `pack` puts overlapping
+/// spans on the first free row (GPU streams, copy engines: overlap there is clock jitter or
+/// concurrency, not nesting); otherwise depth is nesting depth.
+fn build_lane(ids: &[u32], time: impl Fn(u32) -> (i64, i64), pack: bool) -> LaneBuilt {
+    let n = ids.len();
+    let mut start = Vec::with_capacity(n);
+    let mut end = Vec::with_capacity(n);
+    for &p in ids {
+        let (s, e) = time(p);
+        start.push(s);
+        end.push(e);
+    }
+    let mut depth = vec![0u32; n];
+    if pack {
+        let mut row_end: Vec<i64> = Vec::new();
+        for i in 0..n {
+            let r = row_end.iter().position(|&e| e <= start[i]).unwrap_or(row_end.len());
+            if r == row_end.len() {
+                row_end.push(end[i]);
+            } else {
+                row_end[r] = end[i];
+            }
+            depth[i] = r as u32;
+        }
+    } else {
+        let mut stack: Vec<i64> = Vec::new();
+        for i in 0..n {
+            while let Some(&top) = stack.last() {
+                if top <= start[i] {
+                    stack.pop();
+                } else {
+                    break;
+                }
+            }
+            depth[i] = stack.len() as u32;
+            stack.push(end[i]);
+        }
+    }
+    let mut max_end = vec![0i64; n];
+    crate::interval::build_max_end(&end, &mut max_end);
+
+    // LOD per depth
+    let max_depth = depth.iter().copied().max().unwrap_or(0);
+    let mut per_depth: Vec<Vec<LodItem>> = vec![Vec::new(); if n == 0 { 0 } else { max_depth as usize + 1 }];
+    for i in 0..n {
+        per_depth[depth[i] as usize].push(LodItem::single(start[i], end[i], i as u32));
+    }
+    let extent = if n == 0 { 0 } else { end.iter().copied().max().unwrap_or(0) - start[0] };
+    let mut levels = Vec::new();
+    for (d, items) in per_depth.iter().enumerate() {
+        if items.is_empty() {
+            continue;
+        }
+        for (e, its) in build_depth_levels(items, extent) {
+            levels.push((d as u32, e, its));
+        }
+    }
+    LaneBuilt { start, end, max_end, span: ids.to_vec(), depth, levels }
+}

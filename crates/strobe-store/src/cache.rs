@@ -1,0 +1,89 @@
+//! The store cache: one store file per source, keyed by the source's path, size, mtime and a
+//! hash of its first and last MiB, so a changed source is never answered from a stale store.
+
+use crate::output::Output;
+use crate::reader::Store;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// `--cache-dir` wins, then `STROBE_CACHE_DIR`, then the platform cache dir.
+pub fn resolve_cache_dir(flag: Option<&Path>) -> Option<PathBuf> {
+    if let Some(p) = flag {
+        return Some(p.to_path_buf());
+    }
+    if let Some(p) = std::env::var_os("STROBE_CACHE_DIR") {
+        if !p.is_empty() {
+            return Some(PathBuf::from(p));
+        }
+    }
+    dirs::cache_dir().map(|d| d.join("strobe"))
+}
+
+/// Identity of a source file as it is now.
+pub fn source_key(path: &Path) -> std::io::Result<[u64; 4]> {
+    let mut f = std::fs::File::open(path)?;
+    let md = f.metadata()?;
+    let len = md.len();
+    let mtime = md
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    const MIB: u64 = 1 << 20;
+    let mut head = vec![0u8; len.min(MIB) as usize];
+    f.read_exact(&mut head)?;
+    let mut tail = Vec::new();
+    if len > MIB {
+        f.seek(SeekFrom::Start(len - len.min(MIB)))?;
+        tail.resize(len.min(MIB) as usize, 0);
+        f.read_exact(&mut tail)?;
+    }
+    let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(abs.to_string_lossy().as_bytes());
+    h.update(&head);
+    h.update(&tail);
+    let content = h.digest128();
+    Ok([len, mtime, content as u64, (content >> 64) as u64])
+}
+
+fn store_path(dir: &Path, key: &[u64; 4]) -> PathBuf {
+    let h = xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice(key));
+    dir.join(format!("{h:016x}.strobe"))
+}
+
+/// A valid cached store for `key`, if there is one. Anything else there (stale, corrupt,
+/// other version) is removed so it gets rebuilt.
+pub fn open_cached(dir: &Path, key: &[u64; 4]) -> Option<Store> {
+    let p = store_path(dir, key);
+    if !p.exists() {
+        return None;
+    }
+    match Store::open(&p) {
+        Ok(s) if s.source_key() == *key => Some(s),
+        _ => {
+            let _ = std::fs::remove_file(&p);
+            None
+        }
+    }
+}
+
+/// Where to build the store for `key`: a temp file in the cache dir when it is writable,
+/// memory otherwise (read-only home, full disk).
+pub fn output_for(dir: Option<&Path>, key: [u64; 4]) -> Output {
+    if let Some(dir) = dir {
+        if let Ok(o) = Output::file(store_path(dir, &key), key) {
+            return o;
+        }
+    }
+    Output::memory_with_key(key)
+}
+
+/// Opens what `finish` built.
+pub fn open_built(b: crate::builder::Built) -> Result<Store, crate::reader::StoreError> {
+    match b {
+        crate::builder::Built::File(p) => Store::open(&p),
+        crate::builder::Built::Memory(v) => Store::from_bytes(v),
+    }
+}

@@ -1,0 +1,21 @@
+//! Strobe's trace store. Built once per source by an importer through [`StoreBuilder`],
+//! written to the cache dir, then memory-mapped by [`Store`]: per-lane start-sorted span
+//! columns, an implicit interval tree (cgranges layout) and a level-of-detail pyramid.
+
+pub mod bind;
+mod builder;
+pub mod cache;
+pub mod format;
+pub mod interval;
+pub mod lod;
+mod names;
+mod output;
+mod reader;
+mod strings;
+
+pub use builder::{Built, FlowEnd, FlowInput, SpanInput, StoreBuilder};
+pub use format::{CounterSeries, FlowRec, LaneDesc, LaneIndex, Names, SpanMeta, FLOW_CORRELATION, FLOW_EXPLICIT};
+pub use lod::LodItem;
+pub use output::Output;
+pub use reader::{LaneView, Store, StoreError};
+pub use strings::Interner;

@@ -1,0 +1,88 @@
+//! Where a store is written: a temporary file in the cache dir that is renamed into place
+//! only when complete (so a crash or error never leaves a partial cache), or memory when the
+//! cache dir is not writable.
+
+use std::io::{Seek, SeekFrom, Write};
+use std::path::PathBuf;
+
+pub enum Output {
+    File { tmp: tempfile::NamedTempFile, writer: std::io::BufWriter<std::fs::File>, pos: u64, dest: PathBuf, key: [u64; 4] },
+    Memory { buf: Vec<u8>, key: [u64; 4] },
+}
+
+impl Output {
+    pub fn memory() -> Output {
+        Output::Memory { buf: Vec::new(), key: [0; 4] }
+    }
+
+    pub fn memory_with_key(key: [u64; 4]) -> Output {
+        Output::Memory { buf: Vec::new(), key }
+    }
+
+    /// A temp file beside `dest`, renamed to `dest` by `finish`.
+    pub fn file(dest: PathBuf, key: [u64; 4]) -> std::io::Result<Output> {
+        let dir = dest.parent().map(|p| p.to_path_buf()).unwrap_or_else(|| PathBuf::from("."));
+        std::fs::create_dir_all(&dir)?;
+        let tmp = tempfile::Builder::new().prefix(".strobe-build-").suffix(".tmp").tempfile_in(&dir)?;
+        let writer = std::io::BufWriter::with_capacity(1 << 20, tmp.reopen()?);
+        Ok(Output::File { tmp, writer, pos: 0, dest, key })
+    }
+
+    pub fn position(&self) -> u64 {
+        match self {
+            Output::File { pos, .. } => *pos,
+            Output::Memory { buf, .. } => buf.len() as u64,
+        }
+    }
+
+    pub fn source_key(&self) -> [u64; 4] {
+        match self {
+            Output::File { key, .. } | Output::Memory { key, .. } => *key,
+        }
+    }
+
+    pub fn write_all(&mut self, b: &[u8]) -> std::io::Result<()> {
+        match self {
+            Output::File { writer, pos, .. } => {
+                writer.write_all(b)?;
+                *pos += b.len() as u64;
+                Ok(())
+            }
+            Output::Memory { buf, .. } => {
+                buf.extend_from_slice(b);
+                Ok(())
+            }
+        }
+    }
+
+    pub fn write_at(&mut self, at: u64, b: &[u8]) -> std::io::Result<()> {
+        match self {
+            Output::File { writer, .. } => {
+                writer.flush()?;
+                let f = writer.get_mut();
+                f.seek(SeekFrom::Start(at))?;
+                f.write_all(b)?;
+                f.seek(SeekFrom::End(0))?;
+                Ok(())
+            }
+            Output::Memory { buf, .. } => {
+                let at = at as usize;
+                buf[at..at + b.len()].copy_from_slice(b);
+                Ok(())
+            }
+        }
+    }
+
+    pub fn finish(self) -> std::io::Result<crate::builder::Built> {
+        match self {
+            Output::File { tmp, mut writer, dest, .. } => {
+                writer.flush()?;
+                writer.get_ref().sync_all()?;
+                drop(writer);
+                tmp.persist(&dest).map_err(|e| e.error)?;
+                Ok(crate::builder::Built::File(dest))
+            }
+            Output::Memory { buf, .. } => Ok(crate::builder::Built::Memory(buf)),
+        }
+    }
+}

@@ -1,0 +1,379 @@
+//! The read side: a store file mapped into memory (or held in memory), validated once on
+//! open, then read by casting columns — reopening parses nothing but a few small JSON blobs.
+
+use crate::format::*;
+use crate::interval;
+use crate::lod::{first_overlapping, Folder, LodItem, LodLevel, FIRST_LEVEL_LOG2};
+use std::path::Path;
+use strobe_model::{SpanKind, TraceMeta};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store {path}: {what}")]
+    Invalid { path: String, what: String },
+    #[error("store {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+}
+
+enum Backing {
+    Map(memmap2::Mmap),
+    Owned(Vec<u64>, usize),
+}
+
+impl Backing {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Backing::Map(m) => m,
+            Backing::Owned(v, len) => &bytemuck::cast_slice(v)[..*len],
+        }
+    }
+}
+
+/// A read-only trace store.
+pub struct Store {
+    backing: Backing,
+    sections: [(usize, usize); MAX_SECTIONS],
+    pub lanes: Vec<LaneDesc>,
+    pub meta: TraceMeta,
+    pub counters: Vec<CounterSeries>,
+    pub names: Names,
+    source_key: [u64; 4],
+    /// Flows sorted by `to` (indices into flows()), for "what launched this kernel".
+    flows_by_to: Vec<u32>,
+    flows_by_from: Vec<u32>,
+}
+
+/// A lane's members: start-sorted spans with their index columns.
+#[derive(Clone, Copy)]
+pub struct LaneView<'a> {
+    pub starts: &'a [i64],
+    pub ends: &'a [i64],
+    pub max_end: &'a [i64],
+    pub span: &'a [u32],
+    pub depth: &'a [u32],
+    pub levels: &'a [LodLevel],
+    pub items: &'a [LodItem],
+    pub max_depth: u32,
+}
+
+impl Store {
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let p = path.display().to_string();
+        let f = std::fs::File::open(path).map_err(|e| StoreError::Io { path: p.clone(), source: e })?;
+        // SAFETY: store files are written once to a temp name and renamed into place, never
+        // modified afterwards; every access below is bounds-checked against the validated
+        // section table, so even a file changed under us cannot cause unsoundness beyond
+        // reading odd values.
+        let m = unsafe { memmap2::Mmap::map(&f) }.map_err(|e| StoreError::Io { path: p.clone(), source: e })?;
+        Store::from_backing(Backing::Map(m), &p)
+    }
+
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Store, StoreError> {
+        let len = bytes.len();
+        let mut v = vec![0u64; len.div_ceil(8)];
+        bytemuck::cast_slice_mut::<u64, u8>(&mut v)[..len].copy_from_slice(&bytes);
+        Store::from_backing(Backing::Owned(v, len), "<memory>")
+    }
+
+    fn from_backing(backing: Backing, path: &str) -> Result<Store, StoreError> {
+        let bad = |what: &str| StoreError::Invalid { path: path.to_string(), what: what.to_string() };
+        let bytes = backing.bytes();
+        if bytes.len() < HEADER_LEN {
+            return Err(bad("shorter than its header"));
+        }
+        let header: Header = bytemuck::pod_read_unaligned(&bytes[..std::mem::size_of::<Header>()]);
+        if header.magic != MAGIC {
+            return Err(bad("not a Strobe store"));
+        }
+        if header.version != VERSION {
+            return Err(bad(&format!("store version {} (this build reads {})", header.version, VERSION)));
+        }
+        if header.file_len != bytes.len() as u64 {
+            return Err(bad("length differs from its header (truncated or torn write)"));
+        }
+        let n = header.section_count as usize;
+        if n > MAX_SECTIONS {
+            return Err(bad("section table too large"));
+        }
+        let hs = std::mem::size_of::<Header>();
+        let tb = &bytes[hs..hs + n * std::mem::size_of::<SectionEntry>()];
+        if xxhash_rust::xxh3::xxh3_64(tb) != header.table_hash {
+            return Err(bad("section table checksum mismatch"));
+        }
+        let mut sections = [(0usize, 0usize); MAX_SECTIONS];
+        for i in 0..n {
+            let e: SectionEntry = bytemuck::pod_read_unaligned(&tb[i * 24..i * 24 + 24]);
+            let end = e.offset.checked_add(e.len).ok_or_else(|| bad("section overflows"))?;
+            if end > bytes.len() as u64 || e.offset % 8 != 0 && e.id != sid::ARGS || (e.id as usize) >= MAX_SECTIONS {
+                return Err(bad("section out of bounds"));
+            }
+            sections[e.id as usize] = (e.offset as usize, e.len as usize);
+        }
+        let json = |id: u32| -> &[u8] {
+            let (o, l) = sections[id as usize];
+            &bytes[o..o + l]
+        };
+        let lanes: Vec<LaneDesc> = serde_json::from_slice(json(sid::LANES_JSON)).map_err(|e| bad(&format!("lanes: {e}")))?;
+        let meta: TraceMeta = serde_json::from_slice(json(sid::META_JSON)).map_err(|e| bad(&format!("meta: {e}")))?;
+        let counters: Vec<CounterSeries> = serde_json::from_slice(json(sid::COUNTERS_JSON)).map_err(|e| bad(&format!("counters: {e}")))?;
+        let names: Names = serde_json::from_slice(json(sid::NAMES_JSON)).map_err(|e| bad(&format!("names: {e}")))?;
+        let source_key = header.source_key;
+        let mut store = Store {
+            backing,
+            sections,
+            lanes,
+            meta,
+            counters,
+            names,
+            source_key,
+            flows_by_to: Vec::new(),
+            flows_by_from: Vec::new(),
+        };
+        store.validate().map_err(|w| bad(&w))?;
+        let flows = store.flows();
+        let mut by_to: Vec<u32> = (0..flows.len() as u32).collect();
+        by_to.sort_by_key(|&i| flows[i as usize].to);
+        let mut by_from: Vec<u32> = (0..flows.len() as u32).collect();
+        by_from.sort_by_key(|&i| flows[i as usize].from);
+        store.flows_by_to = by_to;
+        store.flows_by_from = by_from;
+        Ok(store)
+    }
+
+    /// Structural checks so that no later access can go out of bounds.
+    fn validate(&self) -> Result<(), String> {
+        fn check<T: bytemuck::Pod>(s: &Store, id: u32, name: &str) -> Result<usize, String> {
+            let (_, l) = s.sections[id as usize];
+            if l % std::mem::size_of::<T>() != 0 {
+                return Err(format!("{name}: length not a multiple of its record"));
+            }
+            Ok(l / std::mem::size_of::<T>())
+        }
+        let spans = check::<SpanMeta>(self, sid::SPAN_META, "span meta")?;
+        if check::<ArgsRef>(self, sid::SPAN_ARGS, "span args")? != spans {
+            return Err("span columns differ in length".into());
+        }
+        let members = check::<i64>(self, sid::M_START, "members")?;
+        for (id, name) in [(sid::M_END, "m_end"), (sid::M_MAX, "m_max")] {
+            if check::<i64>(self, id, name)? != members {
+                return Err("member columns differ in length".into());
+            }
+        }
+        for (id, name) in [(sid::M_SPAN, "m_span"), (sid::M_DEPTH, "m_depth")] {
+            if check::<u32>(self, id, name)? != members {
+                return Err("member columns differ in length".into());
+            }
+        }
+        if members < spans {
+            return Err("fewer members than spans".into());
+        }
+        let lanes = check::<LaneIndex>(self, sid::LANE_INDEX, "lane index")?;
+        if lanes != self.lanes.len() {
+            return Err("lane index and lane list differ".into());
+        }
+        let levels = check::<LodLevel>(self, sid::LOD_LEVELS, "levels")?;
+        let items = check::<LodItem>(self, sid::LOD_ITEMS, "items")? as u64;
+        for li in self.lane_index() {
+            if li.member_begin > li.member_end || li.member_end > members as u64 || li.level_begin > li.level_end || li.level_end > levels as u64 {
+                return Err("lane range out of bounds".into());
+            }
+        }
+        for lv in self.col::<LodLevel>(sid::LOD_LEVELS) {
+            if lv.item_begin > lv.item_end || lv.item_end > items || lv.width_log2 > 62 {
+                return Err("level range out of bounds".into());
+            }
+        }
+        let span_ids = self.col::<u32>(sid::M_SPAN);
+        if span_ids.iter().any(|&s| s as usize >= spans) {
+            return Err("member names a missing span".into());
+        }
+        let strs = check::<u64>(self, sid::STRING_OFFSETS, "string offsets")?;
+        let offs = self.col::<u64>(sid::STRING_OFFSETS);
+        let blen = self.sections[sid::STRING_BYTES as usize].1 as u64;
+        if strs == 0 || offs.windows(2).any(|w| w[0] > w[1]) || offs.last().copied().unwrap_or(0) > blen {
+            return Err("string table corrupt".into());
+        }
+        check::<FlowRec>(self, sid::FLOWS, "flows")?;
+        if self.flows().iter().any(|f| f.from as usize >= spans || f.to as usize >= spans) {
+            return Err("flow names a missing span".into());
+        }
+        let pts = check::<i64>(self, sid::COUNTER_POINTS_TS, "counter ts")?;
+        if check::<f64>(self, sid::COUNTER_POINTS_VAL, "counter values")? != pts
+            || self.counters.iter().any(|c| c.begin > c.end || c.end > pts as u64)
+        {
+            return Err("counter ranges out of bounds".into());
+        }
+        let args_len = self.sections[sid::ARGS as usize].1 as u64;
+        if self.col::<ArgsRef>(sid::SPAN_ARGS).iter().any(|a| a.offset.checked_add(a.len).map(|e| e > args_len).unwrap_or(true)) {
+            return Err("args out of bounds".into());
+        }
+        Ok(())
+    }
+
+    fn col<T: bytemuck::Pod>(&self, id: u32) -> &[T] {
+        let (o, l) = self.sections[id as usize];
+        let b = &self.backing.bytes()[o..o + l];
+        bytemuck::try_cast_slice(b).unwrap_or(&[])
+    }
+
+    pub fn source_key(&self) -> [u64; 4] {
+        self.source_key
+    }
+
+    pub fn string(&self, id: u32) -> &str {
+        let offs = self.col::<u64>(sid::STRING_OFFSETS);
+        let (o, _) = self.sections[sid::STRING_BYTES as usize];
+        match (offs.get(id as usize), offs.get(id as usize + 1)) {
+            (Some(&a), Some(&b)) => {
+                let bytes = &self.backing.bytes()[o + a as usize..o + b as usize];
+                std::str::from_utf8(bytes).unwrap_or("")
+            }
+            _ => "",
+        }
+    }
+
+    pub fn string_count(&self) -> usize {
+        self.col::<u64>(sid::STRING_OFFSETS).len().saturating_sub(1)
+    }
+
+    pub fn lane_index(&self) -> &[LaneIndex] {
+        self.col::<LaneIndex>(sid::LANE_INDEX)
+    }
+
+    pub fn span_count(&self) -> usize {
+        self.col::<SpanMeta>(sid::SPAN_META).len()
+    }
+
+    pub fn span_meta(&self, span: u32) -> SpanMeta {
+        self.col::<SpanMeta>(sid::SPAN_META).get(span as usize).copied().unwrap_or_default()
+    }
+
+    pub fn span_metas(&self) -> &[SpanMeta] {
+        self.col::<SpanMeta>(sid::SPAN_META)
+    }
+
+    pub fn span_kind(&self, span: u32) -> SpanKind {
+        SpanKind::from_u8(self.span_meta(span).kind)
+    }
+
+    /// Start of span `i` (span i is member i of its primary lane).
+    pub fn span_start(&self, span: u32) -> i64 {
+        self.col::<i64>(sid::M_START).get(span as usize).copied().unwrap_or(0)
+    }
+
+    pub fn span_end(&self, span: u32) -> i64 {
+        self.col::<i64>(sid::M_END).get(span as usize).copied().unwrap_or(0)
+    }
+
+    /// Span starts and ends as whole columns, indexed by span id.
+    pub fn span_times(&self) -> (&[i64], &[i64]) {
+        let n = self.span_count();
+        let s = self.col::<i64>(sid::M_START);
+        let e = self.col::<i64>(sid::M_END);
+        (&s[..n.min(s.len())], &e[..n.min(e.len())])
+    }
+
+    pub fn span_name(&self, span: u32) -> &str {
+        self.string(self.span_meta(span).name)
+    }
+
+    /// The span's args as JSON object text ("" when none).
+    pub fn span_args(&self, span: u32) -> &str {
+        let Some(a) = self.col::<ArgsRef>(sid::SPAN_ARGS).get(span as usize) else { return "" };
+        let (o, _) = self.sections[sid::ARGS as usize];
+        let b = &self.backing.bytes()[o + a.offset as usize..o + (a.offset + a.len) as usize];
+        std::str::from_utf8(b).unwrap_or("")
+    }
+
+    pub fn lane_view(&self, lane: u32) -> LaneView<'_> {
+        let li = self.lane_index().get(lane as usize).copied().unwrap_or_default();
+        let (b, e) = (li.member_begin as usize, li.member_end as usize);
+        let lv = &self.col::<LodLevel>(sid::LOD_LEVELS)[li.level_begin as usize..li.level_end as usize];
+        LaneView {
+            starts: &self.col::<i64>(sid::M_START)[b..e],
+            ends: &self.col::<i64>(sid::M_END)[b..e],
+            max_end: &self.col::<i64>(sid::M_MAX)[b..e],
+            span: &self.col::<u32>(sid::M_SPAN)[b..e],
+            depth: &self.col::<u32>(sid::M_DEPTH)[b..e],
+            levels: lv,
+            items: self.col::<LodItem>(sid::LOD_ITEMS),
+            max_depth: li.max_depth,
+        }
+    }
+
+    /// Spans of `lane` overlapping [t0, t1): calls `f(member)` in start order.
+    pub fn query_window(&self, lane: u32, t0: i64, t1: i64, f: impl FnMut(usize)) {
+        let v = self.lane_view(lane);
+        interval::query(v.starts, v.ends, v.max_end, t0, t1, f);
+    }
+
+    /// Level-of-detail query: what to draw of `lane` in [t0, t1) at `ns_per_px`. Spans at
+    /// least a pixel wide come back as themselves (count == 1); runs of narrower ones fold.
+    /// Calls `f(depth, item)`; `item.member` is lane-relative (see `lane_view().span`).
+    pub fn lod_query(&self, lane: u32, t0: i64, t1: i64, ns_per_px: i64, mut f: impl FnMut(u32, LodItem)) {
+        let v = self.lane_view(lane);
+        if v.starts.is_empty() || t1 <= t0 {
+            return;
+        }
+        let r = ns_per_px.max(1);
+        if r < (1i64 << FIRST_LEVEL_LOG2) {
+            let mut folders: Vec<Folder> = (0..=v.max_depth).map(|_| Folder::new(r)).collect();
+            interval::query(v.starts, v.ends, v.max_end, t0, t1, |i| {
+                let d = v.depth[i];
+                let item = LodItem::single(v.starts[i], v.ends[i], i as u32);
+                folders[d as usize].push(item, &mut |x| f(d, x));
+            });
+            for (d, fo) in folders.iter_mut().enumerate() {
+                fo.finish(&mut |x| f(d as u32, x));
+            }
+            return;
+        }
+        for d in 0..=v.max_depth {
+            let Some(level) = crate::lod::pick_level(v.levels, d, r) else { continue };
+            let items = &v.items[level.item_begin as usize..level.item_end as usize];
+            let mut i = first_overlapping(items, t0);
+            let mut fo = Folder::new(r);
+            while i < items.len() && items[i].start < t1 {
+                let it = items[i];
+                if it.end > t0 || (it.start == it.end && it.start >= t0) {
+                    fo.push(it, &mut |x| f(d, x));
+                }
+                i += 1;
+            }
+            fo.finish(&mut |x| f(d, x));
+        }
+    }
+
+    pub fn flows(&self) -> &[FlowRec] {
+        self.col::<FlowRec>(sid::FLOWS)
+    }
+
+    /// Flows arriving at `span` (e.g. the launch of a kernel).
+    pub fn flows_to(&self, span: u32) -> impl Iterator<Item = &FlowRec> {
+        let flows = self.flows();
+        let i = self.flows_by_to.partition_point(|&k| flows[k as usize].to < span);
+        self.flows_by_to[i..].iter().map(move |&k| &flows[k as usize]).take_while(move |f| f.to == span)
+    }
+
+    /// Flows leaving `span` (e.g. the kernels a launch call started).
+    pub fn flows_from(&self, span: u32) -> impl Iterator<Item = &FlowRec> {
+        let flows = self.flows();
+        let i = self.flows_by_from.partition_point(|&k| flows[k as usize].from < span);
+        self.flows_by_from[i..].iter().map(move |&k| &flows[k as usize]).take_while(move |f| f.from == span)
+    }
+
+    pub fn counter_points(&self, series: &CounterSeries) -> (&[i64], &[f64]) {
+        let (b, e) = (series.begin as usize, series.end as usize);
+        (&self.col::<i64>(sid::COUNTER_POINTS_TS)[b..e], &self.col::<f64>(sid::COUNTER_POINTS_VAL)[b..e])
+    }
+
+    /// Lanes in display order.
+    pub fn lanes_in_order(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = (0..self.lanes.len() as u32).collect();
+        v.sort_by(|&a, &b| {
+            let (x, y) = (&self.lanes[a as usize], &self.lanes[b as usize]);
+            (x.sort, &x.kind).cmp(&(y.sort, &y.kind))
+        });
+        v
+    }
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Regenerates the independent expected figures in tests/expected/ from the
+# traces in sample-traces/ (python3 >= 3.8, stdlib only).  Run from anywhere.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+KINETO="gpt_train ddp_rank0 ddp_rank1 hta_nccl_data kineto_tbplugin_resnet50
+        tracelens_mi300_resnet_act_checkpoint hta_sampled_rank0"
+CHROME="catapult_flow.json catapult_main_thread_has_unclosed_slices.json
+        speedscope_trace-event_simple-partial.json perfetto_flow_events_json_v1.json
+        catapult_lthi_cats.json.gz"
+
+for stem in $KINETO; do
+  python3 tests/expected/kineto_expected.py "sample-traces/$stem.json.gz" \
+    > "tests/expected/$stem.report.json"
+  echo "tests/expected/$stem.report.json"
+done
+for file in $CHROME; do
+  stem="${file%.gz}"; stem="${stem%.json}"
+  python3 tests/expected/chrome_expected.py "sample-traces/$file" \
+    > "tests/expected/$stem.chrome.json"
+  echo "tests/expected/$stem.chrome.json"
+done

@@ -1,0 +1,1 @@
+//! End-to-end tests over sample-traces/ live in tests/tests/.
