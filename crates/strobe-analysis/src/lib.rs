@@ -1,1 +1,9 @@
+//! Analyses: plain functions over a `Store`, one module per question. The CLI and the GUI
+//! both call these; neither re-derives a number.
 
+pub mod gpu_time;
+pub mod intervals;
+pub mod kernels;
+pub mod report;
+pub mod steps;
+pub mod streams;

@@ -1,1 +1,14 @@
+//! Importers, one module per source format. Each reads its file and pushes lanes, spans,
+//! flows and counters into a `StoreBuilder`; none of them draws or analyses anything.
+
 pub mod chrome_json;
+mod detect;
+mod error;
+mod open;
+mod progress;
+pub mod time;
+
+pub use detect::{detect, Format};
+pub use error::ImportError;
+pub use open::{load, LoadOptions};
+pub use progress::Progress;

@@ -5,9 +5,9 @@
 use crate::format::LaneIndex;
 use crate::interval;
 
-/// The deepest member of the lane with start ≤ ts < end (or a zero-length one at ts);
-/// failing that, the deepest one ending exactly at ts. Returns the member index, which for
-/// primary lanes is the span id.
+/// The innermost member of the lane with start ≤ ts ≤ end (closed on the right, as catapult's
+/// `findSliceAtTs`: a flow emitted just as its slice ends still binds to it); on equal depth
+/// the later start wins. Returns the member index, which for primary lanes is the span id.
 pub fn enclosing(li: &LaneIndex, m_start: &[i64], m_end: &[i64], m_max: &[i64], m_depth: &[u32], ts: i64) -> Option<u32> {
     let (b, e) = (li.member_begin as usize, li.member_end as usize);
     if b >= e || e > m_start.len() {
@@ -22,7 +22,7 @@ pub fn enclosing(li: &LaneIndex, m_start: &[i64], m_end: &[i64], m_max: &[i64], 
         });
         best.map(|i| (b + i) as u32)
     };
-    deepest(ts, ts.saturating_add(1)).or_else(|| deepest(ts.saturating_sub(1), ts))
+    deepest(ts.saturating_sub(1), ts.saturating_add(1))
 }
 
 /// The first member starting at or after `ts` (the shallowest one if several start there).

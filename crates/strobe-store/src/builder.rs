@@ -51,6 +51,17 @@ pub struct FlowInput {
     pub to_ts: i64,
 }
 
+/// One step (`s`, `t` or `f`) of a v1 flow chain; see `push_flow_step`.
+#[derive(Clone, Copy, Debug)]
+struct ChainStep {
+    cat: u32,
+    id: u64,
+    name: u32,
+    ph: u8,
+    end: FlowEnd,
+    ts: i64,
+}
+
 #[derive(Clone, Copy)]
 struct Staged {
     start: i64,
@@ -71,6 +82,7 @@ pub struct StoreBuilder {
     lane_map: FxHashMap<LaneKind, u32>,
     spans: Vec<Staged>,
     flows: Vec<FlowInput>,
+    chain_steps: Vec<ChainStep>,
     counters: BTreeMap<(IdKey, String, String), Vec<(i64, f64)>>,
     pub names: Names,
     out: Output,
@@ -96,6 +108,7 @@ impl StoreBuilder {
             lane_map: FxHashMap::default(),
             spans: Vec::new(),
             flows: Vec::new(),
+            chain_steps: Vec::new(),
             counters: BTreeMap::new(),
             names: Names::default(),
             out,
@@ -163,6 +176,14 @@ impl StoreBuilder {
 
     pub fn push_flow(&mut self, f: FlowInput) {
         self.flows.push(f);
+    }
+
+    /// A step of a trace-event-format v1 flow chain. Steps of one chain (same `cat`, `id`)
+    /// must come consecutively and in time order. Chain rules (catapult's): an `s` opens a
+    /// chain only if it binds to a slice, and is ignored while one is open; `t` extends it;
+    /// `f` ends it; `t`/`f` with no open chain are dropped.
+    pub fn push_flow_step(&mut self, cat: u32, id: u64, name: u32, ph: u8, end: FlowEnd, ts: i64) {
+        self.chain_steps.push(ChainStep { cat, id, name, ph, end, ts });
     }
 
     pub fn push_counter(&mut self, pid: IdKey, name: &str, series: &str, ts: i64, value: f64) {
@@ -461,6 +482,54 @@ impl StoreBuilder {
                     });
                 }
                 _ => self.unbound_flows += 1,
+            }
+        }
+        let mut open: Option<(u32, i64)> = None;
+        let mut key: Option<(u32, u64)> = None;
+        for st in &self.chain_steps {
+            if key != Some((st.cat, st.id)) {
+                key = Some((st.cat, st.id));
+                open = None;
+            }
+            match st.ph {
+                b's' => {
+                    if open.is_some() {
+                        continue;
+                    }
+                    match resolve(st.end) {
+                        Some(s) => open = Some((s, st.ts)),
+                        None => self.unbound_flows += 1,
+                    }
+                }
+                _ => {
+                    let Some((from, from_ts)) = open else {
+                        self.unbound_flows += 1;
+                        continue;
+                    };
+                    match resolve(st.end) {
+                        Some(to) => {
+                            linked.insert((from, to));
+                            out.push(FlowRec {
+                                from,
+                                to,
+                                id: st.id,
+                                cat: st.cat,
+                                name: st.name,
+                                from_ts,
+                                to_ts: st.ts,
+                                kind: FLOW_EXPLICIT,
+                                _pad: 0,
+                            });
+                            open = if st.ph == b'f' { None } else { Some((to, st.ts)) };
+                        }
+                        None => {
+                            self.unbound_flows += 1;
+                            if st.ph == b'f' {
+                                open = None;
+                            }
+                        }
+                    }
+                }
             }
         }
         // correlation links

@@ -1,1 +1,19 @@
-fn main() {}
+//! `strobe`: the GUI by default, and the command-line tools (`report`, `bench`).
+
+mod bench;
+mod cli;
+mod load;
+
+use clap::Parser;
+
+fn main() {
+    let cli = cli::Cli::parse();
+    let code = match cli.run() {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("strobe: {e:#}");
+            2
+        }
+    };
+    std::process::exit(code);
+}

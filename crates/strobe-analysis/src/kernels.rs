@@ -1,0 +1,60 @@
+//! Which kernels cost most: per kernel name, count and time, over the whole trace.
+
+use serde::Serialize;
+use strobe_model::{LaneKind, SpanKind};
+use strobe_store::Store;
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct KernelStat {
+    pub name: String,
+    pub count: u64,
+    pub total_ns: i64,
+    pub mean_ns: i64,
+    pub min_ns: i64,
+    pub max_ns: i64,
+    pub pct_kernel_time: f64,
+}
+
+/// Every kernel name with its statistics, by total time (descending), then name.
+pub fn kernel_stats(store: &Store) -> Vec<KernelStat> {
+    let mut by_name: rustc_hash_map::Map = Default::default();
+    let (starts, ends) = store.span_times();
+    let mut all = 0i64;
+    for (lane, desc) in store.lanes.iter().enumerate() {
+        if !matches!(desc.kind, LaneKind::GpuStream { .. }) {
+            continue;
+        }
+        let v = store.lane_view(lane as u32);
+        for &sid in v.span {
+            let m = store.span_meta(sid);
+            if SpanKind::from_u8(m.kind) != SpanKind::Kernel {
+                continue;
+            }
+            let d = ends[sid as usize] - starts[sid as usize];
+            all += d;
+            let e = by_name.entry(m.name).or_insert((0u64, 0i64, i64::MAX, i64::MIN));
+            e.0 += 1;
+            e.1 += d;
+            e.2 = e.2.min(d);
+            e.3 = e.3.max(d);
+        }
+    }
+    let mut out: Vec<KernelStat> = by_name
+        .into_iter()
+        .map(|(name, (count, total, min, max))| KernelStat {
+            name: store.string(name).to_string(),
+            count,
+            total_ns: total,
+            mean_ns: total / count as i64,
+            min_ns: min,
+            max_ns: max,
+            pct_kernel_time: if all > 0 { total as f64 * 100.0 / all as f64 } else { 0.0 },
+        })
+        .collect();
+    out.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.name.cmp(&b.name)));
+    out
+}
+
+mod rustc_hash_map {
+    pub type Map = std::collections::HashMap<u32, (u64, i64, i64, i64)>;
+}

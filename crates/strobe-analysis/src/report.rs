@@ -1,0 +1,109 @@
+//! `strobe report`: the answers to "is the GPU idle, what is it running, does comm overlap"
+//! for one trace, as data (JSON) and as text.
+
+use crate::gpu_time::{gpu_time, GpuTime};
+use crate::kernels::{kernel_stats, KernelStat};
+use crate::steps::{steps, Step};
+use crate::streams::{stream_stats, StreamStat};
+use serde::Serialize;
+use std::fmt::Write;
+use strobe_model::LoadSummary;
+use strobe_store::Store;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub format: String,
+    pub source: String,
+    pub events: u64,
+    pub gpus: Vec<GpuTime>,
+    pub top_kernels: Vec<KernelStat>,
+    pub streams: Vec<StreamStat>,
+    pub steps: Vec<Step>,
+    pub load: LoadSummary,
+}
+
+pub fn report(store: &Store, top: usize) -> Report {
+    let mut k = kernel_stats(store);
+    k.truncate(top);
+    Report {
+        format: store.meta.format.as_str().to_string(),
+        source: store.meta.source.clone(),
+        events: store.meta.load.events,
+        gpus: gpu_time(store),
+        top_kernels: k,
+        streams: stream_stats(store),
+        steps: steps(store),
+        load: store.meta.load.clone(),
+    }
+}
+
+/// Human-friendly duration: ns, µs, ms or s with 3 significant decimals.
+pub fn fmt_ns(ns: i64) -> String {
+    let a = ns.unsigned_abs() as f64;
+    let s = if a < 1e3 {
+        format!("{ns} ns")
+    } else if a < 1e6 {
+        format!("{:.3} µs", ns as f64 / 1e3)
+    } else if a < 1e9 {
+        format!("{:.3} ms", ns as f64 / 1e6)
+    } else {
+        format!("{:.3} s", ns as f64 / 1e9)
+    };
+    s
+}
+
+pub fn to_text(r: &Report) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "{} ({}) — {} events", r.source, r.format, r.events);
+    if r.gpus.is_empty() {
+        let _ = writeln!(o, "\nNo GPU activity in this trace.");
+    }
+    for g in &r.gpus {
+        let _ = writeln!(o, "\nGPU {}: window {}", g.device, fmt_ns(g.window_ns));
+        let _ = writeln!(o, "  busy    {:>12}   idle {:>12} ({:.1}%)", fmt_ns(g.busy_ns), fmt_ns(g.idle_ns), g.idle_pct);
+        let _ = writeln!(o, "  compute {:>12}   comm {:>12}   memory {:>12}", fmt_ns(g.compute_ns), fmt_ns(g.comm_ns), fmt_ns(g.memory_ns));
+        let _ = writeln!(o, "  comm under compute {} ({:.1}% of comm)", fmt_ns(g.comm_overlapped_ns), g.overlap_pct);
+        let _ = writeln!(o, "  {} kernels, {} memcpy, {} memset", g.kernels, g.memcpy, g.memset);
+    }
+    if !r.top_kernels.is_empty() {
+        let _ = writeln!(o, "\nTop kernels by total time:");
+        let _ = writeln!(o, "  {:>6} {:>12} {:>12} {:>12} {:>12} {:>6}  name", "count", "total", "mean", "min", "max", "%");
+        for k in &r.top_kernels {
+            let name: String = if k.name.chars().count() > 90 { k.name.chars().take(89).chain(['…']).collect() } else { k.name.clone() };
+            let _ = writeln!(
+                o,
+                "  {:>6} {:>12} {:>12} {:>12} {:>12} {:>5.1}%  {}",
+                k.count,
+                fmt_ns(k.total_ns),
+                fmt_ns(k.mean_ns),
+                fmt_ns(k.min_ns),
+                fmt_ns(k.max_ns),
+                k.pct_kernel_time,
+                name
+            );
+        }
+    }
+    if !r.streams.is_empty() {
+        let _ = writeln!(o, "\nStreams:");
+        for s in &r.streams {
+            let _ = writeln!(o, "  GPU {} · stream {:<6} {:>7} kernels   busy {}", s.device, s.stream, s.kernels, fmt_ns(s.busy_ns));
+        }
+    }
+    if !r.steps.is_empty() {
+        let _ = writeln!(o, "\nSteps:");
+        for s in &r.steps {
+            let _ = writeln!(o, "  {:<20} {}", s.name, fmt_ns(s.dur_ns));
+        }
+    }
+    let _ = writeln!(o, "\nLoaded: {} events", r.load.events);
+    let phases: Vec<String> = r.load.by_phase.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    let _ = writeln!(o, "  by phase: {}", phases.join(", "));
+    if !r.load.skipped.is_empty() {
+        let sk: Vec<String> = r.load.skipped.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        let _ = writeln!(o, "  skipped: {}", sk.join(", "));
+    }
+    for n in &r.load.notes {
+        let _ = writeln!(o, "  note: {n}");
+    }
+    o
+}

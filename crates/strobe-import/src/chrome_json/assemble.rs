@@ -1,0 +1,536 @@
+//! Turns parsed chunks, in file order, into lanes, spans, flows and counters. Complete (`X`)
+//! and instant events go to the builder at once; `B`/`E` pairs, async events and flow steps
+//! need their thread's whole history, so they wait here (compactly) until `finish`.
+
+use super::chunks::ChunkOut;
+use super::event::{CEv, Key};
+use rustc_hash::FxHashMap;
+use strobe_model::{flags, CopyDir, IdKey, LaneKind, SpanKind, TraceMeta};
+use strobe_store::{FlowEnd, FlowInput, SpanInput, StoreBuilder};
+
+struct Thread {
+    pid: IdKey,
+    tid: IdKey,
+    cpu_lane: Option<u32>,
+    /// The lane its slices went to, for binding flow steps (GPU stream beats CPU lane).
+    bind_lane: Option<(u8, u32)>,
+    be: Vec<Be>,
+}
+
+#[derive(Clone, Copy)]
+struct Be {
+    ts: i64,
+    seq: u64,
+    name: u32,
+    cat: u32,
+    args_off: u64,
+    args_len: u32,
+    begin: bool,
+}
+
+#[derive(Clone, Copy)]
+struct FlowStep {
+    cat: u32,
+    id: u64,
+    ts: i64,
+    seq: u64,
+    thread: u32,
+    ph: u8,
+    bp_enclosing: bool,
+    name: u32,
+}
+
+#[derive(Clone, Copy)]
+struct AsyncEv {
+    pid_thread: u32,
+    cat: u32,
+    id: u64,
+    name: u32,
+    ts: i64,
+    seq: u64,
+    ph: u8,
+    args_off: u64,
+    args_len: u32,
+}
+
+pub struct Assembler<'a> {
+    buf: &'a [u8],
+    threads: Vec<Thread>,
+    thread_ids: FxHashMap<(IdKey, IdKey), u32>,
+    gpu_lanes: FxHashMap<(u8, i64, i64), u32>,
+    flow_steps: Vec<FlowStep>,
+    /// (bind_id, span, ts, seq, flow_in, flow_out) for v2 flows.
+    v2: Vec<(u64, u64, i64, u64, bool, bool)>,
+    asyncs: Vec<AsyncEv>,
+    pub events: u64,
+    seq: u64,
+    max_ts: i64,
+    pub kineto: bool,
+    by_phase: FxHashMap<String, u64>,
+    by_cat: FxHashMap<String, u64>,
+    skipped: FxHashMap<String, u64>,
+    open_array: bool,
+    unclosed: u64,
+}
+
+impl<'a> Assembler<'a> {
+    pub fn new(buf: &'a [u8]) -> Assembler<'a> {
+        Assembler {
+            buf,
+            threads: Vec::new(),
+            thread_ids: FxHashMap::default(),
+            gpu_lanes: FxHashMap::default(),
+            flow_steps: Vec::new(),
+            v2: Vec::new(),
+            asyncs: Vec::new(),
+            events: 0,
+            seq: 0,
+            max_ts: i64::MIN,
+            kineto: false,
+            by_phase: FxHashMap::default(),
+            by_cat: FxHashMap::default(),
+            skipped: FxHashMap::default(),
+            open_array: false,
+            unclosed: 0,
+        }
+    }
+
+    pub fn note_open_array(&mut self) {
+        self.open_array = true;
+    }
+
+    fn args(&self, off: u64, len: u32) -> &'a [u8] {
+        if len == 0 {
+            return &[];
+        }
+        &self.buf[off as usize..off as usize + len as usize]
+    }
+
+    fn skip(&mut self, why: &str) {
+        *self.skipped.entry(why.to_string()).or_default() += 1;
+    }
+
+    pub fn add_chunk(&mut self, c: &ChunkOut<'_>, b: &mut StoreBuilder) -> std::io::Result<()> {
+        self.events += c.events;
+        let names: Vec<u32> = c.strings.iter().map(|s| b.intern(s)).collect();
+        let kinds: Vec<SpanKind> = c.strings.iter().map(|s| SpanKind::from_chrome_category(s)).collect();
+        for (&k, &v) in &c.by_phase {
+            *self.by_phase.entry(c.strings[k as usize].to_string()).or_default() += v;
+        }
+        for (&k, &v) in &c.by_cat {
+            *self.by_cat.entry(c.strings[k as usize].to_string()).or_default() += v;
+            if kinds[k as usize] != SpanKind::Other {
+                self.kineto = true;
+            }
+        }
+        for (k, v) in &c.skipped {
+            *self.skipped.entry(k.to_string()).or_default() += v;
+        }
+        let threads: Vec<u32> = c.threads.iter().map(|(p, t)| self.thread(p, t)).collect();
+        for ev in &c.evs {
+            self.seq += 1;
+            if ev.ph != b'M' {
+                self.max_ts = self.max_ts.max(ev.ts.saturating_add(ev.dur.max(0)));
+            }
+            let th = threads[ev.thread as usize];
+            let name = names[ev.name as usize];
+            let cat = names[ev.cat as usize];
+            match ev.ph {
+                b'X' => {
+                    let kind = kinds[ev.cat as usize];
+                    let id = self.push_x(b, ev, th, kind, name, cat, &c.strings[ev.name as usize])?;
+                    if ev.has_id && (ev.flow_in || ev.flow_out) {
+                        self.v2.push((ev.id, id, ev.ts, self.seq, ev.flow_in, ev.flow_out));
+                    }
+                }
+                b'B' | b'E' => {
+                    let seq = self.seq;
+                    self.threads[th as usize].be.push(Be {
+                        ts: ev.ts,
+                        seq,
+                        name,
+                        cat,
+                        args_off: ev.args_off,
+                        args_len: ev.args_len,
+                        begin: ev.ph == b'B',
+                    });
+                }
+                b'i' | b'I' => {
+                    let lane = self.cpu_lane(b, th);
+                    b.push_span(SpanInput {
+                        lane,
+                        start: ev.ts,
+                        end: ev.ts,
+                        name,
+                        cat,
+                        kind: SpanKind::Instant,
+                        flags: flags::INSTANT,
+                        args: self.args(ev.args_off, ev.args_len),
+                        correlation: 0,
+                        copy_dir: None,
+                    })?;
+                }
+                b'C' => self.counter(b, ev, th, &c.strings[ev.name as usize]),
+                b's' | b't' | b'f' => {
+                    if !ev.has_id {
+                        self.skip("flow event without id");
+                        continue;
+                    }
+                    let seq = self.seq;
+                    self.flow_steps.push(FlowStep {
+                        cat,
+                        id: ev.id,
+                        ts: ev.ts,
+                        seq,
+                        thread: th,
+                        ph: ev.ph,
+                        bp_enclosing: ev.bp_enclosing,
+                        name,
+                    });
+                }
+                b'b' | b'e' | b'n' | b'S' | b'F' => {
+                    if !ev.has_id {
+                        self.skip("async event without id");
+                        continue;
+                    }
+                    let ph = match ev.ph {
+                        b'S' => b'b',
+                        b'F' => b'e',
+                        p => p,
+                    };
+                    let seq = self.seq;
+                    self.asyncs.push(AsyncEv {
+                        pid_thread: th,
+                        cat,
+                        id: ev.id,
+                        name,
+                        ts: ev.ts,
+                        seq,
+                        ph,
+                        args_off: ev.args_off,
+                        args_len: ev.args_len,
+                    });
+                }
+                b'M' => self.metadata(b, ev, th, &c.strings[ev.name as usize]),
+                other => {
+                    let why = format!("phase '{}' is not shown", other as char);
+                    self.skip(&why);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn thread(&mut self, p: &Key<'_>, t: &Key<'_>) -> u32 {
+        let key = (p.to_id(), t.to_id());
+        if let Some(&i) = self.thread_ids.get(&key) {
+            return i;
+        }
+        let i = self.threads.len() as u32;
+        self.threads.push(Thread { pid: key.0.clone(), tid: key.1.clone(), cpu_lane: None, bind_lane: None, be: Vec::new() });
+        self.thread_ids.insert(key, i);
+        i
+    }
+
+    fn cpu_lane(&mut self, b: &mut StoreBuilder, th: u32) -> u32 {
+        let t = &mut self.threads[th as usize];
+        if let Some(l) = t.cpu_lane {
+            return l;
+        }
+        let l = b.lane(LaneKind::CpuThread { pid: t.pid.clone(), tid: t.tid.clone() });
+        t.cpu_lane = Some(l);
+        l
+    }
+
+    fn note_bind_lane(&mut self, th: u32, rank: u8, lane: u32) {
+        let t = &mut self.threads[th as usize];
+        if t.bind_lane.map(|(r, _)| rank > r).unwrap_or(true) {
+            t.bind_lane = Some((rank, lane));
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_x(&mut self, b: &mut StoreBuilder, ev: &CEv, th: u32, kind: SpanKind, name: u32, cat: u32, name_text: &str) -> std::io::Result<u64> {
+        let (lane, copy_dir) = match kind {
+            SpanKind::Kernel | SpanKind::Memcpy | SpanKind::Memset | SpanKind::GpuAnnotation => {
+                let t = &self.threads[th as usize];
+                let device = if ev.has_device { ev.device } else { t.pid.as_num().unwrap_or(0) };
+                let stream = if ev.has_stream { ev.stream } else { t.tid.as_num().unwrap_or(0) };
+                let annotation = kind == SpanKind::GpuAnnotation;
+                let key = (annotation as u8, device, stream);
+                let lane = match self.gpu_lanes.get(&key) {
+                    Some(&l) => l,
+                    None => {
+                        let l = b.lane(if annotation {
+                            LaneKind::GpuAnnotation { device, stream }
+                        } else {
+                            LaneKind::GpuStream { device, stream }
+                        });
+                        self.gpu_lanes.insert(key, l);
+                        l
+                    }
+                };
+                self.note_bind_lane(th, if annotation { 1 } else { 3 }, lane);
+                let dir = match kind {
+                    SpanKind::Memcpy => Some(CopyDir::from_memcpy_name(name_text)),
+                    SpanKind::Memset => Some(CopyDir::Memset),
+                    _ => None,
+                };
+                (lane, dir)
+            }
+            _ => {
+                let l = self.cpu_lane(b, th);
+                self.note_bind_lane(th, 2, l);
+                (l, None)
+            }
+        };
+        b.push_span(SpanInput {
+            lane,
+            start: ev.ts,
+            end: ev.ts.saturating_add(ev.dur),
+            name,
+            cat,
+            kind,
+            flags: 0,
+            args: self.args(ev.args_off, ev.args_len),
+            correlation: ev.correlation,
+            copy_dir,
+        })
+    }
+
+    fn counter(&mut self, b: &mut StoreBuilder, ev: &CEv, th: u32, name: &str) {
+        let args = self.args(ev.args_off, ev.args_len);
+        let Ok(map) = serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(args) else {
+            self.skip("counter without an args object");
+            return;
+        };
+        let pid = self.threads[th as usize].pid.clone();
+        let full = if ev.has_id { format!("{name} {}", ev.id) } else { name.to_string() };
+        for (k, v) in map {
+            match v.as_f64() {
+                Some(x) if x.is_finite() => b.push_counter(pid.clone(), &full, &k, ev.ts, x),
+                _ => self.skip("counter value not a number"),
+            }
+        }
+    }
+
+    fn metadata(&mut self, b: &mut StoreBuilder, ev: &CEv, th: u32, name: &str) {
+        let args = self.args(ev.args_off, ev.args_len);
+        let v: serde_json::Value = serde_json::from_slice(args).unwrap_or(serde_json::Value::Null);
+        let t = &self.threads[th as usize];
+        let (pid, tid) = (t.pid.clone(), t.tid.clone());
+        match name {
+            "process_name" => match v.get("name").and_then(|x| x.as_str()) {
+                Some(n) => b.names.processes.push((pid, n.to_string())),
+                None => self.skip("process_name without a name"),
+            },
+            "thread_name" => match v.get("name").and_then(|x| x.as_str()) {
+                Some(n) => b.names.threads.push(((pid, tid), n.to_string())),
+                None => self.skip("thread_name without a name"),
+            },
+            "process_sort_index" => match v.get("sort_index").and_then(|x| x.as_i64()) {
+                Some(n) => b.names.process_sort.push((pid, n)),
+                None => self.skip("sort index not an integer"),
+            },
+            "thread_sort_index" => match v.get("sort_index").and_then(|x| x.as_i64()) {
+                Some(n) => b.names.thread_sort.push(((pid, tid), n)),
+                None => self.skip("sort index not an integer"),
+            },
+            // labels and other metadata carry nothing Strobe draws
+            _ => {}
+        }
+    }
+
+    /// Matches B/E per thread, binds flows, pairs async events, fills the load summary.
+    pub fn finish(&mut self, b: &mut StoreBuilder, meta: &mut TraceMeta) -> std::io::Result<()> {
+        let trace_end = if self.max_ts == i64::MIN { 0 } else { self.max_ts };
+        // B/E
+        for th in 0..self.threads.len() {
+            let mut be = std::mem::take(&mut self.threads[th].be);
+            if be.is_empty() {
+                continue;
+            }
+            be.sort_by_key(|e| (e.ts, e.seq));
+            let lane = self.cpu_lane(b, th as u32);
+            self.note_bind_lane(th as u32, 2, lane);
+            let mut stack: Vec<Be> = Vec::new();
+            for e in be {
+                if e.begin {
+                    stack.push(e);
+                } else if let Some(open) = stack.pop() {
+                    // E may carry args too; the B's args describe the slice
+                    b.push_span(SpanInput {
+                        lane,
+                        start: open.ts,
+                        end: e.ts,
+                        name: open.name,
+                        cat: open.cat,
+                        kind: SpanKind::Other,
+                        flags: 0,
+                        args: self.args(open.args_off, open.args_len),
+                        correlation: 0,
+                        copy_dir: None,
+                    })?;
+                } else {
+                    self.skip("E without a matching B");
+                }
+            }
+            for open in stack {
+                b.push_span(SpanInput {
+                    lane,
+                    start: open.ts,
+                    end: trace_end.max(open.ts),
+                    name: open.name,
+                    cat: open.cat,
+                    kind: SpanKind::Other,
+                    flags: flags::UNCLOSED,
+                    args: self.args(open.args_off, open.args_len),
+                    correlation: 0,
+                    copy_dir: None,
+                })?;
+                self.unclosed += 1;
+            }
+        }
+        self.finish_async(b, trace_end)?;
+        self.finish_flows(b);
+        meta.load.events = self.events;
+        for (k, v) in self.by_phase.drain() {
+            if v > 0 {
+                meta.load.by_phase.insert(k, v);
+            }
+        }
+        for (k, v) in self.by_cat.drain() {
+            meta.load.by_category.insert(k, v);
+        }
+        for (k, v) in self.skipped.drain() {
+            meta.load.skipped.insert(k, v);
+        }
+        meta.load.skipped.retain(|_, v| *v > 0);
+        if self.unclosed > 0 {
+            meta.load.notes.push(format!("{} B event(s) without E: kept, marked unclosed", self.unclosed));
+        }
+        if self.open_array {
+            meta.load.notes.push("event array has no closing ']' (allowed by the format)".into());
+        }
+        Ok(())
+    }
+
+    fn finish_async(&mut self, b: &mut StoreBuilder, trace_end: i64) -> std::io::Result<()> {
+        let mut evs = std::mem::take(&mut self.asyncs);
+        evs.sort_by_key(|e| (self.threads[e.pid_thread as usize].pid.clone(), e.cat, e.id, e.ts, e.seq));
+        let mut i = 0;
+        while i < evs.len() {
+            let pid = self.threads[evs[i].pid_thread as usize].pid.clone();
+            let (cat, id) = (evs[i].cat, evs[i].id);
+            let mut j = i;
+            while j < evs.len() && evs[j].cat == cat && evs[j].id == id && self.threads[evs[j].pid_thread as usize].pid == pid {
+                j += 1;
+            }
+            let track = {
+                let c = b.strings.get(cat).to_string();
+                if c.is_empty() { "async".to_string() } else { c }
+            };
+            let lane = b.lane(LaneKind::Async { pid: pid.clone(), track });
+            let mut stack: Vec<AsyncEv> = Vec::new();
+            for e in &evs[i..j] {
+                match e.ph {
+                    b'b' => stack.push(*e),
+                    b'e' => {
+                        let pos = stack.iter().rposition(|o| o.name == e.name).or(if stack.is_empty() { None } else { Some(stack.len() - 1) });
+                        match pos {
+                            Some(p) => {
+                                let o = stack.remove(p);
+                                b.push_span(SpanInput {
+                                    lane,
+                                    start: o.ts,
+                                    end: e.ts.max(o.ts),
+                                    name: o.name,
+                                    cat: o.cat,
+                                    kind: SpanKind::Async,
+                                    flags: 0,
+                                    args: self.args(o.args_off, o.args_len),
+                                    correlation: 0,
+                                    copy_dir: None,
+                                })?;
+                            }
+                            None => self.skip("async end without a begin"),
+                        }
+                    }
+                    _ => {
+                        b.push_span(SpanInput {
+                            lane,
+                            start: e.ts,
+                            end: e.ts,
+                            name: e.name,
+                            cat: e.cat,
+                            kind: SpanKind::Async,
+                            flags: flags::INSTANT,
+                            args: self.args(e.args_off, e.args_len),
+                            correlation: 0,
+                            copy_dir: None,
+                        })?;
+                    }
+                }
+            }
+            for o in stack {
+                b.push_span(SpanInput {
+                    lane,
+                    start: o.ts,
+                    end: trace_end.max(o.ts),
+                    name: o.name,
+                    cat: o.cat,
+                    kind: SpanKind::Async,
+                    flags: flags::UNCLOSED,
+                    args: self.args(o.args_off, o.args_len),
+                    correlation: 0,
+                    copy_dir: None,
+                })?;
+            }
+            i = j;
+        }
+        Ok(())
+    }
+
+    fn finish_flows(&mut self, b: &mut StoreBuilder) {
+        // v1 steps: chains per (cat, id), in time order; the builder binds them and applies
+        // the chain rules (it knows the slices).
+        let mut steps = std::mem::take(&mut self.flow_steps);
+        steps.sort_by_key(|s| (s.cat, s.id, s.ts, s.seq));
+        for s in &steps {
+            let lane = match self.threads[s.thread as usize].bind_lane {
+                Some((_, l)) => l,
+                None => self.cpu_lane(b, s.thread),
+            };
+            let end = if s.ph == b'f' && !s.bp_enclosing {
+                FlowEnd::Next { lane, ts: s.ts }
+            } else {
+                FlowEnd::Enclosing { lane, ts: s.ts }
+            };
+            b.push_flow_step(s.cat, s.id, s.name, s.ph, end, s.ts);
+        }
+        // v2: each flow_out slice links to the next flow_in slice with its bind id
+        let mut v2 = std::mem::take(&mut self.v2);
+        v2.sort_by_key(|x| (x.0, x.2, x.3));
+        let cat = b.intern("flow_v2");
+        let mut i = 0;
+        while i < v2.len() {
+            let mut j = i;
+            while j < v2.len() && v2[j].0 == v2[i].0 {
+                j += 1;
+            }
+            let mut from: Option<(u64, i64)> = None;
+            for x in &v2[i..j] {
+                if x.4 {
+                    if let Some((f, fts)) = from {
+                        b.push_flow(FlowInput { from: FlowEnd::Span(f), to: FlowEnd::Span(x.1), id: x.0, cat, name: cat, from_ts: fts, to_ts: x.2 });
+                    }
+                    from = None;
+                }
+                if x.5 {
+                    from = Some((x.1, x.2));
+                }
+            }
+            i = j;
+        }
+    }
+}

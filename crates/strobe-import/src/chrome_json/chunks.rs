@@ -1,0 +1,277 @@
+//! Parallel parse of the event array. The array is cut at guessed event boundaries (a `{`
+//! after `},`); each chunk parses events until it passes its end, on its own rayon task. A
+//! guess inside a string is caught because the previous chunk then stops somewhere else, and
+//! that chunk is parsed again from the true boundary — so the result is always exact.
+
+use super::event::{id_value, raw_int, raw_key, raw_str, CEv, Key, KinetoArgs, RawEvent};
+use rustc_hash::FxHashMap;
+use std::borrow::Cow;
+use strobe_model::SpanKind;
+
+/// What one chunk found.
+pub struct ChunkOut<'a> {
+    pub start: usize,
+    /// Where the next event starts (or where parsing stopped).
+    pub stop: usize,
+    /// Position just past the array's closing `]`, if this chunk reached it.
+    pub array_end: Option<usize>,
+    /// End of input reached without `]` (allowed by the format).
+    pub eof: bool,
+    pub error: Option<(usize, String)>,
+    pub strings: Vec<Cow<'a, str>>,
+    pub threads: Vec<(Key<'a>, Key<'a>)>,
+    pub evs: Vec<CEv>,
+    /// (reason, count) of events skipped here.
+    pub skipped: FxHashMap<&'static str, u64>,
+    pub by_phase: FxHashMap<u32, u64>,
+    pub by_cat: FxHashMap<u32, u64>,
+    pub events: u64,
+}
+
+struct Local<'a> {
+    strings: Vec<Cow<'a, str>>,
+    string_ids: FxHashMap<Cow<'a, str>, u32>,
+    threads: Vec<(Key<'a>, Key<'a>)>,
+    thread_ids: FxHashMap<(Key<'a>, Key<'a>), u32>,
+}
+
+impl<'a> Local<'a> {
+    fn s(&mut self, v: Cow<'a, str>) -> u32 {
+        if let Some(&i) = self.string_ids.get(&v) {
+            return i;
+        }
+        let i = self.strings.len() as u32;
+        self.strings.push(v.clone());
+        self.string_ids.insert(v, i);
+        i
+    }
+    fn t(&mut self, k: (Key<'a>, Key<'a>)) -> u32 {
+        if let Some(&i) = self.thread_ids.get(&k) {
+            return i;
+        }
+        let i = self.threads.len() as u32;
+        self.threads.push(k.clone());
+        self.thread_ids.insert(k, i);
+        i
+    }
+}
+
+/// Guesses event starts near each multiple of `chunk` within `buf[from..]`.
+pub fn guess_boundaries(buf: &[u8], from: usize, chunk: usize) -> Vec<usize> {
+    let mut out = vec![from];
+    let mut pos = from + chunk;
+    while pos < buf.len() {
+        match find_event_start(buf, pos) {
+            Some(p) => {
+                if p > *out.last().unwrap() {
+                    out.push(p);
+                }
+                pos = p + chunk;
+            }
+            None => break,
+        }
+    }
+    out
+}
+
+/// Next `{` at or after `pos` whose previous non-space bytes are `}` `,`.
+fn find_event_start(buf: &[u8], mut pos: usize) -> Option<usize> {
+    while let Some(off) = memchr::memchr(b'{', &buf[pos..]) {
+        let p = pos + off;
+        let mut q = p;
+        let prev = |q: &mut usize| -> Option<u8> {
+            while *q > 0 {
+                *q -= 1;
+                let c = buf[*q];
+                if !c.is_ascii_whitespace() {
+                    return Some(c);
+                }
+            }
+            None
+        };
+        if prev(&mut q) == Some(b',') && prev(&mut q) == Some(b'}') {
+            return Some(p);
+        }
+        pos = p + 1;
+    }
+    None
+}
+
+/// Parses events from `start` until an event would start at or after `end`.
+pub fn parse_chunk<'a>(buf: &'a [u8], start: usize, end: usize, unit_ns: i64) -> ChunkOut<'a> {
+    let mut local = Local {
+        strings: Vec::new(),
+        string_ids: FxHashMap::default(),
+        threads: Vec::new(),
+        thread_ids: FxHashMap::default(),
+    };
+    let empty = local.s(Cow::Borrowed(""));
+    debug_assert_eq!(empty, 0);
+    let mut out = ChunkOut {
+        start,
+        stop: start,
+        array_end: None,
+        eof: false,
+        error: None,
+        strings: Vec::new(),
+        threads: Vec::new(),
+        evs: Vec::with_capacity((end.saturating_sub(start)) / 200),
+        skipped: FxHashMap::default(),
+        by_phase: FxHashMap::default(),
+        by_cat: FxHashMap::default(),
+        events: 0,
+    };
+    let mut pos = start;
+    loop {
+        // skip separators
+        while pos < buf.len() && (buf[pos].is_ascii_whitespace() || buf[pos] == b',') {
+            pos += 1;
+        }
+        if pos >= buf.len() {
+            out.eof = true;
+            break;
+        }
+        if buf[pos] == b']' {
+            out.array_end = Some(pos + 1);
+            break;
+        }
+        if pos >= end {
+            break;
+        }
+        let mut de = serde_json::Deserializer::from_slice(&buf[pos..]).into_iter::<RawEvent>();
+        let ev = match de.next() {
+            Some(Ok(ev)) => ev,
+            None => {
+                out.eof = true;
+                break;
+            }
+            Some(Err(e)) => {
+                let what = if e.is_eof() {
+                    "truncated: the file ends inside an event".to_string()
+                } else if buf[pos] != b'{' {
+                    format!("expected an event object, found {:?}", snippet(&buf[pos..]))
+                } else {
+                    format!("bad event: {e}")
+                };
+                out.error = Some((pos, what));
+                break;
+            }
+        };
+        let len = de.byte_offset();
+        out.events += 1;
+        convert(buf, ev, unit_ns, &mut local, &mut out);
+        pos += len;
+    }
+    out.stop = pos;
+    out.strings = local.strings;
+    out.threads = local.threads;
+    out
+}
+
+fn snippet(b: &[u8]) -> String {
+    String::from_utf8_lossy(&b[..b.len().min(24)]).into_owned()
+}
+
+fn convert<'a>(buf: &'a [u8], ev: RawEvent<'a>, unit_ns: i64, local: &mut Local<'a>, out: &mut ChunkOut<'a>) {
+    let base = buf.as_ptr() as usize;
+    let ph_s = ev.ph.and_then(raw_str);
+    let ph = match ph_s.as_deref() {
+        Some(p) if p.len() == 1 => p.as_bytes()[0],
+        Some(_) | None => {
+            *out.skipped.entry("no or unknown phase").or_default() += 1;
+            let k = local.s(Cow::Borrowed("?"));
+            *out.by_phase.entry(k).or_default() += 1;
+            return;
+        }
+    };
+    let ph_id = local.s(ph_s.unwrap());
+    *out.by_phase.entry(ph_id).or_default() += 1;
+    let cat = ev.cat.and_then(raw_str).map(|c| local.s(c)).unwrap_or(0);
+    if ev.cat.is_some() {
+        *out.by_cat.entry(cat).or_default() += 1;
+    }
+    let name = ev.name.and_then(raw_str).map(|c| local.s(c)).unwrap_or(0);
+    let pid = raw_key(ev.pid).unwrap_or(Key::Num(0));
+    // a missing tid means the process's main thread, whose tid equals the pid on Linux
+    let tid = raw_key(ev.tid).unwrap_or_else(|| pid.clone());
+    let needs_ts = ph != b'M';
+    let ts = match ev.ts {
+        Some(t) => crate::time::decimal_to_ns(t.get().as_bytes(), unit_ns),
+        None => None,
+    };
+    if needs_ts && ts.is_none() {
+        *out.skipped.entry(if ev.ts.is_none() { "missing ts" } else { "ts not a finite number" }).or_default() += 1;
+        return;
+    }
+    let mut dur = -1i64;
+    if ph == b'X' {
+        match ev.dur.map(|d| crate::time::decimal_to_ns(d.get().as_bytes(), unit_ns)) {
+            Some(Some(d)) if d >= 0 => dur = d,
+            Some(Some(_)) => {
+                *out.skipped.entry("negative duration").or_default() += 1;
+                return;
+            }
+            Some(None) => {
+                *out.skipped.entry("dur not a finite number").or_default() += 1;
+                return;
+            }
+            None => {
+                *out.skipped.entry("X event without dur").or_default() += 1;
+                return;
+            }
+        }
+    }
+    let (args_off, args_len) = match ev.args {
+        Some(a) => {
+            let s = a.get();
+            ((s.as_ptr() as usize - base) as u64, s.len() as u32)
+        }
+        None => (0, 0),
+    };
+    let mut cev = CEv {
+        ts: ts.unwrap_or(0),
+        dur,
+        args_off,
+        args_len,
+        name,
+        cat,
+        thread: local.t((pid, tid)),
+        ph,
+        bp_enclosing: ev.bp.and_then(raw_str).map(|b| b == "e").unwrap_or(false),
+        flow_in: ev.flow_in.map(|v| v.get() == "true").unwrap_or(false),
+        flow_out: ev.flow_out.map(|v| v.get() == "true").unwrap_or(false),
+        id: 0,
+        has_id: false,
+        device: 0,
+        stream: 0,
+        correlation: 0,
+        has_device: false,
+        has_stream: false,
+    };
+    if let Some(id) = ev.bind_id.or(ev.id).or(ev.id2) {
+        cev.id = id_value(id);
+        cev.has_id = true;
+    }
+    if ph == b'X' && cat != 0 {
+        let kind = SpanKind::from_chrome_category(&local.strings[cat as usize]);
+        if matches!(
+            kind,
+            SpanKind::Kernel | SpanKind::Memcpy | SpanKind::Memset | SpanKind::GpuAnnotation | SpanKind::CudaRuntime | SpanKind::CudaDriver
+        ) {
+            if let Some(a) = ev.args {
+                if let Ok(k) = serde_json::from_str::<KinetoArgs>(a.get()) {
+                    if let Some(d) = k.device.and_then(raw_int) {
+                        cev.device = d;
+                        cev.has_device = true;
+                    }
+                    if let Some(s) = k.stream.and_then(raw_int) {
+                        cev.stream = s;
+                        cev.has_stream = true;
+                    }
+                    cev.correlation = k.correlation.and_then(raw_int).unwrap_or(0);
+                }
+            }
+        }
+    }
+    out.evs.push(cev);
+}

@@ -1,0 +1,311 @@
+//! Chrome trace-event JSON, as written by the PyTorch profiler (Kineto, CUDA and ROCm) and by
+//! any other producer: `.json` or `.json.gz`, object or bare-array form, missing `]` and
+//! trailing commas tolerated. Events are parsed on all cores (see `chunks`), then assembled
+//! in file order into lanes, flows and counters (see `assemble`).
+
+mod assemble;
+mod chunks;
+mod event;
+
+use crate::{ImportError, Progress};
+use assemble::Assembler;
+use rayon::prelude::*;
+use std::io::Read;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use strobe_model::{DeviceInfo, DistributedInfo, SourceFormat, TraceMeta};
+use strobe_store::StoreBuilder;
+
+/// The bytes of the source: mapped when plain, decompressed into memory when gzipped.
+enum Input {
+    Map(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Input {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Input::Map(m) => m,
+            Input::Owned(v) => v,
+        }
+    }
+}
+
+fn read_input(path: &Path, progress: &Progress) -> Result<Input, ImportError> {
+    let mut f = std::fs::File::open(path).map_err(|e| ImportError::io(path, e))?;
+    let len = f.metadata().map_err(|e| ImportError::io(path, e))?.len();
+    let mut magic = [0u8; 2];
+    let n = f.read(&mut magic).map_err(|e| ImportError::io(path, e))?;
+    if n == 2 && magic == [0x1f, 0x8b] {
+        let f = std::fs::File::open(path).map_err(|e| ImportError::io(path, e))?;
+        let counted = CountingReader { inner: f, progress };
+        let mut dec = flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 20, counted));
+        let mut out = Vec::with_capacity((len as usize).saturating_mul(8).min(1 << 32));
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            if progress.cancelled() {
+                return Err(ImportError::Cancelled { path: path.to_path_buf() });
+            }
+            match dec.read(&mut buf) {
+                Ok(0) => break,
+                Ok(k) => out.extend_from_slice(&buf[..k]),
+                Err(e) => {
+                    return Err(ImportError::bad(
+                        path,
+                        format!("corrupt gzip after {} decompressed bytes: {e}", out.len()),
+                    ))
+                }
+            }
+        }
+        progress.bytes_done.store(0, Ordering::Relaxed);
+        progress.bytes_total.store(out.len() as u64, Ordering::Relaxed);
+        return Ok(Input::Owned(out));
+    }
+    progress.bytes_total.store(len, Ordering::Relaxed);
+    if len == 0 {
+        return Ok(Input::Owned(Vec::new()));
+    }
+    // SAFETY: the input is only read; a file truncated while mapped can fault, which every
+    // mmap-based reader accepts (the cache key catches changes made before opening).
+    let m = unsafe { memmap2::Mmap::map(&f) }.map_err(|e| ImportError::io(path, e))?;
+    Ok(Input::Map(m))
+}
+
+struct CountingReader<'p> {
+    inner: std::fs::File,
+    progress: &'p Progress,
+}
+
+impl Read for CountingReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.progress.add_bytes(n as u64);
+        Ok(n)
+    }
+}
+
+fn skip_ws(b: &[u8], mut p: usize) -> usize {
+    while p < b.len() && b[p].is_ascii_whitespace() {
+        p += 1;
+    }
+    p
+}
+
+/// Imports a chrome/Kineto trace into `b`; returns the trace's metadata and load summary.
+pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<TraceMeta, ImportError> {
+    let input = read_input(path, progress)?;
+    let buf = input.bytes();
+    let mut meta = TraceMeta::new(SourceFormat::Chrome, path.display().to_string());
+    let mut p = skip_ws(buf, 0);
+    if buf[p..].starts_with(&[0xEF, 0xBB, 0xBF]) {
+        p = skip_ws(buf, p + 3);
+    }
+    if p >= buf.len() {
+        return Err(ImportError::bad(path, "empty file: no JSON in it"));
+    }
+    let mut asm = Assembler::new(buf);
+    let mut unit_ns = 1000i64;
+    match buf[p] {
+        b'[' => {
+            parse_events(path, buf, p + 1, unit_ns, &mut asm, b, progress)?;
+        }
+        b'{' => {
+            // Peek for displayTimeUnit before the events, so times are scaled as they're read.
+            if let Some(u) = find_display_time_unit(buf) {
+                if u == "ns" {
+                    unit_ns = 1;
+                }
+            }
+            p += 1;
+            let mut saw_events = false;
+            loop {
+                p = skip_ws(buf, p);
+                if p >= buf.len() {
+                    break; // object left open: tolerated like an open array
+                }
+                match buf[p] {
+                    b'}' => break,
+                    b',' => {
+                        p += 1;
+                        continue;
+                    }
+                    b'"' => {}
+                    c => {
+                        return Err(ImportError::bad(
+                            path,
+                            format!("at byte {p}: expected a key in the top-level object, found {:?}", c as char),
+                        ))
+                    }
+                }
+                let mut de = serde_json::Deserializer::from_slice(&buf[p..]).into_iter::<String>();
+                let key: String = match de.next() {
+                    Some(Ok(k)) => k,
+                    Some(Err(e)) => return Err(ImportError::bad(path, format!("at byte {p}: bad key: {e}"))),
+                    None => return Err(ImportError::bad(path, format!("at byte {p}: truncated in the top-level object"))),
+                };
+                p += de.byte_offset();
+                p = skip_ws(buf, p);
+                if buf.get(p) != Some(&b':') {
+                    return Err(ImportError::bad(path, format!("at byte {p}: expected ':' after key {key:?}")));
+                }
+                p = skip_ws(buf, p + 1);
+                if key == "traceEvents" {
+                    if buf.get(p) != Some(&b'[') {
+                        return Err(ImportError::bad(path, format!("at byte {p}: traceEvents is not an array")));
+                    }
+                    saw_events = true;
+                    p = parse_events(path, buf, p + 1, unit_ns, &mut asm, b, progress)?;
+                    continue;
+                }
+                let mut de = serde_json::Deserializer::from_slice(&buf[p..]).into_iter::<serde_json::Value>();
+                let v: serde_json::Value = match de.next() {
+                    Some(Ok(v)) => v,
+                    Some(Err(e)) => return Err(ImportError::bad(path, format!("at byte {p}: bad value of {key:?}: {e}"))),
+                    None => return Err(ImportError::bad(path, format!("at byte {p}: truncated: no value for {key:?}"))),
+                };
+                p += de.byte_offset();
+                top_level_key(&mut meta, &key, v);
+            }
+            if !saw_events {
+                meta.load.notes.push("no traceEvents array: 0 events".into());
+            }
+        }
+        c => {
+            return Err(ImportError::bad(
+                path,
+                format!("not a chrome trace: starts with {:?}, expected '{{' or '['", c as char),
+            ))
+        }
+    }
+    asm.finish(b, &mut meta).map_err(|e| ImportError::io(path, e))?;
+    if asm.kineto || meta.extra.contains_key("schemaVersion") || !meta.devices.is_empty() {
+        meta.format = SourceFormat::Kineto;
+    }
+    Ok(meta)
+}
+
+/// Parses the event array that starts at `from`; returns the position after it.
+fn parse_events(
+    path: &Path,
+    buf: &[u8],
+    from: usize,
+    unit_ns: i64,
+    asm: &mut Assembler,
+    b: &mut StoreBuilder,
+    progress: &Progress,
+) -> Result<usize, ImportError> {
+    let threads = rayon::current_num_threads().max(1);
+    let remaining = buf.len() - from;
+    let chunk = (remaining / (threads * 16)).clamp(1 << 20, 16 << 20);
+    let starts = chunks::guess_boundaries(buf, from, chunk);
+    let wave = threads * 2;
+    let mut expected = from;
+    let mut k = 0;
+    while k < starts.len() {
+        if progress.cancelled() {
+            return Err(ImportError::Cancelled { path: path.to_path_buf() });
+        }
+        let hi = (k + wave).min(starts.len());
+        let ranges: Vec<(usize, usize)> = (k..hi)
+            .map(|i| (starts[i], starts.get(i + 1).copied().unwrap_or(buf.len())))
+            .collect();
+        let outs: Vec<chunks::ChunkOut> = ranges
+            .par_iter()
+            .map(|&(s, e)| chunks::parse_chunk(buf, s, e, unit_ns))
+            .collect();
+        for (i, out) in outs.into_iter().enumerate() {
+            let out = if out.start == expected {
+                out
+            } else {
+                // the guess was inside a string: parse again from the true boundary
+                chunks::parse_chunk(buf, expected, ranges[i].1.max(expected), unit_ns)
+            };
+            if let Some((at, what)) = &out.error {
+                return Err(ImportError::bad(path, format!("at byte {at} (event {}): {what}", asm.events + out.events)));
+            }
+            asm.add_chunk(&out, b).map_err(|e| ImportError::io(path, e))?;
+            progress.add_events(out.events);
+            progress.bytes_done.store(out.stop as u64, Ordering::Relaxed);
+            expected = out.stop;
+            if let Some(end) = out.array_end {
+                return Ok(end);
+            }
+            if out.eof {
+                asm.note_open_array();
+                return Ok(buf.len());
+            }
+        }
+        k = hi;
+    }
+    Ok(expected)
+}
+
+/// `displayTimeUnit` near the top of the object (Kineto writes it before the events; a
+/// bounded look keeps this O(1) on huge files).
+fn find_display_time_unit(buf: &[u8]) -> Option<String> {
+    let head = &buf[..buf.len().min(1 << 16)];
+    let tail = &buf[buf.len().saturating_sub(1 << 16)..];
+    for part in [head, tail] {
+        if let Some(i) = memchr::memmem::find(part, b"\"displayTimeUnit\"") {
+            let rest = &part[i + 17..];
+            let q1 = memchr::memchr(b'"', rest)?;
+            let rest = &rest[q1 + 1..];
+            let q2 = memchr::memchr(b'"', rest)?;
+            return Some(String::from_utf8_lossy(&rest[..q2]).into_owned());
+        }
+    }
+    None
+}
+
+fn top_level_key(meta: &mut TraceMeta, key: &str, v: serde_json::Value) {
+    match key {
+        "deviceProperties" => {
+            if let Some(arr) = v.as_array() {
+                for d in arr {
+                    let Some(o) = d.as_object() else { continue };
+                    let mut info = DeviceInfo {
+                        id: o.get("id").and_then(|x| x.as_i64()).unwrap_or(meta.devices.len() as i64),
+                        name: o.get("name").and_then(|x| x.as_str()).unwrap_or("").to_string(),
+                        total_memory_bytes: o.get("totalGlobalMem").and_then(|x| x.as_u64()),
+                        sm_count: o.get("numSms").and_then(|x| x.as_u64()).map(|x| x as u32),
+                        compute_capability: match (o.get("computeMajor").and_then(|x| x.as_i64()), o.get("computeMinor").and_then(|x| x.as_i64())) {
+                            (Some(a), Some(b)) => Some(format!("{a}.{b}")),
+                            _ => None,
+                        },
+                        extra: serde_json::Map::new(),
+                    };
+                    for (k, x) in o {
+                        if !matches!(k.as_str(), "id" | "name" | "totalGlobalMem" | "numSms" | "computeMajor" | "computeMinor") {
+                            info.extra.insert(k.clone(), x.clone());
+                        }
+                    }
+                    meta.devices.push(info);
+                }
+            }
+        }
+        "distributedInfo" => {
+            if let Some(o) = v.as_object() {
+                let mut di = DistributedInfo {
+                    rank: o.get("rank").and_then(|x| x.as_i64()),
+                    world_size: o.get("world_size").and_then(|x| x.as_i64()),
+                    backend: o.get("backend").and_then(|x| x.as_str()).map(String::from),
+                    extra: serde_json::Map::new(),
+                };
+                for (k, x) in o {
+                    if !matches!(k.as_str(), "rank" | "world_size" | "backend") {
+                        di.extra.insert(k.clone(), x.clone());
+                    }
+                }
+                meta.distributed = Some(di);
+            }
+        }
+        "baseTimeNanoseconds" => {
+            meta.base_time_ns = v.as_i64().or_else(|| v.as_u64().map(|u| u as i64));
+        }
+        // huge free-form payloads some producers embed: not worth keeping in metadata
+        "systemTraceEvents" | "powerTraceAsString" | "stackFrames" | "samples" => {}
+        _ => {
+            meta.extra.insert(key.to_string(), v);
+        }
+    }
+}

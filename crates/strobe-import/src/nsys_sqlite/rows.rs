@@ -1,0 +1,282 @@
+//! One compact struct per activity table, the columns each reads, and the reader thread that
+//! streams a table's rows in batches over a bounded channel (so memory stays bounded: no
+//! table is ever held whole).
+
+use super::schema::{first_name, int, name_ref, open, split_global, NameRef, Schema};
+use rusqlite::Row;
+use std::path::Path;
+use std::sync::mpsc::SyncSender;
+
+pub const BATCH: usize = 4096;
+
+/// A batch of converted rows and how many rows were unusable (no start time).
+pub struct Batch<R> {
+    pub rows: Vec<R>,
+    pub bad: u64,
+}
+
+pub type Msg<R> = Result<Batch<R>, String>;
+
+/// Runs `sql` on its own read-only connection and sends its rows, converted by `conv`
+/// (None = unusable row), in batches. Stops quietly when the receiver is gone.
+pub fn read_table<R>(path: &Path, sql: &str, conv: fn(&Row<'_>) -> Option<R>, tx: SyncSender<Msg<R>>) {
+    let run = || -> rusqlite::Result<()> {
+        let conn = open(path)?;
+        let mut st = conn.prepare(sql)?;
+        let mut rows = st.query([])?;
+        let mut batch = Batch { rows: Vec::with_capacity(BATCH), bad: 0 };
+        while let Some(r) = rows.next()? {
+            match conv(r) {
+                Some(x) => batch.rows.push(x),
+                None => batch.bad += 1,
+            }
+            if batch.rows.len() + batch.bad as usize >= BATCH {
+                let full = std::mem::replace(&mut batch, Batch { rows: Vec::with_capacity(BATCH), bad: 0 });
+                if tx.send(Ok(full)).is_err() {
+                    return Ok(());
+                }
+            }
+        }
+        if !batch.rows.is_empty() || batch.bad > 0 {
+            let _ = tx.send(Ok(batch));
+        }
+        Ok(())
+    };
+    if let Err(e) = run() {
+        let _ = tx.send(Err(e.to_string()));
+    }
+}
+
+pub const KERNEL: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
+pub const MEMCPY: &str = "CUPTI_ACTIVITY_KIND_MEMCPY";
+pub const MEMSET: &str = "CUPTI_ACTIVITY_KIND_MEMSET";
+pub const RUNTIME: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
+pub const SYNC: &str = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+pub const NVTX: &str = "NVTX_EVENTS";
+pub const OSRT: &str = "OSRT_API";
+pub const MEM_USAGE: &str = "CUDA_GPU_MEMORY_USAGE_EVENTS";
+
+/// Fields shared by kernels, memcpy and memset rows.
+#[derive(Clone, Copy)]
+pub struct GpuCommon {
+    pub start: i64,
+    pub end: i64,
+    pub device: i64,
+    pub stream: i64,
+    pub context: Option<i64>,
+    /// CUDA correlation id (0 = none).
+    pub corr: u32,
+    pub pid: u32,
+}
+
+fn gpu_common(r: &Row<'_>) -> Option<GpuCommon> {
+    Some(GpuCommon {
+        start: int(r, 0)?,
+        end: int(r, 1).unwrap_or(i64::MIN),
+        device: int(r, 2).unwrap_or(0),
+        stream: int(r, 3).unwrap_or(0),
+        corr: int(r, 4).unwrap_or(0) as u32,
+        pid: int(r, 5).map(|g| split_global(g).0).unwrap_or(0),
+        context: int(r, 6),
+    })
+}
+
+const GPU_COMMON_COLS: [&str; 7] = ["start", "end", "deviceId", "streamId", "correlationId", "globalPid", "contextId"];
+
+pub struct KernelRow {
+    pub c: GpuCommon,
+    pub name: NameRef,
+    pub grid: [i32; 3],
+    pub block: [i32; 3],
+    pub regs: i32,
+    pub smem_static: i64,
+    pub smem_dynamic: i64,
+}
+
+pub fn kernel_sql(s: &Schema) -> String {
+    let mut cols = GPU_COMMON_COLS.to_vec();
+    cols.extend([
+        "demangledName", "shortName", "mangledName", "name", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+        "registersPerThread", "staticSharedMemory", "dynamicSharedMemory",
+    ]);
+    s.select(KERNEL, &cols, "")
+}
+
+pub fn kernel_row(r: &Row<'_>) -> Option<KernelRow> {
+    let g = |i| int(r, i).unwrap_or(0) as i32;
+    Some(KernelRow {
+        c: gpu_common(r)?,
+        name: first_name(r, &[7, 8, 9, 10]),
+        grid: [g(11), g(12), g(13)],
+        block: [g(14), g(15), g(16)],
+        regs: g(17),
+        smem_static: int(r, 18).unwrap_or(0),
+        smem_dynamic: int(r, 19).unwrap_or(0),
+    })
+}
+
+pub struct MemcpyRow {
+    pub c: GpuCommon,
+    pub bytes: i64,
+    pub copy_kind: i64,
+    pub src_kind: i64,
+    pub dst_kind: i64,
+    pub src_device: Option<i64>,
+    pub dst_device: Option<i64>,
+}
+
+pub fn memcpy_sql(s: &Schema) -> String {
+    let mut cols = GPU_COMMON_COLS.to_vec();
+    cols.extend(["bytes", "copyKind", "srcKind", "dstKind", "srcDeviceId", "dstDeviceId"]);
+    s.select(MEMCPY, &cols, "")
+}
+
+pub fn memcpy_row(r: &Row<'_>) -> Option<MemcpyRow> {
+    Some(MemcpyRow {
+        c: gpu_common(r)?,
+        bytes: int(r, 7).unwrap_or(0),
+        copy_kind: int(r, 8).unwrap_or(0),
+        src_kind: int(r, 9).unwrap_or(-1),
+        dst_kind: int(r, 10).unwrap_or(-1),
+        src_device: int(r, 11),
+        dst_device: int(r, 12),
+    })
+}
+
+pub struct MemsetRow {
+    pub c: GpuCommon,
+    pub bytes: i64,
+    pub value: i64,
+    pub mem_kind: i64,
+}
+
+pub fn memset_sql(s: &Schema) -> String {
+    let mut cols = GPU_COMMON_COLS.to_vec();
+    cols.extend(["bytes", "value", "memKind"]);
+    s.select(MEMSET, &cols, "")
+}
+
+pub fn memset_row(r: &Row<'_>) -> Option<MemsetRow> {
+    Some(MemsetRow {
+        c: gpu_common(r)?,
+        bytes: int(r, 7).unwrap_or(0),
+        value: int(r, 8).unwrap_or(0),
+        mem_kind: int(r, 9).unwrap_or(-1),
+    })
+}
+
+pub struct RuntimeRow {
+    pub start: i64,
+    pub end: i64,
+    pub pid: u32,
+    pub tid: u32,
+    pub corr: u32,
+    pub class: i64,
+    pub name: NameRef,
+    pub ret: Option<i64>,
+}
+
+pub fn runtime_sql(s: &Schema) -> String {
+    s.select(RUNTIME, &["start", "end", "globalTid", "correlationId", "eventClass", "nameId", "name", "returnValue"], "")
+}
+
+pub fn runtime_row(r: &Row<'_>) -> Option<RuntimeRow> {
+    let (pid, tid) = split_global(int(r, 2).unwrap_or(0));
+    Some(RuntimeRow {
+        start: int(r, 0)?,
+        end: int(r, 1).unwrap_or(i64::MIN),
+        pid,
+        tid,
+        corr: int(r, 3).unwrap_or(0) as u32,
+        class: int(r, 4).unwrap_or(0),
+        name: first_name(r, &[5, 6]),
+        ret: int(r, 7),
+    })
+}
+
+pub struct SyncRow {
+    pub c: GpuCommon,
+    pub sync_type: i64,
+    pub event: Option<i64>,
+}
+
+pub fn sync_sql(s: &Schema) -> String {
+    let mut cols = GPU_COMMON_COLS.to_vec();
+    cols.extend(["syncType", "eventId"]);
+    s.select(SYNC, &cols, "")
+}
+
+pub fn sync_row(r: &Row<'_>) -> Option<SyncRow> {
+    Some(SyncRow { c: gpu_common(r)?, sync_type: int(r, 7).unwrap_or(0), event: int(r, 8) })
+}
+
+pub struct NvtxRow {
+    pub start: i64,
+    pub end: Option<i64>,
+    pub event_type: i64,
+    pub text: NameRef,
+    pub pid: u32,
+    pub tid: u32,
+    pub domain: i64,
+    pub category: Option<i64>,
+    pub payload: Option<f64>,
+    pub payload_int: Option<i64>,
+}
+
+pub fn nvtx_sql(s: &Schema) -> String {
+    s.select(
+        NVTX,
+        &[
+            "start", "end", "eventType", "text", "textId", "globalTid", "domainId", "category", "int64Value", "uint64Value",
+            "int32Value", "uint32Value", "doubleValue", "floatValue",
+        ],
+        "",
+    )
+}
+
+pub fn nvtx_row(r: &Row<'_>) -> Option<NvtxRow> {
+    let (pid, tid) = split_global(int(r, 5).unwrap_or(0));
+    let text = match name_ref(r, 3) {
+        NameRef::None => name_ref(r, 4),
+        t => t,
+    };
+    let payload_int = [8, 9, 10, 11].iter().find_map(|&i| int(r, i));
+    let payload = if payload_int.is_some() {
+        None
+    } else {
+        [12, 13].iter().find_map(|&i| match r.get_ref(i).ok()? {
+            rusqlite::types::ValueRef::Real(f) => Some(f),
+            _ => None,
+        })
+    };
+    Some(NvtxRow {
+        start: int(r, 0)?,
+        end: int(r, 1),
+        event_type: int(r, 2).unwrap_or(-1),
+        text,
+        pid,
+        tid,
+        domain: int(r, 6).unwrap_or(0),
+        category: int(r, 7),
+        payload,
+        payload_int,
+    })
+}
+
+pub struct OsrtRow {
+    pub start: i64,
+    pub end: i64,
+    pub pid: u32,
+    pub tid: u32,
+    pub name: NameRef,
+    pub ret: Option<i64>,
+}
+
+pub fn osrt_sql(s: &Schema) -> String {
+    s.select(OSRT, &["start", "end", "globalTid", "nameId", "returnValue"], "")
+}
+
+pub fn osrt_row(r: &Row<'_>) -> Option<OsrtRow> {
+    let (pid, tid) = split_global(int(r, 2).unwrap_or(0));
+    Some(OsrtRow { start: int(r, 0)?, end: int(r, 1).unwrap_or(i64::MIN), pid, tid, name: name_ref(r, 3), ret: int(r, 4) })
+}

@@ -1,0 +1,149 @@
+//! Opening an export read-only and finding out what it holds: which tables exist and which
+//! of the columns we read each has (column sets differ across schema 2.9 → 3.2x), and the
+//! small helpers that turn loosely typed SQLite values into numbers and text.
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags, Row};
+use rustc_hash::FxHashMap;
+use std::path::Path;
+
+/// Opens `path` read-only as an immutable database: SQLite takes no locks, never looks for
+/// or creates a journal or WAL file, and so never writes beside the user's file.
+pub fn open(path: &Path) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    Connection::open_with_flags(uri(path), flags)
+}
+
+/// `file:` URI of a path with `immutable=1`, percent-encoding everything but unreserved
+/// characters and `/` (so `?`, `#`, `%` and non-UTF-8 bytes in names survive).
+pub fn uri(path: &Path) -> String {
+    #[cfg(unix)]
+    let bytes: Vec<u8> = {
+        use std::os::unix::ffi::OsStrExt;
+        path.as_os_str().as_bytes().to_vec()
+    };
+    #[cfg(not(unix))]
+    let bytes: Vec<u8> = path.to_string_lossy().replace('\\', "/").into_bytes();
+    let mut s = String::from("file:");
+    #[cfg(not(unix))]
+    if bytes.get(1) == Some(&b':') {
+        s.push('/');
+    }
+    for &c in &bytes {
+        if c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~' | b'/') {
+            s.push(c as char);
+        } else {
+            s.push_str(&format!("%{c:02X}"));
+        }
+    }
+    s.push_str("?mode=ro&immutable=1");
+    s
+}
+
+/// Tables of the export (name → its columns, in order), for the tables we read.
+pub struct Schema {
+    tables: FxHashMap<String, Vec<String>>,
+    /// Every table name, including ones we do not read (for the "not an nsys export" check).
+    pub all_tables: Vec<String>,
+}
+
+impl Schema {
+    pub fn probe(conn: &Connection, wanted: &[&str]) -> rusqlite::Result<Schema> {
+        let mut all_tables = Vec::new();
+        {
+            let mut st = conn.prepare("SELECT name FROM sqlite_master WHERE type IN ('table','view')")?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                all_tables.push(text(r, 0).unwrap_or_default());
+            }
+        }
+        let mut tables = FxHashMap::default();
+        for &t in wanted {
+            if !all_tables.iter().any(|n| n == t) {
+                continue;
+            }
+            let mut st = conn.prepare(&format!("PRAGMA table_info(\"{t}\")"))?;
+            let mut rows = st.query([])?;
+            let mut cols = Vec::new();
+            while let Some(r) = rows.next()? {
+                cols.push(text(r, 1).unwrap_or_default());
+            }
+            tables.insert(t.to_string(), cols);
+        }
+        Ok(Schema { tables, all_tables })
+    }
+
+    pub fn has(&self, table: &str) -> bool {
+        self.tables.contains_key(table)
+    }
+
+    pub fn has_col(&self, table: &str, col: &str) -> bool {
+        self.tables.get(table).is_some_and(|c| c.iter().any(|x| x.eq_ignore_ascii_case(col)))
+    }
+
+    /// `SELECT` of `cols` from `table`, each column that the table lacks replaced by `NULL`,
+    /// so row positions are those of `cols` whatever the schema version.
+    pub fn select(&self, table: &str, cols: &[&str], tail: &str) -> String {
+        let list: Vec<String> = cols
+            .iter()
+            .map(|c| if self.has_col(table, c) { format!("\"{c}\"") } else { "NULL".to_string() })
+            .collect();
+        format!("SELECT {} FROM \"{table}\" {tail}", list.join(", "))
+    }
+}
+
+/// An integer column, leniently: reals are truncated, numeric text is parsed, NULL and
+/// anything else is None.
+#[inline]
+pub fn int(r: &Row<'_>, i: usize) -> Option<i64> {
+    match r.get_ref(i).ok()? {
+        ValueRef::Integer(v) => Some(v),
+        ValueRef::Real(f) if f.is_finite() => Some(f as i64),
+        ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// A text column as UTF-8, replacing invalid bytes (old exports hold Windows-1252 text).
+pub fn text(r: &Row<'_>, i: usize) -> Option<String> {
+    match r.get_ref(i).ok()? {
+        ValueRef::Text(t) | ValueRef::Blob(t) => Some(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Integer(v) => Some(v.to_string()),
+        ValueRef::Real(f) => Some(f.to_string()),
+        ValueRef::Null => None,
+    }
+}
+
+/// A name given either as a `StringIds` id or inline as text (old or odd schemas).
+#[derive(Clone, Debug, Default)]
+pub enum NameRef {
+    Id(i64),
+    Text(Box<str>),
+    #[default]
+    None,
+}
+
+pub fn name_ref(r: &Row<'_>, i: usize) -> NameRef {
+    match r.get_ref(i) {
+        Ok(ValueRef::Integer(v)) => NameRef::Id(v),
+        Ok(ValueRef::Text(t)) if !t.is_empty() => NameRef::Text(String::from_utf8_lossy(t).into()),
+        _ => NameRef::None,
+    }
+}
+
+/// The first of several name columns that is set.
+pub fn first_name(r: &Row<'_>, idx: &[usize]) -> NameRef {
+    for &i in idx {
+        let n = name_ref(r, i);
+        if !matches!(n, NameRef::None) {
+            return n;
+        }
+    }
+    NameRef::None
+}
+
+/// `globalTid`/`globalPid` → (pid, tid): the pid sits in bits 24..48, the tid in bits 0..24.
+#[inline]
+pub fn split_global(g: i64) -> (u32, u32) {
+    (((g >> 24) & 0xFF_FFFF) as u32, (g & 0xFF_FFFF) as u32)
+}

@@ -1,0 +1,39 @@
+//! From a path to an open store: detect the format, reuse a valid cached store, or import
+//! into a new one (a temp file renamed into the cache dir, or memory when that fails).
+
+use crate::{detect, chrome_json, Format, ImportError, Progress};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use strobe_store::{cache, Store, StoreBuilder};
+
+#[derive(Clone, Default)]
+pub struct LoadOptions {
+    /// `--cache-dir`; falls back to `STROBE_CACHE_DIR`, then the platform cache dir.
+    pub cache_dir: Option<PathBuf>,
+    /// Build in memory only, writing no cache.
+    pub no_cache: bool,
+    pub progress: Option<Arc<Progress>>,
+}
+
+pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
+    let fmt = detect(path).map_err(|e| ImportError::io(path, e))?.ok_or_else(|| {
+        ImportError::bad(path, "unknown format (expected a chrome/Kineto .json[.gz] trace or an Nsight Systems .sqlite export)")
+    })?;
+    let progress = opts.progress.clone().unwrap_or_default();
+    let key = cache::source_key(path).map_err(|e| ImportError::io(path, e))?;
+    let dir = if opts.no_cache { None } else { cache::resolve_cache_dir(opts.cache_dir.as_deref()) };
+    if let Some(d) = &dir {
+        if let Some(s) = cache::open_cached(d, &key) {
+            return Ok(s);
+        }
+    }
+    let out = cache::output_for(dir.as_deref(), key);
+    let mut b = StoreBuilder::new(out).map_err(|e| ImportError::io(path, e))?;
+    let meta = match fmt {
+        Format::ChromeJson => chrome_json::import(path, &mut b, &progress)?,
+        Format::NsysSqlite => return Err(ImportError::bad(path, "Nsight Systems import is not built yet")),
+        Format::NsysRep => return Err(ImportError::bad(path, "an .nsys-rep needs exporting first: nsys export --type sqlite FILE")),
+    };
+    let built = b.finish(&meta).map_err(|e| ImportError::io(path, e))?;
+    cache::open_built(built).map_err(|e| ImportError::bad(path, e.to_string()))
+}

@@ -1,0 +1,44 @@
+//! Loading from the command line: the shared loader plus a progress bar on stderr when it
+//! is a terminal (nothing otherwise, so pipes and CI logs stay clean).
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use strobe_import::{LoadOptions, Progress};
+use strobe_store::Store;
+
+pub fn load_with_progress(path: &Path, cache_dir: Option<&Path>) -> anyhow::Result<Store> {
+    let progress = Arc::new(Progress::default());
+    let opts = LoadOptions { cache_dir: cache_dir.map(|p| p.to_path_buf()), no_cache: false, progress: Some(progress.clone()) };
+    if !std::io::stderr().is_terminal() {
+        return Ok(strobe_import::load(path, &opts)?);
+    }
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let bar = {
+        let progress = progress.clone();
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let pb = indicatif::ProgressBar::new(0);
+            pb.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {bytes}/{total_bytes} {msg} [{elapsed}] {binary_bytes_per_sec}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            let t0 = std::time::Instant::now();
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                if t0.elapsed().as_millis() < 300 {
+                    continue; // quick loads show nothing
+                }
+                pb.set_length(progress.bytes_total.load(Ordering::Relaxed));
+                pb.set_position(progress.bytes_done.load(Ordering::Relaxed));
+                pb.set_message(format!("{} events", progress.events.load(Ordering::Relaxed)));
+            }
+            pb.finish_and_clear();
+        })
+    };
+    let r = strobe_import::load(path, &opts);
+    done.store(true, Ordering::Relaxed);
+    let _ = bar.join();
+    Ok(r?)
+}
