@@ -4,6 +4,7 @@
 pub mod chrome_json;
 mod detect;
 mod error;
+pub mod nsys_sqlite;
 mod open;
 mod progress;
 pub mod time;

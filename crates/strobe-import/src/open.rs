@@ -1,7 +1,7 @@
 //! From a path to an open store: detect the format, reuse a valid cached store, or import
 //! into a new one (a temp file renamed into the cache dir, or memory when that fails).
 
-use crate::{detect, chrome_json, Format, ImportError, Progress};
+use crate::{detect, chrome_json, nsys_sqlite, Format, ImportError, Progress};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use strobe_store::{cache, Store, StoreBuilder};
@@ -31,8 +31,8 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
     let mut b = StoreBuilder::new(out).map_err(|e| ImportError::io(path, e))?;
     let meta = match fmt {
         Format::ChromeJson => chrome_json::import(path, &mut b, &progress)?,
-        Format::NsysSqlite => return Err(ImportError::bad(path, "Nsight Systems import is not built yet")),
-        Format::NsysRep => return Err(ImportError::bad(path, "an .nsys-rep needs exporting first: nsys export --type sqlite FILE")),
+        Format::NsysSqlite => nsys_sqlite::import(path, &mut b, &progress)?,
+        Format::NsysRep => nsys_sqlite::import_as(&nsys_sqlite::export_rep(path, dir.as_deref())?, path, &mut b, &progress)?,
     };
     let built = b.finish(&meta).map_err(|e| ImportError::io(path, e))?;
     cache::open_built(built).map_err(|e| ImportError::bad(path, e.to_string()))

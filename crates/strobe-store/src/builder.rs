@@ -89,6 +89,8 @@ pub struct StoreBuilder {
     args_len: u64,
     /// Flow endpoints that could not be bound (no span there): counted in the load summary.
     pub unbound_flows: u64,
+    /// `t`/`f` steps with no open chain (Kineto writes `f` without `s` for some syncs).
+    pub orphan_flow_steps: u64,
 }
 
 /// What `finish` produced: the bytes in memory, or the path of the written store file.
@@ -114,6 +116,7 @@ impl StoreBuilder {
             out,
             args_len: 0,
             unbound_flows: 0,
+            orphan_flow_steps: 0,
         })
     }
 
@@ -409,6 +412,9 @@ impl StoreBuilder {
         if self.unbound_flows > 0 {
             *meta.load.skipped.entry("flow end with no span to bind to".into()).or_default() += self.unbound_flows;
         }
+        if self.orphan_flow_steps > 0 {
+            *meta.load.skipped.entry("flow step with no open flow (t/f without s)".into()).or_default() += self.orphan_flow_steps;
+        }
         put(sid::META_JSON, &serde_json::to_vec(&meta).map_err(std::io::Error::other)?, &mut table)?;
         put(sid::NAMES_JSON, &serde_json::to_vec(&self.names).map_err(std::io::Error::other)?, &mut table)?;
         let file_len = out.position();
@@ -503,7 +509,7 @@ impl StoreBuilder {
                 }
                 _ => {
                     let Some((from, from_ts)) = open else {
-                        self.unbound_flows += 1;
+                        self.orphan_flow_steps += 1;
                         continue;
                     };
                     match resolve(st.end) {

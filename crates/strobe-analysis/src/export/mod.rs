@@ -1,0 +1,60 @@
+//! `strobe export`: spans, flows, counters and the kernel table as CSV or JSON Lines,
+//! streamed straight from the store (constant memory apart from one u32 per flow for
+//! ordering flows). Columns are documented in docs/export.md; the CLI and the tests call
+//! [`export`] directly.
+
+mod counters;
+mod flows;
+mod kernels;
+mod lanes;
+mod sink;
+mod spans;
+
+use std::io::Write;
+use strobe_store::Store;
+
+pub use lanes::{LaneIds, ThreadKey};
+pub use sink::Cell;
+
+/// What to export.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum What {
+    Spans,
+    Flows,
+    Counters,
+    Kernels,
+}
+
+impl What {
+    pub fn columns(self) -> &'static [&'static str] {
+        match self {
+            What::Spans => spans::COLUMNS,
+            What::Flows => flows::COLUMNS,
+            What::Counters => counters::COLUMNS,
+            What::Kernels => kernels::COLUMNS,
+        }
+    }
+}
+
+/// How rows are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// RFC 4180 CSV with a header row.
+    Csv,
+    /// One JSON object per line, keys as the CSV header.
+    Jsonl,
+}
+
+/// Writes `what` of `store` to `out` as `format`; returns the number of rows (header not
+/// counted). `out` need not be buffered: the sink buffers.
+pub fn export<W: Write>(store: &Store, what: What, format: Format, out: W) -> std::io::Result<u64> {
+    let mut sink = sink::Sink::new(out, format, what.columns())?;
+    let rows = match what {
+        What::Spans => spans::write(store, &mut sink)?,
+        What::Flows => flows::write(store, &mut sink)?,
+        What::Counters => counters::write(store, &mut sink)?,
+        What::Kernels => kernels::write(store, &mut sink)?,
+    };
+    sink.finish()?;
+    Ok(rows)
+}

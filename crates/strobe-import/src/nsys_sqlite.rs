@@ -1,0 +1,804 @@
+//! Nsight Systems SQLite exports (schema 2.9 through 3.2x) → lanes, spans, flows, counters.
+//!
+//! - `CUPTI_ACTIVITY_KIND_KERNEL`, `_MEMCPY`, `_MEMSET` → GPU stream lanes (memcpy/memset also
+//!   on copy-engine lanes), named and argued as Kineto does (`Memcpy HtoD (Pinned -> Device)`,
+//!   `grid`, `block`, `registers per thread`, `shared memory`, `memory bandwidth (GB/s)`).
+//! - `CUPTI_ACTIVITY_KIND_RUNTIME` (runtime and driver API) and `_SYNCHRONIZATION` → CPU thread
+//!   lanes (`globalTid` → pid, tid); launches → GPU work become flows by correlation id, made
+//!   unique per process (`pid << 32 | correlationId`) since nsys numbers them per process.
+//! - `NVTX_EVENTS` → NVTX lanes per thread: push/pop and start/end ranges, marks as instants;
+//!   domains as an arg; ranges never closed kept with `UNCLOSED`.
+//! - `OSRT_API` → CPU thread lanes (`OsRuntime`).
+//! - `TARGET_INFO_GPU` → devices; `TARGET_INFO_SESSION_START_TIME` → `base_time_ns`;
+//!   `CUDA_GPU_MEMORY_USAGE_EVENTS` → a memory counter per process, device and memory kind.
+//!
+//! Each activity table is read on its own thread through its own read-only connection and
+//! streamed in bounded batches; the calling thread turns rows into spans table by table, in
+//! a fixed order, so the store is the same on every run. Missing tables are skipped and
+//! noted; columns are probed (`PRAGMA table_info`) and absent ones read as NULL.
+
+mod rep;
+mod rows;
+mod schema;
+mod target;
+
+pub use rep::export_rep;
+
+use crate::{ImportError, Progress};
+use rows::*;
+use rustc_hash::{FxHashMap, FxHashSet};
+use schema::{NameRef, Schema};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{sync_channel, Receiver};
+use strobe_model::{flags, CopyDir, IdKey, LaneKind, LoadSummary, SourceFormat, SpanKind, TraceMeta};
+use strobe_store::{SpanInput, StoreBuilder};
+
+const STRING_IDS: &str = "StringIds";
+const GPU_INFO: &str = "TARGET_INFO_GPU";
+const SESSION_START: &str = "TARGET_INFO_SESSION_START_TIME";
+
+const WANTED: &[&str] = &[
+    KERNEL, MEMCPY, MEMSET, RUNTIME, SYNC, NVTX, OSRT, MEM_USAGE, STRING_IDS, "ThreadNames", "PROCESSES", GPU_INFO,
+    SESSION_START, "META_DATA_EXPORT", "EXPORT_META_DATA", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND",
+    "ENUM_CUPTI_SYNC_TYPE",
+];
+
+/// Imports the export at `path`.
+pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<TraceMeta, ImportError> {
+    import_as(path, path, b, progress)
+}
+
+/// Imports the export at `path`, recording `source` as the trace's source (the `.nsys-rep`
+/// the export was made from, where there is one).
+pub fn import_as(path: &Path, source: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<TraceMeta, ImportError> {
+    let sql_err = |e: rusqlite::Error| ImportError::bad(path, format!("cannot read it as an Nsight Systems SQLite export: {e}"));
+    if let Ok(md) = std::fs::metadata(path) {
+        progress.bytes_total.store(md.len(), Ordering::Relaxed);
+    }
+    let conn = schema::open(path).map_err(sql_err)?;
+    let schema = Schema::probe(&conn, WANTED).map_err(sql_err)?;
+    check_schema(path, &schema)?;
+
+    let mut meta = TraceMeta::new(SourceFormat::Nsys, source.to_string_lossy());
+    let export = target::export_meta(&conn, &schema).map_err(sql_err)?;
+    for (k, key) in [("EXPORT_PRODUCT_VERSION", "nsys_version"), ("EXPORT_SCHEMA_VERSION", "nsys_schema_version")] {
+        if let Some(v) = export.get(k) {
+            meta.extra.insert(key.into(), v.clone());
+        }
+    }
+    if !export.is_empty() {
+        meta.extra.insert("nsys_export_meta".into(), serde_json::Value::Object(export));
+    }
+    let (devices, non_cuda) = target::devices(&conn, &schema).map_err(sql_err)?;
+    meta.devices = devices;
+    meta.base_time_ns = target::session_start(&conn, &schema).map_err(sql_err)?;
+
+    // Correlation ids are per process; key them by pid unless a table lacks its pid column.
+    let corr_pid = [KERNEL, MEMCPY, MEMSET, SYNC].iter().all(|t| !schema.has(t) || schema.has_col(t, "globalPid"))
+        && (!schema.has(RUNTIME) || schema.has_col(RUNTIME, "globalTid"));
+
+    std::thread::scope(|s| -> Result<TraceMeta, ImportError> {
+        // Readers start now and fill their channels while the small tables load here.
+        macro_rules! reader {
+            ($t:expr, $sql:ident, $conv:ident) => {{
+                if schema.has($t) {
+                    let sql = $sql(&schema);
+                    let (tx, rx) = sync_channel(4);
+                    s.spawn(move || read_table(path, &sql, $conv, tx));
+                    Some(rx)
+                } else {
+                    None
+                }
+            }};
+        }
+        let sync_rx = reader!(SYNC, sync_sql, sync_row);
+        let kernel_rx = reader!(KERNEL, kernel_sql, kernel_row);
+        let memcpy_rx = reader!(MEMCPY, memcpy_sql, memcpy_row);
+        let memset_rx = reader!(MEMSET, memset_sql, memset_row);
+        let runtime_rx = reader!(RUNTIME, runtime_sql, runtime_row);
+        let nvtx_rx = reader!(NVTX, nvtx_sql, nvtx_row);
+        let osrt_rx = reader!(OSRT, osrt_sql, osrt_row);
+
+        let strings = if schema.has(STRING_IDS) { target::string_ids(&conn).map_err(sql_err)? } else { FxHashMap::default() };
+        let mut cx = Ctx::new(path, b, progress, strings, corr_pid);
+        cx.memcpy_enum = target::enum_table(&conn, &schema, "ENUM_CUDA_MEMCPY_OPER").map_err(sql_err)?;
+        cx.mem_kind_enum = target::enum_table(&conn, &schema, "ENUM_CUDA_MEM_KIND").map_err(sql_err)?;
+        cx.sync_enum = target::enum_table(&conn, &schema, "ENUM_CUPTI_SYNC_TYPE").map_err(sql_err)?;
+        cx.nvtx_domains = nvtx_domains(&conn, &schema).map_err(sql_err)?;
+
+        // Synchronization rows carry no thread: they go on the thread of the runtime call
+        // with their correlation id, so they are held (compactly) until the runtime is read.
+        let mut syncs: Vec<SyncRow> = Vec::new();
+        cx.drain(SYNC, sync_rx, |cx, r: SyncRow| {
+            cx.sync_wanted.insert(cx.corr_key(r.c.pid, r.c.corr), u32::MAX);
+            syncs.push(r);
+            Ok(())
+        })?;
+        cx.drain(KERNEL, kernel_rx, Ctx::kernel)?;
+        cx.drain(MEMCPY, memcpy_rx, Ctx::memcpy)?;
+        cx.drain(MEMSET, memset_rx, Ctx::memset)?;
+        cx.drain(RUNTIME, runtime_rx, Ctx::runtime)?;
+        for r in syncs {
+            cx.sync(r).map_err(|e| ImportError::io(path, e))?;
+        }
+        cx.drain(NVTX, nvtx_rx, Ctx::nvtx)?;
+        cx.drain(OSRT, osrt_rx, Ctx::osrt)?;
+        cx.finish_unclosed().map_err(|e| ImportError::io(path, e))?;
+        if schema.has(MEM_USAGE) {
+            cx.memory_usage(&conn, &schema).map_err(sql_err)?;
+        }
+        cx.names(&conn, &schema).map_err(sql_err)?;
+
+        let mut load = std::mem::take(&mut cx.load);
+        notes(&schema, &load.by_category.clone(), non_cuda, &mut load);
+        if cx.no_end > 0 {
+            load.notes.push(format!("{} GPU or API rows had no end time: kept with zero duration", cx.no_end));
+        }
+        meta.load = load;
+        progress.bytes_done.store(progress.bytes_total.load(Ordering::Relaxed), Ordering::Relaxed);
+        Ok(meta)
+    })
+}
+
+/// Refuses files that are not nsys exports, or that lack what the rows they hold refer to.
+fn check_schema(path: &Path, schema: &Schema) -> Result<(), ImportError> {
+    let activity = [KERNEL, MEMCPY, MEMSET, RUNTIME, SYNC, NVTX, OSRT, MEM_USAGE];
+    let known = activity.iter().chain([STRING_IDS, GPU_INFO, SESSION_START, "META_DATA_EXPORT", "EXPORT_META_DATA"].iter());
+    if !known.clone().any(|t| schema.has(t)) {
+        let some: Vec<&str> = schema.all_tables.iter().take(8).map(|s| s.as_str()).collect();
+        return Err(ImportError::bad(
+            path,
+            format!(
+                "an SQLite database, but not an Nsight Systems export: it has none of the tables nsys writes \
+                 (StringIds, CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, …); its tables: [{}]",
+                some.join(", ")
+            ),
+        ));
+    }
+    for t in activity {
+        if schema.has(t) && !schema.has_col(t, "start") {
+            return Err(ImportError::bad(path, format!("table {t} has no `start` column: not a known nsys schema")));
+        }
+        if t != MEM_USAGE && schema.has(t) && !schema.has_col(t, "end") {
+            return Err(ImportError::bad(path, format!("table {t} has no `end` column: not a known nsys schema")));
+        }
+    }
+    if !schema.has(STRING_IDS) {
+        if let Some(t) = [KERNEL, RUNTIME, OSRT].iter().find(|t| schema.has(t)) {
+            return Err(ImportError::bad(
+                path,
+                format!("the export has a {t} table but no StringIds table, which holds its names: the export is incomplete (re-run `nsys export --type sqlite`)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn notes(schema: &Schema, counts: &std::collections::BTreeMap<String, u64>, non_cuda: u64, load: &mut LoadSummary) {
+    if !schema.has(KERNEL) {
+        load.notes.push(format!("no {KERNEL} table: CPU-only capture (no GPU kernels were traced)"));
+    } else if counts.get(KERNEL).copied().unwrap_or(0) == 0 {
+        load.notes.push(format!("{KERNEL} is empty: no GPU kernels were captured"));
+    }
+    let absent: Vec<&str> = [MEMCPY, MEMSET, RUNTIME, SYNC, NVTX, OSRT, MEM_USAGE, "ThreadNames", GPU_INFO, SESSION_START]
+        .into_iter()
+        .filter(|t| !schema.has(t))
+        .collect();
+    if !absent.is_empty() {
+        load.notes.push(format!("tables absent (nothing of that kind was captured): {}", absent.join(", ")));
+    }
+    if non_cuda > 0 {
+        load.notes.push(format!("{GPU_INFO}: {non_cuda} adapter(s) without CUDA compute capability not listed as devices"));
+    }
+}
+
+/// `domainId` → `"domain":"name"` (JSON fragment), from the domain-create rows.
+fn nvtx_domains(conn: &rusqlite::Connection, schema: &Schema) -> rusqlite::Result<FxHashMap<i64, String>> {
+    let mut out = FxHashMap::default();
+    if !(schema.has_col(NVTX, "domainId") && schema.has_col(NVTX, "eventType") && schema.has_col(NVTX, "text")) {
+        return Ok(out);
+    }
+    let mut st = conn.prepare("SELECT domainId, text FROM NVTX_EVENTS WHERE eventType = 75")?;
+    let mut rows = st.query([])?;
+    while let Some(r) = rows.next()? {
+        if let (Some(id), Some(t)) = (schema::int(r, 0), schema::text(r, 1)) {
+            out.insert(id, format!("\"domain\":{}", serde_json::Value::String(t)));
+        }
+    }
+    Ok(out)
+}
+
+struct Cats {
+    kernel: u32,
+    memcpy: u32,
+    memset: u32,
+    runtime: u32,
+    driver: u32,
+    sync: u32,
+    nvtx: u32,
+    osrt: u32,
+}
+
+struct Unclosed {
+    lane: u32,
+    start: i64,
+    name: u32,
+    args: String,
+}
+
+/// The consuming side: turns rows into spans on the builder.
+struct Ctx<'a> {
+    path: &'a Path,
+    b: &'a mut StoreBuilder,
+    progress: &'a Progress,
+    strings: FxHashMap<i64, Box<str>>,
+    interned: FxHashMap<i64, u32>,
+    runtime_names: FxHashMap<i64, (u32, SpanKind)>,
+    copy_names: FxHashMap<(i64, i64, i64), (u32, CopyDir)>,
+    memset_names: FxHashMap<i64, u32>,
+    stream_lanes: FxHashMap<(i64, i64), u32>,
+    thread_lanes: FxHashMap<(u32, u32), u32>,
+    nvtx_lanes: FxHashMap<(u32, u32), u32>,
+    memcpy_enum: FxHashMap<i64, (String, String)>,
+    mem_kind_enum: FxHashMap<i64, (String, String)>,
+    sync_enum: FxHashMap<i64, (String, String)>,
+    nvtx_domains: FxHashMap<i64, String>,
+    nvtx_thread_names: FxHashMap<(u32, u32), String>,
+    /// Correlation key of each synchronization row → tid of its runtime call (MAX = unseen).
+    sync_wanted: FxHashMap<i64, u32>,
+    pids: FxHashSet<u32>,
+    cats: Cats,
+    corr_pid: bool,
+    args: String,
+    max_end: i64,
+    no_end: u64,
+    unclosed: Vec<Unclosed>,
+    load: LoadSummary,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(path: &'a Path, b: &'a mut StoreBuilder, progress: &'a Progress, strings: FxHashMap<i64, Box<str>>, corr_pid: bool) -> Self {
+        let cats = Cats {
+            kernel: b.intern("kernel"),
+            memcpy: b.intern("gpu_memcpy"),
+            memset: b.intern("gpu_memset"),
+            runtime: b.intern("cuda_runtime"),
+            driver: b.intern("cuda_driver"),
+            sync: b.intern("cuda_sync"),
+            nvtx: b.intern("nvtx"),
+            osrt: b.intern("os_runtime"),
+        };
+        Ctx {
+            path,
+            b,
+            progress,
+            strings,
+            interned: FxHashMap::default(),
+            runtime_names: FxHashMap::default(),
+            copy_names: FxHashMap::default(),
+            memset_names: FxHashMap::default(),
+            stream_lanes: FxHashMap::default(),
+            thread_lanes: FxHashMap::default(),
+            nvtx_lanes: FxHashMap::default(),
+            memcpy_enum: FxHashMap::default(),
+            mem_kind_enum: FxHashMap::default(),
+            sync_enum: FxHashMap::default(),
+            nvtx_domains: FxHashMap::default(),
+            nvtx_thread_names: FxHashMap::default(),
+            sync_wanted: FxHashMap::default(),
+            pids: FxHashSet::default(),
+            cats,
+            corr_pid,
+            args: String::with_capacity(256),
+            max_end: i64::MIN,
+            no_end: 0,
+            unclosed: Vec::new(),
+            load: LoadSummary::default(),
+        }
+    }
+
+    /// Receives a table's batches and hands each row to `f`; counts rows per table.
+    fn drain<R>(
+        &mut self,
+        table: &str,
+        rx: Option<Receiver<Msg<R>>>,
+        mut f: impl FnMut(&mut Self, R) -> std::io::Result<()>,
+    ) -> Result<(), ImportError> {
+        let Some(rx) = rx else { return Ok(()) };
+        let (mut n, mut bad) = (0u64, 0u64);
+        for msg in rx.iter() {
+            if self.progress.cancelled() {
+                return Err(ImportError::Cancelled { path: self.path.to_path_buf() });
+            }
+            let batch = msg.map_err(|e| ImportError::bad(self.path, format!("reading table {table}: {e}")))?;
+            let k = batch.rows.len() as u64 + batch.bad;
+            n += k;
+            bad += batch.bad;
+            self.progress.add_events(k);
+            for r in batch.rows {
+                f(self, r).map_err(|e| ImportError::io(self.path, e))?;
+            }
+        }
+        if self.progress.cancelled() {
+            return Err(ImportError::Cancelled { path: self.path.to_path_buf() });
+        }
+        *self.load.by_category.entry(table.to_string()).or_default() += n;
+        self.load.events += n;
+        if bad > 0 {
+            *self.load.skipped.entry(format!("{table}: row without a start time")).or_default() += bad;
+        }
+        Ok(())
+    }
+
+    fn corr_key(&self, pid: u32, corr: u32) -> i64 {
+        if corr == 0 {
+            0
+        } else if self.corr_pid {
+            ((pid as i64) << 32) | corr as i64
+        } else {
+            corr as i64
+        }
+    }
+
+    fn end_of(&mut self, start: i64, end: i64) -> i64 {
+        if end == i64::MIN {
+            self.no_end += 1;
+            start
+        } else {
+            end
+        }
+    }
+
+    fn string(&mut self, n: &NameRef, fallback: &str) -> u32 {
+        match n {
+            NameRef::Id(id) => {
+                if let Some(&s) = self.interned.get(id) {
+                    return s;
+                }
+                let s = match self.strings.get(id) {
+                    Some(t) => self.b.intern(t),
+                    None => self.b.intern(&format!("<string {id}>")),
+                };
+                self.interned.insert(*id, s);
+                s
+            }
+            NameRef::Text(t) => self.b.intern(t),
+            NameRef::None => self.b.intern(fallback),
+        }
+    }
+
+    fn stream_lane(&mut self, device: i64, stream: i64) -> u32 {
+        if let Some(&l) = self.stream_lanes.get(&(device, stream)) {
+            return l;
+        }
+        let l = self.b.lane(LaneKind::GpuStream { device, stream });
+        self.stream_lanes.insert((device, stream), l);
+        l
+    }
+
+    fn thread_lane(&mut self, pid: u32, tid: u32) -> u32 {
+        if let Some(&l) = self.thread_lanes.get(&(pid, tid)) {
+            return l;
+        }
+        let l = self.b.lane(LaneKind::CpuThread { pid: IdKey::Num(pid as i64), tid: IdKey::Num(tid as i64) });
+        self.thread_lanes.insert((pid, tid), l);
+        self.pids.insert(pid);
+        l
+    }
+
+    fn nvtx_lane(&mut self, pid: u32, tid: u32) -> u32 {
+        if let Some(&l) = self.nvtx_lanes.get(&(pid, tid)) {
+            return l;
+        }
+        let l = self.b.lane(LaneKind::Nvtx { pid: IdKey::Num(pid as i64), tid: IdKey::Num(tid as i64) });
+        self.nvtx_lanes.insert((pid, tid), l);
+        self.pids.insert(pid);
+        l
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        lane: u32,
+        start: i64,
+        end: i64,
+        name: u32,
+        cat: u32,
+        kind: SpanKind,
+        flags: u16,
+        correlation: i64,
+        copy_dir: Option<CopyDir>,
+    ) -> std::io::Result<()> {
+        self.max_end = self.max_end.max(end);
+        self.b.push_span(SpanInput { lane, start, end, name, cat, kind, flags, args: self.args.as_bytes(), correlation, copy_dir })?;
+        Ok(())
+    }
+
+    fn gpu_args(&mut self, c: &GpuCommon) {
+        self.args.clear();
+        let _ = write!(self.args, "{{\"device\":{},\"stream\":{}", c.device, c.stream);
+        if let Some(ctx) = c.context {
+            let _ = write!(self.args, ",\"context\":{ctx}");
+        }
+        if c.corr != 0 {
+            let _ = write!(self.args, ",\"correlation\":{}", c.corr);
+        }
+        let _ = write!(self.args, ",\"pid\":{}", c.pid);
+    }
+
+    fn kernel(&mut self, k: KernelRow) -> std::io::Result<()> {
+        let lane = self.stream_lane(k.c.device, k.c.stream);
+        let name = self.string(&k.name, "<unnamed kernel>");
+        let end = self.end_of(k.c.start, k.c.end);
+        self.gpu_args(&k.c);
+        let _ = write!(
+            self.args,
+            ",\"grid\":[{},{},{}],\"block\":[{},{},{}],\"registers per thread\":{},\"shared memory\":{},\"static shared memory\":{},\"dynamic shared memory\":{}}}",
+            k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2], k.regs,
+            k.smem_static + k.smem_dynamic, k.smem_static, k.smem_dynamic
+        );
+        self.pids.insert(k.c.pid);
+        let corr = self.corr_key(k.c.pid, k.c.corr);
+        self.push(lane, k.c.start, end, name, self.cats.kernel, SpanKind::Kernel, 0, corr, None)
+    }
+
+    fn mem_kind(&self, k: i64) -> String {
+        if let Some((_, label)) = self.mem_kind_enum.get(&k) {
+            return label.clone();
+        }
+        // nsys's own numbering (ENUM_CUDA_MEM_KIND), also used by exports without enum tables.
+        const KINDS: [&str; 8] = ["Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static", "Unknown"];
+        KINDS.get(k as usize).copied().unwrap_or("Unknown").to_string()
+    }
+
+    /// Copy kind → (`HtoD`-style label, direction): from `ENUM_CUDA_MEMCPY_OPER` where the
+    /// export has it, else CUPTI's documented numbering (1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP, …).
+    fn copy_kind(&self, k: i64) -> (String, CopyDir) {
+        let code: String = match self.memcpy_enum.get(&k) {
+            Some((name, _)) => {
+                let s = name.rsplit_once("KIND_").map(|x| x.1).unwrap_or(name);
+                s.strip_prefix("UVM_").unwrap_or(s).to_string()
+            }
+            None => match k {
+                1 | 11 => "HTOD",
+                2 | 12 => "DTOH",
+                3 => "HTOA",
+                4 => "ATOH",
+                5 => "ATOA",
+                6 => "ATOD",
+                7 => "DTOA",
+                8 | 13 => "DTOD",
+                9 => "HTOH",
+                10 => "PTOP",
+                _ => "UNKNOWN",
+            }
+            .to_string(),
+        };
+        match code.split_once("TO") {
+            Some((a, b)) if a.len() == 1 && b.len() == 1 => {
+                let dir = match (a, b) {
+                    ("H", "D") => CopyDir::HtoD,
+                    ("D", "H") => CopyDir::DtoH,
+                    ("D", "D") => CopyDir::DtoD,
+                    ("P", "P") => CopyDir::PtoP,
+                    _ => CopyDir::Other,
+                };
+                (format!("{a}to{b}"), dir)
+            }
+            _ => ("Unknown".to_string(), CopyDir::Other),
+        }
+    }
+
+    fn memcpy(&mut self, m: MemcpyRow) -> std::io::Result<()> {
+        let lane = self.stream_lane(m.c.device, m.c.stream);
+        let key = (m.copy_kind, m.src_kind, m.dst_kind);
+        let (name, dir) = match self.copy_names.get(&key) {
+            Some(&v) => v,
+            None => {
+                let (label, dir) = self.copy_kind(m.copy_kind);
+                let text = format!("Memcpy {label} ({} -> {})", self.mem_kind(m.src_kind), self.mem_kind(m.dst_kind));
+                let v = (self.b.intern(&text), dir);
+                self.copy_names.insert(key, v);
+                v
+            }
+        };
+        let end = self.end_of(m.c.start, m.c.end);
+        self.gpu_args(&m.c);
+        let _ = write!(self.args, ",\"bytes\":{},\"memory bandwidth (GB/s)\":{}", m.bytes, bandwidth(m.bytes, end - m.c.start));
+        if dir == CopyDir::PtoP {
+            if let (Some(s), Some(d)) = (m.src_device, m.dst_device) {
+                let _ = write!(self.args, ",\"src device\":{s},\"dst device\":{d}");
+            }
+        }
+        self.args.push('}');
+        self.pids.insert(m.c.pid);
+        let corr = self.corr_key(m.c.pid, m.c.corr);
+        self.push(lane, m.c.start, end, name, self.cats.memcpy, SpanKind::Memcpy, 0, corr, Some(dir))
+    }
+
+    fn memset(&mut self, m: MemsetRow) -> std::io::Result<()> {
+        let lane = self.stream_lane(m.c.device, m.c.stream);
+        let name = match self.memset_names.get(&m.mem_kind) {
+            Some(&v) => v,
+            None => {
+                let text = format!("Memset ({})", self.mem_kind(m.mem_kind));
+                let v = self.b.intern(&text);
+                self.memset_names.insert(m.mem_kind, v);
+                v
+            }
+        };
+        let end = self.end_of(m.c.start, m.c.end);
+        self.gpu_args(&m.c);
+        let _ = write!(
+            self.args,
+            ",\"bytes\":{},\"value\":{},\"memory bandwidth (GB/s)\":{}}}",
+            m.bytes,
+            m.value,
+            bandwidth(m.bytes, end - m.c.start)
+        );
+        self.pids.insert(m.c.pid);
+        let corr = self.corr_key(m.c.pid, m.c.corr);
+        self.push(lane, m.c.start, end, name, self.cats.memset, SpanKind::Memset, 0, corr, Some(CopyDir::Memset))
+    }
+
+    /// Runtime/driver API name without its ABI suffix (`cudaLaunchKernel_v7000` →
+    /// `cudaLaunchKernel`, as `nsys stats` and Kineto show it), and its kind.
+    fn runtime_name(&mut self, n: &NameRef, class: i64) -> (u32, SpanKind) {
+        if let NameRef::Id(id) = n {
+            if let Some(&v) = self.runtime_names.get(id) {
+                return v;
+            }
+        }
+        let raw: String = match n {
+            NameRef::Id(id) => self.strings.get(id).map(|s| s.to_string()).unwrap_or_else(|| format!("<string {id}>")),
+            NameRef::Text(t) => t.to_string(),
+            NameRef::None => "<unnamed API call>".to_string(),
+        };
+        let base = strip_version(&raw);
+        let kind = if base.starts_with("cuda") {
+            SpanKind::CudaRuntime
+        } else if base.starts_with("cu") || class == 1 {
+            SpanKind::CudaDriver
+        } else {
+            SpanKind::CudaRuntime
+        };
+        let v = (self.b.intern(base), kind);
+        if let NameRef::Id(id) = n {
+            self.runtime_names.insert(*id, v);
+        }
+        v
+    }
+
+    fn runtime(&mut self, r: RuntimeRow) -> std::io::Result<()> {
+        let lane = self.thread_lane(r.pid, r.tid);
+        let (name, kind) = self.runtime_name(&r.name, r.class);
+        let corr = self.corr_key(r.pid, r.corr);
+        if corr != 0 {
+            if let Some(t) = self.sync_wanted.get_mut(&corr) {
+                *t = r.tid;
+            }
+        }
+        let end = self.end_of(r.start, r.end);
+        self.args.clear();
+        if r.corr != 0 || r.ret.is_some_and(|v| v != 0) {
+            let _ = write!(self.args, "{{\"correlation\":{}", r.corr);
+            if let Some(v) = r.ret.filter(|v| *v != 0) {
+                let _ = write!(self.args, ",\"return\":{v}");
+            }
+            self.args.push('}');
+        }
+        let cat = if kind == SpanKind::CudaDriver { self.cats.driver } else { self.cats.runtime };
+        self.push(lane, r.start, end, name, cat, kind, 0, corr, None)
+    }
+
+    fn sync(&mut self, r: SyncRow) -> std::io::Result<()> {
+        let key = self.corr_key(r.c.pid, r.c.corr);
+        let tid = self.sync_wanted.get(&key).copied().unwrap_or(u32::MAX);
+        if tid == u32::MAX {
+            self.load.skip(&format!("{SYNC}: no runtime call with its correlation id (no thread to put it on)"));
+            return Ok(());
+        }
+        let lane = self.thread_lane(r.c.pid, tid);
+        // Kineto's names for the CUPTI synchronization types.
+        let label = match r.sync_type {
+            1 => "Event Sync".to_string(),
+            2 => "Stream Wait Event".to_string(),
+            3 => "Stream Sync".to_string(),
+            4 => "Context Sync".to_string(),
+            t => self.sync_enum.get(&t).map(|x| x.1.clone()).unwrap_or_else(|| "Unknown Sync".to_string()),
+        };
+        let name = self.b.intern(&label);
+        let end = self.end_of(r.c.start, r.c.end);
+        self.gpu_args(&r.c);
+        if let Some(e) = r.event {
+            let _ = write!(self.args, ",\"event\":{e}");
+        }
+        self.args.push('}');
+        self.push(lane, r.c.start, end, name, self.cats.sync, SpanKind::Other, 0, 0, None)
+    }
+
+    fn nvtx(&mut self, r: NvtxRow) -> std::io::Result<()> {
+        match r.event_type {
+            59 | 60 | 34 => {}
+            75 => {
+                self.load.skip("NVTX_EVENTS: domain create (used as the domain arg)");
+                return Ok(());
+            }
+            39 => {
+                if let NameRef::Text(t) = &r.text {
+                    self.nvtx_thread_names.insert((r.pid, r.tid), t.to_string());
+                }
+                self.load.skip("NVTX_EVENTS: thread name (used as the thread's name)");
+                return Ok(());
+            }
+            t => {
+                self.load.skip(&format!("NVTX_EVENTS: event type {t} (not a range or mark)"));
+                return Ok(());
+            }
+        }
+        let lane = self.nvtx_lane(r.pid, r.tid);
+        let name = self.string(&r.text, "<unnamed NVTX range>");
+        self.args.clear();
+        let mut sep = '{';
+        if let Some(d) = self.nvtx_domains.get(&r.domain) {
+            self.args.push(sep);
+            self.args.push_str(d);
+            sep = ',';
+        }
+        if let Some(c) = r.category.filter(|c| *c != 0) {
+            let _ = write!(self.args, "{sep}\"category\":{c}");
+            sep = ',';
+        }
+        if let Some(v) = r.payload_int {
+            let _ = write!(self.args, "{sep}\"payload\":{v}");
+            sep = ',';
+        } else if let Some(v) = r.payload.filter(|v| v.is_finite()) {
+            let _ = write!(self.args, "{sep}\"payload\":{v}");
+            sep = ',';
+        }
+        if sep == ',' {
+            self.args.push('}');
+        }
+        if r.event_type == 34 {
+            return self.push(lane, r.start, r.start, name, self.cats.nvtx, SpanKind::Instant, flags::INSTANT, 0, None);
+        }
+        match r.end {
+            Some(end) => self.push(lane, r.start, end, name, self.cats.nvtx, SpanKind::Nvtx, 0, 0, None),
+            None => {
+                self.unclosed.push(Unclosed { lane, start: r.start, name, args: self.args.clone() });
+                Ok(())
+            }
+        }
+    }
+
+    /// Ranges never closed end where the trace ends, flagged `UNCLOSED`.
+    fn finish_unclosed(&mut self) -> std::io::Result<()> {
+        for u in std::mem::take(&mut self.unclosed) {
+            let end = self.max_end.max(u.start);
+            self.args = u.args;
+            self.push(u.lane, u.start, end, u.name, self.cats.nvtx, SpanKind::Nvtx, flags::UNCLOSED, 0, None)?;
+        }
+        Ok(())
+    }
+
+    fn osrt(&mut self, r: OsrtRow) -> std::io::Result<()> {
+        let lane = self.thread_lane(r.pid, r.tid);
+        let name = self.string(&r.name, "<unnamed OS call>");
+        let end = self.end_of(r.start, r.end);
+        self.args.clear();
+        if let Some(v) = r.ret {
+            let _ = write!(self.args, "{{\"return\":{v}}}");
+        }
+        self.push(lane, r.start, end, name, self.cats.osrt, SpanKind::OsRuntime, 0, 0, None)
+    }
+
+    /// `CUDA_GPU_MEMORY_USAGE_EVENTS` → running total of allocated bytes per process, device
+    /// and memory kind (allocation +bytes, deallocation −bytes), one counter per device.
+    fn memory_usage(&mut self, conn: &rusqlite::Connection, schema: &Schema) -> rusqlite::Result<()> {
+        let sql = schema.select(MEM_USAGE, &["start", "globalPid", "deviceId", "bytes", "memKind", "memoryOperationType"], "ORDER BY start");
+        let mut st = conn.prepare(&sql)?;
+        let mut rows = st.query([])?;
+        let mut totals: FxHashMap<(u32, i64, i64), i64> = FxHashMap::default();
+        let mut names: FxHashMap<(i64, i64), (String, String)> = FxHashMap::default();
+        let (mut n, mut skipped) = (0u64, 0u64);
+        while let Some(r) = rows.next()? {
+            n += 1;
+            let (Some(ts), Some(bytes)) = (schema::int(r, 0), schema::int(r, 3)) else {
+                skipped += 1;
+                continue;
+            };
+            let pid = schema::int(r, 1).map(|g| schema::split_global(g).0).unwrap_or(0);
+            let dev = schema::int(r, 2).unwrap_or(0);
+            let kind = schema::int(r, 4).unwrap_or(-1);
+            let sign = match schema::int(r, 5) {
+                Some(0) => 1,
+                Some(1) => -1,
+                _ => {
+                    skipped += 1;
+                    continue;
+                }
+            };
+            let total = totals.entry((pid, dev, kind)).or_default();
+            *total += sign * bytes;
+            let v = *total as f64;
+            if !names.contains_key(&(dev, kind)) {
+                names.insert((dev, kind), (format!("GPU {dev} memory"), self.mem_kind(kind)));
+            }
+            let (cn, series) = &names[&(dev, kind)];
+            self.b.push_counter(IdKey::Num(pid as i64), cn, series, ts, v);
+            self.pids.insert(pid);
+        }
+        *self.load.by_category.entry(MEM_USAGE.to_string()).or_default() += n;
+        self.load.events += n;
+        if skipped > 0 {
+            *self.load.skipped.entry(format!("{MEM_USAGE}: no time/bytes or an operation other than alloc/free")).or_default() += skipped;
+        }
+        Ok(())
+    }
+
+    /// Names of the processes and threads that have lanes.
+    fn names(&mut self, conn: &rusqlite::Connection, schema: &Schema) -> rusqlite::Result<()> {
+        let threads = target::thread_names(conn, schema, &self.strings)?;
+        let procs = target::process_names(conn, schema)?;
+        let mut pids: Vec<u32> = self.pids.iter().copied().collect();
+        pids.sort_unstable();
+        for pid in pids {
+            if let Some(n) = procs.get(&pid) {
+                self.b.names.processes.push((IdKey::Num(pid as i64), n.clone()));
+            }
+        }
+        let mut tids: Vec<(u32, u32)> = self.thread_lanes.keys().chain(self.nvtx_lanes.keys()).copied().collect();
+        tids.sort_unstable();
+        tids.dedup();
+        for (pid, tid) in tids {
+            let name = threads.get(&(pid, tid)).or_else(|| self.nvtx_thread_names.get(&(pid, tid)));
+            if let Some(n) = name {
+                self.b.names.threads.push(((IdKey::Num(pid as i64), IdKey::Num(tid as i64)), n.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// bytes per ns = GB/s; 0 for zero-length copies. Written with up to 6 decimals.
+fn bandwidth(bytes: i64, dur: i64) -> String {
+    if dur <= 0 || bytes <= 0 {
+        return "0".to_string();
+    }
+    let v = bytes as f64 / dur as f64;
+    let s = format!("{v:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+/// `cudaLaunchKernel_v7000` → `cudaLaunchKernel`; `cuGetProcAddress_v2` → `cuGetProcAddress`.
+fn strip_version(s: &str) -> &str {
+    if let Some(i) = s.rfind("_v") {
+        let tail = &s[i + 2..];
+        if !tail.is_empty() && tail.bytes().all(|c| c.is_ascii_digit()) {
+            return &s[..i];
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn versions() {
+        assert_eq!(strip_version("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
+        assert_eq!(strip_version("cuGetProcAddress_v2"), "cuGetProcAddress");
+        assert_eq!(strip_version("cudaMalloc"), "cudaMalloc");
+        assert_eq!(strip_version("foo_vx"), "foo_vx");
+        assert_eq!(bandwidth(1000, 100), "10");
+        assert_eq!(bandwidth(1, 3), "0.333333");
+        assert_eq!(bandwidth(5, 0), "0");
+    }
+    #[test]
+    fn uri_escapes() {
+        assert_eq!(schema::uri(Path::new("/a b/c?.sqlite")), "file:/a%20b/c%3F.sqlite?mode=ro&immutable=1");
+    }
+}
