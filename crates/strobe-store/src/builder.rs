@@ -198,6 +198,7 @@ impl StoreBuilder {
 
     /// Writes the store. `meta` goes in as given (its load summary should be complete).
     pub fn finish(mut self, meta: &TraceMeta) -> std::io::Result<Built> {
+        let _t = crate::timing::Phase::start("store finish (total)");
         let n = self.spans.len();
         if n > u32::MAX as usize - 1 {
             return Err(std::io::Error::other("more than 4 billion spans in one trace"));
@@ -220,148 +221,156 @@ impl StoreBuilder {
         self.name_lanes();
 
         // Order spans by (lane, start, longer first); parents precede their children.
+        let t_sort = crate::timing::Phase::start("store: sort spans");
         let mut order: Vec<u32> = (0..n as u32).collect();
         {
             let spans = &self.spans;
-            order.par_sort_by(|&a, &b| {
-                let (x, y) = (&spans[a as usize], &spans[b as usize]);
-                (x.lane, x.start, std::cmp::Reverse(x.end), a).cmp(&(y.lane, y.start, std::cmp::Reverse(y.end), b))
+            let sorted = order.windows(2).all(|w| {
+                let (x, y) = (&spans[w[0] as usize], &spans[w[1] as usize]);
+                (x.lane, x.start, std::cmp::Reverse(x.end)) <= (y.lane, y.start, std::cmp::Reverse(y.end))
             });
-        }
-        let mut new_id = vec![0u32; n];
-        for (pos, &old) in order.iter().enumerate() {
-            new_id[old as usize] = pos as u32;
-        }
-
-        // Per-lane member lists: primary lanes hold their spans in order (member i of the
-        // primary block is span i); copy-engine lanes list span ids after them.
-        let lane_count = self.lanes.len();
-        let mut primary_range = vec![(0usize, 0usize); lane_count];
-        {
-            let mut i = 0;
-            while i < n {
-                let lane = self.spans[order[i] as usize].lane as usize;
-                let b = i;
-                while i < n && self.spans[order[i] as usize].lane as usize == lane {
-                    i += 1;
-                }
-                primary_range[lane] = (b, i);
+            if !sorted {
+                order.par_sort_unstable_by(|&a, &b| {
+                    let (x, y) = (&spans[a as usize], &spans[b as usize]);
+                    (x.lane, x.start, std::cmp::Reverse(x.end), a).cmp(&(y.lane, y.start, std::cmp::Reverse(y.end), b))
+                });
             }
         }
+        drop(t_sort);
+        let t_cols = crate::timing::Phase::start("store: columns");
+        let lane_count = self.lanes.len();
+        let mut new_id = vec![0u32; n];
+        // Columns in the new order: member i of the primary block is span i.
+        let mut m_start = Vec::with_capacity(n);
+        let mut m_end = Vec::with_capacity(n);
+        let mut span_meta = Vec::with_capacity(n);
+        let mut span_args = Vec::with_capacity(n);
+        let mut primary_range = vec![(0usize, 0usize); lane_count];
         let mut secondary: Vec<Vec<u32>> = vec![Vec::new(); lane_count];
+        let mut corr: Vec<(i64, u32, u8)> = Vec::new();
         for (pos, &old) in order.iter().enumerate() {
             let s = &self.spans[old as usize];
+            new_id[old as usize] = pos as u32;
+            m_start.push(s.start);
+            m_end.push(s.end);
+            span_meta.push(SpanMeta { name: s.name, cat: s.cat, lane: s.lane, depth: 0, kind: s.kind, flags: s.flags as u8 });
+            span_args.push(s.args);
+            let r = &mut primary_range[s.lane as usize];
+            if r.1 == 0 {
+                *r = (pos, pos);
+            }
+            r.1 = pos + 1;
             if s.copy_dir != 255 {
                 if let Some(dev) = self.lanes[s.lane as usize].kind.device() {
-                    let cl = copy_lane_of[&(dev, s.copy_dir)];
-                    secondary[cl as usize].push(pos as u32);
+                    secondary[copy_lane_of[&(dev, s.copy_dir)] as usize].push(pos as u32);
                 }
             }
-        }
-        for (l, v) in secondary.iter_mut().enumerate() {
-            if !v.is_empty() {
-                let spans = &self.spans;
-                let order = &order;
-                v.sort_by_key(|&p| {
-                    let s = &spans[order[p as usize] as usize];
-                    (s.start, std::cmp::Reverse(s.end), p)
-                });
-                let _ = l;
+            if s.correlation != 0 {
+                corr.push((s.correlation, pos as u32, s.kind));
             }
         }
-
-        // Build each lane's columns in parallel.
+        drop(order);
+        // everything needed is in the columns now
+        self.spans = Vec::new();
+        let mut m_depth = vec![0u32; n];
+        let mut m_max = vec![0i64; n];
         let pack_lane: Vec<bool> = self
             .lanes
             .iter()
             .map(|d| matches!(d.kind, LaneKind::GpuStream { .. } | LaneKind::CopyEngine { .. }))
             .collect();
-        let spans = &self.spans;
-        let order_ref = &order;
-        let built: Vec<LaneBuilt> = (0..lane_count)
+        // depth and interval index per primary lane, in parallel over disjoint slices
+        {
+            let mut primaries: Vec<usize> = (0..lane_count).filter(|&l| secondary[l].is_empty() && primary_range[l].1 > primary_range[l].0).collect();
+            primaries.sort_by_key(|&l| primary_range[l].0);
+            let mut jobs = Vec::new();
+            let (mut dr, mut mr): (&mut [u32], &mut [i64]) = (&mut m_depth[..], &mut m_max[..]);
+            let mut at = 0usize;
+            for &l in &primaries {
+                let (b, e) = primary_range[l];
+                let (_, d1) = std::mem::take(&mut dr).split_at_mut(b - at);
+                let (d, d2) = d1.split_at_mut(e - b);
+                let (_, x1) = std::mem::take(&mut mr).split_at_mut(b - at);
+                let (x, x2) = x1.split_at_mut(e - b);
+                dr = d2;
+                mr = x2;
+                at = e;
+                jobs.push((l, b, e, d, x));
+            }
+            let (ms, me) = (&m_start, &m_end);
+            jobs.into_par_iter().for_each(|(l, b, e, d, x)| {
+                assign_depth(&ms[b..e], &me[b..e], d, pack_lane[l]);
+                crate::interval::build_max_end(&me[b..e], x);
+            });
+        }
+        for (k, m) in span_meta.iter_mut().enumerate() {
+            m.depth = m_depth[k].min(u16::MAX as u32) as u16;
+        }
+        let mut m_span: Vec<u32> = (0..n as u32).collect();
+        // secondary (copy-engine) lanes after the primaries
+        let mut lane_ix = vec![LaneIndex::default(); lane_count];
+        for l in 0..lane_count {
+            if secondary[l].is_empty() {
+                let (b, e) = primary_range[l];
+                lane_ix[l].member_begin = b as u64;
+                lane_ix[l].member_end = e as u64;
+                continue;
+            }
+            let mut ids = std::mem::take(&mut secondary[l]);
+            ids.sort_by_key(|&p| (m_start[p as usize], std::cmp::Reverse(m_end[p as usize]), p));
+            let b = m_start.len();
+            let st: Vec<i64> = ids.iter().map(|&p| m_start[p as usize]).collect();
+            let en: Vec<i64> = ids.iter().map(|&p| m_end[p as usize]).collect();
+            let mut d = vec![0u32; ids.len()];
+            assign_depth(&st, &en, &mut d, true);
+            let mut x = vec![0i64; ids.len()];
+            crate::interval::build_max_end(&en, &mut x);
+            m_start.extend_from_slice(&st);
+            m_end.extend_from_slice(&en);
+            m_depth.extend_from_slice(&d);
+            m_max.extend_from_slice(&x);
+            m_span.extend_from_slice(&ids);
+            lane_ix[l].member_begin = b as u64;
+            lane_ix[l].member_end = m_start.len() as u64;
+        }
+        drop(t_cols);
+
+        // Level of detail per lane, in parallel.
+        let t_lod = crate::timing::Phase::start("store: level of detail");
+        let lods: Vec<LaneLod> = (0..lane_count)
             .into_par_iter()
             .map(|l| {
-                let ids: Vec<u32> = if secondary[l].is_empty() {
-                    let (b, e) = primary_range[l];
-                    (b as u32..e as u32).collect()
-                } else {
-                    secondary[l].clone()
-                };
-                build_lane(&ids, |p| {
-                    let s = &spans[order_ref[p as usize] as usize];
-                    (s.start, s.end)
-                }, pack_lane[l])
+                let (b, e) = (lane_ix[l].member_begin as usize, lane_ix[l].member_end as usize);
+                build_lane_lod(&m_start[b..e], &m_end[b..e], &m_depth[b..e])
             })
             .collect();
-
-        // Span meta and args columns, in new order; depth from the primary lane.
-        let mut span_meta = Vec::with_capacity(n);
-        let mut span_args = Vec::with_capacity(n);
-        for &old in &order {
-            let s = &self.spans[old as usize];
-            span_meta.push(SpanMeta { name: s.name, cat: s.cat, lane: s.lane, depth: 0, kind: s.kind, flags: s.flags as u8 });
-            span_args.push(s.args);
-        }
-        for (l, b) in built.iter().enumerate() {
-            if secondary[l].is_empty() {
-                for (k, &sid) in b.span.iter().enumerate() {
-                    span_meta[sid as usize].depth = b.depth[k].min(u16::MAX as u32) as u16;
-                }
-            }
-        }
-
-        // Lay members of all lanes end to end; record ranges.
-        let mut lane_index = Vec::with_capacity(lane_count);
-        let total_members: usize = built.iter().map(|b| b.start.len()).sum();
-        let mut m_start = Vec::with_capacity(total_members);
-        let mut m_end = Vec::with_capacity(total_members);
-        let mut m_max = Vec::with_capacity(total_members);
-        let mut m_span = Vec::with_capacity(total_members);
-        let mut m_depth = Vec::with_capacity(total_members);
         let mut levels: Vec<LodLevel> = Vec::new();
         let mut items: Vec<LodItem> = Vec::new();
-        // Primary lanes first, in lane order, so that member i == span i for them.
-        let mut lane_ix = vec![LaneIndex::default(); lane_count];
-        let mut emit = |l: usize, b: &LaneBuilt, m_start: &mut Vec<i64>| {
-            let mb = m_start.len() as u64;
-            m_start.extend_from_slice(&b.start);
-            m_end.extend_from_slice(&b.end);
-            m_max.extend_from_slice(&b.max_end);
-            m_span.extend_from_slice(&b.span);
-            m_depth.extend_from_slice(&b.depth);
-            let lb = levels.len() as u64;
-            for (depth, e, its) in &b.levels {
+        let mut depth_members: Vec<u32> = Vec::new();
+        for (l, lod) in lods.into_iter().enumerate() {
+            let li = &mut lane_ix[l];
+            let (b, e) = (li.member_begin as usize, li.member_end as usize);
+            li.level_begin = levels.len() as u64;
+            let raw_base = depth_members.len() as u64;
+            depth_members.extend_from_slice(&lod.depth_members);
+            for (depth, (rb, re)) in lod.depth_ranges.iter().enumerate() {
+                levels.push(LodLevel { depth: depth as u32, width_log2: 0, item_begin: raw_base + *rb as u64, item_end: raw_base + *re as u64 });
+            }
+            for (depth, w, its) in lod.levels {
                 let ib = items.len() as u64;
-                items.extend_from_slice(its);
-                levels.push(LodLevel { depth: *depth, width_log2: *e, item_begin: ib, item_end: items.len() as u64 });
+                items.extend_from_slice(&its);
+                levels.push(LodLevel { depth, width_log2: w, item_begin: ib, item_end: items.len() as u64 });
             }
-            lane_ix[l] = LaneIndex {
-                member_begin: mb,
-                member_end: m_start.len() as u64,
-                level_begin: lb,
-                level_end: levels.len() as u64,
-                max_depth: b.depth.iter().copied().max().unwrap_or(0),
-                _pad: 0,
-                min_start: b.start.first().copied().unwrap_or(0),
-                max_end: b.end.iter().copied().max().unwrap_or(0),
-            };
-        };
-        let mut primaries: Vec<usize> = (0..lane_count).filter(|&l| secondary[l].is_empty()).collect();
-        primaries.sort_by_key(|&l| primary_range[l].0);
-        for &l in &primaries {
-            emit(l, &built[l], &mut m_start);
+            li.level_end = levels.len() as u64;
+            li.max_depth = m_depth[b..e].iter().copied().max().unwrap_or(0);
+            li.min_start = m_start.get(b).copied().filter(|_| e > b).unwrap_or(0);
+            li.max_end = m_end[b..e].iter().copied().max().unwrap_or(0);
         }
-        debug_assert_eq!(m_start.len(), n);
-        for l in 0..lane_count {
-            if !secondary[l].is_empty() {
-                emit(l, &built[l], &mut m_start);
-            }
-        }
-        lane_index.extend_from_slice(&lane_ix);
-        drop(built);
+        drop(t_lod);
+        let lane_index = lane_ix;
 
         // Flows: explicit ones, then CPU launch → GPU work by correlation id.
-        let flows = self.resolve_flows(&new_id, &lane_index, &m_start, &m_end, &m_max, &m_depth);
+        let flows = self.resolve_flows(&new_id, &lane_index, &m_start, &m_end, &m_max, &m_depth, &corr);
 
         // Counters.
         let mut counter_series = Vec::new();
@@ -404,6 +413,7 @@ impl StoreBuilder {
         put(sid::M_DEPTH, bytemuck::cast_slice(&m_depth), &mut table)?;
         put(sid::LOD_LEVELS, bytemuck::cast_slice(&levels), &mut table)?;
         put(sid::LOD_ITEMS, bytemuck::cast_slice(&items), &mut table)?;
+        put(sid::DEPTH_MEMBERS, bytemuck::cast_slice(&depth_members), &mut table)?;
         put(sid::FLOWS, bytemuck::cast_slice(&flows), &mut table)?;
         put(sid::COUNTER_POINTS_TS, bytemuck::cast_slice(&c_ts), &mut table)?;
         put(sid::COUNTER_POINTS_VAL, bytemuck::cast_slice(&c_val), &mut table)?;
@@ -455,6 +465,7 @@ impl StoreBuilder {
         m_end: &[i64],
         m_max: &[i64],
         m_depth: &[u32],
+        corr: &[(i64, u32, u8)],
     ) -> Vec<FlowRec> {
         let mut out = Vec::new();
         let mut linked: HashSet<(u32, u32)> = HashSet::new();
@@ -540,62 +551,44 @@ impl StoreBuilder {
         }
         // correlation links
         let mut launches: FxHashMap<i64, u32> = FxHashMap::default();
-        for (old, s) in self.spans.iter().enumerate() {
-            let k = SpanKind::from_u8(s.kind);
-            if s.correlation != 0 && matches!(k, SpanKind::CudaRuntime | SpanKind::CudaDriver) {
-                launches.insert(s.correlation, new_id[old]);
+        for &(c, pos, kind) in corr {
+            if matches!(SpanKind::from_u8(kind), SpanKind::CudaRuntime | SpanKind::CudaDriver) {
+                launches.insert(c, pos);
             }
         }
         let corr_cat = self.strings.intern("correlation");
         let corr_name = self.strings.intern("launch");
-        for (old, s) in self.spans.iter().enumerate() {
-            let k = SpanKind::from_u8(s.kind);
-            if s.correlation != 0 && (k.is_gpu_activity() || k == SpanKind::GpuAnnotation) {
-                if let Some(&from) = launches.get(&s.correlation) {
-                    let to = new_id[old];
-                    if linked.contains(&(from, to)) {
-                        continue;
-                    }
-                    out.push(FlowRec {
-                        from,
-                        to,
-                        id: s.correlation as u64,
-                        cat: corr_cat,
-                        name: corr_name,
-                        from_ts: m_start[from as usize],
-                        to_ts: m_start[to as usize],
-                        kind: FLOW_CORRELATION,
-                        _pad: 0,
-                    });
+        for &(c, to, kind) in corr {
+            let k = SpanKind::from_u8(kind);
+            if !(k.is_gpu_activity() || k == SpanKind::GpuAnnotation) {
+                continue;
+            }
+            if let Some(&from) = launches.get(&c) {
+                if linked.contains(&(from, to)) {
+                    continue;
                 }
+                out.push(FlowRec {
+                    from,
+                    to,
+                    id: c as u64,
+                    cat: corr_cat,
+                    name: corr_name,
+                    from_ts: m_start[from as usize],
+                    to_ts: m_start[to as usize],
+                    kind: FLOW_CORRELATION,
+                    _pad: 0,
+                });
             }
         }
         out
     }
 }
 
-struct LaneBuilt {
-    start: Vec<i64>,
-    end: Vec<i64>,
-    max_end: Vec<i64>,
-    span: Vec<u32>,
-    depth: Vec<u32>,
-    levels: Vec<(u32, u32, Vec<LodItem>)>,
-}
-
-/// Builds one lane's columns from its spans (ids in start order). `pack` puts overlapping
-/// spans on the first free row (GPU streams, copy engines: overlap there is clock jitter or
-/// concurrency, not nesting); otherwise depth is nesting depth.
-fn build_lane(ids: &[u32], time: impl Fn(u32) -> (i64, i64), pack: bool) -> LaneBuilt {
-    let n = ids.len();
-    let mut start = Vec::with_capacity(n);
-    let mut end = Vec::with_capacity(n);
-    for &p in ids {
-        let (s, e) = time(p);
-        start.push(s);
-        end.push(e);
-    }
-    let mut depth = vec![0u32; n];
+/// Assigns depth to a lane's spans (start-sorted, longer first on ties). `pack` puts
+/// overlapping spans on the first free row (GPU streams, copy engines: overlap there is clock
+/// jitter or concurrency, not nesting); otherwise depth is nesting depth.
+fn assign_depth(start: &[i64], end: &[i64], depth: &mut [u32], pack: bool) {
+    let n = start.len();
     if pack {
         let mut row_end: Vec<i64> = Vec::new();
         for i in 0..n {
@@ -621,24 +614,43 @@ fn build_lane(ids: &[u32], time: impl Fn(u32) -> (i64, i64), pack: bool) -> Lane
             stack.push(end[i]);
         }
     }
-    let mut max_end = vec![0i64; n];
-    crate::interval::build_max_end(&end, &mut max_end);
+}
 
-    // LOD per depth
-    let max_depth = depth.iter().copied().max().unwrap_or(0);
-    let mut per_depth: Vec<Vec<LodItem>> = vec![Vec::new(); if n == 0 { 0 } else { max_depth as usize + 1 }];
+struct LaneLod {
+    /// Member indices grouped by depth (start order within a depth): the finest level.
+    depth_members: Vec<u32>,
+    depth_ranges: Vec<(usize, usize)>,
+    levels: Vec<(u32, u32, Vec<LodItem>)>,
+}
+
+fn build_lane_lod(start: &[i64], end: &[i64], depth: &[u32]) -> LaneLod {
+    let n = start.len();
+    if n == 0 {
+        return LaneLod { depth_members: Vec::new(), depth_ranges: Vec::new(), levels: Vec::new() };
+    }
+    let max_depth = depth.iter().copied().max().unwrap_or(0) as usize;
+    let mut counts = vec![0usize; max_depth + 2];
+    for &d in depth {
+        counts[d as usize + 1] += 1;
+    }
+    for i in 1..counts.len() {
+        counts[i] += counts[i - 1];
+    }
+    let depth_ranges: Vec<(usize, usize)> = (0..=max_depth).map(|d| (counts[d], counts[d + 1])).collect();
+    let mut fill = counts.clone();
+    let mut depth_members = vec![0u32; n];
     for i in 0..n {
-        per_depth[depth[i] as usize].push(LodItem::single(start[i], end[i], i as u32));
+        let d = depth[i] as usize;
+        depth_members[fill[d]] = i as u32;
+        fill[d] += 1;
     }
-    let extent = if n == 0 { 0 } else { end.iter().copied().max().unwrap_or(0) - start[0] };
+    let extent = end.iter().copied().max().unwrap_or(0) - start[0];
     let mut levels = Vec::new();
-    for (d, items) in per_depth.iter().enumerate() {
-        if items.is_empty() {
-            continue;
-        }
-        for (e, its) in build_depth_levels(items, extent) {
-            levels.push((d as u32, e, its));
+    for (d, &(b, e)) in depth_ranges.iter().enumerate() {
+        let members = &depth_members[b..e];
+        for (w, its) in build_depth_levels(members.iter().map(|&m| LodItem::single(start[m as usize], end[m as usize], m)), members.len(), extent) {
+            levels.push((d as u32, w, its));
         }
     }
-    LaneBuilt { start, end, max_end, span: ids.to_vec(), depth, levels }
+    LaneLod { depth_members, depth_ranges, levels }
 }

@@ -11,7 +11,7 @@ use bytemuck::{Pod, Zeroable};
 
 pub const MAGIC: [u8; 8] = *b"STROBE\0\x01";
 /// Bump on any layout change: older stores are then rebuilt, never trusted.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 pub const HEADER_LEN: usize = 4096;
 pub const MAX_SECTIONS: usize = 64;
 
@@ -60,6 +60,7 @@ pub mod sid {
     pub const COUNTERS_JSON: u32 = 18;
     pub const META_JSON: u32 = 19;
     pub const NAMES_JSON: u32 = 20;
+    pub const DEPTH_MEMBERS: u32 = 21;
 }
 
 /// Per-lane ranges into the member, level and span arrays.

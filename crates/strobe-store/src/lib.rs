@@ -12,6 +12,7 @@ mod names;
 mod output;
 mod reader;
 mod strings;
+pub mod timing;
 
 pub use builder::{Built, FlowEnd, FlowInput, SpanInput, StoreBuilder};
 pub use format::{CounterSeries, FlowRec, LaneDesc, LaneIndex, Names, SpanMeta, FLOW_CORRELATION, FLOW_EXPLICIT};

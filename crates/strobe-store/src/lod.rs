@@ -32,6 +32,7 @@ impl LodItem {
 }
 
 /// One stored level: the items of one depth of one lane folded at width `1 << width_log2`.
+/// `width_log2 == 0` marks the raw level: the depth's member indices (DEPTH_MEMBERS).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct LodLevel {
@@ -41,7 +42,7 @@ pub struct LodLevel {
     pub item_end: u64,
 }
 
-/// Finest stored level: 256 ns. Finer views read spans straight from the interval index.
+/// Finest folded level: 256 ns. Finer views read the raw level.
 pub const FIRST_LEVEL_LOG2: u32 = 8;
 /// Each stored level is 4× coarser than the one before.
 pub const LEVEL_STEP_LOG2: u32 = 2;
@@ -95,30 +96,44 @@ impl Folder {
     }
 }
 
-/// Builds the stored levels of one depth of one lane, from its spans in start order.
-/// Returns (width_log2, items) per stored level; `items_out` receives them back to back.
-pub fn build_depth_levels(spans: &[LodItem], span_extent: i64) -> Vec<(u32, Vec<LodItem>)> {
+/// Builds the stored levels of one depth of one lane from its spans in start order (`n` of
+/// them). Returns (width_log2, items) per stored level. A level is kept only when it folds
+/// the previous kept one (or the raw spans) by at least a quarter.
+pub fn build_depth_levels(spans: impl Iterator<Item = LodItem>, n: usize, span_extent: i64) -> Vec<(u32, Vec<LodItem>)> {
     let mut levels: Vec<(u32, Vec<LodItem>)> = Vec::new();
-    let mut prev: Vec<LodItem> = spans.to_vec();
-    let mut prev_stored_len = usize::MAX;
+    let mut prev_stored_len = n;
     let mut e = FIRST_LEVEL_LOG2;
-    loop {
-        let mut next = Vec::with_capacity(prev.len() / 2 + 1);
+    // first level straight from the spans
+    let mut cur = {
+        let mut next = Vec::new();
         let mut f = Folder::new(1i64 << e);
-        for it in &prev {
-            f.push(*it, &mut |x| next.push(x));
+        for it in spans {
+            f.push(it, &mut |x| next.push(x));
         }
         f.finish(&mut |x| next.push(x));
-        let keep = levels.is_empty() || (next.len() as f64) <= KEEP_RATIO * prev_stored_len as f64;
-        let done = next.len() <= 1 || (1i64 << e) > span_extent;
+        next
+    };
+    loop {
+        let done = cur.len() <= 1 || (1i64 << e) > span_extent || e >= 60;
+        let keep = (cur.len() as f64) <= KEEP_RATIO * prev_stored_len as f64;
         if keep {
-            prev_stored_len = next.len();
-            levels.push((e, next.clone()));
+            prev_stored_len = cur.len();
         }
-        prev = next;
-        if done || e >= 60 {
+        let mut next = Vec::new();
+        if !done {
+            let mut f = Folder::new(1i64 << (e + LEVEL_STEP_LOG2));
+            for it in &cur {
+                f.push(*it, &mut |x| next.push(x));
+            }
+            f.finish(&mut |x| next.push(x));
+        }
+        if keep {
+            levels.push((e, std::mem::take(&mut cur)));
+        }
+        if done {
             break;
         }
+        cur = next;
         e += LEVEL_STEP_LOG2;
     }
     levels
@@ -128,7 +143,7 @@ pub fn build_depth_levels(spans: &[LodItem], span_extent: i64) -> Vec<(u32, Vec<
 pub fn pick_level(levels: &[LodLevel], depth: u32, ns_per_px: i64) -> Option<&LodLevel> {
     levels
         .iter()
-        .filter(|l| l.depth == depth && (1i64 << l.width_log2) <= ns_per_px)
+        .filter(|l| l.depth == depth && l.width_log2 > 0 && (1i64 << l.width_log2) <= ns_per_px)
         .max_by_key(|l| l.width_log2)
 }
 

@@ -53,6 +53,8 @@ pub struct LaneView<'a> {
     pub depth: &'a [u32],
     pub levels: &'a [LodLevel],
     pub items: &'a [LodItem],
+    /// Member indices by depth; raw levels (width_log2 == 0) index into it.
+    pub depth_members: &'a [u32],
     pub max_depth: u32,
 }
 
@@ -178,9 +180,29 @@ impl Store {
                 return Err("lane range out of bounds".into());
             }
         }
+        let raw_len = check::<u32>(self, sid::DEPTH_MEMBERS, "depth members")? as u64;
         for lv in self.col::<LodLevel>(sid::LOD_LEVELS) {
-            if lv.item_begin > lv.item_end || lv.item_end > items || lv.width_log2 > 62 {
+            let cap = if lv.width_log2 == 0 { raw_len } else { items };
+            if lv.item_begin > lv.item_end || lv.item_end > cap || lv.width_log2 > 62 {
                 return Err("level range out of bounds".into());
+            }
+        }
+        // member indices inside levels must stay inside their lane
+        let all_levels = self.col::<LodLevel>(sid::LOD_LEVELS);
+        let raw = self.col::<u32>(sid::DEPTH_MEMBERS);
+        let all_items = self.col::<LodItem>(sid::LOD_ITEMS);
+        for li in self.lane_index() {
+            let len = li.member_end - li.member_begin;
+            for lv in &all_levels[li.level_begin as usize..li.level_end as usize] {
+                let (b, e) = (lv.item_begin as usize, lv.item_end as usize);
+                let bad = if lv.width_log2 == 0 {
+                    raw[b..e].iter().any(|&m| m as u64 >= len)
+                } else {
+                    all_items[b..e].iter().any(|it| it.member as u64 >= len)
+                };
+                if bad {
+                    return Err("level names a member outside its lane".into());
+                }
             }
         }
         let span_ids = self.col::<u32>(sid::M_SPAN);
@@ -297,6 +319,7 @@ impl Store {
             depth: &self.col::<u32>(sid::M_DEPTH)[b..e],
             levels: lv,
             items: self.col::<LodItem>(sid::LOD_ITEMS),
+            depth_members: self.col::<u32>(sid::DEPTH_MEMBERS),
             max_depth: li.max_depth,
         }
     }
@@ -329,16 +352,35 @@ impl Store {
             return;
         }
         for d in 0..=v.max_depth {
-            let Some(level) = crate::lod::pick_level(v.levels, d, r) else { continue };
-            let items = &v.items[level.item_begin as usize..level.item_end as usize];
-            let mut i = first_overlapping(items, t0);
             let mut fo = Folder::new(r);
-            while i < items.len() && items[i].start < t1 {
-                let it = items[i];
-                if it.end > t0 || (it.start == it.end && it.start >= t0) {
-                    fo.push(it, &mut |x| f(d, x));
+            match crate::lod::pick_level(v.levels, d, r) {
+                Some(level) => {
+                    let items = &v.items[level.item_begin as usize..level.item_end as usize];
+                    let mut i = first_overlapping(items, t0);
+                    while i < items.len() && items[i].start < t1 {
+                        let it = items[i];
+                        if it.end > t0 || (it.start == it.end && it.start >= t0) {
+                            fo.push(it, &mut |x| f(d, x));
+                        }
+                        i += 1;
+                    }
                 }
-                i += 1;
+                None => {
+                    // the raw level: this depth's spans, found by binary search on start
+                    let Some(raw) = v.levels.iter().find(|l| l.depth == d && l.width_log2 == 0) else { continue };
+                    let ms = &v.depth_members[raw.item_begin as usize..raw.item_end as usize];
+                    let mut i = ms.partition_point(|&m| v.starts[m as usize] < t0);
+                    while i > 0 && v.ends[ms[i - 1] as usize] > t0 {
+                        i -= 1;
+                    }
+                    while i < ms.len() && v.starts[ms[i] as usize] < t1 {
+                        let m = ms[i] as usize;
+                        if v.ends[m] > t0 || (v.starts[m] == v.ends[m] && v.starts[m] >= t0) {
+                            fo.push(LodItem::single(v.starts[m], v.ends[m], m as u32), &mut |x| f(d, x));
+                        }
+                        i += 1;
+                    }
+                }
             }
             fo.finish(&mut |x| f(d, x));
         }
