@@ -6,6 +6,9 @@
 /// integer nanoseconds, rounding half away from zero beyond the nanosecond. Accepts an
 /// exponent. Returns None for non-numbers, NaN/Infinity and overflow.
 pub fn decimal_to_ns(text: &[u8], unit_ns: i64) -> Option<i64> {
+    if let Some(v) = fast_decimal(text, unit_ns) {
+        return Some(v);
+    }
     let (neg, mut s) = match text.first()? {
         b'-' => (true, &text[1..]),
         _ => (false, text),
@@ -93,6 +96,46 @@ pub fn decimal_to_ns(text: &[u8], unit_ns: i64) -> Option<i64> {
     i64::try_from(v).ok()
 }
 
+/// The common case on the hot path: unsigned `digits[.digits]`, at most 3 decimals
+/// (Kineto's µs with ns precision) and no exponent, in plain u64 arithmetic.
+#[inline]
+fn fast_decimal(t: &[u8], unit_ns: i64) -> Option<i64> {
+    if t.is_empty() || t.len() > 19 || unit_ns != 1000 && unit_ns != 1 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    let mut i = 0;
+    while i < t.len() && t[i].is_ascii_digit() {
+        v = v * 10 + (t[i] - b'0') as u64;
+        i += 1;
+    }
+    if i == 0 {
+        return None;
+    }
+    let mut frac_digits = 0u32;
+    if i < t.len() {
+        if t[i] != b'.' {
+            return None;
+        }
+        i += 1;
+        let fs = i;
+        while i < t.len() && t[i].is_ascii_digit() {
+            v = v * 10 + (t[i] - b'0') as u64;
+            i += 1;
+        }
+        frac_digits = (i - fs) as u32;
+        if i != t.len() || frac_digits == 0 {
+            return None;
+        }
+    }
+    let scale_digits = if unit_ns == 1000 { 3 } else { 0 };
+    if frac_digits > scale_digits {
+        return None;
+    }
+    let v = v.checked_mul(10u64.pow(scale_digits - frac_digits))?;
+    i64::try_from(v).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::decimal_to_ns;
@@ -109,5 +152,10 @@ mod tests {
         assert_eq!(decimal_to_ns(b"1e999", 1000), None);
         assert_eq!(decimal_to_ns(b"\"12\"", 1000), None);
         assert_eq!(decimal_to_ns(b"99999999999999999999", 1000), None);
+        assert_eq!(decimal_to_ns(b"1.", 1000), None);
+        assert_eq!(decimal_to_ns(b".5", 1000), Some(500));
+        assert_eq!(decimal_to_ns(b"0.5", 1), Some(1));
+        assert_eq!(decimal_to_ns(b"7", 1), Some(7));
+        assert_eq!(decimal_to_ns(b"123.4567", 1000), Some(123457));
     }
 }

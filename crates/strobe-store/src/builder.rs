@@ -222,19 +222,43 @@ impl StoreBuilder {
 
         // Order spans by (lane, start, longer first); parents precede their children.
         let t_sort = crate::timing::Phase::start("store: sort spans");
-        let mut order: Vec<u32> = (0..n as u32).collect();
+        // Bucket by lane (stable, O(n)), then sort each lane only if the producer did not
+        // already emit it in order (most do), lanes in parallel.
+        let lane_count_now = self.lanes.len();
+        let mut counts = vec![0usize; lane_count_now + 1];
+        for s in &self.spans {
+            counts[s.lane as usize + 1] += 1;
+        }
+        for i in 1..counts.len() {
+            counts[i] += counts[i - 1];
+        }
+        let mut order: Vec<u32> = vec![0; n];
+        {
+            let mut fill = counts.clone();
+            for (i, s) in self.spans.iter().enumerate() {
+                let l = s.lane as usize;
+                order[fill[l]] = i as u32;
+                fill[l] += 1;
+            }
+        }
         {
             let spans = &self.spans;
-            let sorted = order.windows(2).all(|w| {
-                let (x, y) = (&spans[w[0] as usize], &spans[w[1] as usize]);
-                (x.lane, x.start, std::cmp::Reverse(x.end)) <= (y.lane, y.start, std::cmp::Reverse(y.end))
-            });
-            if !sorted {
-                order.par_sort_unstable_by(|&a, &b| {
-                    let (x, y) = (&spans[a as usize], &spans[b as usize]);
-                    (x.lane, x.start, std::cmp::Reverse(x.end), a).cmp(&(y.lane, y.start, std::cmp::Reverse(y.end), b))
-                });
+            let key = |i: u32| {
+                let x = &spans[i as usize];
+                (x.start, std::cmp::Reverse(x.end), i)
+            };
+            let mut parts: Vec<&mut [u32]> = Vec::with_capacity(lane_count_now);
+            let mut rest: &mut [u32] = &mut order[..];
+            for l in 0..lane_count_now {
+                let (a, b) = std::mem::take(&mut rest).split_at_mut(counts[l + 1] - counts[l]);
+                parts.push(a);
+                rest = b;
             }
+            parts.into_par_iter().for_each(|p| {
+                if !p.windows(2).all(|w| key(w[0]) <= key(w[1])) {
+                    p.sort_unstable_by_key(|&i| key(i));
+                }
+            });
         }
         drop(t_sort);
         let t_cols = crate::timing::Phase::start("store: columns");

@@ -1,9 +1,270 @@
-use clap::Args;
-use std::path::Path;
+//! `strobe bench`: the store's speed bars, measured on inputs the project generates itself
+//! (a real trace scaled up by repeating its events shifted in time), never on committed
+//! big files. Every figure is a median over repeated runs.
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 #[derive(Args, Debug)]
-pub struct BenchArgs {}
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub what: BenchWhat,
+}
 
-pub fn run(_a: BenchArgs, _cache: Option<&Path>) -> anyhow::Result<()> {
-    anyhow::bail!("not yet")
+#[derive(Subcommand, Debug)]
+pub enum BenchWhat {
+    /// Write a chrome trace of about SIZE_MB by repeating FROM's events shifted in time.
+    Generate {
+        #[arg(long)]
+        from: PathBuf,
+        #[arg(long)]
+        size_mb: u64,
+        #[arg(short, long)]
+        out: PathBuf,
+    },
+    /// Ingest FILE into a fresh store (median of --runs), with throughput and peak memory.
+    Ingest {
+        file: PathBuf,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Also time `python3 -c 'import json; json.load(open(F))'` for the ratio.
+        #[arg(long)]
+        python: bool,
+    },
+    /// Reopen FILE's cached store in fresh processes: time to the first answered window query.
+    Reopen {
+        file: PathBuf,
+        #[arg(long, default_value_t = 7)]
+        runs: usize,
+    },
+    /// One reopen, in this process (used by `reopen`).
+    #[command(hide = true)]
+    ReopenOnce { file: PathBuf },
+    /// LOD window queries over one lane of N synthetic spans, at whole-trace, mid and deep zoom.
+    Lod {
+        #[arg(long, default_value_t = 10_000_000)]
+        spans: u64,
+        #[arg(long, default_value_t = 1920)]
+        pixels: i64,
+    },
+}
+
+pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
+    match a.what {
+        BenchWhat::Generate { from, size_mb, out } => {
+            let n = crate::scale::generate(&from, size_mb << 20, &out)?;
+            println!("wrote {} ({} events, {:.1} MB)", out.display(), n, std::fs::metadata(&out)?.len() as f64 / 1e6);
+            Ok(())
+        }
+        BenchWhat::Ingest { file, runs, python } => ingest(&file, runs, python),
+        BenchWhat::Reopen { file, runs } => reopen(&file, runs, cache),
+        BenchWhat::ReopenOnce { file } => reopen_once(&file, cache),
+        BenchWhat::Lod { spans, pixels } => lod(spans, pixels),
+    }
+}
+
+pub fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v[v.len() / 2]
+}
+
+/// Samples this process's anonymous resident memory (what it allocated, not the mapped
+/// input) every few ms and keeps the peak.
+struct AnonPeak {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<u64>>,
+}
+
+fn status_kb(field: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(0)
+}
+
+impl AnonPeak {
+    fn start() -> AnonPeak {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let s2 = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let mut peak = 0;
+            while !s2.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(status_kb("RssAnon:"));
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            peak.max(status_kb("RssAnon:"))
+        });
+        AnonPeak { stop, handle: Some(handle) }
+    }
+    fn finish(mut self) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.handle.take().map(|h| h.join().unwrap_or(0)).unwrap_or(0)
+    }
+}
+
+fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {
+    let size = std::fs::metadata(file)?.len();
+    let mut secs = Vec::new();
+    let mut peaks = Vec::new();
+    let mut events = 0;
+    let base_anon = status_kb("RssAnon:");
+    for _ in 0..runs.max(1) {
+        let dir = tempfile::tempdir()?;
+        let opts = strobe_import::LoadOptions { cache_dir: Some(dir.path().to_path_buf()), no_cache: false, progress: None };
+        let peak = AnonPeak::start();
+        let t = Instant::now();
+        let store = strobe_import::load(file, &opts)?;
+        secs.push(t.elapsed().as_secs_f64());
+        peaks.push(peak.finish().saturating_sub(base_anon) as f64 / 1024.0);
+        events = store.meta.load.events;
+        drop(store);
+    }
+    let s = median(&mut secs);
+    let mb = size as f64 / 1e6;
+    println!("ingest {}: {:.1} MB, {} events, {} cores", file.display(), mb, events, rayon::current_num_threads());
+    println!("  median {:.3} s over {} runs → {:.0} MB/s, {:.2} M events/s", s, secs.len(), mb / s, events as f64 / s / 1e6);
+    println!("  peak anonymous memory during ingest (beyond the mapped input): median {:.0} MB", median(&mut peaks));
+    if python {
+        let mut ps = Vec::new();
+        for _ in 0..runs.max(1) {
+            let t = Instant::now();
+            let st = std::process::Command::new("python3")
+                .arg("-c")
+                .arg("import json,sys; json.load(open(sys.argv[1]))")
+                .arg(file)
+                .status()
+                .context("running python3")?;
+            anyhow::ensure!(st.success(), "python3 json.load failed");
+            ps.push(t.elapsed().as_secs_f64());
+        }
+        let p = median(&mut ps);
+        println!("  python3 json.load: median {:.3} s ({:.0} MB/s) → Strobe is {:.1}× faster", p, mb / p, p / s);
+    }
+    Ok(())
+}
+
+fn reopen(file: &Path, runs: usize, cache: Option<&Path>) -> anyhow::Result<()> {
+    // make sure the store exists
+    let opts = strobe_import::LoadOptions { cache_dir: cache.map(|p| p.to_path_buf()), no_cache: false, progress: None };
+    drop(strobe_import::load(file, &opts)?);
+    let exe = std::env::current_exe()?;
+    let mut inner = Vec::new();
+    let mut wall = Vec::new();
+    let mut rss = Vec::new();
+    for _ in 0..runs.max(1) {
+        let mut cmd = std::process::Command::new(&exe);
+        if let Some(c) = cache {
+            cmd.arg("--cache-dir").arg(c);
+        }
+        let t = Instant::now();
+        let out = cmd.arg("bench").arg("reopen-once").arg(file).output()?;
+        wall.push(t.elapsed().as_secs_f64() * 1e3);
+        anyhow::ensure!(out.status.success(), "reopen-once failed: {}", String::from_utf8_lossy(&out.stderr));
+        let s = String::from_utf8_lossy(&out.stdout);
+        let mut it = s.split_whitespace();
+        inner.push(it.next().and_then(|x| x.parse().ok()).unwrap_or(f64::NAN));
+        rss.push(it.next().and_then(|x| x.parse().ok()).unwrap_or(f64::NAN));
+    }
+    println!(
+        "reopen {} ({:.1} MB source): open → first window query median {:.1} ms (process wall {:.1} ms), RSS after {:.1} MB, {} runs",
+        file.display(),
+        std::fs::metadata(file)?.len() as f64 / 1e6,
+        median(&mut inner),
+        median(&mut wall),
+        median(&mut rss),
+        runs
+    );
+    Ok(())
+}
+
+fn reopen_once(file: &Path, cache: Option<&Path>) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let opts = strobe_import::LoadOptions { cache_dir: cache.map(|p| p.to_path_buf()), no_cache: false, progress: None };
+    let store = strobe_import::load(file, &opts)?;
+    // the first question a viewer asks: what is in the middle tenth of the busiest lane
+    let lane = (0..store.lanes.len() as u32).max_by_key(|&l| store.lane_view(l).starts.len()).unwrap_or(0);
+    let v = store.lane_view(lane);
+    let (t0, t1) = (v.starts.first().copied().unwrap_or(0), v.ends.iter().copied().max().unwrap_or(0));
+    let w = (t1 - t0) / 10;
+    let mut n = 0u64;
+    store.lod_query(lane, t0 + 4 * w, t0 + 5 * w, (w / 1920).max(1), |_, _| n += 1);
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    println!("{ms:.3} {:.1} {n}", status_kb("VmRSS:") as f64 / 1024.0);
+    Ok(())
+}
+
+fn lod(spans: u64, pixels: i64) -> anyhow::Result<()> {
+    use strobe_store::{SpanInput, StoreBuilder};
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("lod.strobe");
+    let t = Instant::now();
+    let mut b = StoreBuilder::new(strobe_store::Output::file(path.clone(), [0; 4])?)?;
+    let lane = b.lane(strobe_model::LaneKind::GpuStream { device: 0, stream: 7 });
+    let names: Vec<u32> = (0..64).map(|i| b.intern(&format!("kernel_{i}"))).collect();
+    // kernel-like spans: mostly 1–20 µs, some 0.1–2 ms, small launch gaps, an idle gap now and then
+    let mut x: u64 = 0x9E3779B97F4A7C15;
+    let mut rnd = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut ts = 0i64;
+    b.reserve_spans(spans as usize);
+    for _ in 0..spans {
+        let r = rnd();
+        let dur = if r % 20 == 0 { 100_000 + (r >> 8) as i64 % 1_900_000 } else { 1_000 + (r >> 8) as i64 % 19_000 };
+        let gap = if r % 1000 == 1 { 2_000_000 } else { 500 + (r >> 20) as i64 % 3000 };
+        b.push_span(SpanInput {
+            lane,
+            start: ts,
+            end: ts + dur,
+            name: names[(r >> 32) as usize % names.len()],
+            cat: 0,
+            kind: strobe_model::SpanKind::Kernel,
+            flags: 0,
+            args: &[],
+            correlation: 0,
+            copy_dir: None,
+        })?;
+        ts += dur + gap;
+    }
+    let meta = strobe_model::TraceMeta::new(strobe_model::SourceFormat::Chrome, "synthetic");
+    let built = b.finish(&meta)?;
+    let build_s = t.elapsed().as_secs_f64();
+    let store = strobe_store::cache::open_built(built)?;
+    let v = store.lane_view(lane);
+    let (t0, t1) = (v.starts[0], *v.ends.last().unwrap());
+    println!(
+        "LOD on one lane of {} spans ({:.1} s of trace, store {:.0} MB, built in {:.1} s), {} px:",
+        spans,
+        (t1 - t0) as f64 / 1e9,
+        std::fs::metadata(&path)?.len() as f64 / 1e6,
+        build_s,
+        pixels
+    );
+    for (label, frac) in [("whole trace", 1.0f64), ("mid (1/1000)", 1e-3), ("deep (1/10^6)", 1e-6), ("deepest (1/10^8)", 1e-8)] {
+        let w = (((t1 - t0) as f64) * frac).max(pixels as f64) as i64;
+        let mut times = Vec::new();
+        let mut items = Vec::new();
+        for i in 0..41 {
+            let off = if frac >= 1.0 { 0 } else { ((t1 - t0 - w) as f64 * (i as f64 / 41.0)) as i64 };
+            let a = t0 + off;
+            let tq = Instant::now();
+            let mut n = 0u64;
+            store.lod_query(lane, a, a + w, (w / pixels).max(1), |_, _| n += 1);
+            times.push(tq.elapsed().as_secs_f64() * 1e3);
+            items.push(n as f64);
+        }
+        let mx = times.iter().cloned().fold(0.0, f64::max);
+        println!("  {label:<18} median {:.3} ms, max {:.3} ms, {:.0} items (median)", median(&mut times), mx, median(&mut items));
+    }
+    Ok(())
 }

@@ -63,6 +63,9 @@ pub struct Assembler<'a> {
     v2: Vec<(u64, u64, i64, u64, bool, bool)>,
     asyncs: Vec<AsyncEv>,
     pub events: u64,
+    /// Time spent in the parallel parse and in the serial assembly (for STROBE_TIMING).
+    pub parse_ns: u64,
+    pub assemble_ns: u64,
     seq: u64,
     max_ts: i64,
     pub kineto: bool,
@@ -84,6 +87,8 @@ impl<'a> Assembler<'a> {
             v2: Vec::new(),
             asyncs: Vec::new(),
             events: 0,
+            parse_ns: 0,
+            assemble_ns: 0,
             seq: 0,
             max_ts: i64::MIN,
             kineto: false,
@@ -343,6 +348,10 @@ impl<'a> Assembler<'a> {
 
     /// Matches B/E per thread, binds flows, pairs async events, fills the load summary.
     pub fn finish(&mut self, b: &mut StoreBuilder, meta: &mut TraceMeta) -> std::io::Result<()> {
+        if std::env::var_os("STROBE_TIMING").is_some() {
+            eprintln!("[timing] {:<28} {:8.1} ms", "parallel parse", self.parse_ns as f64 / 1e6);
+            eprintln!("[timing] {:<28} {:8.1} ms", "serial assembly", self.assemble_ns as f64 / 1e6);
+        }
         let trace_end = if self.max_ts == i64::MIN { 0 } else { self.max_ts };
         // B/E
         for th in 0..self.threads.len() {
@@ -379,7 +388,9 @@ impl<'a> Assembler<'a> {
                 b.push_span(SpanInput {
                     lane,
                     start: open.ts,
-                    end: trace_end.max(open.ts),
+                    // open for ever: past every start, so a slice begun at the trace's last
+                    // timestamp still nests inside it (as Perfetto and catapult nest it)
+                    end: trace_end.max(open.ts).saturating_add(1),
                     name: open.name,
                     cat: open.cat,
                     kind: SpanKind::Other,
@@ -476,7 +487,7 @@ impl<'a> Assembler<'a> {
                 b.push_span(SpanInput {
                     lane,
                     start: o.ts,
-                    end: trace_end.max(o.ts),
+                    end: trace_end.max(o.ts).saturating_add(1),
                     name: o.name,
                     cat: o.cat,
                     kind: SpanKind::Async,

@@ -97,8 +97,10 @@ fn find_event_start(buf: &[u8], mut pos: usize) -> Option<usize> {
     None
 }
 
-/// Parses events from `start` until an event would start at or after `end`.
-pub fn parse_chunk<'a>(buf: &'a [u8], start: usize, end: usize, unit_ns: i64) -> ChunkOut<'a> {
+/// Parses events from `start` until an event would start at or after `end`. `text` is the
+/// whole input, validated as UTF-8 once up front, so raw values borrow without re-checks.
+pub fn parse_chunk<'a>(text: &'a str, start: usize, end: usize, unit_ns: i64) -> ChunkOut<'a> {
+    let buf = text.as_bytes();
     let mut local = Local {
         strings: Vec::new(),
         string_ids: FxHashMap::default(),
@@ -138,29 +140,23 @@ pub fn parse_chunk<'a>(buf: &'a [u8], start: usize, end: usize, unit_ns: i64) ->
         if pos >= end {
             break;
         }
-        let mut de = serde_json::Deserializer::from_slice(&buf[pos..]).into_iter::<RawEvent>();
-        let ev = match de.next() {
-            Some(Ok(ev)) => ev,
-            None => {
-                out.eof = true;
-                break;
-            }
-            Some(Err(e)) => {
-                let what = if e.is_eof() {
+        let (ev, next) = match RawEvent::scan(text, pos) {
+            Ok(x) => x,
+            Err(e) => {
+                let what = if e.eof {
                     "truncated: the file ends inside an event".to_string()
                 } else if buf[pos] != b'{' {
                     format!("expected an event object, found {:?}", snippet(&buf[pos..]))
                 } else {
-                    format!("bad event: {e}")
+                    format!("bad event: {} at byte {}", e.what, e.at)
                 };
                 out.error = Some((pos, what));
                 break;
             }
         };
-        let len = de.byte_offset();
         out.events += 1;
         convert(buf, ev, unit_ns, &mut local, &mut out);
-        pos += len;
+        pos = next;
     }
     out.stop = pos;
     out.strings = local.strings;
@@ -196,7 +192,7 @@ fn convert<'a>(buf: &'a [u8], ev: RawEvent<'a>, unit_ns: i64, local: &mut Local<
     let tid = raw_key(ev.tid).unwrap_or_else(|| pid.clone());
     let needs_ts = ph != b'M';
     let ts = match ev.ts {
-        Some(t) => crate::time::decimal_to_ns(t.get().as_bytes(), unit_ns),
+        Some(t) => crate::time::decimal_to_ns(t.as_bytes(), unit_ns),
         None => None,
     };
     if needs_ts && ts.is_none() {
@@ -205,7 +201,7 @@ fn convert<'a>(buf: &'a [u8], ev: RawEvent<'a>, unit_ns: i64, local: &mut Local<
     }
     let mut dur = -1i64;
     if ph == b'X' {
-        match ev.dur.map(|d| crate::time::decimal_to_ns(d.get().as_bytes(), unit_ns)) {
+        match ev.dur.map(|d| crate::time::decimal_to_ns(d.as_bytes(), unit_ns)) {
             Some(Some(d)) if d >= 0 => dur = d,
             Some(Some(_)) => {
                 *out.skipped.entry("negative duration").or_default() += 1;
@@ -222,10 +218,7 @@ fn convert<'a>(buf: &'a [u8], ev: RawEvent<'a>, unit_ns: i64, local: &mut Local<
         }
     }
     let (args_off, args_len) = match ev.args {
-        Some(a) => {
-            let s = a.get();
-            ((s.as_ptr() as usize - base) as u64, s.len() as u32)
-        }
+        Some(s) => ((s.as_ptr() as usize - base) as u64, s.len() as u32),
         None => (0, 0),
     };
     let mut cev = CEv {
@@ -238,8 +231,8 @@ fn convert<'a>(buf: &'a [u8], ev: RawEvent<'a>, unit_ns: i64, local: &mut Local<
         thread: local.t((pid, tid)),
         ph,
         bp_enclosing: ev.bp.and_then(raw_str).map(|b| b == "e").unwrap_or(false),
-        flow_in: ev.flow_in.map(|v| v.get() == "true").unwrap_or(false),
-        flow_out: ev.flow_out.map(|v| v.get() == "true").unwrap_or(false),
+        flow_in: ev.flow_in == Some("true"),
+        flow_out: ev.flow_out == Some("true"),
         id: 0,
         has_id: false,
         device: 0,
@@ -259,17 +252,16 @@ fn convert<'a>(buf: &'a [u8], ev: RawEvent<'a>, unit_ns: i64, local: &mut Local<
             SpanKind::Kernel | SpanKind::Memcpy | SpanKind::Memset | SpanKind::GpuAnnotation | SpanKind::CudaRuntime | SpanKind::CudaDriver
         ) {
             if let Some(a) = ev.args {
-                if let Ok(k) = serde_json::from_str::<KinetoArgs>(a.get()) {
-                    if let Some(d) = k.device.and_then(raw_int) {
-                        cev.device = d;
-                        cev.has_device = true;
-                    }
-                    if let Some(s) = k.stream.and_then(raw_int) {
-                        cev.stream = s;
-                        cev.has_stream = true;
-                    }
-                    cev.correlation = k.correlation.and_then(raw_int).unwrap_or(0);
+                let k = KinetoArgs::scan(a);
+                if let Some(d) = k.device.and_then(raw_int) {
+                    cev.device = d;
+                    cev.has_device = true;
                 }
+                if let Some(s) = k.stream.and_then(raw_int) {
+                    cev.stream = s;
+                    cev.has_stream = true;
+                }
+                cev.correlation = k.correlation.and_then(raw_int).unwrap_or(0);
             }
         }
     }

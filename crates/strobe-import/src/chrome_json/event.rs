@@ -1,59 +1,77 @@
 //! One trace event as serde reads it, borrowing from the input, and the compact form the
 //! chunk parsers hand to the assembler.
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use std::borrow::Cow;
 
-/// Fields of a trace event that Strobe reads. Unknown fields are skipped by serde; values of
+/// Fields of a trace event that Strobe reads, as the raw JSON text of each value. Values of
 /// an unexpected type are kept raw and judged later, so one odd event never fails a file.
-#[derive(Deserialize)]
+#[derive(Default)]
 pub struct RawEvent<'a> {
-    #[serde(borrow, default)]
-    pub ph: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub name: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub cat: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub ts: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub dur: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub pid: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub tid: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub id2: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub bp: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub args: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub bind_id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub flow_in: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub flow_out: Option<&'a RawValue>,
+    pub ph: Option<&'a str>,
+    pub name: Option<&'a str>,
+    pub cat: Option<&'a str>,
+    pub ts: Option<&'a str>,
+    pub dur: Option<&'a str>,
+    pub pid: Option<&'a str>,
+    pub tid: Option<&'a str>,
+    pub id: Option<&'a str>,
+    pub id2: Option<&'a str>,
+    pub bp: Option<&'a str>,
+    pub args: Option<&'a str>,
+    pub bind_id: Option<&'a str>,
+    pub flow_in: Option<&'a str>,
+    pub flow_out: Option<&'a str>,
+}
+
+impl<'a> RawEvent<'a> {
+    /// Scans the event object at `p`; returns it and the position after it.
+    pub fn scan(text: &'a str, p: usize) -> Result<(RawEvent<'a>, usize), super::scan::ScanError> {
+        let mut ev = RawEvent::default();
+        let end = super::scan::scan_object(text, p, |k, v| match k {
+            "ph" => ev.ph = Some(v),
+            "name" => ev.name = Some(v),
+            "cat" => ev.cat = Some(v),
+            "ts" => ev.ts = Some(v),
+            "dur" => ev.dur = Some(v),
+            "pid" => ev.pid = Some(v),
+            "tid" => ev.tid = Some(v),
+            "id" => ev.id = Some(v),
+            "id2" => ev.id2 = Some(v),
+            "bp" => ev.bp = Some(v),
+            "args" => ev.args = Some(v),
+            "bind_id" => ev.bind_id = Some(v),
+            "flow_in" => ev.flow_in = Some(v),
+            "flow_out" => ev.flow_out = Some(v),
+            _ => {}
+        })?;
+        Ok((ev, end))
+    }
 }
 
 /// The few Kineto args the model needs, read from a GPU or runtime event's args.
-#[derive(Deserialize, Default)]
+#[derive(Default)]
 pub struct KinetoArgs<'a> {
-    #[serde(borrow, default)]
-    pub device: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub stream: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub correlation: Option<&'a RawValue>,
+    pub device: Option<&'a str>,
+    pub stream: Option<&'a str>,
+    pub correlation: Option<&'a str>,
+}
+
+impl<'a> KinetoArgs<'a> {
+    pub fn scan(args: &'a str) -> KinetoArgs<'a> {
+        let mut k = KinetoArgs::default();
+        let _ = super::scan::scan_object(args, 0, |key, v| match key {
+            "device" => k.device = Some(v),
+            "stream" => k.stream = Some(v),
+            "correlation" => k.correlation = Some(v),
+            _ => {}
+        });
+        k
+    }
 }
 
 /// A JSON string's contents (unescaped only when it has escapes), or None if not a string.
-pub fn raw_str<'a>(v: &'a RawValue) -> Option<Cow<'a, str>> {
-    let t = v.get();
-    if !t.starts_with('"') {
+pub fn raw_str(t: &str) -> Option<Cow<'_, str>> {
+    if !t.starts_with('"') || t.len() < 2 {
         return None;
     }
     let inner = &t[1..t.len() - 1];
@@ -64,8 +82,8 @@ pub fn raw_str<'a>(v: &'a RawValue) -> Option<Cow<'a, str>> {
 }
 
 /// An integer from a JSON number (or a numeric string, which some producers write).
-pub fn raw_int(v: &RawValue) -> Option<i64> {
-    let t = v.get().as_bytes();
+pub fn raw_int(v: &str) -> Option<i64> {
+    let t = v.as_bytes();
     let t = if t.first() == Some(&b'"') && t.len() >= 2 { &t[1..t.len() - 1] } else { t };
     crate::time::decimal_to_ns(t, 1)
 }
@@ -77,12 +95,12 @@ pub enum Key<'a> {
     Str(Cow<'a, str>),
 }
 
-pub fn raw_key<'a>(v: Option<&'a RawValue>) -> Option<Key<'a>> {
+pub fn raw_key(v: Option<&str>) -> Option<Key<'_>> {
     let v = v?;
     if let Some(s) = raw_str(v) {
         return Some(Key::Str(s));
     }
-    crate::time::decimal_to_ns(v.get().as_bytes(), 1).map(Key::Num)
+    crate::time::decimal_to_ns(v.as_bytes(), 1).map(Key::Num)
 }
 
 impl Key<'_> {
@@ -122,7 +140,7 @@ pub struct CEv {
 }
 
 /// Flow and async ids: the integer when it is one, else a hash of the text.
-pub fn id_value(v: &RawValue) -> u64 {
+pub fn id_value(v: &str) -> u64 {
     if let Some(n) = raw_int(v) {
         return n as u64;
     }
@@ -139,7 +157,7 @@ pub fn id_value(v: &RawValue) -> u64 {
             }
             xxhash_id(s.as_bytes())
         }
-        None => xxhash_id(v.get().as_bytes()),
+        None => xxhash_id(v.as_bytes()),
     }
 }
 

@@ -6,6 +6,7 @@
 mod assemble;
 mod chunks;
 mod event;
+mod scan;
 
 use crate::{ImportError, Progress};
 use assemble::Assembler;
@@ -93,7 +94,10 @@ fn skip_ws(b: &[u8], mut p: usize) -> usize {
 
 /// Imports a chrome/Kineto trace into `b`; returns the trace's metadata and load summary.
 pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<TraceMeta, ImportError> {
+    let t_all = strobe_store::timing::Phase::start("chrome import (total)");
+    let t_read = strobe_store::timing::Phase::start("read/decompress input");
     let input = read_input(path, progress)?;
+    drop(t_read);
     let buf = input.bytes();
     let mut meta = TraceMeta::new(SourceFormat::Chrome, path.display().to_string());
     let mut p = skip_ws(buf, 0);
@@ -177,7 +181,10 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
             ))
         }
     }
+    let t_fin = strobe_store::timing::Phase::start("assemble finish (B/E, flows)");
     asm.finish(b, &mut meta).map_err(|e| ImportError::io(path, e))?;
+    drop(t_fin);
+    drop(t_all);
     if asm.kineto || meta.extra.contains_key("schemaVersion") || !meta.devices.is_empty() {
         meta.format = SourceFormat::Kineto;
     }
@@ -198,6 +205,18 @@ fn parse_events(
     let remaining = buf.len() - from;
     let chunk = (remaining / (threads * 16)).clamp(1 << 20, 16 << 20);
     let starts = chunks::guess_boundaries(buf, from, chunk);
+    // UTF-8 once, in parallel over the chunks (each starts at an ASCII '{', a char boundary)
+    let mut bounds = starts.clone();
+    bounds.push(buf.len());
+    let bad = bounds
+        .par_windows(2)
+        .filter_map(|w| std::str::from_utf8(&buf[w[0]..w[1]]).err().map(|e| w[0] + e.valid_up_to()))
+        .min();
+    if let Some(at) = bad.or_else(|| std::str::from_utf8(&buf[..from]).err().map(|e| e.valid_up_to())) {
+        return Err(ImportError::bad(path, format!("at byte {at}: invalid UTF-8")));
+    }
+    // SAFETY: every byte of `buf` was just validated as UTF-8 in the pieces above.
+    let text: &str = unsafe { std::str::from_utf8_unchecked(buf) };
     let wave = threads * 2;
     let mut expected = from;
     let mut k = 0;
@@ -209,16 +228,19 @@ fn parse_events(
         let ranges: Vec<(usize, usize)> = (k..hi)
             .map(|i| (starts[i], starts.get(i + 1).copied().unwrap_or(buf.len())))
             .collect();
+        let t0 = std::time::Instant::now();
         let outs: Vec<chunks::ChunkOut> = ranges
             .par_iter()
-            .map(|&(s, e)| chunks::parse_chunk(buf, s, e, unit_ns))
+            .map(|&(s, e)| chunks::parse_chunk(text, s, e, unit_ns))
             .collect();
+        asm.parse_ns += t0.elapsed().as_nanos() as u64;
+        let t1 = std::time::Instant::now();
         for (i, out) in outs.into_iter().enumerate() {
             let out = if out.start == expected {
                 out
             } else {
                 // the guess was inside a string: parse again from the true boundary
-                chunks::parse_chunk(buf, expected, ranges[i].1.max(expected), unit_ns)
+                chunks::parse_chunk(text, expected, ranges[i].1.max(expected), unit_ns)
             };
             if let Some((at, what)) = &out.error {
                 return Err(ImportError::bad(path, format!("at byte {at} (event {}): {what}", asm.events + out.events)));
@@ -235,6 +257,7 @@ fn parse_events(
                 return Ok(buf.len());
             }
         }
+        asm.assemble_ns += t1.elapsed().as_nanos() as u64;
         k = hi;
     }
     Ok(expected)

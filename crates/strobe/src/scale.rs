@@ -1,0 +1,119 @@
+//! Benchmark input generator: scales a real chrome/Kineto trace to a target size by
+//! repeating its events, each copy shifted in time past the previous one (and with flow and
+//! correlation ids shifted, so copies do not link to each other).
+
+use anyhow::Context;
+use serde_json::value::RawValue;
+use std::io::{Read, Write};
+use std::path::Path;
+
+fn read_text(path: &Path) -> anyhow::Result<Vec<u8>> {
+    let raw = std::fs::read(path).with_context(|| path.display().to_string())?;
+    if raw.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(&raw[..]).read_to_end(&mut out)?;
+        return Ok(out);
+    }
+    Ok(raw)
+}
+
+/// Finds `"key":` at the event's top level (first occurrence; good enough for generated
+/// benchmark input) and returns the byte range of its numeric value.
+fn number_after(ev: &str, key: &str) -> Option<(usize, usize)> {
+    let pat = format!("\"{key}\"");
+    let i = ev.find(&pat)? + pat.len();
+    let rest = &ev[i..];
+    let colon = rest.find(':')?;
+    let mut s = i + colon + 1;
+    let b = ev.as_bytes();
+    while s < b.len() && b[s].is_ascii_whitespace() {
+        s += 1;
+    }
+    let mut e = s;
+    while e < b.len() && (b[e].is_ascii_digit() || matches!(b[e], b'.' | b'-' | b'e' | b'E' | b'+')) {
+        e += 1;
+    }
+    (e > s).then_some((s, e))
+}
+
+fn fmt_us(ns: i64) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    let a = ns.unsigned_abs();
+    format!("{sign}{}.{:03}", a / 1000, a % 1000)
+}
+
+/// Writes the scaled trace; returns the number of events written.
+pub fn generate(from: &Path, target_bytes: u64, out: &Path) -> anyhow::Result<u64> {
+    let text = read_text(from)?;
+    let mut rest: std::collections::BTreeMap<String, &RawValue> =
+        serde_json::from_slice(&text).context("source must be an object-form chrome trace")?;
+    let events_raw = rest.remove("traceEvents").context("no traceEvents")?;
+    let events: Vec<&RawValue> = serde_json::from_str(events_raw.get())?;
+    struct Top<'a> {
+        events: Vec<&'a RawValue>,
+        rest: std::collections::BTreeMap<String, &'a RawValue>,
+    }
+    let top = Top { events, rest };
+    let mut lo = i64::MAX;
+    let mut hi = i64::MIN;
+    for e in &top.events {
+        let s = e.get();
+        if let Some((a, b)) = number_after(s, "ts") {
+            if let Some(ts) = strobe_import::time::decimal_to_ns(s[a..b].as_bytes(), 1000) {
+                let dur = number_after(s, "dur").and_then(|(x, y)| strobe_import::time::decimal_to_ns(s[x..y].as_bytes(), 1000)).unwrap_or(0);
+                lo = lo.min(ts);
+                hi = hi.max(ts + dur);
+            }
+        }
+    }
+    anyhow::ensure!(lo <= hi, "no timestamps in {}", from.display());
+    let period = hi - lo + 1_000_000;
+    let per_copy: u64 = top.events.iter().map(|e| e.get().len() as u64 + 2).sum();
+    let copies = (target_bytes / per_copy.max(1)).max(1);
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(out)?);
+    w.write_all(b"{\n")?;
+    for (k, v) in &top.rest {
+        writeln!(w, "  {}: {},", serde_json::to_string(k)?, v.get())?;
+    }
+    w.write_all(b"  \"traceEvents\": [\n")?;
+    let mut n = 0u64;
+    let mut first = true;
+    for c in 0..copies as i64 {
+        let shift = c * period;
+        for e in &top.events {
+            let s = e.get();
+            let mut edits: Vec<(usize, usize, String)> = Vec::new();
+            if let Some((a, b)) = number_after(s, "ts") {
+                if let Some(ts) = strobe_import::time::decimal_to_ns(s[a..b].as_bytes(), 1000) {
+                    edits.push((a, b, fmt_us(ts + shift)));
+                }
+            }
+            for key in ["id", "correlation"] {
+                if let Some((a, b)) = number_after(s, key) {
+                    if let Ok(v) = s[a..b].parse::<i64>() {
+                        edits.push((a, b, (v + c * 100_000_000).to_string()));
+                    }
+                }
+            }
+            edits.sort_by_key(|x| x.0);
+            if !first {
+                w.write_all(b",\n")?;
+            }
+            first = false;
+            let mut pos = 0;
+            for (a, b, rep) in edits {
+                if a < pos {
+                    continue;
+                }
+                w.write_all(&s.as_bytes()[pos..a])?;
+                w.write_all(rep.as_bytes())?;
+                pos = b;
+            }
+            w.write_all(&s.as_bytes()[pos..])?;
+            n += 1;
+        }
+    }
+    w.write_all(b"\n  ]\n}\n")?;
+    w.flush()?;
+    Ok(n)
+}

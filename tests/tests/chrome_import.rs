@@ -1,0 +1,116 @@
+//! Generic chrome traces (B/E, unclosed slices, flows, open arrays) against
+//! tests/expected/chrome_expected.py, an independent Python reading of the format.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+use strobe_model::{flags, IdKey, LaneKind};
+use strobe_store::Store;
+
+fn id(v: &serde_json::Value) -> IdKey {
+    match v.as_i64() {
+        Some(n) => IdKey::Num(n),
+        None => IdKey::Str(v.as_str().unwrap().to_string()),
+    }
+}
+
+/// (ts, dur or -1, depth, name) of every slice of one thread lane, in (ts, longer first) order.
+fn thread_slices(s: &Store, pid: &IdKey, tid: &IdKey) -> Vec<(i64, i64, u32, String)> {
+    let Some(lane) = s.lanes.iter().position(|l| l.kind == LaneKind::CpuThread { pid: pid.clone(), tid: tid.clone() }) else {
+        return Vec::new();
+    };
+    let v = s.lane_view(lane as u32);
+    (0..v.starts.len())
+        .map(|k| {
+            let sid = v.span[k];
+            let m = s.span_meta(sid);
+            let dur = if m.flags & flags::UNCLOSED as u8 != 0 { -1 } else { v.ends[k] - v.starts[k] };
+            (v.starts[k], dur, v.depth[k], s.string(m.name).to_string())
+        })
+        .collect()
+}
+
+fn check_threads(file: &str, stem: &str) {
+    let s = load(file);
+    let exp = expected(&format!("{stem}.chrome.json"));
+    assert_eq!(s.meta.load.events, exp["events"].as_u64().unwrap(), "{file}: events");
+    for t in exp["threads"].as_array().unwrap() {
+        let (pid, tid) = (id(&t["pid"]), id(&t["tid"]));
+        let got = thread_slices(&s, &pid, &tid);
+        assert_eq!(got.len() as u64, t["slices"].as_u64().unwrap(), "{file} {pid}/{tid}: slices");
+        let unclosed = got.iter().filter(|x| x.1 == -1).count() as u64;
+        assert_eq!(unclosed, t["unclosed"].as_u64().unwrap(), "{file} {pid}/{tid}: unclosed");
+        let mut depth_counts: BTreeMap<String, u64> = BTreeMap::new();
+        for x in &got {
+            *depth_counts.entry(x.2.to_string()).or_default() += 1;
+        }
+        let exp_dc: BTreeMap<String, u64> = serde_json::from_value(t["depth_counts"].clone()).unwrap();
+        assert_eq!(depth_counts, exp_dc, "{file} {pid}/{tid}: depth counts");
+        let sum: i64 = got.iter().filter(|x| x.1 >= 0).map(|x| x.1).sum();
+        assert_eq!(sum, t["sum_dur_ns"].as_i64().unwrap(), "{file} {pid}/{tid}: Σ dur");
+        if let Some(list) = t.get("list") {
+            let exp_list: Vec<(i64, i64, u32, String)> = serde_json::from_value(list.clone()).unwrap();
+            assert_eq!(got, exp_list, "{file} {pid}/{tid}");
+        }
+    }
+}
+
+fn check_flows(file: &str, stem: &str) {
+    let s = load(file);
+    let exp = expected(&format!("{stem}.chrome.json"));
+    let mut want: Vec<(String, i64, String, i64)> = serde_json::from_value(exp["flows"].clone()).unwrap();
+    let mut got: Vec<(String, i64, String, i64)> = s
+        .flows()
+        .iter()
+        .filter(|f| f.kind == strobe_store::FLOW_EXPLICIT)
+        .map(|f| (s.span_name(f.from).to_string(), s.span_start(f.from), s.span_name(f.to).to_string(), s.span_start(f.to)))
+        .collect();
+    want.sort();
+    got.sort();
+    assert_eq!(got.len(), want.len(), "{file}: flow count");
+    assert_eq!(got, want, "{file}");
+}
+
+#[test]
+fn begin_end_nesting_and_flows_catapult() {
+    check_threads("catapult_flow.json", "catapult_flow");
+    check_flows("catapult_flow.json", "catapult_flow");
+}
+
+#[test]
+fn unclosed_slices_are_kept_and_marked() {
+    check_threads("catapult_main_thread_has_unclosed_slices.json", "catapult_main_thread_has_unclosed_slices");
+    let s = load("catapult_main_thread_has_unclosed_slices.json");
+    assert!(s.meta.load.notes.iter().any(|n| n.contains("4 B event(s) without E")), "{:?}", s.meta.load.notes);
+}
+
+#[test]
+fn array_without_closing_bracket() {
+    check_threads("speedscope_trace-event_simple-partial.json", "speedscope_trace-event_simple-partial");
+    let s = load("speedscope_trace-event_simple-partial.json");
+    assert_eq!(s.meta.load.skipped.get("X event without dur"), Some(&1));
+    assert!(s.meta.load.notes.iter().any(|n| n.contains("closing ']'")));
+}
+
+#[test]
+fn perfetto_flow_binding_v1() {
+    check_threads("perfetto_flow_events_json_v1.json", "perfetto_flow_events_json_v1");
+    check_flows("perfetto_flow_events_json_v1.json", "perfetto_flow_events_json_v1");
+}
+
+#[test]
+fn every_phase_lthi() {
+    let s = load("catapult_lthi_cats.json.gz");
+    let exp = expected("catapult_lthi_cats.chrome.json");
+    let by_phase: BTreeMap<String, u64> = serde_json::from_value(exp["by_phase"].clone()).unwrap();
+    assert_eq!(s.meta.load.by_phase, by_phase);
+    check_flows("catapult_lthi_cats.json.gz", "catapult_lthi_cats");
+    // phases Strobe does not draw are counted, not silently dropped
+    for ph in ["D", "N", "O", "T", "p"] {
+        let n = by_phase[ph];
+        assert_eq!(s.meta.load.skipped.get(&format!("phase '{ph}' is not shown")), Some(&n), "{ph}");
+    }
+    assert_eq!(s.meta.load.skipped.get("X event without dur"), Some(&13));
+    assert_eq!(s.meta.load.skipped.get("E without a matching B"), Some(&1));
+    assert!(!s.counters.is_empty());
+}
