@@ -8,7 +8,7 @@ use crate::output::Output;
 use crate::strings::Interner;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use strobe_model::{CopyDir, IdKey, LaneKind, SpanKind, TraceMeta};
 
 /// A span as an importer hands it over.
@@ -256,7 +256,12 @@ impl StoreBuilder {
             }
             parts.into_par_iter().for_each(|p| {
                 if !p.windows(2).all(|w| key(w[0]) <= key(w[1])) {
-                    p.sort_unstable_by_key(|&i| key(i));
+                    // sort compact keys (cache-friendly), not indices into the span array
+                    let mut keyed: Vec<(i64, std::cmp::Reverse<i64>, u32)> = p.iter().map(|&i| key(i)).collect();
+                    keyed.sort_unstable();
+                    for (slot, k) in p.iter_mut().zip(keyed) {
+                        *slot = k.2;
+                    }
                 }
             });
         }
@@ -394,8 +399,10 @@ impl StoreBuilder {
         let lane_index = lane_ix;
 
         // Flows: explicit ones, then CPU launch → GPU work by correlation id.
+        let t_flows = crate::timing::Phase::start("store: flows");
         let flows = self.resolve_flows(&new_id, &lane_index, &m_start, &m_end, &m_max, &m_depth, &corr);
 
+        drop(t_flows);
         // Counters.
         let mut counter_series = Vec::new();
         let mut c_ts: Vec<i64> = Vec::new();
@@ -410,6 +417,7 @@ impl StoreBuilder {
             counter_series.push(CounterSeries { pid, name, series, begin: b, end: c_ts.len() as u64 });
         }
 
+        let t_write = crate::timing::Phase::start("store: write sections");
         // Write sections.
         let mut table: Vec<SectionEntry> = Vec::new();
         table.push(SectionEntry { id: sid::ARGS, _pad: 0, offset: HEADER_LEN as u64, len: self.args_len });
@@ -466,6 +474,8 @@ impl StoreBuilder {
         head.extend_from_slice(table_bytes);
         assert!(head.len() <= HEADER_LEN && table.len() <= MAX_SECTIONS);
         self.out.write_at(0, &head)?;
+        drop(t_write);
+        let _t = crate::timing::Phase::start("store: flush, fsync, rename");
         self.out.finish()
     }
 
@@ -492,7 +502,7 @@ impl StoreBuilder {
         corr: &[(i64, u32, u8)],
     ) -> Vec<FlowRec> {
         let mut out = Vec::new();
-        let mut linked: HashSet<(u32, u32)> = HashSet::new();
+        let mut linked: rustc_hash::FxHashSet<(u32, u32)> = Default::default();
         let resolve = |e: FlowEnd| -> Option<u32> {
             match e {
                 FlowEnd::Span(id) => new_id.get(id as usize).copied(),
@@ -506,8 +516,11 @@ impl StoreBuilder {
                 }
             }
         };
-        for f in &self.flows {
-            match (resolve(f.from), resolve(f.to)) {
+        // binding is read-only: do it on all cores, then apply the chain rules in order
+        let bound: Vec<(Option<u32>, Option<u32>)> = self.flows.par_iter().map(|f| (resolve(f.from), resolve(f.to))).collect();
+        let chain_bound: Vec<Option<u32>> = self.chain_steps.par_iter().map(|st| resolve(st.end)).collect();
+        for (f, b) in self.flows.iter().zip(bound) {
+            match b {
                 (Some(a), Some(b)) => {
                     linked.insert((a, b));
                     out.push(FlowRec {
@@ -527,7 +540,7 @@ impl StoreBuilder {
         }
         let mut open: Option<(u32, i64)> = None;
         let mut key: Option<(u32, u64)> = None;
-        for st in &self.chain_steps {
+        for (st, bound) in self.chain_steps.iter().zip(chain_bound) {
             if key != Some((st.cat, st.id)) {
                 key = Some((st.cat, st.id));
                 open = None;
@@ -537,7 +550,7 @@ impl StoreBuilder {
                     if open.is_some() {
                         continue;
                     }
-                    match resolve(st.end) {
+                    match bound {
                         Some(s) => open = Some((s, st.ts)),
                         None => self.unbound_flows += 1,
                     }
@@ -547,7 +560,7 @@ impl StoreBuilder {
                         self.orphan_flow_steps += 1;
                         continue;
                     };
-                    match resolve(st.end) {
+                    match bound {
                         Some(to) => {
                             linked.insert((from, to));
                             out.push(FlowRec {

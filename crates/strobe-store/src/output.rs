@@ -76,8 +76,9 @@ impl Output {
     pub fn finish(self) -> std::io::Result<crate::builder::Built> {
         match self {
             Output::File { tmp, mut writer, dest, .. } => {
+                // No fsync: the rename makes the store appear whole or not at all, and a store
+                // torn by a power cut fails its length/checksum checks on open and is rebuilt.
                 writer.flush()?;
-                writer.get_ref().sync_all()?;
                 drop(writer);
                 tmp.persist(&dest).map_err(|e| e.error)?;
                 Ok(crate::builder::Built::File(dest))

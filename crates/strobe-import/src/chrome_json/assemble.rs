@@ -349,8 +349,7 @@ impl<'a> Assembler<'a> {
     /// Matches B/E per thread, binds flows, pairs async events, fills the load summary.
     pub fn finish(&mut self, b: &mut StoreBuilder, meta: &mut TraceMeta) -> std::io::Result<()> {
         if std::env::var_os("STROBE_TIMING").is_some() {
-            eprintln!("[timing] {:<28} {:8.1} ms", "parallel parse", self.parse_ns as f64 / 1e6);
-            eprintln!("[timing] {:<28} {:8.1} ms", "serial assembly", self.assemble_ns as f64 / 1e6);
+            eprintln!("[timing] {:<28} {:8.1} ms", "parse+assemble (pipelined)", self.parse_ns as f64 / 1e6);
         }
         let trace_end = if self.max_ts == i64::MIN { 0 } else { self.max_ts };
         // B/E

@@ -218,47 +218,60 @@ fn parse_events(
     // SAFETY: every byte of `buf` was just validated as UTF-8 in the pieces above.
     let text: &str = unsafe { std::str::from_utf8_unchecked(buf) };
     let wave = threads * 2;
+    let waves: Vec<Vec<(usize, usize)>> = (0..starts.len())
+        .step_by(wave)
+        .map(|k| {
+            (k..(k + wave).min(starts.len()))
+                .map(|i| (starts[i], starts.get(i + 1).copied().unwrap_or(buf.len())))
+                .collect()
+        })
+        .collect();
+    let parse_wave = |ranges: &Vec<(usize, usize)>| -> Vec<chunks::ChunkOut> {
+        ranges.par_iter().map(|&(s, e)| chunks::parse_chunk(text, s, e, unit_ns)).collect()
+    };
+    // Pipeline: assemble wave k (serial, one core) while wave k+1 parses (all cores).
     let mut expected = from;
-    let mut k = 0;
-    while k < starts.len() {
+    let mut ready: Option<Vec<chunks::ChunkOut>> = waves.first().map(&parse_wave);
+    for w in 0..waves.len() {
         if progress.cancelled() {
             return Err(ImportError::Cancelled { path: path.to_path_buf() });
         }
-        let hi = (k + wave).min(starts.len());
-        let ranges: Vec<(usize, usize)> = (k..hi)
-            .map(|i| (starts[i], starts.get(i + 1).copied().unwrap_or(buf.len())))
-            .collect();
+        let outs = ready.take().unwrap_or_default();
+        let ranges = &waves[w];
         let t0 = std::time::Instant::now();
-        let outs: Vec<chunks::ChunkOut> = ranges
-            .par_iter()
-            .map(|&(s, e)| chunks::parse_chunk(text, s, e, unit_ns))
-            .collect();
+        let (done, next) = rayon::join(
+            || -> Result<Option<usize>, ImportError> {
+                for (i, out) in outs.into_iter().enumerate() {
+                    let out = if out.start == expected {
+                        out
+                    } else {
+                        // the guess was inside a string: parse again from the true boundary
+                        chunks::parse_chunk(text, expected, ranges[i].1.max(expected), unit_ns)
+                    };
+                    if let Some((at, what)) = &out.error {
+                        return Err(ImportError::bad(path, format!("at byte {at} (event {}): {what}", asm.events + out.events)));
+                    }
+                    asm.add_chunk(&out, b).map_err(|e| ImportError::io(path, e))?;
+                    progress.add_events(out.events);
+                    progress.bytes_done.store(out.stop as u64, Ordering::Relaxed);
+                    expected = out.stop;
+                    if let Some(end) = out.array_end {
+                        return Ok(Some(end));
+                    }
+                    if out.eof {
+                        asm.note_open_array();
+                        return Ok(Some(buf.len()));
+                    }
+                }
+                Ok(None)
+            },
+            || waves.get(w + 1).map(&parse_wave),
+        );
         asm.parse_ns += t0.elapsed().as_nanos() as u64;
-        let t1 = std::time::Instant::now();
-        for (i, out) in outs.into_iter().enumerate() {
-            let out = if out.start == expected {
-                out
-            } else {
-                // the guess was inside a string: parse again from the true boundary
-                chunks::parse_chunk(text, expected, ranges[i].1.max(expected), unit_ns)
-            };
-            if let Some((at, what)) = &out.error {
-                return Err(ImportError::bad(path, format!("at byte {at} (event {}): {what}", asm.events + out.events)));
-            }
-            asm.add_chunk(&out, b).map_err(|e| ImportError::io(path, e))?;
-            progress.add_events(out.events);
-            progress.bytes_done.store(out.stop as u64, Ordering::Relaxed);
-            expected = out.stop;
-            if let Some(end) = out.array_end {
-                return Ok(end);
-            }
-            if out.eof {
-                asm.note_open_array();
-                return Ok(buf.len());
-            }
+        if let Some(end) = done? {
+            return Ok(end);
         }
-        asm.assemble_ns += t1.elapsed().as_nanos() as u64;
-        k = hi;
+        ready = next;
     }
     Ok(expected)
 }

@@ -1,0 +1,209 @@
+//! Hostile and broken inputs: each gives a clear error naming the file (or a clean empty
+//! result), never a panic, and leaves no store behind in the cache dir.
+
+mod common;
+use common::*;
+use std::io::Write;
+
+fn write(dir: &std::path::Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+fn gz(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+/// Loads `bytes` as file `name`; returns the error text (and checks no cache is left).
+fn load_err(name: &str, bytes: &[u8]) -> String {
+    let src = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let p = write(src.path(), name, bytes);
+    let err = match load_in(&p, cache.path()) {
+        Ok(_) => panic!("{name}: loaded without error"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains(name), "error does not name the file: {err}");
+    assert!(cache_files(cache.path()).is_empty(), "{name}: cache left behind: {:?}", cache_files(cache.path()));
+    err
+}
+
+fn load_ok(name: &str, bytes: &[u8]) -> strobe_store::Store {
+    let src = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let p = write(src.path(), name, bytes);
+    load_in(&p, cache.path()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn real_trace_text() -> Vec<u8> {
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(sample("gpt_train.json.gz")).unwrap()).read_to_end_vec(&mut out);
+    out
+}
+
+trait ReadAll {
+    fn read_to_end_vec(self, out: &mut Vec<u8>);
+}
+impl<R: std::io::Read> ReadAll for R {
+    fn read_to_end_vec(mut self, out: &mut Vec<u8>) {
+        self.read_to_end(out).unwrap();
+    }
+}
+
+#[test]
+fn truncated_json_names_the_byte() {
+    let t = real_trace_text();
+    let cut = &t[..t.len() * 2 / 3];
+    let e = load_err("cut.json", cut);
+    assert!(e.contains("truncated") && e.contains("at byte"), "{e}");
+}
+
+#[test]
+fn truncated_gzip() {
+    let g = std::fs::read(sample("gpt_train.json.gz")).unwrap();
+    let e = load_err("cut.json.gz", &g[..g.len() / 2]);
+    assert!(e.contains("gzip") || e.contains("truncated"), "{e}");
+}
+
+#[test]
+fn corrupt_gzip() {
+    let mut g = std::fs::read(sample("gpt_train.json.gz")).unwrap();
+    for b in &mut g[2000..2100] {
+        *b ^= 0x5a;
+    }
+    let e = load_err("corrupt.json.gz", &g);
+    assert!(e.contains("gzip"), "{e}");
+}
+
+#[test]
+fn empty_file() {
+    let e = load_err("empty.json", b"");
+    assert!(e.contains("empty"), "{e}");
+    let e = load_err("blank.json", b"   \n ");
+    assert!(e.contains("empty"), "{e}");
+}
+
+#[test]
+fn not_json() {
+    let e = load_err("x.json", b"hello world");
+    assert!(e.contains("not a chrome trace"), "{e}");
+    let e = load_err("y.json", &gz(b"\x00\x01binary"));
+    assert!(e.contains("y.json"), "{e}");
+}
+
+#[test]
+fn zero_events_is_a_clean_empty_result() {
+    for (name, text) in [("a.json", &b"[]"[..]), ("b.json", b"{\"traceEvents\": []}"), ("c.json", b"{\"traceEvents\": [],}"), ("d.json", b"{}")] {
+        let s = load_ok(name, text);
+        assert_eq!(s.span_count(), 0, "{name}");
+        let r = strobe_analysis::report::report(&s, 20);
+        assert!(r.gpus.is_empty() && r.top_kernels.is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn wrong_types_nan_and_negative_times_are_counted_not_fatal() {
+    let text = br#"{"traceEvents": [
+        {"ph": "X", "name": "ok", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
+        {"ph": "X", "name": "nan", "pid": 1, "tid": 1, "ts": NaN, "dur": 5},
+        {"ph": "X", "name": "strts", "pid": 1, "tid": 1, "ts": "10", "dur": 5},
+        {"ph": "X", "name": "neg", "pid": 1, "tid": 1, "ts": 10, "dur": -5},
+        {"ph": "X", "name": "negts", "pid": 1, "tid": 1, "ts": -20, "dur": 5},
+        {"ph": "X", "name": "obj", "pid": {"a": 1}, "tid": [1], "ts": 12, "dur": 1},
+        {"ph": 7, "name": "badph", "ts": 1},
+        {"ph": "X", "name": "inf", "pid": 1, "tid": 1, "ts": 1e999, "dur": 1},
+        {"ph": "X", "name": "nodur", "pid": 1, "tid": 1, "ts": 1},
+        {"ph": "C", "name": "ctr", "pid": 1, "ts": 3, "args": {"v": "x", "w": 2}}
+    ]}"#;
+    let s = load_ok("types.json", text);
+    let names: Vec<&str> = (0..s.span_count() as u32).map(|i| s.span_name(i)).collect();
+    assert!(names.contains(&"ok") && names.contains(&"negts") && names.contains(&"obj"), "{names:?}");
+    assert!(!names.contains(&"nan") && !names.contains(&"neg") && !names.contains(&"inf"), "{names:?}");
+    let sk = &s.meta.load.skipped;
+    assert_eq!(sk.get("ts not a finite number"), Some(&3), "{sk:?}");
+    assert_eq!(sk.get("negative duration"), Some(&1), "{sk:?}");
+    assert_eq!(sk.get("no or unknown phase"), Some(&1), "{sk:?}");
+    assert_eq!(sk.get("X event without dur"), Some(&1), "{sk:?}");
+    assert_eq!(sk.get("counter value not a number"), Some(&1), "{sk:?}");
+    assert_eq!(s.meta.load.events, 10);
+}
+
+#[test]
+fn structurally_broken_event() {
+    let e = load_err("broken.json", br#"{"traceEvents": [{"ph": "X", "ts" 1}]}"#);
+    assert!(e.contains("at byte"), "{e}");
+    let e = load_err("broken2.json", br#"[{"ph": "X"}, 5, {"ph": "X"}]"#);
+    assert!(e.contains("expected an event object"), "{e}");
+}
+
+#[test]
+fn invalid_utf8() {
+    let mut t = br#"{"traceEvents": [{"ph": "X", "name": "a"#.to_vec();
+    t.extend_from_slice(&[0xff, 0xfe]);
+    t.extend_from_slice(br#"", "ts": 1, "dur": 1}]}"#);
+    let e = load_err("utf8.json", &t);
+    assert!(e.contains("UTF-8"), "{e}");
+}
+
+#[test]
+fn deep_nesting_in_args_does_not_overflow() {
+    let mut t = br#"[{"ph": "X", "name": "deep", "ts": 1, "dur": 1, "args": "#.to_vec();
+    t.extend(std::iter::repeat_n(b'[', 200_000));
+    t.extend(std::iter::repeat_n(b']', 200_000));
+    t.extend_from_slice(b"}]");
+    let s = load_ok("deep.json", &t);
+    assert_eq!(s.span_count(), 1);
+}
+
+#[test]
+fn corrupt_cache_is_rebuilt_not_trusted() {
+    let cache = tempfile::tempdir().unwrap();
+    let src = sample("perfetto_flow_events_json_v1.json");
+    let a = load_in(&src, cache.path()).unwrap();
+    let n = a.span_count();
+    drop(a);
+    let files = cache_files(cache.path());
+    assert_eq!(files.len(), 1, "{files:?}");
+    let store = cache.path().join(&files[0]);
+    // flip bytes in the middle and truncate: both must be caught
+    let mut bytes = std::fs::read(&store).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff;
+    bytes.truncate(bytes.len() - 7);
+    std::fs::write(&store, &bytes).unwrap();
+    let b = load_in(&src, cache.path()).unwrap();
+    assert_eq!(b.span_count(), n);
+    // a store of another version is rebuilt too
+    drop(b);
+    let mut bytes = std::fs::read(&store).unwrap();
+    bytes[8] = bytes[8].wrapping_add(1);
+    std::fs::write(&store, &bytes).unwrap();
+    let c = load_in(&src, cache.path()).unwrap();
+    assert_eq!(c.span_count(), n);
+}
+
+#[test]
+fn unwritable_cache_dir_falls_back_to_memory() {
+    let src = sample("perfetto_flow_events_json_v1.json");
+    let f = tempfile::NamedTempFile::new().unwrap();
+    // a file where the cache dir should be: cannot create anything inside it
+    let s = load_in(&src, &f.path().join("sub")).unwrap();
+    assert_eq!(s.span_count(), 5);
+}
+
+#[test]
+fn reopen_uses_the_cache_and_a_changed_source_rebuilds() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.json");
+    std::fs::write(&p, br#"[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]"#).unwrap();
+    assert_eq!(load_in(&p, cache.path()).unwrap().span_count(), 1);
+    assert_eq!(cache_files(cache.path()).len(), 1);
+    assert_eq!(load_in(&p, cache.path()).unwrap().span_count(), 1);
+    assert_eq!(cache_files(cache.path()).len(), 1);
+    std::fs::write(&p, br#"[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}, {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 3, "dur": 1}]"#).unwrap();
+    assert_eq!(load_in(&p, cache.path()).unwrap().span_count(), 2);
+}
