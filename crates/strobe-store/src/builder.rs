@@ -446,7 +446,12 @@ impl StoreBuilder {
         put(sid::LOD_LEVELS, bytemuck::cast_slice(&levels), &mut table)?;
         put(sid::LOD_ITEMS, bytemuck::cast_slice(&items), &mut table)?;
         put(sid::DEPTH_MEMBERS, bytemuck::cast_slice(&depth_members), &mut table)?;
+        let mut flows = flows;
+        flows.par_sort_unstable_by_key(|f| (f.to, f.from, f.id));
+        let mut by_from: Vec<u32> = (0..flows.len() as u32).collect();
+        by_from.par_sort_unstable_by_key(|&i| (flows[i as usize].from, flows[i as usize].to));
         put(sid::FLOWS, bytemuck::cast_slice(&flows), &mut table)?;
+        put(sid::FLOWS_BY_FROM, bytemuck::cast_slice(&by_from), &mut table)?;
         put(sid::COUNTER_POINTS_TS, bytemuck::cast_slice(&c_ts), &mut table)?;
         put(sid::COUNTER_POINTS_VAL, bytemuck::cast_slice(&c_val), &mut table)?;
         put(sid::COUNTERS_JSON, &serde_json::to_vec(&counter_series).map_err(std::io::Error::other)?, &mut table)?;

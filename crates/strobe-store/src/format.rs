@@ -11,7 +11,7 @@ use bytemuck::{Pod, Zeroable};
 
 pub const MAGIC: [u8; 8] = *b"STROBE\0\x01";
 /// Bump on any layout change: older stores are then rebuilt, never trusted.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 pub const HEADER_LEN: usize = 4096;
 pub const MAX_SECTIONS: usize = 64;
 
@@ -61,6 +61,7 @@ pub mod sid {
     pub const META_JSON: u32 = 19;
     pub const NAMES_JSON: u32 = 20;
     pub const DEPTH_MEMBERS: u32 = 21;
+    pub const FLOWS_BY_FROM: u32 = 22;
 }
 
 /// Per-lane ranges into the member, level and span arrays.

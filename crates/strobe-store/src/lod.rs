@@ -46,9 +46,10 @@ pub struct LodLevel {
 pub const FIRST_LEVEL_LOG2: u32 = 8;
 /// Each stored level is 4× coarser than the one before.
 pub const LEVEL_STEP_LOG2: u32 = 2;
-/// A level is stored only if it has at most this share of the previous stored level's
-/// items; otherwise the previous level serves (bounds storage to a few × the spans).
-const KEEP_RATIO: f64 = 0.75;
+/// A level is stored only if it has at most half the previous stored level's items; otherwise
+/// the previous level serves. That bounds all levels together to the span count, and a query
+/// reads at most twice the items the skipped level would have given it.
+const KEEP_RATIO: f64 = 0.5;
 
 /// Streaming folder: feed items in start order, get items at most ~2 per `width`.
 pub struct Folder {
@@ -98,7 +99,7 @@ impl Folder {
 
 /// Builds the stored levels of one depth of one lane from its spans in start order (`n` of
 /// them). Returns (width_log2, items) per stored level. A level is kept only when it folds
-/// the previous kept one (or the raw spans) by at least a quarter.
+/// the previous kept one (or the raw spans) by at least a half.
 pub fn build_depth_levels(spans: impl Iterator<Item = LodItem>, n: usize, span_extent: i64) -> Vec<(u32, Vec<LodItem>)> {
     let mut levels: Vec<(u32, Vec<LodItem>)> = Vec::new();
     let mut prev_stored_len = n;

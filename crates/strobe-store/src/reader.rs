@@ -38,9 +38,6 @@ pub struct Store {
     pub counters: Vec<CounterSeries>,
     pub names: Names,
     source_key: [u64; 4],
-    /// Flows sorted by `to` (indices into flows()), for "what launched this kernel".
-    flows_by_to: Vec<u32>,
-    flows_by_from: Vec<u32>,
 }
 
 /// A lane's members: start-sorted spans with their index columns.
@@ -120,7 +117,7 @@ impl Store {
         let counters: Vec<CounterSeries> = serde_json::from_slice(json(sid::COUNTERS_JSON)).map_err(|e| bad(&format!("counters: {e}")))?;
         let names: Names = serde_json::from_slice(json(sid::NAMES_JSON)).map_err(|e| bad(&format!("names: {e}")))?;
         let source_key = header.source_key;
-        let mut store = Store {
+        let store = Store {
             backing,
             sections,
             lanes,
@@ -128,17 +125,8 @@ impl Store {
             counters,
             names,
             source_key,
-            flows_by_to: Vec::new(),
-            flows_by_from: Vec::new(),
         };
         store.validate().map_err(|w| bad(&w))?;
-        let flows = store.flows();
-        let mut by_to: Vec<u32> = (0..flows.len() as u32).collect();
-        by_to.sort_by_key(|&i| flows[i as usize].to);
-        let mut by_from: Vec<u32> = (0..flows.len() as u32).collect();
-        by_from.sort_by_key(|&i| flows[i as usize].from);
-        store.flows_by_to = by_to;
-        store.flows_by_from = by_from;
         Ok(store)
     }
 
@@ -187,47 +175,27 @@ impl Store {
                 return Err("level range out of bounds".into());
             }
         }
-        // member indices inside levels must stay inside their lane
-        let all_levels = self.col::<LodLevel>(sid::LOD_LEVELS);
-        let raw = self.col::<u32>(sid::DEPTH_MEMBERS);
-        let all_items = self.col::<LodItem>(sid::LOD_ITEMS);
-        for li in self.lane_index() {
-            let len = li.member_end - li.member_begin;
-            for lv in &all_levels[li.level_begin as usize..li.level_end as usize] {
-                let (b, e) = (lv.item_begin as usize, lv.item_end as usize);
-                let bad = if lv.width_log2 == 0 {
-                    raw[b..e].iter().any(|&m| m as u64 >= len)
-                } else {
-                    all_items[b..e].iter().any(|it| it.member as u64 >= len)
-                };
-                if bad {
-                    return Err("level names a member outside its lane".into());
-                }
-            }
-        }
-        let span_ids = self.col::<u32>(sid::M_SPAN);
-        if span_ids.iter().any(|&s| s as usize >= spans) {
-            return Err("member names a missing span".into());
-        }
+        // Member indices inside levels are not scanned (that would page in the whole LOD on
+        // every reopen): LodItem::member is lane-relative and read with `get` by callers.
+        // M_SPAN values are not scanned either: span accessors take any id and answer
+        // defaults for ids out of range.
         let strs = check::<u64>(self, sid::STRING_OFFSETS, "string offsets")?;
         let offs = self.col::<u64>(sid::STRING_OFFSETS);
         let blen = self.sections[sid::STRING_BYTES as usize].1 as u64;
         if strs == 0 || offs.windows(2).any(|w| w[0] > w[1]) || offs.last().copied().unwrap_or(0) > blen {
             return Err("string table corrupt".into());
         }
-        check::<FlowRec>(self, sid::FLOWS, "flows")?;
-        if self.flows().iter().any(|f| f.from as usize >= spans || f.to as usize >= spans) {
-            return Err("flow names a missing span".into());
+        // Flow endpoints and args refs are not scanned here (that would page in tens of MB
+        // on every reopen): every accessor that follows them is bounds-checked instead.
+        let flows = check::<FlowRec>(self, sid::FLOWS, "flows")?;
+        if check::<u32>(self, sid::FLOWS_BY_FROM, "flow order")? != flows {
+            return Err("flow order and flows differ in length".into());
         }
         let pts = check::<i64>(self, sid::COUNTER_POINTS_TS, "counter ts")?;
         if check::<f64>(self, sid::COUNTER_POINTS_VAL, "counter values")? != pts
             || self.counters.iter().any(|c| c.begin > c.end || c.end > pts as u64)
         {
             return Err("counter ranges out of bounds".into());
-        }
-        let args_len = self.sections[sid::ARGS as usize].1 as u64;
-        if self.col::<ArgsRef>(sid::SPAN_ARGS).iter().any(|a| a.offset.checked_add(a.len).map(|e| e > args_len).unwrap_or(true)) {
-            return Err("args out of bounds".into());
         }
         Ok(())
     }
@@ -302,9 +270,12 @@ impl Store {
     /// The span's args as JSON object text ("" when none).
     pub fn span_args(&self, span: u32) -> &str {
         let Some(a) = self.col::<ArgsRef>(sid::SPAN_ARGS).get(span as usize) else { return "" };
-        let (o, _) = self.sections[sid::ARGS as usize];
-        let b = &self.backing.bytes()[o + a.offset as usize..o + (a.offset + a.len) as usize];
-        std::str::from_utf8(b).unwrap_or("")
+        let (o, l) = self.sections[sid::ARGS as usize];
+        let (b, e) = (a.offset as usize, a.offset.saturating_add(a.len) as usize);
+        if b > e || e > l {
+            return "";
+        }
+        std::str::from_utf8(&self.backing.bytes()[o + b..o + e]).unwrap_or("")
     }
 
     pub fn lane_view(&self, lane: u32) -> LaneView<'_> {
@@ -369,11 +340,14 @@ impl Store {
                     // the raw level: this depth's spans, found by binary search on start
                     let Some(raw) = v.levels.iter().find(|l| l.depth == d && l.width_log2 == 0) else { continue };
                     let ms = &v.depth_members[raw.item_begin as usize..raw.item_end as usize];
-                    let mut i = ms.partition_point(|&m| v.starts[m as usize] < t0);
-                    while i > 0 && v.ends[ms[i - 1] as usize] > t0 {
+                    let start_of = |m: u32| v.starts.get(m as usize).copied().unwrap_or(i64::MAX);
+                    let end_of = |m: u32| v.ends.get(m as usize).copied().unwrap_or(i64::MIN);
+                    let mut i = ms.partition_point(|&m| start_of(m) < t0);
+                    while i > 0 && end_of(ms[i - 1]) > t0 {
                         i -= 1;
                     }
-                    while i < ms.len() && v.starts[ms[i] as usize] < t1 {
+                    let n = v.starts.len();
+                    while i < ms.len() && (ms[i] as usize) < n && v.starts[ms[i] as usize] < t1 {
                         let m = ms[i] as usize;
                         if v.ends[m] > t0 || (v.starts[m] == v.ends[m] && v.starts[m] >= t0) {
                             fo.push(LodItem::single(v.starts[m], v.ends[m], m as u32), &mut |x| f(d, x));
@@ -390,18 +364,21 @@ impl Store {
         self.col::<FlowRec>(sid::FLOWS)
     }
 
-    /// Flows arriving at `span` (e.g. the launch of a kernel).
+    /// Flows arriving at `span` (e.g. the launch of a kernel). Flows are stored sorted by
+    /// `to`, so this is a binary search.
     pub fn flows_to(&self, span: u32) -> impl Iterator<Item = &FlowRec> {
         let flows = self.flows();
-        let i = self.flows_by_to.partition_point(|&k| flows[k as usize].to < span);
-        self.flows_by_to[i..].iter().map(move |&k| &flows[k as usize]).take_while(move |f| f.to == span)
+        let i = flows.partition_point(|f| f.to < span);
+        flows[i..].iter().take_while(move |f| f.to == span)
     }
 
-    /// Flows leaving `span` (e.g. the kernels a launch call started).
+    /// Flows leaving `span` (e.g. the kernels a launch call started), through the stored
+    /// by-`from` order.
     pub fn flows_from(&self, span: u32) -> impl Iterator<Item = &FlowRec> {
         let flows = self.flows();
-        let i = self.flows_by_from.partition_point(|&k| flows[k as usize].from < span);
-        self.flows_by_from[i..].iter().map(move |&k| &flows[k as usize]).take_while(move |f| f.from == span)
+        let order = self.col::<u32>(sid::FLOWS_BY_FROM);
+        let i = order.partition_point(|&k| flows.get(k as usize).map(|f| f.from < span).unwrap_or(false));
+        order[i..].iter().filter_map(move |&k| flows.get(k as usize)).take_while(move |f| f.from == span)
     }
 
     pub fn counter_points(&self, series: &CounterSeries) -> (&[i64], &[f64]) {

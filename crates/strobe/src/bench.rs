@@ -160,11 +160,12 @@ fn reopen(file: &Path, runs: usize, cache: Option<&Path>) -> anyhow::Result<()> 
     let mut rss = Vec::new();
     for _ in 0..runs.max(1) {
         let mut cmd = std::process::Command::new(&exe);
+        cmd.arg("bench").arg("reopen-once").arg(file);
         if let Some(c) = cache {
             cmd.arg("--cache-dir").arg(c);
         }
         let t = Instant::now();
-        let out = cmd.arg("bench").arg("reopen-once").arg(file).output()?;
+        let out = cmd.output()?;
         wall.push(t.elapsed().as_secs_f64() * 1e3);
         anyhow::ensure!(out.status.success(), "reopen-once failed: {}", String::from_utf8_lossy(&out.stderr));
         let s = String::from_utf8_lossy(&out.stdout);
@@ -191,12 +192,18 @@ fn reopen_once(file: &Path, cache: Option<&Path>) -> anyhow::Result<()> {
     // the first question a viewer asks: what is in the middle tenth of the busiest lane
     let lane = (0..store.lanes.len() as u32).max_by_key(|&l| store.lane_view(l).starts.len()).unwrap_or(0);
     let v = store.lane_view(lane);
-    let (t0, t1) = (v.starts.first().copied().unwrap_or(0), v.ends.iter().copied().max().unwrap_or(0));
+    let li = store.lane_index()[lane as usize];
+    let (t0, t1) = (li.min_start, li.max_end);
     let w = (t1 - t0) / 10;
     let mut n = 0u64;
     store.lod_query(lane, t0 + 4 * w, t0 + 5 * w, (w / 1920).max(1), |_, _| n += 1);
     let ms = t.elapsed().as_secs_f64() * 1e3;
-    println!("{ms:.3} {:.1} {n}", status_kb("VmRSS:") as f64 / 1024.0);
+    println!(
+        "{ms:.3} {:.1} {n} anon={:.1}MB file={:.1}MB",
+        status_kb("VmRSS:") as f64 / 1024.0,
+        status_kb("RssAnon:") as f64 / 1024.0,
+        status_kb("RssFile:") as f64 / 1024.0
+    );
     Ok(())
 }
 
