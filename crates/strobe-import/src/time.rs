@@ -152,7 +152,7 @@ mod tests {
         assert_eq!(decimal_to_ns(b"1e999", 1000), None);
         assert_eq!(decimal_to_ns(b"\"12\"", 1000), None);
         assert_eq!(decimal_to_ns(b"99999999999999999999", 1000), None);
-        assert_eq!(decimal_to_ns(b"1.", 1000), None);
+        assert_eq!(decimal_to_ns(b"1.", 1000), Some(1000)); // lenient: not JSON, but unambiguous
         assert_eq!(decimal_to_ns(b".5", 1000), Some(500));
         assert_eq!(decimal_to_ns(b"0.5", 1), Some(1));
         assert_eq!(decimal_to_ns(b"7", 1), Some(7));
