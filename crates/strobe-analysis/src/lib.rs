@@ -1,7 +1,9 @@
 //! Analyses: plain functions over a `Store`, one module per question. The CLI and the GUI
 //! both call these; neither re-derives a number.
 
+pub mod export;
 pub mod gpu_time;
+pub mod idle;
 pub mod intervals;
 pub mod kernels;
 pub mod report;

@@ -101,6 +101,9 @@ pub fn import_as(path: &Path, source: &Path, b: &mut StoreBuilder, progress: &Pr
         let nvtx_rx = reader!(NVTX, nvtx_sql, nvtx_row);
         let osrt_rx = reader!(OSRT, osrt_sql, osrt_row);
 
+        // Room for every span up front: no regrowth copies of the builder's span list.
+        let estimate: u64 = [KERNEL, MEMCPY, MEMSET, RUNTIME, SYNC, NVTX, OSRT].iter().map(|t| schema.row_estimate(&conn, t)).sum();
+        b.reserve_spans(estimate.min(1 << 28) as usize);
         let strings = if schema.has(STRING_IDS) { target::string_ids(&conn).map_err(sql_err)? } else { FxHashMap::default() };
         let mut cx = Ctx::new(path, b, progress, strings, corr_pid);
         cx.memcpy_enum = target::enum_table(&conn, &schema, "ENUM_CUDA_MEMCPY_OPER").map_err(sql_err)?;
@@ -723,10 +726,7 @@ impl<'a> Ctx<'a> {
             let total = totals.entry((pid, dev, kind)).or_default();
             *total += sign * bytes;
             let v = *total as f64;
-            if !names.contains_key(&(dev, kind)) {
-                names.insert((dev, kind), (format!("GPU {dev} memory"), self.mem_kind(kind)));
-            }
-            let (cn, series) = &names[&(dev, kind)];
+            let (cn, series) = names.entry((dev, kind)).or_insert_with(|| (format!("GPU {dev} memory"), self.mem_kind(kind)));
             self.b.push_counter(IdKey::Num(pid as i64), cn, series, ts, v);
             self.pids.insert(pid);
         }

@@ -1,1 +1,81 @@
-//! The GUI panes (timeline, kernel table, memory, roofline, ranks). Arrives with the timeline issue.
+//! Strobe's GUI. One module per pane (`timeline`, `kernel_table`, `details`, `search`,
+//! `area`, `summary`, `file_browser`); `app` owns the workspace and the selection and applies
+//! the commands panes emit once per frame. Views never parse files: `loader` runs the
+//! importers on threads and the analyses come from `strobe-analysis`.
+
+pub mod app;
+pub mod area;
+pub mod bench;
+pub mod commands;
+pub mod details;
+pub mod file_browser;
+pub mod kernel_table;
+pub mod loader;
+pub mod sample;
+pub mod search;
+pub mod summary;
+pub mod timeline;
+pub mod workspace;
+
+pub use app::{Settings, StrobeApp};
+
+use std::path::PathBuf;
+
+/// How the viewer was asked to start.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Files to open; none opens the bundled sample trace.
+    pub files: Vec<PathBuf>,
+    pub cache_dir: Option<PathBuf>,
+    /// Write a PNG of the window once loaded and laid out, then exit.
+    pub screenshot: Option<PathBuf>,
+    /// With `screenshot`: the window to show, in ms from the start of the trace(s).
+    pub view_ms: Option<(f64, f64)>,
+    /// With `screenshot`: select the kernel whose name contains this (highlight + its longest).
+    pub select: Option<String>,
+    /// Window size in points (default 1600×1000).
+    pub size: Option<[f32; 2]>,
+}
+
+/// Runs the viewer until its window closes.
+pub fn run(opts: RunOptions) -> anyhow::Result<()> {
+    let files = if opts.files.is_empty() { vec![sample::materialize(opts.cache_dir.as_deref())?] } else { opts.files.clone() };
+    let shot = opts.screenshot.clone();
+    let size = opts.size.unwrap_or([1600.0, 1000.0]);
+    let native = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default().with_title("Strobe").with_inner_size(size).with_drag_and_drop(true),
+        persist_window: shot.is_none(),
+        ..Default::default()
+    };
+    let state = opts.screenshot.clone().map(|p| app::ScreenshotState::new(p, opts.view_ms, opts.select.clone()));
+    let done = state.as_ref().map(|s| s.done.clone());
+    {
+        let opts = opts.clone();
+        let mut state = state;
+        eframe::run_native(
+            "Strobe",
+            native,
+            Box::new(move |cc| {
+                let settings: Settings = if opts.screenshot.is_none() {
+                    cc.storage.and_then(|s| eframe::get_value(s, "strobe_settings")).unwrap_or_default()
+                } else {
+                    Settings::default()
+                };
+                let mut app = StrobeApp::new(opts.cache_dir.clone(), settings);
+                app.screenshot = state.take();
+                app.open_files(files, &cc.egui_ctx);
+                Ok(Box::new(app))
+            }),
+        )
+        .map_err(|e| anyhow::anyhow!("could not start the window: {e}"))?;
+    }
+    if let (Some(_), Some(done)) = (shot, done) {
+        match done.lock().ok().and_then(|d| d.clone()) {
+            Some(Ok(())) => {}
+            Some(Err(e)) => anyhow::bail!("screenshot: {e}"),
+            None => anyhow::bail!("screenshot: the window closed before a frame was captured"),
+        }
+    }
+    Ok(())
+}
+

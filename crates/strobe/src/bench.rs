@@ -42,6 +42,14 @@ pub enum BenchWhat {
     /// One reopen, in this process (used by `reopen`).
     #[command(hide = true)]
     ReopenOnce { file: PathBuf },
+    /// One timeline frame's shapes, built headlessly for a 1920-px view, on a synthetic trace
+    /// of N spans, at whole-trace, mid and deep zoom (per-frame CPU time).
+    Frame {
+        #[arg(long, default_value_t = 10_000_000)]
+        spans: usize,
+        #[arg(long, default_value_t = 30)]
+        frames: usize,
+    },
     /// LOD window queries over one lane of N synthetic spans, at whole-trace, mid and deep zoom.
     Lod {
         #[arg(long, default_value_t = 10_000_000)]
@@ -62,6 +70,7 @@ pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
         BenchWhat::Reopen { file, runs } => reopen(&file, runs, cache),
         BenchWhat::ReopenOnce { file } => reopen_once(&file, cache),
         BenchWhat::Lod { spans, pixels } => lod(spans, pixels),
+        BenchWhat::Frame { spans, frames } => frame(spans, frames),
     }
 }
 
@@ -191,7 +200,6 @@ fn reopen_once(file: &Path, cache: Option<&Path>) -> anyhow::Result<()> {
     let store = strobe_import::load(file, &opts)?;
     // the first question a viewer asks: what is in the middle tenth of the busiest lane
     let lane = (0..store.lanes.len() as u32).max_by_key(|&l| store.lane_view(l).starts.len()).unwrap_or(0);
-    let v = store.lane_view(lane);
     let li = store.lane_index()[lane as usize];
     let (t0, t1) = (li.min_start, li.max_end);
     let w = (t1 - t0) / 10;
@@ -272,6 +280,26 @@ fn lod(spans: u64, pixels: i64) -> anyhow::Result<()> {
         }
         let mx = times.iter().cloned().fold(0.0, f64::max);
         println!("  {label:<18} median {:.3} ms, max {:.3} ms, {:.0} items (median)", median(&mut times), mx, median(&mut items));
+    }
+    Ok(())
+}
+
+fn frame(spans: usize, frames: usize) -> anyhow::Result<()> {
+    let t = Instant::now();
+    let store = strobe_ui::bench::synthetic_store(spans);
+    println!("synthetic trace of {} spans built in {:.1} s; one frame of the timeline, 1920 px:", store.span_count(), t.elapsed().as_secs_f64());
+    println!("  {:<22} {:>12} {:>10} {:>8} {:>8} {:>14} {:>8}", "zoom", "window", "median ms", "p90 ms", "max ms", "tessellate ms", "items");
+    for r in strobe_ui::bench::frame_bench(store, 1920.0, frames) {
+        println!(
+            "  {:<22} {:>12} {:>10.2} {:>8.2} {:>8.2} {:>14.2} {:>8}",
+            r.zoom,
+            strobe_analysis::report::fmt_ns(r.window_ns),
+            r.median_ms,
+            r.p90_ms,
+            r.max_ms,
+            r.tessellate_median_ms,
+            r.items
+        );
     }
     Ok(())
 }

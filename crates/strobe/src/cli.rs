@@ -12,8 +12,30 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// Trace files to open in the viewer.
+    /// Trace files to open in the viewer (none: the bundled sample trace).
     pub files: Vec<PathBuf>,
+
+    /// Open the files, wait until loaded and laid out, write a PNG of the window to PATH and exit.
+    #[arg(long, value_name = "PATH")]
+    pub screenshot: Option<PathBuf>,
+
+    /// With --screenshot: show this window, in ms from the start of the trace(s), e.g. `40..41.5`.
+    #[arg(long, value_name = "START..END", value_parser = parse_ms_range)]
+    pub view: Option<(f64, f64)>,
+
+    /// With --screenshot: select the kernel whose name contains TEXT (highlights it, shows its longest).
+    #[arg(long, value_name = "TEXT")]
+    pub select: Option<String>,
+}
+
+fn parse_ms_range(s: &str) -> Result<(f64, f64), String> {
+    let (a, b) = s.split_once("..").ok_or("expected START..END in ms, e.g. 40..41.5")?;
+    let a: f64 = a.trim().parse().map_err(|e| format!("{a}: {e}"))?;
+    let b: f64 = b.trim().parse().map_err(|e| format!("{b}: {e}"))?;
+    if b <= a {
+        return Err("END must be after START".into());
+    }
+    Ok((a, b))
 }
 
 #[derive(Subcommand, Debug)]
@@ -28,8 +50,56 @@ pub enum Command {
         #[arg(long, default_value_t = 20)]
         top: usize,
     },
+    /// Export spans, flows, counters or the kernel table as CSV or JSON Lines (docs/export.md).
+    Export {
+        file: PathBuf,
+        /// What to export.
+        #[arg(long, value_enum)]
+        what: ExportWhat,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "csv")]
+        format: ExportFormat,
+        /// Output file (default: standard output).
+        #[arg(short = 'o', long = "output", value_name = "OUT")]
+        output: Option<PathBuf>,
+    },
     /// Benchmarks: generate scaled traces and measure ingest, reopen and queries.
     Bench(crate::bench::BenchArgs),
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum ExportWhat {
+    Spans,
+    Flows,
+    Counters,
+    Kernels,
+}
+
+impl From<ExportWhat> for strobe_analysis::export::What {
+    fn from(w: ExportWhat) -> Self {
+        use strobe_analysis::export::What;
+        match w {
+            ExportWhat::Spans => What::Spans,
+            ExportWhat::Flows => What::Flows,
+            ExportWhat::Counters => What::Counters,
+            ExportWhat::Kernels => What::Kernels,
+        }
+    }
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum ExportFormat {
+    Csv,
+    Jsonl,
+}
+
+impl From<ExportFormat> for strobe_analysis::export::Format {
+    fn from(f: ExportFormat) -> Self {
+        match f {
+            ExportFormat::Csv => strobe_analysis::export::Format::Csv,
+            ExportFormat::Jsonl => strobe_analysis::export::Format::Jsonl,
+        }
+    }
 }
 
 impl Cli {
@@ -45,8 +115,19 @@ impl Cli {
                 }
                 Ok(())
             }
+            Some(Command::Export { file, what, format, output }) => {
+                let store = crate::load::load_with_progress(&file, self.cache_dir.as_deref())?;
+                crate::export::run(&store, what.into(), format.into(), output.as_deref())
+            }
             Some(Command::Bench(args)) => crate::bench::run(args, self.cache_dir.as_deref()),
-            None => anyhow::bail!("the viewer is not built yet; try `strobe report FILE`"),
+            None => strobe_ui::run(strobe_ui::RunOptions {
+                files: self.files,
+                cache_dir: self.cache_dir,
+                screenshot: self.screenshot,
+                view_ms: self.view,
+                select: self.select,
+                size: None,
+            }),
         }
     }
 }

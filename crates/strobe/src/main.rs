@@ -2,6 +2,8 @@
 
 mod bench;
 mod cli;
+mod scale;
+mod export;
 mod load;
 
 use clap::Parser;

@@ -63,9 +63,8 @@ pub struct Assembler<'a> {
     v2: Vec<(u64, u64, i64, u64, bool, bool)>,
     asyncs: Vec<AsyncEv>,
     pub events: u64,
-    /// Time spent in the parallel parse and in the serial assembly (for STROBE_TIMING).
+    /// Time spent in the pipelined parse and assembly (for STROBE_TIMING).
     pub parse_ns: u64,
-    pub assemble_ns: u64,
     seq: u64,
     max_ts: i64,
     pub kineto: bool,
@@ -88,7 +87,6 @@ impl<'a> Assembler<'a> {
             asyncs: Vec::new(),
             events: 0,
             parse_ns: 0,
-            assemble_ns: 0,
             seq: 0,
             max_ts: i64::MIN,
             kineto: false,

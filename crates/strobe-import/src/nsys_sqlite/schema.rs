@@ -73,6 +73,19 @@ impl Schema {
         Ok(Schema { tables, all_tables })
     }
 
+    /// Rows in `table`, estimated in O(log n) as its largest rowid (exact for nsys exports,
+    /// which never delete); 0 when absent or unreadable.
+    pub fn row_estimate(&self, conn: &Connection, table: &str) -> u64 {
+        if !self.has(table) {
+            return 0;
+        }
+        conn.query_row(&format!("SELECT max(rowid) FROM \"{table}\""), [], |r| r.get::<_, Option<i64>>(0))
+            .ok()
+            .flatten()
+            .unwrap_or(0)
+            .max(0) as u64
+    }
+
     pub fn has(&self, table: &str) -> bool {
         self.tables.contains_key(table)
     }

@@ -1,0 +1,188 @@
+//! Why each GPU sits idle: the gaps between its busy intervals, classified the way HTA's
+//! idle-time breakdown does.
+//!
+//! - **kernel wait**: a gap shorter than the threshold (default 10 µs) — back-to-back work
+//!   separated only by launch/scheduling overhead;
+//! - **host wait**: a longer gap where the next kernel's launch call (the CUDA runtime span the
+//!   correlation flow leads from) started after the previous kernel ended — the GPU waited
+//!   for the CPU;
+//! - **other**: a longer gap where the launch was issued in time (waits on events, syncs,
+//!   other streams, the host being blocked elsewhere…).
+//!
+//! The gaps are those of the device's busy union (`gpu_time::device_unions`) inside its
+//! window (first start to last end), so host + kernel + other = `idle_ns` of `strobe report`.
+
+use crate::gpu_time::classify;
+use serde::Serialize;
+use strobe_model::{LaneKind, SpanKind};
+use strobe_store::{Store, FLOW_CORRELATION};
+
+pub const DEFAULT_THRESHOLD_NS: i64 = 10_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdleCause {
+    HostWait,
+    KernelWait,
+    Other,
+}
+
+impl IdleCause {
+    pub fn label(self) -> &'static str {
+        match self {
+            IdleCause::HostWait => "host wait",
+            IdleCause::KernelWait => "kernel wait",
+            IdleCause::Other => "other",
+        }
+    }
+
+    pub fn explain(self) -> &'static str {
+        match self {
+            IdleCause::HostWait => "the next kernel's launch call started after the previous kernel ended: the GPU waited for the CPU",
+            IdleCause::KernelWait => "a gap shorter than the threshold: launch and scheduling overhead between back-to-back kernels",
+            IdleCause::Other => "the next kernel was launched in time but started late (syncs, events, other streams)",
+        }
+    }
+}
+
+/// One idle gap of a device: [start, end) between two busy intervals.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct IdleGap {
+    pub start: i64,
+    pub end: i64,
+    pub cause: IdleCause,
+    /// The GPU span whose end opens the gap.
+    pub prev_span: u32,
+    /// The GPU span whose start closes it.
+    pub next_span: u32,
+    /// The CPU launch call of `next_span`, where the trace links it.
+    pub next_launch: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DeviceIdle {
+    pub device: i64,
+    pub threshold_ns: i64,
+    /// Every gap, in time order (kernel-wait ones included).
+    pub gaps: Vec<IdleGap>,
+    pub idle_ns: i64,
+    pub host_wait_ns: i64,
+    pub kernel_wait_ns: i64,
+    pub other_ns: i64,
+    /// Gaps at least `threshold_ns` long (the ones a timeline marks).
+    pub long_gaps: u64,
+}
+
+impl DeviceIdle {
+    pub fn pct_of_idle(&self, ns: i64) -> f64 {
+        if self.idle_ns > 0 {
+            ns as f64 * 100.0 / self.idle_ns as f64
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The idle breakdown of every GPU in the store, sorted by device.
+pub fn idle_breakdown(store: &Store, threshold_ns: i64) -> Vec<DeviceIdle> {
+    let mut per: std::collections::BTreeMap<i64, Vec<(i64, i64, u32)>> = Default::default();
+    let (starts, ends) = store.span_times();
+    let metas = store.span_metas();
+    for (lane, desc) in store.lanes.iter().enumerate() {
+        let LaneKind::GpuStream { device, .. } = desc.kind else { continue };
+        let v = store.lane_view(lane as u32);
+        let e = per.entry(device).or_default();
+        for &sid in v.span {
+            let m = metas[sid as usize];
+            if classify(SpanKind::from_u8(m.kind), store.string(m.name)).is_some() {
+                let (s, en) = (starts[sid as usize], ends[sid as usize]);
+                if en > s {
+                    e.push((s, en, sid));
+                }
+            }
+        }
+    }
+    per.into_iter()
+        .map(|(device, mut v)| {
+            v.sort_unstable();
+            let mut d = DeviceIdle {
+                device,
+                threshold_ns,
+                gaps: Vec::new(),
+                idle_ns: 0,
+                host_wait_ns: 0,
+                kernel_wait_ns: 0,
+                other_ns: 0,
+                long_gaps: 0,
+            };
+            let mut cur: Option<(i64, u32)> = None; // (end of the busy run, span reaching it)
+            for &(s, e, sid) in &v {
+                match cur {
+                    Some((ce, _)) if s <= ce => {
+                        if e > ce {
+                            cur = Some((e, sid));
+                        }
+                    }
+                    Some((ce, prev)) => {
+                        let launch = store.flows_to(sid).find(|f| f.kind == FLOW_CORRELATION).or_else(|| store.flows_to(sid).next()).map(|f| f.from);
+                        let gap = s - ce;
+                        let cause = if gap < threshold_ns {
+                            IdleCause::KernelWait
+                        } else if launch.map(|l| store.span_start(l) > ce).unwrap_or(false) {
+                            IdleCause::HostWait
+                        } else {
+                            IdleCause::Other
+                        };
+                        match cause {
+                            IdleCause::HostWait => d.host_wait_ns += gap,
+                            IdleCause::KernelWait => d.kernel_wait_ns += gap,
+                            IdleCause::Other => d.other_ns += gap,
+                        }
+                        if gap >= threshold_ns {
+                            d.long_gaps += 1;
+                        }
+                        d.idle_ns += gap;
+                        d.gaps.push(IdleGap { start: ce, end: s, cause, prev_span: prev, next_span: sid, next_launch: launch });
+                        cur = Some((e, sid));
+                    }
+                    None => cur = Some((e, sid)),
+                }
+            }
+            d
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use strobe_model::{IdKey, SourceFormat, TraceMeta};
+    use strobe_store::{Built, SpanInput, StoreBuilder};
+
+    #[test]
+    fn breakdown_classifies_gaps() {
+        let mut b = StoreBuilder::in_memory();
+        let gpu = b.lane(LaneKind::GpuStream { device: 0, stream: 7 });
+        let cpu = b.lane(LaneKind::CpuThread { pid: IdKey::Num(1), tid: IdKey::Num(1) });
+        let k = b.intern("gemm");
+        let l = b.intern("cudaLaunchKernel");
+        let (ck, cr) = (b.intern("kernel"), b.intern("cuda_runtime"));
+        // (kernel start, end, launch start)
+        for (i, (s, e, ls)) in [(0, 100, -50), (105, 200, -30), (300, 400, 250), (500, 600, 100)].into_iter().enumerate() {
+            let c = i as i64 + 1;
+            b.push_span(SpanInput { lane: cpu, start: ls, end: ls + 5, name: l, cat: cr, kind: SpanKind::CudaRuntime, flags: 0, args: b"", correlation: c, copy_dir: None }).unwrap();
+            b.push_span(SpanInput { lane: gpu, start: s, end: e, name: k, cat: ck, kind: SpanKind::Kernel, flags: 0, args: b"", correlation: c, copy_dir: None }).unwrap();
+        }
+        let store = match b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap() {
+            Built::Memory(m) => Store::from_bytes(m).unwrap(),
+            Built::File(p) => Store::open(&p).unwrap(),
+        };
+        let d = &idle_breakdown(&store, 10)[0];
+        assert_eq!(d.gaps.len(), 3);
+        assert_eq!((d.kernel_wait_ns, d.host_wait_ns, d.other_ns, d.idle_ns, d.long_gaps), (5, 100, 100, 205, 2));
+        assert_eq!(d.gaps[1].cause, IdleCause::HostWait);
+        assert_eq!(d.gaps[2].cause, IdleCause::Other);
+        let g = &crate::gpu_time::gpu_time(&store)[0];
+        assert_eq!(g.idle_ns, d.idle_ns);
+    }
+}

@@ -1,0 +1,483 @@
+//! The app: owns the workspace (open traces and their analyses) and the selection; lays out
+//! the panes; applies the commands they emit once per frame.
+
+use crate::area::AreaTable;
+use crate::commands::{Command, Highlight, Selection};
+use crate::details::DetailsPane;
+use crate::file_browser::FileBrowser;
+use crate::kernel_table::KernelTable;
+use crate::loader::{LoadEvent, Loader};
+use crate::search::SearchBar;
+use crate::timeline::TimelineView;
+use crate::workspace::{SpanRef, Workspace};
+use std::path::PathBuf;
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use strobe_model::{LaneKind, SpanKind};
+
+/// What is remembered between runs (eframe storage).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub recent: Vec<PathBuf>,
+    pub show_bands: bool,
+    pub idle_threshold_us: f64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { recent: Vec::new(), show_bands: true, idle_threshold_us: strobe_analysis::idle::DEFAULT_THRESHOLD_NS as f64 / 1e3 }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BottomTab {
+    Kernels,
+    Area,
+    Load,
+}
+
+/// `--screenshot`: wait for the loads, lay out, grab a frame, write the PNG, close.
+pub struct ScreenshotState {
+    pub path: PathBuf,
+    /// Optional window to show, in ms from the start of the workspace.
+    pub view_ms: Option<(f64, f64)>,
+    /// Optional kernel (name substring) to select: highlights it and shows its longest.
+    pub select: Option<String>,
+    frames: u32,
+    requested: bool,
+    pub done: Arc<Mutex<Option<Result<(), String>>>>,
+}
+
+impl ScreenshotState {
+    pub fn new(path: PathBuf, view_ms: Option<(f64, f64)>, select: Option<String>) -> Self {
+        ScreenshotState { path, view_ms, select, frames: 0, requested: false, done: Arc::new(Mutex::new(None)) }
+    }
+}
+
+pub struct StrobeApp {
+    pub ws: Workspace,
+    pub sel: Selection,
+    pub timeline: TimelineView,
+    pub kernels: KernelTable,
+    pub details: DetailsPane,
+    pub search: SearchBar,
+    pub area: AreaTable,
+    pub browser: FileBrowser,
+    pub loader: Loader,
+    pub errors: Vec<String>,
+    pub settings: Settings,
+    pub bottom_tab: BottomTab,
+    pub screenshot: Option<ScreenshotState>,
+    kernel_highlight: Highlight,
+    dialog: Option<(Receiver<Option<Vec<PathBuf>>>, Instant)>,
+    pending: Vec<Command>,
+}
+
+impl StrobeApp {
+    pub fn new(cache_dir: Option<PathBuf>, settings: Settings) -> StrobeApp {
+        let thr = (settings.idle_threshold_us * 1e3) as i64;
+        let mut timeline = TimelineView::default();
+        timeline.show_bands = settings.show_bands;
+        StrobeApp {
+            ws: Workspace::default(),
+            sel: Selection::default(),
+            timeline,
+            kernels: KernelTable::default(),
+            details: DetailsPane,
+            search: SearchBar::default(),
+            area: AreaTable::default(),
+            browser: FileBrowser::default(),
+            loader: Loader::new(cache_dir, thr),
+            errors: Vec::new(),
+            settings,
+            bottom_tab: BottomTab::Kernels,
+            screenshot: None,
+            kernel_highlight: Highlight::default(),
+            dialog: None,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Starts loading files off the UI thread.
+    pub fn open_files(&mut self, paths: Vec<PathBuf>, ctx: &egui::Context) {
+        for p in paths {
+            let c = ctx.clone();
+            self.loader.start(&p, move || c.request_repaint());
+            self.settings.recent.retain(|r| r != &p);
+            self.settings.recent.insert(0, p);
+            self.settings.recent.truncate(12);
+        }
+    }
+
+    /// Loads a file on this thread (tests, benchmarks).
+    pub fn open_blocking(&mut self, path: &std::path::Path) -> Result<(), String> {
+        let opts = strobe_import::LoadOptions { cache_dir: self.loader.cache_dir.clone(), no_cache: self.loader.no_cache, progress: None };
+        let t = crate::loader::load_trace(path, &opts, self.loader.idle_threshold_ns)?;
+        self.add_trace(t);
+        Ok(())
+    }
+
+    pub fn add_trace(&mut self, t: crate::workspace::Trace) {
+        self.ws.traces.push(t);
+        self.timeline.fit_pending = true;
+    }
+
+    /// The highlight in force: a selected kernel wins over search matches.
+    pub fn highlight(&self) -> &Highlight {
+        if self.kernel_highlight.active {
+            &self.kernel_highlight
+        } else {
+            &self.search.highlight
+        }
+    }
+
+    pub fn push(&mut self, c: Command) {
+        self.pending.push(c);
+    }
+
+    /// The whole UI for one frame (eframe's `App::ui` and the tests call this).
+    pub fn frame(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        for ev in self.loader.poll() {
+            match ev {
+                LoadEvent::Loaded(t) => self.add_trace(t),
+                LoadEvent::Failed { path, error } => {
+                    let msg = format!("{}: {error}", path.display());
+                    eprintln!("strobe: {msg}");
+                    self.errors.push(msg);
+                }
+            }
+        }
+        if self.loader.busy() {
+            ctx.request_repaint_after(std::time::Duration::from_millis(50));
+        }
+        self.poll_dialog();
+        let dropped: Vec<PathBuf> = ctx.input(|i| i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty()).collect());
+        if !dropped.is_empty() {
+            self.pending.push(Command::OpenFiles(dropped));
+        }
+        let mut cmds = std::mem::take(&mut self.pending);
+
+        egui::Panel::top("strobe_menu").show(ui, |ui| {
+            ui.horizontal(|ui| {
+                ui.menu_button("File", |ui| {
+                    if ui.button("Open…").clicked() {
+                        cmds.push(Command::ShowOpenDialog);
+                        ui.close();
+                    }
+                    if ui.button("Open (built-in browser)…").clicked() {
+                        self.browser.show();
+                        ui.close();
+                    }
+                    ui.menu_button("Recent", |ui| {
+                        if self.settings.recent.is_empty() {
+                            ui.weak("nothing yet");
+                        }
+                        for p in self.settings.recent.clone() {
+                            if ui.button(p.display().to_string()).clicked() {
+                                cmds.push(Command::OpenFiles(vec![p]));
+                                ui.close();
+                            }
+                        }
+                    });
+                    if ui.button("Close all").clicked() {
+                        cmds.push(Command::CloseAll);
+                        ui.close();
+                    }
+                });
+                ui.menu_button("View", |ui| {
+                    if ui.checkbox(&mut self.timeline.show_bands, "Overlap and idle bands").changed() {
+                        self.settings.show_bands = self.timeline.show_bands;
+                    }
+                    ui.horizontal(|ui| {
+                        ui.label("Idle threshold (µs)");
+                        let r = ui.add(egui::DragValue::new(&mut self.settings.idle_threshold_us).range(0.1..=1e6).speed(0.5));
+                        if r.drag_stopped() || r.lost_focus() {
+                            cmds.push(Command::SetIdleThreshold((self.settings.idle_threshold_us * 1e3) as i64));
+                        }
+                    });
+                    if ui.button("Fit all (F with nothing selected)").clicked() {
+                        cmds.push(Command::FitAll);
+                        ui.close();
+                    }
+                    if ui.button("Clear marks").clicked() {
+                        self.timeline.marks.clear();
+                        ui.close();
+                    }
+                });
+                ui.separator();
+                self.search.ui(ui, &self.ws, &mut cmds);
+                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    ui.weak("W/S zoom · A/D pan · drag pan · Ctrl+wheel zoom · F fit · M mark · Shift-drag area · / search");
+                });
+            });
+            for j in &self.loader.jobs {
+                ui.horizontal(|ui| {
+                    let p = &j.progress;
+                    use std::sync::atomic::Ordering::Relaxed;
+                    let (d, t, e) = (p.bytes_done.load(Relaxed), p.bytes_total.load(Relaxed), p.events.load(Relaxed));
+                    ui.label(format!("Loading {}", j.path.display()));
+                    ui.add(egui::ProgressBar::new(j.fraction()).desired_width(300.0).text(format!(
+                        "{:.1} / {:.1} MiB · {} events · {:.1} s",
+                        d as f64 / 1048576.0,
+                        t as f64 / 1048576.0,
+                        e,
+                        j.started.elapsed().as_secs_f32()
+                    )));
+                    if ui.button("Cancel").clicked() {
+                        j.cancel();
+                    }
+                });
+            }
+            let mut dismiss = None;
+            for (i, e) in self.errors.iter().enumerate() {
+                ui.horizontal(|ui| {
+                    ui.colored_label(egui::Color32::from_rgb(240, 100, 80), format!("Error: {e}"));
+                    if ui.small_button("x").clicked() {
+                        dismiss = Some(i);
+                    }
+                });
+            }
+            if let Some(i) = dismiss {
+                self.errors.remove(i);
+            }
+        });
+        if !self.ws.traces.is_empty() {
+            egui::Panel::top("strobe_summary").show(ui, |ui| crate::summary::ui(ui, &self.ws, &mut cmds));
+        }
+        egui::Panel::bottom("strobe_bottom").resizable(true).default_size(250.0).show(ui, |ui| {
+            ui.horizontal(|ui| {
+                ui.selectable_value(&mut self.bottom_tab, BottomTab::Kernels, "Kernels");
+                ui.selectable_value(&mut self.bottom_tab, BottomTab::Area, "Area selection");
+                ui.selectable_value(&mut self.bottom_tab, BottomTab::Load, "Load summary");
+            });
+            ui.separator();
+            match self.bottom_tab {
+                BottomTab::Kernels => self.kernels.ui(ui, &self.ws, &self.sel, &mut cmds),
+                BottomTab::Area => self.area.ui(ui, &self.ws),
+                BottomTab::Load => load_summary(ui, &self.ws),
+            }
+        });
+        egui::Panel::right("strobe_details").resizable(true).default_size(380.0).show(ui, |ui| {
+            self.details.ui(ui, &self.ws, &self.sel, &mut cmds);
+        });
+        egui::CentralPanel::default().show(ui, |ui| {
+            let hl = if self.kernel_highlight.active { &self.kernel_highlight } else { &self.search.highlight };
+            self.timeline.ui(ui, &self.ws, &self.sel, hl, &mut cmds);
+        });
+        for p in self.browser.ui(&ctx) {
+            cmds.push(Command::OpenFiles(vec![p]));
+        }
+        if ctx.input(|i| !i.raw.hovered_files.is_empty()) {
+            let painter = ctx.layer_painter(egui::LayerId::new(egui::Order::Foreground, egui::Id::unique("drop")));
+            let r = ctx.content_rect();
+            painter.rect_filled(r, 0.0, egui::Color32::from_black_alpha(160));
+            painter.text(r.center(), egui::Align2::CENTER_CENTER, "Drop to open", egui::FontId::proportional(28.0), egui::Color32::WHITE);
+        }
+        for c in cmds {
+            self.apply(c, &ctx);
+        }
+        self.screenshot_step(&ctx);
+    }
+
+    fn poll_dialog(&mut self) {
+        let Some((rx, t0)) = &self.dialog else { return };
+        match rx.try_recv() {
+            Ok(Some(paths)) if !paths.is_empty() => {
+                self.pending.push(Command::OpenFiles(paths));
+                self.dialog = None;
+            }
+            Ok(_) => {
+                // Nothing picked. An answer that fast means no portal is there to ask: fall
+                // back to the built-in browser so Open… always works.
+                if t0.elapsed() < std::time::Duration::from_millis(1500) {
+                    self.browser.show();
+                }
+                self.dialog = None;
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => {}
+            Err(_) => {
+                self.browser.show();
+                self.dialog = None;
+            }
+        }
+    }
+
+    /// Applies one command (what every pane's clicks turn into).
+    pub fn apply(&mut self, c: Command, ctx: &egui::Context) {
+        match c {
+            Command::SelectSpan(r) => self.sel.span = Some(r),
+            Command::RevealSpan(r) => {
+                self.sel.span = Some(r);
+                self.timeline.reveal(&self.ws, r);
+            }
+            Command::ClearSelection => {
+                self.sel = Selection::default();
+                self.kernel_highlight = Highlight::default();
+            }
+            Command::SelectKernel { trace, name } => self.select_kernel(trace, &name),
+            Command::ZoomTo { t0, t1 } => {
+                let w = self.timeline.plot_width;
+                self.timeline.view.fit(t0, t1, w);
+            }
+            Command::FitAll => self.timeline.fit_all(&self.ws),
+            Command::AreaSelected { t0, t1, lanes } => {
+                self.area.compute(&self.ws, t0, t1, &lanes);
+                self.sel.range = Some((t0, t1));
+                self.bottom_tab = BottomTab::Area;
+            }
+            Command::OpenFiles(p) => self.open_files(p, ctx),
+            Command::ShowOpenDialog => {
+                let (tx, rx) = std::sync::mpsc::channel();
+                let c = ctx.clone();
+                std::thread::spawn(move || {
+                    let r = rfd::FileDialog::new().add_filter("traces", &["json", "gz", "sqlite", "nsys-rep"]).add_filter("all files", &["*"]).pick_files();
+                    let _ = tx.send(r);
+                    c.request_repaint();
+                });
+                self.dialog = Some((rx, Instant::now()));
+            }
+            Command::CloseAll => {
+                self.ws.traces.clear();
+                self.sel = Selection::default();
+                self.kernel_highlight = Highlight::default();
+                self.search = SearchBar::default();
+                self.area = AreaTable::default();
+                self.kernels = KernelTable::default();
+            }
+            Command::FocusSearch => self.search.focus_request = true,
+            Command::SetIdleThreshold(ns) => {
+                self.loader.idle_threshold_ns = ns;
+                for t in &mut self.ws.traces {
+                    t.set_idle_threshold(ns);
+                }
+            }
+        }
+    }
+
+    /// Highlights every occurrence of kernel `name` in `trace` and jumps to the longest.
+    pub fn select_kernel(&mut self, trace: usize, name: &str) {
+        let Some(t) = self.ws.traces.get(trace) else { return };
+        let st = &*t.store;
+        let mut mask = vec![false; st.string_count()];
+        let mut any = false;
+        for i in 0..st.string_count() as u32 {
+            if st.string(i) == name {
+                mask[i as usize] = true;
+                any = true;
+            }
+        }
+        let mut best: Option<(i64, u32)> = None;
+        for (lane, d) in st.lanes.iter().enumerate() {
+            if !matches!(d.kind, LaneKind::GpuStream { .. }) {
+                continue;
+            }
+            for &sid in st.lane_view(lane as u32).span {
+                let m = st.span_meta(sid);
+                if mask[m.name as usize] && SpanKind::from_u8(m.kind) == SpanKind::Kernel {
+                    let dur = st.span_end(sid) - st.span_start(sid);
+                    if best.map(|b| dur > b.0).unwrap_or(true) {
+                        best = Some((dur, sid));
+                    }
+                }
+            }
+        }
+        let mut names = vec![Vec::new(); self.ws.traces.len()];
+        names[trace] = mask;
+        self.kernel_highlight = Highlight { names, active: any };
+        self.sel.kernel = Some((trace, name.to_string()));
+        if let Some((_, sid)) = best {
+            let r = SpanRef { trace, span: sid };
+            self.sel.span = Some(r);
+            self.timeline.reveal(&self.ws, r);
+        }
+    }
+
+    fn screenshot_step(&mut self, ctx: &egui::Context) {
+        let Some(s) = &mut self.screenshot else { return };
+        ctx.request_repaint();
+        if s.requested {
+            if s.done.lock().map(|d| d.is_some()).unwrap_or(true) {
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+            return;
+        }
+        if self.loader.busy() || (self.ws.traces.is_empty() && self.errors.is_empty()) {
+            return;
+        }
+        s.frames += 1;
+        if s.frames == 2 {
+            let view = s.view_ms;
+            let select = s.select.clone();
+            if let Some(name) = select {
+                let found = self.ws.traces.iter().enumerate().find_map(|(ti, t)| t.derived.kernels.iter().find(|k| k.name.contains(&name)).map(|k| (ti, k.name.clone())));
+                if let Some((ti, n)) = found {
+                    self.select_kernel(ti, &n);
+                }
+            }
+            if let (Some((a, b)), Some((t0, _))) = (view, self.ws.extent()) {
+                let w = self.timeline.plot_width;
+                self.timeline.view.fit(t0 + (a * 1e6) as i64, t0 + (b * 1e6) as i64, w);
+            }
+            return;
+        }
+        if s.frames >= 6 {
+            let path = s.path.clone();
+            let done = s.done.clone();
+            let errors = self.errors.clone();
+            s.requested = true;
+            ctx.send_viewport_cmd(egui::ViewportCommand::Screenshot(egui::ScreenshotCallback::new(move |img| {
+                let r = save_png(&img, &path).and_then(|()| if errors.is_empty() { Ok(()) } else { Err(format!("written, but loading failed: {}", errors.join("; "))) });
+                if let Ok(mut d) = done.lock() {
+                    *d = Some(r);
+                }
+            })));
+        }
+    }
+}
+
+pub fn save_png(img: &egui::ColorImage, path: &std::path::Path) -> Result<(), String> {
+    let [w, h] = img.size;
+    let mut bytes = Vec::with_capacity(w * h * 4);
+    for p in &img.pixels {
+        bytes.extend_from_slice(&p.to_srgba_unmultiplied());
+    }
+    let buf = image::RgbaImage::from_raw(w as u32, h as u32, bytes).ok_or("screenshot has the wrong size")?;
+    buf.save_with_format(path, image::ImageFormat::Png).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn load_summary(ui: &mut egui::Ui, ws: &Workspace) {
+    egui::ScrollArea::vertical().id_salt("load_summary").auto_shrink([false, false]).show(ui, |ui| {
+        for t in &ws.traces {
+            let m = &t.store.meta;
+            ui.strong(format!("{} — {} ({})", t.label, t.path.display(), m.format.as_str()));
+            ui.label(format!("{} events · {} spans · {} lanes · {} flows · {} counter series", m.load.events, t.store.span_count(), t.store.lanes.len(), t.store.flows().len(), t.store.counters.len()));
+            if !m.load.skipped.is_empty() {
+                let sk: Vec<String> = m.load.skipped.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+                ui.label(format!("skipped: {}", sk.join(", ")));
+            }
+            for n in &m.load.notes {
+                ui.label(format!("note: {n}"));
+            }
+            ui.separator();
+        }
+    });
+}
+
+impl eframe::App for StrobeApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.frame(ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        if self.screenshot.is_none() {
+            eframe::set_value(storage, "strobe_settings", &self.settings);
+        }
+    }
+
+    fn persist_egui_memory(&self) -> bool {
+        self.screenshot.is_none()
+    }
+}

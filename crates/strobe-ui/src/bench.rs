@@ -1,0 +1,172 @@
+//! The frame benchmark: builds one frame of the real timeline headlessly (egui context, no
+//! window) for a 1920-px plot at whole-trace, mid and deep zoom, and reports per-frame CPU
+//! time. `synthetic_store` makes a big in-memory trace shaped like a training step loop:
+//! compute kernels, NCCL and copies on a GPU, ops with launch calls on a CPU thread.
+
+use crate::commands::{Command, Highlight, Selection};
+use crate::timeline::{TimelineView, LABEL_W};
+use crate::workspace::{Trace, Workspace};
+use std::time::Instant;
+use strobe_model::{CopyDir, IdKey, LaneKind, SourceFormat, SpanKind, TraceMeta};
+use strobe_store::{SpanInput, Store, StoreBuilder};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn range(&mut self, a: i64, b: i64) -> i64 {
+        a + (self.next() % (b - a).max(1) as u64) as i64
+    }
+}
+
+/// An in-memory trace of about `n` spans.
+pub fn synthetic_store(n: usize) -> Store {
+    let mut b = StoreBuilder::in_memory();
+    b.reserve_spans(n + 16);
+    let streams: Vec<u32> = [7, 9, 11, 13].iter().map(|&s| b.lane(LaneKind::GpuStream { device: 0, stream: s })).collect();
+    let s17 = b.lane(LaneKind::GpuStream { device: 0, stream: 17 });
+    let cpus: Vec<u32> = [100, 101].iter().map(|&t| b.lane(LaneKind::CpuThread { pid: IdKey::Num(100), tid: IdKey::Num(t) })).collect();
+    let kernel_names: Vec<u32> = (0..300).map(|i| b.intern(&format!("void synthetic_kernel_{i}<float, {}>(Params)", i * 7 % 13))).collect();
+    let op_names: Vec<u32> = (0..60).map(|i| b.intern(&format!("aten::op_{i}"))).collect();
+    let launch = b.intern("cudaLaunchKernel");
+    let nccl = b.intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+    let memcpy = b.intern("Memcpy HtoD (Pinned -> Device)");
+    let (c_kernel, c_op, c_rt, c_copy) = (b.intern("kernel"), b.intern("cpu_op"), b.intern("cuda_runtime"), b.intern("gpu_memcpy"));
+    let mut r = Rng(0x9E3779B97F4A7C15);
+    // each "op" makes 4 spans: op, launch (CPU), kernel (GPU); every 16th op also an NCCL/copy.
+    let mut t_cpu = 0i64;
+    let mut t_gpu = 0i64;
+    let mut pushed = 0usize;
+    let mut step = 0usize;
+    while pushed < n {
+        step += 1;
+        let cpu = cpus[step % cpus.len()];
+        let s7 = streams[(step / 3) % streams.len()];
+        let op_d = r.range(2_000, 12_000);
+        let k = r.range(0, kernel_names.len() as i64) as usize;
+        let op = op_names[k % op_names.len()];
+        b.push_span(SpanInput { lane: cpu, start: t_cpu, end: t_cpu + op_d, name: op, cat: c_op, kind: SpanKind::CpuOp, flags: 0, args: b"", correlation: 0, copy_dir: None }).unwrap();
+        let ls = t_cpu + op_d / 3;
+        let corr = pushed as i64 + 1;
+        b.push_span(SpanInput { lane: cpu, start: ls, end: ls + 3_000, name: launch, cat: c_rt, kind: SpanKind::CudaRuntime, flags: 0, args: b"", correlation: corr, copy_dir: None }).unwrap();
+        // kernel durations: mostly short, a long tail
+        let kd = match r.next() % 10 {
+            0 => r.range(20_000, 200_000),
+            1..=3 => r.range(3_000, 20_000),
+            _ => r.range(500, 3_000),
+        };
+        let ks = t_gpu.max(ls + 4_000);
+        b.push_span(SpanInput { lane: s7, start: ks, end: ks + kd, name: kernel_names[k], cat: c_kernel, kind: SpanKind::Kernel, flags: 0, args: b"", correlation: corr, copy_dir: None }).unwrap();
+        t_gpu = ks + kd + r.range(200, 3_000);
+        pushed += 3;
+        if pushed.is_multiple_of(48) {
+            let d = r.range(20_000, 900_000);
+            b.push_span(SpanInput { lane: s17, start: ks, end: ks + d, name: nccl, cat: c_kernel, kind: SpanKind::Kernel, flags: 0, args: b"", correlation: 0, copy_dir: None }).unwrap();
+            pushed += 1;
+        } else if pushed % 48 == 24 {
+            let d = r.range(2_000, 40_000);
+            b.push_span(SpanInput { lane: s17, start: ks, end: ks + d, name: memcpy, cat: c_copy, kind: SpanKind::Memcpy, flags: 0, args: b"{\"bytes\": 1048576}", correlation: 0, copy_dir: Some(CopyDir::HtoD) }).unwrap();
+            pushed += 1;
+        }
+        t_cpu += op_d + r.range(500, 5_000);
+        if t_cpu + 200_000 < t_gpu {
+            t_cpu = t_gpu - 200_000; // the CPU runs ahead of the GPU by a bounded queue
+        }
+    }
+    let meta = TraceMeta::new(SourceFormat::Chrome, "synthetic");
+    match b.finish(&meta).expect("build synthetic store") {
+        strobe_store::Built::Memory(bytes) => Store::from_bytes(bytes).expect("open synthetic store"),
+        strobe_store::Built::File(p) => Store::open(&p).expect("open synthetic store"),
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct FrameTiming {
+    pub zoom: String,
+    pub window_ns: i64,
+    pub median_ms: f64,
+    pub p90_ms: f64,
+    pub max_ms: f64,
+    /// Median of tessellating the frame's shapes into triangles (also CPU, before the GPU).
+    pub tessellate_median_ms: f64,
+    pub items: usize,
+    pub folded: usize,
+    pub labels: usize,
+}
+
+fn percentile(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+/// Builds `frames` frames of the timeline at each zoom (whole trace, mid, 2 ms, deep) with a
+/// `plot_width`-pixel plot, panning a pixel per frame; returns timings.
+pub fn frame_bench(store: Store, plot_width: f32, frames: usize) -> Vec<FrameTiming> {
+    let trace = Trace::new("synthetic".into(), store, strobe_analysis::idle::DEFAULT_THRESHOLD_NS);
+    let (t_min, t_max) = (trace.t_min, trace.t_max);
+    let ws = Workspace { traces: vec![trace] };
+    let ctx = egui::Context::default();
+    let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(plot_width + LABEL_W + 16.0, 1080.0));
+    let mut tl = TimelineView::default();
+    let sel = Selection::default();
+    let hl = Highlight::default();
+    let span = t_max - t_min;
+    let mid_c = t_min + span / 2;
+    let zooms: Vec<(String, i64, i64)> = vec![
+        ("whole trace".into(), t_min, t_max),
+        ("mid (1/256 of trace)".into(), mid_c - span / 512, mid_c + span / 512),
+        ("2 ms".into(), mid_c - 1_000_000, mid_c + 1_000_000),
+        ("deep (50 µs)".into(), mid_c - 25_000, mid_c + 25_000),
+    ];
+    let mut out = Vec::new();
+    let run_frame = |tl: &mut TimelineView| -> (f64, f64) {
+        let input = egui::RawInput { screen_rect: Some(screen), ..Default::default() };
+        let mut cmds: Vec<Command> = Vec::new();
+        let t0 = Instant::now();
+        let o = ctx.run_ui(input, |ui| {
+            egui::CentralPanel::default().show(ui, |ui| tl.ui(ui, &ws, &sel, &hl, &mut cmds));
+        });
+        let build = t0.elapsed().as_secs_f64() * 1e3;
+        let t1 = Instant::now();
+        let prims = ctx.tessellate(o.shapes, o.pixels_per_point);
+        let tess = t1.elapsed().as_secs_f64() * 1e3;
+        std::hint::black_box(prims);
+        (build, tess)
+    };
+    // warm up fonts and layout
+    tl.fit_pending = true;
+    for _ in 0..3 {
+        run_frame(&mut tl);
+    }
+    for (label, a, b) in zooms {
+        tl.view.origin = t_min;
+        tl.view.fit(a, b, tl.plot_width);
+        let mut builds = Vec::new();
+        let mut tess = Vec::new();
+        let mut stats = tl.stats;
+        for _ in 0..frames {
+            let (bm, tm) = run_frame(&mut tl);
+            builds.push(bm);
+            tess.push(tm);
+            stats = tl.stats;
+            tl.view.t0 += tl.view.npp; // pan one pixel
+        }
+        let max = builds.iter().cloned().fold(0.0, f64::max);
+        out.push(FrameTiming {
+            zoom: label,
+            window_ns: b - a,
+            median_ms: percentile(&mut builds.clone(), 0.5),
+            p90_ms: percentile(&mut builds, 0.9),
+            max_ms: max,
+            tessellate_median_ms: percentile(&mut tess, 0.5),
+            items: stats.items,
+            folded: stats.folded,
+            labels: stats.labels,
+        });
+    }
+    out
+}

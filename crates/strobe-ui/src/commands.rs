@@ -1,0 +1,53 @@
+//! What panes ask for. Panes never change shared state themselves: they push commands, and
+//! the app applies them once per frame, so a click in the kernel table and a click on the
+//! timeline take the same path.
+
+use crate::workspace::SpanRef;
+use std::path::PathBuf;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// Select a span (details, flows, stack).
+    SelectSpan(SpanRef),
+    /// Select a span and bring it into view (zoom so it reads, scroll to its lane).
+    RevealSpan(SpanRef),
+    ClearSelection,
+    /// Highlight every occurrence of a kernel name and jump to its longest.
+    SelectKernel { trace: usize, name: String },
+    /// Show [t0, t1) (absolute ns).
+    ZoomTo { t0: i64, t1: i64 },
+    /// Fit everything.
+    FitAll,
+    /// An area of the timeline: time range and the lanes it covers.
+    AreaSelected { t0: i64, t1: i64, lanes: Vec<(usize, u32)> },
+    OpenFiles(Vec<PathBuf>),
+    /// Show the Open… dialog (portal, or the in-app browser when no portal answers).
+    ShowOpenDialog,
+    CloseAll,
+    FocusSearch,
+    SetIdleThreshold(i64),
+}
+
+/// What is selected; every pane reads it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Selection {
+    pub span: Option<SpanRef>,
+    /// Kernel name highlighted from the kernel table (trace, name).
+    pub kernel: Option<(usize, String)>,
+    /// Time range of the last area selection (absolute ns).
+    pub range: Option<(i64, i64)>,
+}
+
+/// Name ids to emphasise on the timeline, per trace (search matches or a selected kernel).
+#[derive(Clone, Debug, Default)]
+pub struct Highlight {
+    /// Per trace: mask over the store's string ids; empty = that trace has no match.
+    pub names: Vec<Vec<bool>>,
+    pub active: bool,
+}
+
+impl Highlight {
+    pub fn matches(&self, trace: usize, name: u32) -> bool {
+        self.names.get(trace).and_then(|m| m.get(name as usize)).copied().unwrap_or(false)
+    }
+}

@@ -1,0 +1,181 @@
+//! Details of the selection: name, category, lane, start, duration, args (shapes, grid/block,
+//! bytes, bandwidth), the launch ↔ kernel link, and the CPU stack (ops and python frames)
+//! above the launch.
+
+use crate::commands::{Command, Selection};
+use crate::workspace::{SpanRef, Workspace};
+use strobe_analysis::report::fmt_ns;
+use strobe_model::{flags, SpanKind};
+use strobe_store::Store;
+
+/// Spans of `span`'s lane enclosing its start, outermost first (its CPU stack).
+pub fn enclosing_stack(st: &Store, span: u32) -> Vec<u32> {
+    let m = st.span_meta(span);
+    let ts = st.span_start(span);
+    let v = st.lane_view(m.lane);
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    st.query_window(m.lane, ts, ts + 1, |i| {
+        let d = v.depth[i];
+        if d < m.depth as u32 && v.starts[i] <= ts && v.ends[i] >= st.span_end(span) {
+            out.push((d, v.span[i]));
+        }
+    });
+    out.sort();
+    out.dedup_by_key(|x| x.0);
+    out.into_iter().map(|x| x.1).collect()
+}
+
+/// The CPU launch of a GPU span, and the GPU spans a CPU span launched.
+pub fn launch_of(st: &Store, span: u32) -> Option<u32> {
+    st.flows_to(span).find(|f| f.kind == strobe_store::FLOW_CORRELATION).or_else(|| st.flows_to(span).next()).map(|f| f.from)
+}
+
+pub fn launched_by(st: &Store, span: u32) -> Vec<u32> {
+    st.flows_from(span).map(|f| f.to).collect()
+}
+
+#[derive(Default)]
+pub struct DetailsPane;
+
+impl DetailsPane {
+    pub fn ui(&mut self, ui: &mut egui::Ui, ws: &Workspace, sel: &Selection, cmds: &mut Vec<Command>) {
+        egui::ScrollArea::vertical().id_salt("details_scroll").auto_shrink([false, false]).show(ui, |ui| {
+            ui.heading("Details");
+            if let Some(r) = sel.span {
+                if let Some(t) = ws.traces.get(r.trace) {
+                    span_details(ui, t, r, cmds);
+                }
+            } else {
+                ui.weak("Click a span on the timeline, a kernel in the table, or search (/).");
+            }
+            if let Some((ti, name)) = &sel.kernel {
+                if let Some(k) = ws.traces.get(*ti).and_then(|t| t.derived.kernels.iter().find(|k| &k.name == name)) {
+                    ui.separator();
+                    ui.strong("Kernel (all occurrences)");
+                    ui.add(egui::Label::new(egui::RichText::new(&k.name).monospace()).wrap());
+                    egui::Grid::new("kernel_stats_grid").num_columns(2).show(ui, |ui| {
+                        for (a, b) in [
+                            ("count", k.count.to_string()),
+                            ("total", fmt_ns(k.total_ns)),
+                            ("mean", fmt_ns(k.mean_ns)),
+                            ("min", fmt_ns(k.min_ns)),
+                            ("max", fmt_ns(k.max_ns)),
+                            ("% of GPU kernel time", format!("{:.1}%", k.pct_kernel_time)),
+                        ] {
+                            ui.label(a);
+                            ui.label(b);
+                            ui.end_row();
+                        }
+                    });
+                }
+            }
+        });
+    }
+}
+
+fn span_link(ui: &mut egui::Ui, st: &Store, trace: usize, span: u32, cmds: &mut Vec<Command>) {
+    let kind = SpanKind::from_u8(st.span_meta(span).kind);
+    let txt = format!("{} · {:?} · {}", crate::timeline::truncate(st.span_name(span), 70), kind, fmt_ns(st.span_end(span) - st.span_start(span)));
+    if ui.link(txt).on_hover_text(st.span_name(span)).clicked() {
+        cmds.push(Command::RevealSpan(SpanRef { trace, span }));
+    }
+}
+
+fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, cmds: &mut Vec<Command>) {
+    let st = &*t.store;
+    let m = st.span_meta(r.span);
+    let kind = SpanKind::from_u8(m.kind);
+    let (s, e) = (st.span_start(r.span), st.span_end(r.span));
+    ui.add(egui::Label::new(egui::RichText::new(st.span_name(r.span)).monospace().strong()).wrap());
+    egui::Grid::new("span_grid").num_columns(2).striped(true).show(ui, |ui| {
+        let mut kv = |a: &str, b: String| {
+            ui.label(a);
+            ui.label(b);
+            ui.end_row();
+        };
+        kv("category", st.string(m.cat).to_string());
+        kv("kind", format!("{kind:?}"));
+        kv("lane", st.lanes.get(m.lane as usize).map(|l| l.name.clone()).unwrap_or_default());
+        kv("trace", t.label.clone());
+        kv("start", format!("{} (from trace start)", fmt_ns(s - t.t_min)));
+        let unclosed = m.flags as u16 & flags::UNCLOSED != 0;
+        kv("duration", if unclosed { format!("{} (never closed)", fmt_ns(e - s)) } else { fmt_ns(e - s) });
+        kv("depth", m.depth.to_string());
+    });
+    let args = st.span_args(r.span);
+    if !args.is_empty() {
+        ui.separator();
+        ui.strong("Args");
+        let parsed: Option<serde_json::Map<String, serde_json::Value>> = serde_json::from_str(args).ok();
+        match parsed {
+            Some(map) => {
+                egui::Grid::new("args_grid").num_columns(2).striped(true).show(ui, |ui| {
+                    for (k, v) in &map {
+                        ui.label(k);
+                        let txt = match v {
+                            serde_json::Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        ui.add(egui::Label::new(egui::RichText::new(txt).monospace()).wrap());
+                        ui.end_row();
+                    }
+                    if let Some(b) = map.get("bytes").and_then(|b| b.as_f64()) {
+                        if e > s {
+                            ui.label("bandwidth");
+                            ui.label(format!("{:.2} GB/s", b / (e - s) as f64));
+                            ui.end_row();
+                        }
+                    }
+                });
+            }
+            None => {
+                ui.monospace(args);
+            }
+        }
+    }
+    // launch ↔ kernel
+    if kind.is_gpu_activity() {
+        ui.separator();
+        match launch_of(st, r.span) {
+            Some(l) => {
+                ui.strong("Launched by");
+                span_link(ui, st, r.trace, l, cmds);
+                ui.label(format!("launch to start: {}", fmt_ns(s - st.span_start(l))));
+                let stack = enclosing_stack(st, l);
+                if !stack.is_empty() {
+                    ui.strong("CPU stack (outermost first)");
+                    for sp in stack {
+                        span_link(ui, st, r.trace, sp, cmds);
+                    }
+                }
+            }
+            None => {
+                ui.weak("No launch linked in this trace.");
+            }
+        }
+    } else {
+        let ks = launched_by(st, r.span);
+        if !ks.is_empty() {
+            ui.separator();
+            ui.strong(if ks.len() == 1 { "Launches" } else { "Flows to" });
+            for k in ks.into_iter().take(50) {
+                span_link(ui, st, r.trace, k, cmds);
+            }
+        }
+        let incoming: Vec<u32> = st.flows_to(r.span).map(|f| f.from).collect();
+        if !incoming.is_empty() {
+            ui.strong("Flows from");
+            for k in incoming.into_iter().take(50) {
+                span_link(ui, st, r.trace, k, cmds);
+            }
+        }
+        let stack = enclosing_stack(st, r.span);
+        if !stack.is_empty() {
+            ui.separator();
+            ui.strong("Stack (outermost first)");
+            for sp in stack {
+                span_link(ui, st, r.trace, sp, cmds);
+            }
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! Kernel table: per kernel name count, total, mean, min, max, % of GPU kernel time
+//! (`strobe_analysis::kernels`, the numbers of `strobe report`). Sortable, filterable and
+//! virtualised (only visible rows are laid out), so 100 k names scroll smoothly.
+
+use crate::commands::{Command, Selection};
+use crate::workspace::Workspace;
+use egui_extras::{Column, TableBuilder};
+use strobe_analysis::report::fmt_ns;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortBy {
+    Name,
+    Count,
+    Total,
+    Mean,
+    Min,
+    Max,
+}
+
+pub struct KernelTable {
+    pub trace: usize,
+    pub filter: String,
+    pub sort: SortBy,
+    pub descending: bool,
+    /// Row indices into the trace's kernel stats after filter and sort.
+    rows: Vec<u32>,
+    key: Option<(usize, String, SortBy, bool, usize)>,
+}
+
+impl Default for KernelTable {
+    fn default() -> Self {
+        KernelTable { trace: 0, filter: String::new(), sort: SortBy::Total, descending: true, rows: Vec::new(), key: None }
+    }
+}
+
+impl KernelTable {
+    fn refresh(&mut self, ws: &Workspace) {
+        let Some(t) = ws.traces.get(self.trace) else {
+            self.rows.clear();
+            return;
+        };
+        let k = &t.derived.kernels;
+        let key = (self.trace, self.filter.clone(), self.sort, self.descending, k.len());
+        if self.key.as_ref() == Some(&key) {
+            return;
+        }
+        let f = self.filter.to_lowercase();
+        let mut rows: Vec<u32> = (0..k.len() as u32).filter(|&i| f.is_empty() || k[i as usize].name.to_lowercase().contains(&f)).collect();
+        rows.sort_by(|&a, &b| {
+            let (x, y) = (&k[a as usize], &k[b as usize]);
+            let o = match self.sort {
+                SortBy::Name => x.name.cmp(&y.name),
+                SortBy::Count => x.count.cmp(&y.count),
+                SortBy::Total => x.total_ns.cmp(&y.total_ns),
+                SortBy::Mean => x.mean_ns.cmp(&y.mean_ns),
+                SortBy::Min => x.min_ns.cmp(&y.min_ns),
+                SortBy::Max => x.max_ns.cmp(&y.max_ns),
+            };
+            if self.descending {
+                o.reverse()
+            } else {
+                o
+            }
+        });
+        self.rows = rows;
+        self.key = Some(key);
+    }
+
+    pub fn visible_rows(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn ui(&mut self, ui: &mut egui::Ui, ws: &Workspace, sel: &Selection, cmds: &mut Vec<Command>) {
+        ui.horizontal(|ui| {
+            if ws.traces.len() > 1 {
+                egui::ComboBox::from_id_salt("kt_trace").selected_text(ws.traces.get(self.trace).map(|t| t.label.as_str()).unwrap_or("")).show_ui(ui, |ui| {
+                    for (i, t) in ws.traces.iter().enumerate() {
+                        ui.selectable_value(&mut self.trace, i, &t.label);
+                    }
+                });
+            }
+            let lab = ui.label("Filter:");
+            ui.add(egui::TextEdit::singleline(&mut self.filter).id_salt("kernel_filter").hint_text("kernel name").desired_width(260.0)).labelled_by(lab.id);
+            self.refresh(ws);
+            let total = ws.traces.get(self.trace).map(|t| t.derived.kernels.len()).unwrap_or(0);
+            ui.label(format!("{} of {} kernels", self.rows.len(), total));
+        });
+        let Some(t) = ws.traces.get(self.trace) else { return };
+        let k = &t.derived.kernels;
+        let selected = sel.kernel.as_ref().filter(|(ti, _)| *ti == self.trace).map(|(_, n)| n.as_str());
+        let mut clicked: Option<String> = None;
+        let mut sort_click: Option<SortBy> = None;
+        let hdr = |ui: &mut egui::Ui, label: &str, by: SortBy, cur: SortBy, desc: bool, out: &mut Option<SortBy>| {
+            let arrow = if cur == by { if desc { " v" } else { " ^" } } else { "" };
+            if ui.add(egui::Button::new(egui::RichText::new(format!("{label}{arrow}")).strong()).frame(false)).clicked() {
+                *out = Some(by);
+            }
+        };
+        let (cur, desc) = (self.sort, self.descending);
+        TableBuilder::new(ui)
+            .id_salt("kernel_table")
+            .striped(true)
+            .sense(egui::Sense::click())
+            .column(Column::remainder().at_least(200.0).clip(true))
+            .columns(Column::auto().at_least(70.0), 6)
+            .header(20.0, |mut h| {
+                h.col(|ui| hdr(ui, "Name", SortBy::Name, cur, desc, &mut sort_click));
+                h.col(|ui| hdr(ui, "Count", SortBy::Count, cur, desc, &mut sort_click));
+                h.col(|ui| hdr(ui, "Total", SortBy::Total, cur, desc, &mut sort_click));
+                h.col(|ui| hdr(ui, "Mean", SortBy::Mean, cur, desc, &mut sort_click));
+                h.col(|ui| hdr(ui, "Min", SortBy::Min, cur, desc, &mut sort_click));
+                h.col(|ui| hdr(ui, "Max", SortBy::Max, cur, desc, &mut sort_click));
+                h.col(|ui| {
+                    ui.strong("% GPU");
+                });
+            })
+            .body(|body| {
+                body.rows(18.0, self.rows.len(), |mut row| {
+                    let s = &k[self.rows[row.index()] as usize];
+                    row.set_selected(selected == Some(s.name.as_str()));
+                    row.col(|ui| {
+                        ui.add(egui::Label::new(&s.name).truncate().selectable(false));
+                    });
+                    row.col(|ui| {
+                        ui.label(s.count.to_string());
+                    });
+                    row.col(|ui| {
+                        ui.label(fmt_ns(s.total_ns));
+                    });
+                    row.col(|ui| {
+                        ui.label(fmt_ns(s.mean_ns));
+                    });
+                    row.col(|ui| {
+                        ui.label(fmt_ns(s.min_ns));
+                    });
+                    row.col(|ui| {
+                        ui.label(fmt_ns(s.max_ns));
+                    });
+                    row.col(|ui| {
+                        ui.label(format!("{:.1}%", s.pct_kernel_time));
+                    });
+                    if row.response().clicked() {
+                        clicked = Some(s.name.clone());
+                    }
+                });
+            });
+        if let Some(by) = sort_click {
+            if self.sort == by {
+                self.descending = !self.descending;
+            } else {
+                self.sort = by;
+                self.descending = by != SortBy::Name;
+            }
+        }
+        if let Some(name) = clicked {
+            cmds.push(Command::SelectKernel { trace: self.trace, name });
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Search: substring (case-insensitive) or regex over span names. Names are interned, so a
+//! query is matched once per distinct name, then spans are collected by name id; every match
+//! is highlighted on the timeline and Enter / Shift+Enter step through them in time order.
+
+use crate::commands::{Command, Highlight};
+use crate::workspace::{SpanRef, Workspace};
+
+/// Matches beyond this are highlighted but not listed for stepping.
+pub const MAX_LISTED: usize = 2_000_000;
+
+#[derive(Default)]
+pub struct SearchBar {
+    pub query: String,
+    pub regex: bool,
+    pub matches: Vec<SpanRef>,
+    pub current: Option<usize>,
+    pub error: Option<String>,
+    pub highlight: Highlight,
+    pub focus_request: bool,
+    key: Option<(String, bool, usize)>,
+}
+
+impl SearchBar {
+    pub fn recompute(&mut self, ws: &Workspace) {
+        let key = (self.query.clone(), self.regex, ws.traces.len());
+        if self.key.as_ref() == Some(&key) {
+            return;
+        }
+        self.key = Some(key);
+        self.matches.clear();
+        self.current = None;
+        self.error = None;
+        self.highlight = Highlight::default();
+        if self.query.is_empty() {
+            return;
+        }
+        let matcher: Box<dyn Fn(&str) -> bool> = if self.regex {
+            match regex::Regex::new(&self.query) {
+                Ok(re) => Box::new(move |s: &str| re.is_match(s)),
+                Err(e) => {
+                    self.error = Some(e.to_string());
+                    return;
+                }
+            }
+        } else {
+            let q = self.query.to_lowercase();
+            Box::new(move |s: &str| s.to_lowercase().contains(&q))
+        };
+        let mut any = false;
+        for (ti, t) in ws.traces.iter().enumerate() {
+            let st = &*t.store;
+            let mask: Vec<bool> = (0..st.string_count() as u32).map(|i| matcher(st.string(i))).collect();
+            for (sid, m) in st.span_metas().iter().enumerate() {
+                if mask.get(m.name as usize).copied().unwrap_or(false) {
+                    any = true;
+                    if self.matches.len() < MAX_LISTED {
+                        self.matches.push(SpanRef { trace: ti, span: sid as u32 });
+                    }
+                }
+            }
+            self.highlight.names.push(mask);
+        }
+        self.highlight.active = any;
+        self.matches.sort_by_key(|r| (ws.traces[r.trace].store.span_start(r.span), r.trace, r.span));
+    }
+
+    /// Moves to the next (or previous) match and asks the timeline to show it.
+    pub fn step(&mut self, forward: bool, cmds: &mut Vec<Command>) {
+        if self.matches.is_empty() {
+            return;
+        }
+        let n = self.matches.len();
+        let i = match (self.current, forward) {
+            (None, true) => 0,
+            (None, false) => n - 1,
+            (Some(i), true) => (i + 1) % n,
+            (Some(i), false) => (i + n - 1) % n,
+        };
+        self.current = Some(i);
+        cmds.push(Command::RevealSpan(self.matches[i]));
+    }
+
+    pub fn ui(&mut self, ui: &mut egui::Ui, ws: &Workspace, cmds: &mut Vec<Command>) {
+        let id = egui::Id::unique("strobe_search");
+        let lab = ui.label("Search");
+        let r = ui.add(egui::TextEdit::singleline(&mut self.query).id(id).hint_text("span name  ( / or Ctrl+F )").desired_width(280.0)).labelled_by(lab.id);
+        if self.focus_request {
+            r.request_focus();
+            self.focus_request = false;
+        }
+        ui.checkbox(&mut self.regex, "regex");
+        self.recompute(ws);
+        if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
+            let back = ui.input(|i| i.modifiers.shift);
+            self.step(!back, cmds);
+            r.request_focus();
+        }
+        if ui.small_button("<").on_hover_text("previous match (Shift+Enter)").clicked() {
+            self.step(false, cmds);
+        }
+        if ui.small_button(">").on_hover_text("next match (Enter)").clicked() {
+            self.step(true, cmds);
+        }
+        if let Some(e) = &self.error {
+            ui.colored_label(egui::Color32::from_rgb(235, 90, 70), crate::timeline::truncate(e, 60));
+        } else if !self.query.is_empty() {
+            let txt = match self.current {
+                Some(i) => format!("{} / {} matches", i + 1, self.matches.len()),
+                None => format!("{} matches", self.matches.len()),
+            };
+            ui.label(txt);
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! The summary strip: the three questions per device — does the GPU stall (idle % and its
+//! breakdown), what is it running (top kernel), does comm overlap (overlap %) — with the
+//! numbers of `strobe report`.
+
+use crate::commands::Command;
+use crate::workspace::Workspace;
+use strobe_analysis::report::fmt_ns;
+
+pub fn ui(ui: &mut egui::Ui, ws: &Workspace, cmds: &mut Vec<Command>) {
+    for (ti, t) in ws.traces.iter().enumerate() {
+        ui.horizontal_wrapped(|ui| {
+            ui.strong(&t.label);
+            if t.derived.gpu.is_empty() {
+                ui.weak("no GPU activity");
+            }
+            for g in &t.derived.gpu {
+                ui.separator();
+                ui.label(format!("GPU {}:", g.device));
+                let idle = t.derived.idle.iter().find(|d| d.device == g.device);
+                let r = ui.label(egui::RichText::new(format!("idle {:.1}%", g.idle_pct)).color(if g.idle_pct > 20.0 { egui::Color32::from_rgb(235, 120, 90) } else { ui.visuals().text_color() }));
+                if let Some(d) = idle {
+                    r.on_hover_text(format!(
+                        "idle {} of {} window\nhost wait {} ({:.1}%)\nkernel wait {} ({:.1}%)\nother {} ({:.1}%)\nthreshold {} · {} gaps >= threshold",
+                        fmt_ns(g.idle_ns),
+                        fmt_ns(g.window_ns),
+                        fmt_ns(d.host_wait_ns),
+                        d.pct_of_idle(d.host_wait_ns),
+                        fmt_ns(d.kernel_wait_ns),
+                        d.pct_of_idle(d.kernel_wait_ns),
+                        fmt_ns(d.other_ns),
+                        d.pct_of_idle(d.other_ns),
+                        fmt_ns(d.threshold_ns),
+                        d.long_gaps
+                    ));
+                    ui.weak(format!("(host {:.0}% · kernel {:.0}% · other {:.0}%)", d.pct_of_idle(d.host_wait_ns), d.pct_of_idle(d.kernel_wait_ns), d.pct_of_idle(d.other_ns)));
+                }
+                ui.label(format!("· comm overlap {:.1}%", g.overlap_pct));
+            }
+            if let Some(k) = t.derived.kernels.first() {
+                ui.separator();
+                let name = crate::timeline::truncate(&k.name, 48);
+                if ui.link(format!("top kernel: {name} ({:.1}%)", k.pct_kernel_time)).on_hover_text(&k.name).clicked() {
+                    cmds.push(Command::SelectKernel { trace: ti, name: k.name.clone() });
+                }
+            }
+        });
+    }
+}

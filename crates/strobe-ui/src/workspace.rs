@@ -1,0 +1,118 @@
+//! The open traces and what the analyses derived from them. Built once per trace on the
+//! loader thread; panes only read it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use strobe_analysis::gpu_time::{self, DeviceUnions, GpuTime};
+use strobe_analysis::idle::{self, DeviceIdle, IdleGap};
+use strobe_analysis::intervals::subtract;
+use strobe_analysis::kernels::{self, KernelStat};
+use strobe_store::Store;
+
+/// A span of one open trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SpanRef {
+    pub trace: usize,
+    pub span: u32,
+}
+
+/// Per-device bands for the timeline: comm under compute, comm alone, idle gaps.
+#[derive(Clone, Debug, Default)]
+pub struct DeviceBands {
+    pub device: i64,
+    pub overlapped: Vec<(i64, i64)>,
+    pub exposed_comm: Vec<(i64, i64)>,
+}
+
+/// Everything the panes show about one trace that is not drawn straight from the store.
+pub struct Derived {
+    pub gpu: Vec<GpuTime>,
+    pub unions: Vec<DeviceUnions>,
+    pub bands: Vec<DeviceBands>,
+    pub idle: Vec<DeviceIdle>,
+    pub kernels: Vec<KernelStat>,
+}
+
+impl Derived {
+    pub fn compute(store: &Store, idle_threshold_ns: i64) -> Derived {
+        let unions = gpu_time::device_unions(store);
+        let bands = unions
+            .iter()
+            .map(|u| DeviceBands { device: u.device, overlapped: u.overlapped.clone(), exposed_comm: subtract(&u.comm, &u.compute) })
+            .collect();
+        Derived {
+            gpu: gpu_time::gpu_time(store),
+            unions,
+            bands,
+            idle: idle::idle_breakdown(store, idle_threshold_ns),
+            kernels: kernels::kernel_stats(store),
+        }
+    }
+}
+
+pub struct Trace {
+    pub path: PathBuf,
+    /// Short name for headers: the rank where the trace says, else the file name.
+    pub label: String,
+    pub store: Arc<Store>,
+    pub derived: Derived,
+    /// First start and last end over all lanes.
+    pub t_min: i64,
+    pub t_max: i64,
+    /// Per device: idle gaps at least the threshold long (what the timeline marks).
+    pub long_gaps: Vec<(i64, Vec<IdleGap>)>,
+    /// Per name id: cached colour (0 = not yet computed).
+    pub name_colors: std::cell::RefCell<Vec<u32>>,
+}
+
+impl Trace {
+    pub fn new(path: PathBuf, store: Store, idle_threshold_ns: i64) -> Trace {
+        let derived = Derived::compute(&store, idle_threshold_ns);
+        let (mut t_min, mut t_max) = (i64::MAX, i64::MIN);
+        for li in store.lane_index() {
+            if li.member_end > li.member_begin {
+                t_min = t_min.min(li.min_start);
+                t_max = t_max.max(li.max_end);
+            }
+        }
+        if t_min > t_max {
+            (t_min, t_max) = (0, 1);
+        }
+        let file = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
+        let label = match store.meta.distributed.as_ref().and_then(|d| d.rank) {
+            Some(r) => format!("rank {r} · {file}"),
+            None => file,
+        };
+        let n = store.string_count();
+        let long_gaps = long_gaps(&derived.idle);
+        Trace { path, label, store: Arc::new(store), derived, t_min, t_max, long_gaps, name_colors: std::cell::RefCell::new(vec![0; n]) }
+    }
+
+    pub fn set_idle_threshold(&mut self, ns: i64) {
+        self.derived.idle = idle::idle_breakdown(&self.store, ns);
+        self.long_gaps = long_gaps(&self.derived.idle);
+    }
+}
+
+fn long_gaps(idle: &[DeviceIdle]) -> Vec<(i64, Vec<IdleGap>)> {
+    idle.iter().map(|d| (d.device, d.gaps.iter().filter(|g| g.end - g.start >= d.threshold_ns).copied().collect())).collect()
+}
+
+/// The open traces, in the order they were opened.
+#[derive(Default)]
+pub struct Workspace {
+    pub traces: Vec<Trace>,
+}
+
+impl Workspace {
+    /// Time range covering every open trace (absolute ns).
+    pub fn extent(&self) -> Option<(i64, i64)> {
+        let a = self.traces.iter().map(|t| t.t_min).min()?;
+        let b = self.traces.iter().map(|t| t.t_max).max()?;
+        Some((a, b.max(a + 1)))
+    }
+
+    pub fn store(&self, trace: usize) -> Option<&Store> {
+        self.traces.get(trace).map(|t| &*t.store)
+    }
+}

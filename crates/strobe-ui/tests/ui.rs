@@ -1,0 +1,196 @@
+//! Interaction tests with egui_kittest: the real app state, driven by clicks and keys, with
+//! no display.
+
+use egui_kittest::kittest::Queryable;
+use egui_kittest::Harness;
+use std::path::PathBuf;
+use strobe_ui::commands::Command;
+use strobe_ui::{Settings, StrobeApp};
+
+fn sample(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces").join(name)
+}
+
+fn app_with(files: &[&str]) -> StrobeApp {
+    let mut app = StrobeApp::new(None, Settings::default());
+    app.loader.no_cache = true;
+    for f in files {
+        app.open_blocking(&sample(f)).expect("load sample");
+    }
+    app
+}
+
+fn harness(app: StrobeApp) -> Harness<'static, StrobeApp> {
+    let mut h = Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    h.run_steps(3);
+    h
+}
+
+#[test]
+fn opens_a_sample_and_draws_lanes() {
+    let mut h = harness(app_with(&["ddp_rank0.json.gz"]));
+    h.run_steps(2);
+    let app = h.state();
+    assert_eq!(app.ws.traces.len(), 1);
+    assert!(app.timeline.stats.lanes_drawn >= 3, "lanes drawn: {:?}", app.timeline.stats);
+    assert!(app.timeline.stats.items > 100, "items drawn: {:?}", app.timeline.stats);
+    // the summary strip shows report's idle % for GPU 0
+    let g = &app.ws.traces[0].derived.gpu[0];
+    let idle = format!("idle {:.1}%", g.idle_pct);
+    h.get_by_label(&idle);
+}
+
+#[test]
+fn async_loader_finishes() {
+    let mut app = StrobeApp::new(None, Settings::default());
+    app.loader.no_cache = true;
+    let mut h = Harness::builder().with_size([1200.0, 800.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    let ctx = h.ctx.clone();
+    h.state_mut().open_files(vec![sample("gpt_train.json.gz")], &ctx);
+    for _ in 0..600 {
+        h.step();
+        if h.state().ws.traces.len() == 1 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(h.state().ws.traces.len(), 1, "errors: {:?}", h.state().errors);
+}
+
+#[test]
+fn load_error_shows_in_window() {
+    let mut app = StrobeApp::new(None, Settings::default());
+    app.loader.no_cache = true;
+    let mut h = Harness::builder().with_size([1200.0, 800.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    let ctx = h.ctx.clone();
+    h.state_mut().open_files(vec![PathBuf::from("/nonexistent/trace.json")], &ctx);
+    for _ in 0..200 {
+        h.step();
+        if !h.state().errors.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    h.run_steps(2);
+    assert_eq!(h.state().errors.len(), 1);
+    h.get_by_label_contains("/nonexistent/trace.json");
+}
+
+#[test]
+fn zoom_and_pan_keys_change_the_window() {
+    let mut h = harness(app_with(&["gpt_train.json.gz"]));
+    let w = h.state().timeline.plot_width;
+    let before = h.state().timeline.view.window(w);
+    h.key_press(egui::Key::W);
+    h.run_steps(2);
+    let after_w = h.state().timeline.view.window(w);
+    assert!(after_w.1 - after_w.0 < before.1 - before.0, "W zooms in: {before:?} -> {after_w:?}");
+    h.key_press(egui::Key::S);
+    h.key_press(egui::Key::S);
+    h.run_steps(2);
+    let after_s = h.state().timeline.view.window(w);
+    assert!(after_s.1 - after_s.0 > after_w.1 - after_w.0, "S zooms out");
+    h.key_press(egui::Key::D);
+    h.run_steps(2);
+    let after_d = h.state().timeline.view.window(w);
+    assert!(after_d.0 > after_s.0, "D pans right");
+    h.key_press(egui::Key::A);
+    h.run_steps(2);
+    let after_a = h.state().timeline.view.window(w);
+    assert!(after_a.0 < after_d.0, "A pans left");
+    // M marks a time
+    h.key_press(egui::Key::M);
+    h.run_steps(1);
+    assert_eq!(h.state().timeline.marks.len(), 1);
+}
+
+#[test]
+fn search_highlights_and_steps() {
+    let mut h = harness(app_with(&["ddp_rank0.json.gz"]));
+    h.get_by_label("Search").focus();
+    h.get_by_label("Search").type_text("ncclDevKernel");
+    h.run_steps(2);
+    let n = h.state().search.matches.len();
+    assert_eq!(n, 30, "30 NCCL kernels in ddp_rank0 (strobe report)");
+    assert!(h.state().search.highlight.active);
+    h.get_by_label("30 matches");
+    h.key_press(egui::Key::Enter);
+    h.run_steps(3);
+    let sel = h.state().sel.span.expect("Enter selects the first match");
+    let st = &h.state().ws.traces[0].store;
+    assert!(st.span_name(sel.span).starts_with("ncclDevKernel"));
+    h.get_by_label("1 / 30 matches");
+    // the selected match is in view
+    let w = h.state().timeline.plot_width;
+    let (a, b) = h.state().timeline.view.window(w);
+    assert!(st.span_start(sel.span) >= a && st.span_end(sel.span) <= b);
+}
+
+#[test]
+fn kernel_table_row_selects_and_details_show_it() {
+    let mut h = harness(app_with(&["ddp_rank0.json.gz"]));
+    let top = h.state().ws.traces[0].derived.kernels[0].name.clone();
+    assert!(top.starts_with("ncclDevKernel_AllReduce"));
+    // click the row's name cell
+    h.get_by_label(&top).click();
+    h.run_steps(3);
+    let app = h.state();
+    assert_eq!(app.sel.kernel.as_ref().map(|k| k.1.as_str()), Some(top.as_str()));
+    let sel = app.sel.span.expect("jumps to the longest occurrence");
+    let st = &app.ws.traces[0].store;
+    assert_eq!(st.span_name(sel.span), top);
+    let k = &app.ws.traces[0].derived.kernels[0];
+    assert_eq!(st.span_end(sel.span) - st.span_start(sel.span), k.max_ns, "the longest occurrence");
+    // details pane shows the kernel, its launch and the count
+    h.get_by_label("Launched by");
+    h.get_by_label("Kernel (all occurrences)");
+    // the total shows in the table row and in the details pane
+    assert!(h.get_all_by_label(&strobe_analysis::report::fmt_ns(k.total_ns)).count() >= 2);
+}
+
+#[test]
+fn area_selection_lists_names() {
+    let mut h = harness(app_with(&["ddp_rank0.json.gz"]));
+    let (t0, t1) = h.state().ws.extent().unwrap();
+    let lanes: Vec<(usize, u32)> = (0..h.state().ws.traces[0].store.lanes.len() as u32).map(|l| (0, l)).collect();
+    let ctx = h.ctx.clone();
+    h.state_mut().apply(Command::AreaSelected { t0, t1, lanes }, &ctx);
+    h.run_steps(2);
+    let rows = &h.state().area.rows;
+    assert!(!rows.is_empty());
+    let nccl: u64 = rows.iter().filter(|r| r.name.starts_with("ncclDevKernel_AllReduce")).map(|r| r.count).sum();
+    assert_eq!(nccl, 30);
+}
+
+#[test]
+fn idle_breakdown_matches_report() {
+    let app = app_with(&["ddp_rank0.json.gz", "ddp_rank1.json.gz"]);
+    for t in &app.ws.traces {
+        for g in &t.derived.gpu {
+            let d = t.derived.idle.iter().find(|d| d.device == g.device).unwrap();
+            assert_eq!(d.idle_ns, g.idle_ns, "gaps sum to report's idle");
+            assert_eq!(d.host_wait_ns + d.kernel_wait_ns + d.other_ns, g.idle_ns);
+        }
+    }
+}
+
+#[test]
+fn built_in_file_browser_opens_a_trace() {
+    let mut app = StrobeApp::new(None, Settings::default());
+    app.loader.no_cache = true;
+    app.browser.dir = sample("");
+    app.browser.show();
+    let mut h = Harness::builder().with_size([1400.0, 900.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    h.run_steps(2);
+    h.get_by_label_contains("gpt_train.json.gz").click();
+    for _ in 0..600 {
+        h.step();
+        if h.state().ws.traces.len() == 1 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(h.state().ws.traces.len(), 1, "errors: {:?}", h.state().errors);
+    assert!(!h.state().browser.open, "the browser closes after a pick");
+    assert_eq!(h.state().settings.recent.len(), 1, "recent files remember it");
+}

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Regenerates tests/expected/nsys/<stem>.nsys.json from the nsys SQLite samples in
+# sample-traces/ with figures.sql (python3 stdlib sqlite3). Run from anywhere.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+for f in sample-traces/nsys_*.sqlite; do
+  stem="$(basename "$f" .sqlite)"
+  python3 tests/expected/nsys/nsys_expected.py "$f" > "tests/expected/nsys/$stem.nsys.json"
+  echo "tests/expected/nsys/$stem.nsys.json"
+done
