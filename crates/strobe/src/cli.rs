@@ -3,7 +3,7 @@ use std::path::PathBuf;
 
 /// Strobe: a fast desktop viewer for GPU training profiles.
 #[derive(Parser, Debug)]
-#[command(name = "strobe", version, args_conflicts_with_subcommands = true)]
+#[command(name = "strobe", version)]
 pub struct Cli {
     /// Where built stores are cached (default: $STROBE_CACHE_DIR, else the platform cache dir).
     #[arg(long, global = true, value_name = "DIR")]
