@@ -54,24 +54,40 @@ pub struct GpuTime {
     pub memset: u64,
 }
 
-/// Device unions for every GPU in the store, sorted by device.
-pub fn device_unions(store: &Store) -> Vec<DeviceUnions> {
-    let mut per: std::collections::BTreeMap<i64, [Vec<(i64, i64)>; 3]> = Default::default();
+/// Every span of GPU activity, per device: (start, end, span id, class). The one place that
+/// decides what counts as GPU activity; busy/idle/overlap and the idle breakdown all start here.
+pub fn gpu_activity(store: &Store) -> std::collections::BTreeMap<i64, Vec<(i64, i64, u32, GpuClass)>> {
+    let mut per: std::collections::BTreeMap<i64, Vec<(i64, i64, u32, GpuClass)>> = Default::default();
     let (starts, ends) = store.span_times();
-    let metas = store.span_metas();
     for (lane, desc) in store.lanes.iter().enumerate() {
         let LaneKind::GpuStream { device, .. } = desc.kind else { continue };
         let v = store.lane_view(lane as u32);
         let e = per.entry(device).or_default();
         for &sid in v.span {
-            let m = metas[sid as usize];
-            let kind = SpanKind::from_u8(m.kind);
-            if let Some(c) = classify(kind, store.string(m.name)) {
-                let iv = (starts[sid as usize], ends[sid as usize]);
-                e[c as usize].push(iv);
+            let m = store.span_meta(sid);
+            if let Some(c) = classify(SpanKind::from_u8(m.kind), store.string(m.name)) {
+                let i = sid as usize;
+                if let (Some(&s), Some(&en)) = (starts.get(i), ends.get(i)) {
+                    e.push((s, en, sid, c));
+                }
             }
         }
     }
+    per
+}
+
+/// Device unions for every GPU in the store, sorted by device.
+pub fn device_unions(store: &Store) -> Vec<DeviceUnions> {
+    let per: std::collections::BTreeMap<i64, [Vec<(i64, i64)>; 3]> = gpu_activity(store)
+        .into_iter()
+        .map(|(d, v)| {
+            let mut by: [Vec<(i64, i64)>; 3] = Default::default();
+            for (s, e, _, c) in v {
+                by[c as usize].push((s, e));
+            }
+            (d, by)
+        })
+        .collect();
     per.into_iter()
         .map(|(device, [compute, comm, memory])| {
             let mut all = compute.clone();

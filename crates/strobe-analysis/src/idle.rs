@@ -12,9 +12,8 @@
 //! The gaps are those of the device's busy union (`gpu_time::device_unions`) inside its
 //! window (first start to last end), so host + kernel + other = `idle_ns` of `strobe report`.
 
-use crate::gpu_time::classify;
 use serde::Serialize;
-use strobe_model::{LaneKind, SpanKind};
+
 use strobe_store::{Store, FLOW_CORRELATION};
 
 pub const DEFAULT_THRESHOLD_NS: i64 = 10_000;
@@ -85,23 +84,10 @@ impl DeviceIdle {
 
 /// The idle breakdown of every GPU in the store, sorted by device.
 pub fn idle_breakdown(store: &Store, threshold_ns: i64) -> Vec<DeviceIdle> {
-    let mut per: std::collections::BTreeMap<i64, Vec<(i64, i64, u32)>> = Default::default();
-    let (starts, ends) = store.span_times();
-    let metas = store.span_metas();
-    for (lane, desc) in store.lanes.iter().enumerate() {
-        let LaneKind::GpuStream { device, .. } = desc.kind else { continue };
-        let v = store.lane_view(lane as u32);
-        let e = per.entry(device).or_default();
-        for &sid in v.span {
-            let m = metas[sid as usize];
-            if classify(SpanKind::from_u8(m.kind), store.string(m.name)).is_some() {
-                let (s, en) = (starts[sid as usize], ends[sid as usize]);
-                if en > s {
-                    e.push((s, en, sid));
-                }
-            }
-        }
-    }
+    let per: std::collections::BTreeMap<i64, Vec<(i64, i64, u32)>> = crate::gpu_time::gpu_activity(store)
+        .into_iter()
+        .map(|(d, v)| (d, v.into_iter().filter(|x| x.1 > x.0).map(|(s, e, sid, _)| (s, e, sid)).collect()))
+        .collect();
     per.into_iter()
         .map(|(device, mut v)| {
             v.sort_unstable();

@@ -177,8 +177,10 @@ impl Store {
         }
         // Member indices inside levels are not scanned (that would page in the whole LOD on
         // every reopen): LodItem::member is lane-relative and read with `get` by callers.
-        // M_SPAN values are not scanned either: span accessors take any id and answer
-        // defaults for ids out of range.
+        // M_SPAN is scanned (4 bytes a span): analyses index span columns with these ids.
+        if self.col::<u32>(sid::M_SPAN).iter().any(|&s| s as usize >= spans) {
+            return Err("member names a missing span".into());
+        }
         let strs = check::<u64>(self, sid::STRING_OFFSETS, "string offsets")?;
         let offs = self.col::<u64>(sid::STRING_OFFSETS);
         let blen = self.sections[sid::STRING_BYTES as usize].1 as u64;

@@ -1,5 +1,5 @@
-//! Row writers: CSV through the `csv` crate, JSON Lines written by hand (keys pre-rendered,
-//! strings escaped by serde_json, args copied as the source's JSON text).
+//! Row writers for CSV and JSON Lines (keys pre-rendered, strings escaped as serde_json
+//! escapes them, args copied as the source's JSON text).
 
 use std::io::Write;
 use strobe_model::IdKey;
@@ -23,119 +23,138 @@ pub enum Cell<'a> {
 
 const BUF: usize = 1 << 18;
 
-pub enum Sink<W: Write> {
-    Csv(csv::Writer<W>, Vec<u8>),
-    /// Rows accumulate in `buf`, which goes to `w` whenever it passes `BUF`.
-    Jsonl { w: W, keys: Vec<Vec<u8>>, buf: Vec<u8> },
+/// Formats rows into a buffer that goes to the writer whenever it passes `BUF`.
+///
+/// CSV is written here rather than through the `csv` crate: its byte-at-a-time quoting was
+/// half the cost of a spans export, and the rules are short (RFC 4180: a field is quoted when
+/// it holds a comma, a quote or a line break, quotes inside are doubled; records end in
+/// `\n`). The tests read every export back with the `csv` crate's reader.
+pub struct Sink<W: Write> {
+    w: W,
+    format: Format,
+    /// JSON Lines: `{"col":` / `,"col":` per column.
+    keys: Vec<Vec<u8>>,
+    buf: Vec<u8>,
 }
 
 impl<W: Write> Sink<W> {
     /// A sink that starts with the CSV header row (JSON Lines has none).
     pub fn new(out: W, format: Format, columns: &[&str]) -> std::io::Result<Sink<W>> {
         let mut s = Sink::body(out, format, columns);
-        if let Sink::Csv(w, _) = &mut s {
-            w.write_record(columns).map_err(csv_err)?;
+        if format == Format::Csv {
+            for (i, c) in columns.iter().enumerate() {
+                if i > 0 {
+                    s.buf.push(b',');
+                }
+                csv_field(&mut s.buf, c.as_bytes());
+            }
+            s.buf.push(b'\n');
         }
         Ok(s)
     }
 
     /// A sink for rows only (a piece of a file formatted apart).
     pub fn body(out: W, format: Format, columns: &[&str]) -> Sink<W> {
-        match format {
-            Format::Csv => Sink::Csv(csv::WriterBuilder::new().buffer_capacity(BUF).has_headers(false).from_writer(out), Vec::new()),
-            Format::Jsonl => {
-                let keys = columns
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| {
-                        let mut k = Vec::new();
-                        k.push(if i == 0 { b'{' } else { b',' });
-                        serde_json::to_writer(&mut k, c).expect("writing to a Vec cannot fail");
-                        k.push(b':');
-                        k
-                    })
-                    .collect();
-                Sink::Jsonl { w: out, keys, buf: Vec::with_capacity(BUF + 4096) }
-            }
-        }
+        let keys = columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let mut k = Vec::new();
+                k.push(if i == 0 { b'{' } else { b',' });
+                json_str(&mut k, c);
+                k.push(b':');
+                k
+            })
+            .collect();
+        Sink { w: out, format, keys, buf: Vec::with_capacity(BUF + 4096) }
     }
 
     #[inline]
     pub fn row(&mut self, cells: &[Cell<'_>]) -> std::io::Result<()> {
-        match self {
-            Sink::Csv(w, scratch) => {
-                let mut ib = itoa::Buffer::new();
-                let mut fb = ryu::Buffer::new();
-                for c in cells {
-                    let r = match *c {
-                        Cell::Null => w.write_field(b""),
-                        Cell::Int(v) => w.write_field(ib.format(v)),
-                        Cell::UInt(v) => w.write_field(ib.format(v)),
-                        Cell::Float(v) => w.write_field(if v.is_finite() { fb.format_finite(v) } else { "" }),
-                        Cell::Str(s) => w.write_field(s),
-                        Cell::Id(IdKey::Num(v)) => w.write_field(ib.format(*v)),
-                        Cell::Id(IdKey::Str(s)) => w.write_field(s),
-                        Cell::Json(s) => match memchr::memchr2(b'\n', b'\r', s.as_bytes()) {
-                            None => w.write_field(s),
-                            Some(at) => {
-                                scratch.clear();
-                                one_line(scratch, s.as_bytes(), at);
-                                w.write_field(&scratch[..])
-                            }
-                        },
-                    };
-                    r.map_err(csv_err)?;
-                }
-                w.write_record(None::<&[u8]>).map_err(csv_err)
-            }
-            Sink::Jsonl { w, keys, buf: scratch } => {
-                let mut ib = itoa::Buffer::new();
-                let mut fb = ryu::Buffer::new();
-                for (c, k) in cells.iter().zip(keys.iter()) {
-                    scratch.extend_from_slice(k);
+        let mut ib = itoa::Buffer::new();
+        let mut fb = ryu::Buffer::new();
+        let out = &mut self.buf;
+        match self.format {
+            Format::Csv => {
+                for (n, c) in cells.iter().enumerate() {
+                    if n > 0 {
+                        out.push(b',');
+                    }
                     match *c {
-                        Cell::Null => scratch.extend_from_slice(b"null"),
-                        Cell::Int(v) => scratch.extend_from_slice(ib.format(v).as_bytes()),
-                        Cell::UInt(v) => scratch.extend_from_slice(ib.format(v).as_bytes()),
-                        Cell::Float(v) if v.is_finite() => scratch.extend_from_slice(fb.format_finite(v).as_bytes()),
-                        Cell::Float(_) => scratch.extend_from_slice(b"null"),
-                        Cell::Str(s) => json_str(scratch, s),
-                        Cell::Id(IdKey::Str(s)) => json_str(scratch, s),
-                        Cell::Id(IdKey::Num(v)) => scratch.extend_from_slice(ib.format(*v).as_bytes()),
+                        Cell::Null => {}
+                        Cell::Int(v) => out.extend_from_slice(ib.format(v).as_bytes()),
+                        Cell::UInt(v) => out.extend_from_slice(ib.format(v).as_bytes()),
+                        Cell::Float(v) if v.is_finite() => out.extend_from_slice(fb.format_finite(v).as_bytes()),
+                        Cell::Float(_) => {}
+                        Cell::Str(s) => csv_field(out, s.as_bytes()),
+                        Cell::Id(IdKey::Str(s)) => csv_field(out, s.as_bytes()),
+                        Cell::Id(IdKey::Num(v)) => out.extend_from_slice(ib.format(*v).as_bytes()),
                         Cell::Json(s) => match memchr::memchr2(b'\n', b'\r', s.as_bytes()) {
-                            None => scratch.extend_from_slice(s.as_bytes()),
-                            Some(at) => one_line(scratch, s.as_bytes(), at),
+                            None => csv_field(out, s.as_bytes()),
+                            Some(at) => {
+                                let mut one = Vec::with_capacity(s.len());
+                                one_line(&mut one, s.as_bytes(), at);
+                                csv_field(out, &one);
+                            }
                         },
                     }
                 }
-                scratch.extend_from_slice(b"}\n");
-                if scratch.len() >= BUF {
-                    w.write_all(scratch)?;
-                    scratch.clear();
+                out.push(b'\n');
+            }
+            Format::Jsonl => {
+                for (c, k) in cells.iter().zip(self.keys.iter()) {
+                    out.extend_from_slice(k);
+                    match *c {
+                        Cell::Null => out.extend_from_slice(b"null"),
+                        Cell::Int(v) => out.extend_from_slice(ib.format(v).as_bytes()),
+                        Cell::UInt(v) => out.extend_from_slice(ib.format(v).as_bytes()),
+                        Cell::Float(v) if v.is_finite() => out.extend_from_slice(fb.format_finite(v).as_bytes()),
+                        Cell::Float(_) => out.extend_from_slice(b"null"),
+                        Cell::Str(s) => json_str(out, s),
+                        Cell::Id(IdKey::Str(s)) => json_str(out, s),
+                        Cell::Id(IdKey::Num(v)) => out.extend_from_slice(ib.format(*v).as_bytes()),
+                        Cell::Json(s) => match memchr::memchr2(b'\n', b'\r', s.as_bytes()) {
+                            None => out.extend_from_slice(s.as_bytes()),
+                            Some(at) => one_line(out, s.as_bytes(), at),
+                        },
+                    }
                 }
-                Ok(())
+                out.extend_from_slice(b"}\n");
             }
         }
+        if self.buf.len() >= BUF {
+            self.w.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
     }
 
     /// Writes out what is buffered and hands the writer back.
-    pub fn into_inner(self) -> std::io::Result<W> {
-        match self {
-            Sink::Csv(w, _) => w.into_inner().map_err(|e| std::io::Error::new(e.error().kind(), e.error().to_string())),
-            Sink::Jsonl { mut w, buf, .. } => {
-                w.write_all(&buf)?;
-                w.flush()?;
-                Ok(w)
-            }
-        }
+    pub fn into_inner(mut self) -> std::io::Result<W> {
+        self.w.write_all(&self.buf)?;
+        self.w.flush()?;
+        Ok(self.w)
     }
 }
 
-fn csv_err(e: csv::Error) -> std::io::Error {
-    match e.into_kind() {
-        csv::ErrorKind::Io(e) => e,
-        k => std::io::Error::other(format!("{k:?}")),
+/// One CSV field, quoted only when it must be.
+#[inline]
+fn csv_field(out: &mut Vec<u8>, b: &[u8]) {
+    // no short circuit: this form vectorises
+    let special = b.iter().fold(false, |x, &c| x | (c == b',') | (c == b'"') | (c == b'\n') | (c == b'\r'));
+    if !special {
+        out.extend_from_slice(b);
+        return;
     }
+    out.push(b'"');
+    let mut from = 0;
+    for at in memchr::memchr_iter(b'"', b) {
+        out.extend_from_slice(&b[from..=at]);
+        out.push(b'"');
+        from = at + 1;
+    }
+    out.extend_from_slice(&b[from..]);
+    out.push(b'"');
 }
 
 /// Appends JSON text on one line: raw line breaks can only be whitespace between tokens
