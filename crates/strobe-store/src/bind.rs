@@ -13,6 +13,21 @@ pub fn enclosing(li: &LaneIndex, m_start: &[i64], m_end: &[i64], m_max: &[i64], 
     if b >= e || e > m_start.len() {
         return None;
     }
+    // Fast path: flow events usually sit exactly at their slice's start (Kineto's ac2g and
+    // fwdbwd do). Under proper nesting the deepest span starting at ts is the innermost one
+    // enclosing it: anything that started earlier and still covers ts is an ancestor.
+    let starts = &m_start[b..e];
+    let mut i = starts.partition_point(|&s| s < ts);
+    let mut best: Option<usize> = None;
+    while i < starts.len() && starts[i] == ts {
+        if best.map(|x| m_depth[b + i] >= m_depth[b + x]).unwrap_or(true) {
+            best = Some(i);
+        }
+        i += 1;
+    }
+    if let Some(i) = best {
+        return Some((b + i) as u32);
+    }
     let deepest = |t0: i64, t1: i64| {
         let mut best: Option<usize> = None;
         interval::query(&m_start[b..e], &m_end[b..e], &m_max[b..e], t0, t1, |i| {
