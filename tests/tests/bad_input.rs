@@ -207,3 +207,22 @@ fn reopen_uses_the_cache_and_a_changed_source_rebuilds() {
     std::fs::write(&p, br#"[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}, {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 3, "dur": 1}]"#).unwrap();
     assert_eq!(load_in(&p, cache.path()).unwrap().span_count(), 2);
 }
+
+#[test]
+fn args_come_back_exactly_from_source_or_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let text = br#"[{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "args": {"shape": [[8, 1024], []], "s": "x\"y"}}]"#;
+    let plain = dir.path().join("args.json");
+    std::fs::write(&plain, text).unwrap();
+    let zipped = dir.path().join("args.json.gz");
+    std::fs::write(&zipped, gz(text)).unwrap();
+    let want = r#"{"shape": [[8, 1024], []], "s": "x\"y"}"#;
+    for p in [&plain, &zipped] {
+        // built, then reopened from the cache
+        for _ in 0..2 {
+            let s = load_in(p, cache.path()).unwrap();
+            assert_eq!(s.span_args(0), want, "{}", p.display());
+        }
+    }
+}

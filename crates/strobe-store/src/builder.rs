@@ -87,6 +87,9 @@ pub struct StoreBuilder {
     pub names: Names,
     out: Output,
     args_len: u64,
+    /// When set, args lying inside this buffer (the mapped, unchanging source file) are stored
+    /// as references into the source instead of being copied: (base address, length, path).
+    args_source: Option<(usize, usize, String)>,
     /// Flow endpoints that could not be bound (no span there): counted in the load summary.
     pub unbound_flows: u64,
     /// `t`/`f` steps with no open chain (Kineto writes `f` without `s` for some syncs).
@@ -115,6 +118,7 @@ impl StoreBuilder {
             names: Names::default(),
             out,
             args_len: 0,
+            args_source: None,
             unbound_flows: 0,
             orphan_flow_steps: 0,
         })
@@ -153,8 +157,14 @@ impl StoreBuilder {
 
     /// Adds a span; returns its builder id (for flows).
     pub fn push_span(&mut self, s: SpanInput<'_>) -> std::io::Result<u64> {
+        let in_source = self.args_source.as_ref().and_then(|(base, len, _)| {
+            let p = s.args.as_ptr() as usize;
+            (p >= *base && p + s.args.len() <= base + len).then(|| (p - base) as u64)
+        });
         let args = if s.args.is_empty() {
             ArgsRef::default()
+        } else if let Some(off) = in_source {
+            ArgsRef { offset: off, len: s.args.len() as u64 | ARGS_IN_SOURCE }
         } else {
             let r = ArgsRef { offset: self.args_len, len: s.args.len() as u64 };
             self.out.write_all(s.args)?;
@@ -175,6 +185,13 @@ impl StoreBuilder {
             copy_dir: s.copy_dir.map(|d| d as u8).unwrap_or(255),
         });
         Ok(id)
+    }
+
+    /// Args found inside `source` (the mapped bytes of the file at `path`, which the cache
+    /// key pins) are referenced, not copied: a store a third the size, written much faster.
+    /// `path` should be absolute so the store opens from any working directory.
+    pub fn args_in_source(&mut self, source: &[u8], path: &str) {
+        self.args_source = Some((source.as_ptr() as usize, source.len(), path.to_string()));
     }
 
     pub fn push_flow(&mut self, f: FlowInput) {
@@ -469,6 +486,8 @@ impl StoreBuilder {
             *meta.load.skipped.entry("flow step with no open flow (t/f without s)".into()).or_default() += self.orphan_flow_steps;
         }
         put(sid::META_JSON, &serde_json::to_vec(&meta).map_err(std::io::Error::other)?, &mut table)?;
+        let src_path = self.args_source.as_ref().map(|x| x.2.clone()).unwrap_or_default();
+        put(sid::ARGS_SOURCE, src_path.as_bytes(), &mut table)?;
         put(sid::NAMES_JSON, &serde_json::to_vec(&self.names).map_err(std::io::Error::other)?, &mut table)?;
         let file_len = out.position();
         let table_bytes: &[u8] = bytemuck::cast_slice(&table);

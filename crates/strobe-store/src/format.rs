@@ -11,7 +11,7 @@ use bytemuck::{Pod, Zeroable};
 
 pub const MAGIC: [u8; 8] = *b"STROBE\0\x01";
 /// Bump on any layout change: older stores are then rebuilt, never trusted.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 pub const HEADER_LEN: usize = 4096;
 pub const MAX_SECTIONS: usize = 64;
 
@@ -62,6 +62,7 @@ pub mod sid {
     pub const NAMES_JSON: u32 = 20;
     pub const DEPTH_MEMBERS: u32 = 21;
     pub const FLOWS_BY_FROM: u32 = 22;
+    pub const ARGS_SOURCE: u32 = 23;
 }
 
 /// Per-lane ranges into the member, level and span arrays.
@@ -90,6 +91,10 @@ pub struct SpanMeta {
     pub kind: u8,
     pub flags: u8,
 }
+
+/// Set in `ArgsRef::len` when the args live in the source file (ARGS_SOURCE names it), not
+/// in the store's ARGS section.
+pub const ARGS_IN_SOURCE: u64 = 1 << 63;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]

@@ -38,6 +38,8 @@ pub struct Store {
     pub counters: Vec<CounterSeries>,
     pub names: Names,
     source_key: [u64; 4],
+    /// The source file, mapped on first use, for args stored as references into it.
+    source_map: std::sync::OnceLock<Option<memmap2::Mmap>>,
 }
 
 /// A lane's members: start-sorted spans with their index columns.
@@ -125,6 +127,7 @@ impl Store {
             counters,
             names,
             source_key,
+            source_map: std::sync::OnceLock::new(),
         };
         store.validate().map_err(|w| bad(&w))?;
         Ok(store)
@@ -272,12 +275,39 @@ impl Store {
     /// The span's args as JSON object text ("" when none).
     pub fn span_args(&self, span: u32) -> &str {
         let Some(a) = self.col::<ArgsRef>(sid::SPAN_ARGS).get(span as usize) else { return "" };
-        let (o, l) = self.sections[sid::ARGS as usize];
-        let (b, e) = (a.offset as usize, a.offset.saturating_add(a.len) as usize);
-        if b > e || e > l {
+        let in_source = a.len & ARGS_IN_SOURCE != 0;
+        let len = a.len & !ARGS_IN_SOURCE;
+        let (b, e) = (a.offset as usize, a.offset.saturating_add(len) as usize);
+        let bytes: &[u8] = if in_source {
+            match self.source() {
+                Some(m) => m,
+                None => return "",
+            }
+        } else {
+            let (o, l) = self.sections[sid::ARGS as usize];
+            &self.backing.bytes()[o..o + l]
+        };
+        if b > e || e > bytes.len() {
             return "";
         }
-        std::str::from_utf8(&self.backing.bytes()[o + b..o + e]).unwrap_or("")
+        std::str::from_utf8(&bytes[b..e]).unwrap_or("")
+    }
+
+    /// The mapped source file (for args kept there), or None when it is gone.
+    fn source(&self) -> Option<&[u8]> {
+        self.source_map
+            .get_or_init(|| {
+                let (o, l) = self.sections[sid::ARGS_SOURCE as usize];
+                let path = std::str::from_utf8(&self.backing.bytes()[o..o + l]).ok()?;
+                if path.is_empty() {
+                    return None;
+                }
+                let f = std::fs::File::open(path).ok()?;
+                // SAFETY: read-only map of the source the cache key pinned; accesses are
+                // bounds-checked against its length.
+                unsafe { memmap2::Mmap::map(&f) }.ok()
+            })
+            .as_deref()
     }
 
     pub fn lane_view(&self, lane: u32) -> LaneView<'_> {

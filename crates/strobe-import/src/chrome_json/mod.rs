@@ -98,6 +98,12 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
     let t_read = strobe_store::timing::Phase::start("read/decompress input");
     let input = read_input(path, progress)?;
     drop(t_read);
+    if let Input::Map(m) = &input {
+        // the file is mapped and pinned by the cache key: keep args there instead of copying
+        if let Ok(abs) = std::fs::canonicalize(path) {
+            b.args_in_source(m, &abs.to_string_lossy());
+        }
+    }
     let buf = input.bytes();
     let mut meta = TraceMeta::new(SourceFormat::Chrome, path.display().to_string());
     let mut p = skip_ws(buf, 0);
