@@ -19,7 +19,20 @@ pub struct Report {
     pub top_kernels: Vec<KernelStat>,
     pub streams: Vec<StreamStat>,
     pub steps: Vec<Step>,
+    /// HTA's idle breakdown per device at the default 10 µs threshold (the timeline's bands).
+    pub idle_breakdown: Vec<IdleSplit>,
     pub load: LoadSummary,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct IdleSplit {
+    pub device: i64,
+    pub threshold_ns: i64,
+    pub idle_ns: i64,
+    pub host_wait_ns: i64,
+    pub kernel_wait_ns: i64,
+    pub other_ns: i64,
+    pub gaps_over_threshold: u64,
 }
 
 pub fn report(store: &Store, top: usize) -> Report {
@@ -33,6 +46,18 @@ pub fn report(store: &Store, top: usize) -> Report {
         top_kernels: k,
         streams: stream_stats(store),
         steps: steps(store),
+        idle_breakdown: crate::idle::idle_breakdown(store, crate::idle::DEFAULT_THRESHOLD_NS)
+            .into_iter()
+            .map(|d| IdleSplit {
+                device: d.device,
+                threshold_ns: d.threshold_ns,
+                idle_ns: d.idle_ns,
+                host_wait_ns: d.host_wait_ns,
+                kernel_wait_ns: d.kernel_wait_ns,
+                other_ns: d.other_ns,
+                gaps_over_threshold: d.long_gaps,
+            })
+            .collect(),
         load: store.meta.load.clone(),
     }
 }
@@ -64,6 +89,17 @@ pub fn to_text(r: &Report) -> String {
         let _ = writeln!(o, "  compute {:>12}   comm {:>12}   memory {:>12}", fmt_ns(g.compute_ns), fmt_ns(g.comm_ns), fmt_ns(g.memory_ns));
         let _ = writeln!(o, "  comm under compute {} ({:.1}% of comm)", fmt_ns(g.comm_overlapped_ns), g.overlap_pct);
         let _ = writeln!(o, "  {} kernels, {} memcpy, {} memset", g.kernels, g.memcpy, g.memset);
+        if let Some(b) = r.idle_breakdown.iter().find(|b| b.device == g.device) {
+            let _ = writeln!(
+                o,
+                "  idle: host wait {}, kernel wait {}, other {} ({} gaps ≥ {})",
+                fmt_ns(b.host_wait_ns),
+                fmt_ns(b.kernel_wait_ns),
+                fmt_ns(b.other_ns),
+                b.gaps_over_threshold,
+                fmt_ns(b.threshold_ns)
+            );
+        }
     }
     if !r.top_kernels.is_empty() {
         let _ = writeln!(o, "\nTop kernels by total time:");
