@@ -21,3 +21,20 @@ for file in $CHROME; do
     > "tests/expected/$stem.chrome.json"
   echo "tests/expected/$stem.chrome.json"
 done
+
+# Memory snapshots (issue #5): stdlib pickle with every global refused.
+for stem in mem_train mem_oom mem_frag mem_expandable_oom mem_silmont mem_cranberrii; do
+  python3 tests/expected/memory_expected.py "sample-traces/$stem.pickle" \
+    > "tests/expected/$stem.memory.json"
+  echo "tests/expected/$stem.memory.json"
+done
+
+# Nsight Compute CSV exports (issue #6): per-launch SOL/roofline figures.
+NCU="ncu_raw.csv ncu_details.csv ncu_xplacer_cfd_097K.log ncu_llmperf_details.csv
+     ncu_llmperf_metrics.csv ncu_llmperf_section_occupancy.csv ncu_llmperf_section_roofline.csv
+     ncu_llmperf_raw_error_only.csv"
+for file in $NCU; do
+  stem="${file%.*}"
+  python3 tests/expected/ncu_expected.py "sample-traces/$file" > "tests/expected/$stem.ncu.json"
+  echo "tests/expected/$stem.ncu.json"
+done

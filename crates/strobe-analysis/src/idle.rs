@@ -142,7 +142,7 @@ pub fn idle_breakdown(store: &Store, threshold_ns: i64) -> Vec<DeviceIdle> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use strobe_model::{IdKey, SourceFormat, TraceMeta};
+    use strobe_model::{IdKey, LaneKind, SourceFormat, SpanKind, TraceMeta};
     use strobe_store::{Built, SpanInput, StoreBuilder};
 
     #[test]

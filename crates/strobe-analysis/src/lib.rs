@@ -6,6 +6,8 @@ pub mod gpu_time;
 pub mod idle;
 pub mod intervals;
 pub mod kernels;
+pub mod memory;
 pub mod report;
+pub mod roofline;
 pub mod steps;
 pub mod streams;

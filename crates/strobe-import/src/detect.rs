@@ -11,6 +11,14 @@ pub enum Format {
     NsysSqlite,
     /// Nsight Systems report: needs `nsys export` first.
     NsysRep,
+    /// `torch.cuda.memory._dump_snapshot` pickle (plain or gzipped): not a timeline; read by
+    /// `memory_snapshot` for `strobe report` and the memory pane.
+    MemorySnapshot,
+    /// Nsight Compute CSV export (`ncu --csv --page raw|details`, `--metrics`): not a
+    /// trace; read by `ncu_csv` for `strobe report` and the kernel pane.
+    NcuCsv,
+    /// Nsight Compute report (`.ncu-rep`): needs `ncu --import ... --csv` first.
+    NcuRep,
 }
 
 pub fn detect(path: &Path) -> std::io::Result<Option<Format>> {
@@ -20,9 +28,21 @@ pub fn detect(path: &Path) -> std::io::Result<Option<Format>> {
     if head.starts_with(b"SQLite format 3\0") {
         return Ok(Some(Format::NsysSqlite));
     }
+    if head.len() >= 2 && head[0] == 0x80 && (2..=5).contains(&head[1]) {
+        return Ok(Some(Format::MemorySnapshot));
+    }
     let name = path.file_name().map(|s| s.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    if name.ends_with(".pickle") || name.ends_with(".pickle.gz") || name.ends_with(".pkl") || name.ends_with(".pkl.gz") {
+        return Ok(Some(Format::MemorySnapshot));
+    }
     if name.ends_with(".nsys-rep") || name.ends_with(".qdrep") {
         return Ok(Some(Format::NsysRep));
+    }
+    if name.ends_with(".ncu-rep") {
+        return Ok(Some(Format::NcuRep));
+    }
+    if is_ncu_csv(path, &name)? {
+        return Ok(Some(Format::NcuCsv));
     }
     if head.starts_with(&[0x1f, 0x8b]) || name.ends_with(".json") || name.ends_with(".json.gz") {
         return Ok(Some(Format::ChromeJson));
@@ -35,4 +55,29 @@ pub fn detect(path: &Path) -> std::io::Result<Option<Format>> {
         return Ok(Some(Format::NsysSqlite));
     }
     Ok(None)
+}
+
+/// An ncu CSV: the first line that is not ncu noise (`==PROF==`, `==WARNING==`, blank) is
+/// its header. For `.csv`/`.log`/`.txt` names, application output may come first, and a
+/// file of only `==ERROR==` lines counts too (so it gets ncu's clear error, not "unknown").
+fn is_ncu_csv(path: &Path, name: &str) -> std::io::Result<bool> {
+    let texty = name.ends_with(".csv") || name.ends_with(".log") || name.ends_with(".txt");
+    let mut buf = Vec::new();
+    std::fs::File::open(path)?.take(if texty { 1 << 20 } else { 1 << 16 }).read_to_end(&mut buf)?;
+    let text = String::from_utf8_lossy(&buf);
+    let mut errors = false;
+    for line in text.lines() {
+        let l = line.trim();
+        if l.is_empty() || l.starts_with("==") {
+            errors |= l.starts_with("==ERROR==");
+            continue;
+        }
+        if crate::ncu_csv::is_header_line(l) {
+            return Ok(true);
+        }
+        if !texty {
+            return Ok(false);
+        }
+    }
+    Ok(texty && errors)
 }

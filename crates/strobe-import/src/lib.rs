@@ -4,8 +4,11 @@
 pub mod chrome_json;
 mod detect;
 mod error;
+pub mod memory_snapshot;
 pub mod nsys_sqlite;
+pub mod ncu_csv;
 mod open;
+pub mod pickle;
 mod progress;
 pub mod time;
 

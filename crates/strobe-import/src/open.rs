@@ -19,6 +19,12 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
     let fmt = detect(path).map_err(|e| ImportError::io(path, e))?.ok_or_else(|| {
         ImportError::bad(path, "unknown format (expected a chrome/Kineto .json[.gz] trace or an Nsight Systems .sqlite export)")
     })?;
+    if matches!(fmt, Format::NcuCsv | Format::NcuRep) {
+        return Err(ncu_not_a_trace(path));
+    }
+    if fmt == Format::MemorySnapshot {
+        return Err(ImportError::bad(path, "a memory snapshot, not a timeline: use `strobe report FILE` or the memory pane"));
+    }
     let progress = opts.progress.clone().unwrap_or_default();
     let key = cache::source_key(path).map_err(|e| ImportError::io(path, e))?;
     let dir = if opts.no_cache { None } else { cache::resolve_cache_dir(opts.cache_dir.as_deref()) };
@@ -33,7 +39,17 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
         Format::ChromeJson => chrome_json::import(path, &mut b, &progress)?,
         Format::NsysSqlite => nsys_sqlite::import(path, &mut b, &progress)?,
         Format::NsysRep => nsys_sqlite::import_as(&nsys_sqlite::export_rep(path, dir.as_deref())?, path, &mut b, &progress)?,
+        Format::NcuCsv | Format::NcuRep => return Err(ncu_not_a_trace(path)),
+        Format::MemorySnapshot => return Err(ImportError::bad(path, "a memory snapshot, not a timeline: use `strobe report FILE` or the memory pane")),
     };
     let built = b.finish(&meta).map_err(|e| ImportError::io(path, e))?;
     cache::open_built(built).map_err(|e| ImportError::bad(path, e.to_string()))
+}
+
+/// Nsight Compute exports hold per-kernel metrics, not a timeline.
+fn ncu_not_a_trace(path: &Path) -> ImportError {
+    ImportError::bad(
+        path,
+        "an Nsight Compute export (per-kernel metrics, not a timeline trace): use `strobe report FILE` or open it in the kernel pane",
+    )
 }

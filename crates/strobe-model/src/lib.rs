@@ -2,7 +2,9 @@
 //! source's own clock (no rebasing), so exports and cross-tool comparisons stay exact.
 
 mod kinds;
+pub mod memory;
 mod meta;
+pub mod ncu;
 
 pub use kinds::{CopyDir, LaneKind, SpanKind};
 pub use meta::{DeviceInfo, DistributedInfo, LoadSummary, SourceFormat, TraceMeta};

@@ -36,6 +36,10 @@ pub enum BottomTab {
     Kernels,
     Area,
     Load,
+    /// The Nsight Compute kernel pane (when an ncu export is open).
+    KernelSol,
+    /// The memory pane (when a memory snapshot is open).
+    Memory,
 }
 
 /// `--screenshot`: wait for the loads, lay out, grab a frame, write the PNG, close.
@@ -70,6 +74,10 @@ pub struct StrobeApp {
     pub settings: Settings,
     pub bottom_tab: BottomTab,
     pub screenshot: Option<ScreenshotState>,
+    /// The open Nsight Compute export, if any (`kernel_sol` pane).
+    pub kernel_sol: Option<crate::kernel_sol::KernelSolPane>,
+    /// The open memory snapshot, if any (`memory` pane).
+    pub memory: Option<crate::memory::MemoryPane>,
     kernel_highlight: Highlight,
     dialog: Option<(Receiver<Option<Vec<PathBuf>>>, Instant)>,
     pending: Vec<Command>,
@@ -94,6 +102,8 @@ impl StrobeApp {
             settings,
             bottom_tab: BottomTab::Kernels,
             screenshot: None,
+            kernel_sol: None,
+            memory: None,
             kernel_highlight: Highlight::default(),
             dialog: None,
             pending: Vec::new(),
@@ -103,6 +113,18 @@ impl StrobeApp {
     /// Starts loading files off the UI thread.
     pub fn open_files(&mut self, paths: Vec<PathBuf>, ctx: &egui::Context) {
         for p in paths {
+            if let Some(r) = self.open_memory(&p) {
+                if let Err(e) = r {
+                    self.errors.push(e);
+                }
+                continue;
+            }
+            if let Some(r) = self.open_ncu(&p) {
+                if let Err(e) = r {
+                    self.errors.push(e);
+                }
+                continue;
+            }
             let c = ctx.clone();
             self.loader.start(&p, move || c.request_repaint());
             self.settings.recent.retain(|r| r != &p);
@@ -113,10 +135,49 @@ impl StrobeApp {
 
     /// Loads a file on this thread (tests, benchmarks).
     pub fn open_blocking(&mut self, path: &std::path::Path) -> Result<(), String> {
+        if let Some(r) = self.open_memory(path) {
+            return r;
+        }
+        if let Some(r) = self.open_ncu(path) {
+            return r;
+        }
         let opts = strobe_import::LoadOptions { cache_dir: self.loader.cache_dir.clone(), no_cache: self.loader.no_cache, progress: None };
         let t = crate::loader::load_trace(path, &opts, self.loader.idle_threshold_ns)?;
         self.add_trace(t);
         Ok(())
+    }
+
+    /// Memory snapshots open in the memory pane (read here: the reader is fast). None for
+    /// anything else.
+    pub fn open_memory(&mut self, path: &std::path::Path) -> Option<Result<(), String>> {
+        if !matches!(strobe_import::detect(path), Ok(Some(strobe_import::Format::MemorySnapshot))) {
+            return None;
+        }
+        Some(crate::memory::MemoryPane::open(path).map(|p| {
+            self.memory = Some(p);
+            self.bottom_tab = BottomTab::Memory;
+        }))
+    }
+
+    /// Nsight Compute exports open in the kernel pane (read here: they are small). None for
+    /// anything else.
+    pub fn open_ncu(&mut self, path: &std::path::Path) -> Option<Result<(), String>> {
+        use strobe_import::Format;
+        let fmt = match strobe_import::detect(path) {
+            Ok(Some(f @ (Format::NcuCsv | Format::NcuRep))) => f,
+            _ => return None,
+        };
+        let r = if fmt == Format::NcuRep { strobe_import::ncu_csv::import_rep(path) } else { strobe_import::ncu_csv::import(path) };
+        Some(match r {
+            Ok(r) => {
+                let report = strobe_analysis::roofline::analyse(&r);
+                self.kernels.sol = Some(crate::kernel_table::SolColumns::from_report(&report));
+                self.kernel_sol = Some(crate::kernel_sol::KernelSolPane::new(report));
+                self.bottom_tab = BottomTab::KernelSol;
+                Ok(())
+            }
+            Err(e) => Err(e.to_string()),
+        })
     }
 
     pub fn add_trace(&mut self, t: crate::workspace::Trace) {
@@ -252,18 +313,56 @@ impl StrobeApp {
                 ui.selectable_value(&mut self.bottom_tab, BottomTab::Kernels, "Kernels");
                 ui.selectable_value(&mut self.bottom_tab, BottomTab::Area, "Area selection");
                 ui.selectable_value(&mut self.bottom_tab, BottomTab::Load, "Load summary");
+                if self.kernel_sol.is_some() {
+                    ui.selectable_value(&mut self.bottom_tab, BottomTab::KernelSol, "Kernel SOL (ncu)");
+                }
+                if self.memory.is_some() {
+                    ui.selectable_value(&mut self.bottom_tab, BottomTab::Memory, "Memory");
+                }
             });
             ui.separator();
             match self.bottom_tab {
                 BottomTab::Kernels => self.kernels.ui(ui, &self.ws, &self.sel, &mut cmds),
                 BottomTab::Area => self.area.ui(ui, &self.ws),
                 BottomTab::Load => load_summary(ui, &self.ws),
+                BottomTab::Memory => match &mut self.memory {
+                    Some(_) if self.ws.traces.is_empty() => {
+                        ui.weak("The memory pane fills the main area while no timeline is open.");
+                    }
+                    Some(p) => p.ui(ui),
+                    None => {
+                        ui.weak("Open a memory snapshot (torch.cuda.memory._dump_snapshot) to see it here.");
+                    }
+                },
+                BottomTab::KernelSol => match &mut self.kernel_sol {
+                    Some(_) if self.ws.traces.is_empty() => {
+                        ui.weak("The kernel pane fills the main area while no timeline is open.");
+                    }
+                    Some(p) => p.ui(ui),
+                    None => {
+                        ui.weak("Open an Nsight Compute CSV export (ncu --csv --page raw) to see its kernels here.");
+                    }
+                },
             }
         });
         egui::Panel::right("strobe_details").resizable(true).default_size(380.0).show(ui, |ui| {
             self.details.ui(ui, &self.ws, &self.sel, &mut cmds);
         });
         egui::CentralPanel::default().show(ui, |ui| {
+            if let (true, Some(p)) = (self.ws.traces.is_empty() && (self.bottom_tab == BottomTab::Memory || self.kernel_sol.is_none()), self.memory.as_mut()) {
+                p.ui(ui);
+                return;
+            }
+            if let (true, Some(p)) = (self.ws.traces.is_empty(), self.kernel_sol.as_mut()) {
+                p.ui(ui);
+                return;
+            }
+            // A launch picked in the kernel pane selects its kernel on the timeline.
+            if let Some(name) = self.kernel_sol.as_mut().and_then(|p| p.take_picked()) {
+                if let Some((t, name)) = match_timeline_kernel(&self.ws, &name) {
+                    cmds.push(Command::SelectKernel { trace: t, name });
+                }
+            }
             let hl = if self.kernel_highlight.active { &self.kernel_highlight } else { &self.search.highlight };
             self.timeline.ui(ui, &self.ws, &self.sel, hl, &mut cmds);
         });
@@ -317,7 +416,12 @@ impl StrobeApp {
                 self.sel = Selection::default();
                 self.kernel_highlight = Highlight::default();
             }
-            Command::SelectKernel { trace, name } => self.select_kernel(trace, &name),
+            Command::SelectKernel { trace, name } => {
+                if let Some(p) = self.kernel_sol.as_mut() {
+                    p.select_name(&name);
+                }
+                self.select_kernel(trace, &name)
+            }
             Command::ZoomTo { t0, t1 } => {
                 let w = self.timeline.plot_width;
                 self.timeline.view.fit(t0, t1, w);
@@ -404,13 +508,16 @@ impl StrobeApp {
             }
             return;
         }
-        if self.loader.busy() || (self.ws.traces.is_empty() && self.errors.is_empty()) {
+        if self.loader.busy() || (self.ws.traces.is_empty() && self.errors.is_empty() && self.kernel_sol.is_none() && self.memory.is_none()) {
             return;
         }
         s.frames += 1;
         if s.frames == 2 {
             let view = s.view_ms;
             let select = s.select.clone();
+            if let (Some(name), Some(p)) = (&select, self.kernel_sol.as_mut()) {
+                p.selected = p.report.kernels.iter().position(|k| k.name.contains(name.as_str())).or(p.selected);
+            }
             if let Some(name) = select {
                 let found = self.ws.traces.iter().enumerate().find_map(|(ti, t)| t.derived.kernels.iter().find(|k| k.name.contains(&name)).map(|k| (ti, k.name.clone())));
                 if let Some((ti, n)) = found {
@@ -480,4 +587,16 @@ impl eframe::App for StrobeApp {
     fn persist_egui_memory(&self) -> bool {
         self.screenshot.is_none()
     }
+}
+
+/// The timeline kernel an ncu launch's name stands for: the same name in some trace, else
+/// the first with the same `kernel_match_key` (the demanglers differ).
+pub fn match_timeline_kernel(ws: &Workspace, ncu_name: &str) -> Option<(usize, String)> {
+    for (t, tr) in ws.traces.iter().enumerate() {
+        if tr.derived.kernels.iter().any(|k| k.name == ncu_name) {
+            return Some((t, ncu_name.to_string()));
+        }
+    }
+    let key = strobe_analysis::roofline::kernel_match_key(ncu_name);
+    ws.traces.iter().enumerate().find_map(|(t, tr)| tr.derived.kernels.iter().find(|k| strobe_analysis::roofline::kernel_match_key(&k.name) == key).map(|k| (t, k.name.clone())))
 }

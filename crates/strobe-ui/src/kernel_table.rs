@@ -25,11 +25,43 @@ pub struct KernelTable {
     /// Row indices into the trace's kernel stats after filter and sort.
     rows: Vec<u32>,
     key: Option<(usize, String, SortBy, bool, usize)>,
+    /// SOL columns from an open Nsight Compute export (`kernel_sol`), matched by name.
+    pub sol: Option<SolColumns>,
+}
+
+/// Per kernel name: the ncu SOL figures (duration-weighted over its launches).
+#[derive(Clone, Debug, Default)]
+pub struct SolColumns {
+    exact: std::collections::HashMap<String, SolCell>,
+    by_key: std::collections::HashMap<String, SolCell>,
+}
+
+#[derive(Clone, Debug)]
+pub struct SolCell {
+    pub sm_pct: Option<f64>,
+    pub memory_pct: Option<f64>,
+    pub verdict: Option<strobe_analysis::roofline::Verdict>,
+}
+
+impl SolColumns {
+    pub fn from_report(r: &strobe_analysis::roofline::RooflineReport) -> Self {
+        let mut c = SolColumns::default();
+        for a in &r.by_name {
+            let cell = SolCell { sm_pct: a.sm_pct, memory_pct: a.memory_pct, verdict: a.verdict };
+            c.exact.insert(a.name.clone(), cell.clone());
+            c.by_key.entry(strobe_analysis::roofline::kernel_match_key(&a.name).to_string()).or_insert(cell);
+        }
+        c
+    }
+    /// The exact name, else the same `kernel_match_key`.
+    pub fn get(&self, name: &str) -> Option<&SolCell> {
+        self.exact.get(name).or_else(|| self.by_key.get(strobe_analysis::roofline::kernel_match_key(name)))
+    }
 }
 
 impl Default for KernelTable {
     fn default() -> Self {
-        KernelTable { trace: 0, filter: String::new(), sort: SortBy::Total, descending: true, rows: Vec::new(), key: None }
+        KernelTable { trace: 0, filter: String::new(), sort: SortBy::Total, descending: true, rows: Vec::new(), key: None, sol: None }
     }
 }
 
@@ -97,12 +129,13 @@ impl KernelTable {
             }
         };
         let (cur, desc) = (self.sort, self.descending);
+        let sol = self.sol.as_ref();
         TableBuilder::new(ui)
             .id_salt("kernel_table")
             .striped(true)
             .sense(egui::Sense::click())
             .column(Column::remainder().at_least(200.0).clip(true))
-            .columns(Column::auto().at_least(70.0), 6)
+            .columns(Column::auto().at_least(70.0), 6 + 2 * sol.is_some() as usize)
             .header(20.0, |mut h| {
                 h.col(|ui| hdr(ui, "Name", SortBy::Name, cur, desc, &mut sort_click));
                 h.col(|ui| hdr(ui, "Count", SortBy::Count, cur, desc, &mut sort_click));
@@ -113,6 +146,14 @@ impl KernelTable {
                 h.col(|ui| {
                     ui.strong("% GPU");
                 });
+                if sol.is_some() {
+                    h.col(|ui| {
+                        ui.strong("SM / Mem % (ncu)");
+                    });
+                    h.col(|ui| {
+                        ui.strong("Verdict (ncu)");
+                    });
+                }
             })
             .body(|body| {
                 body.rows(18.0, self.rows.len(), |mut row| {
@@ -139,6 +180,17 @@ impl KernelTable {
                     row.col(|ui| {
                         ui.label(format!("{:.1}%", s.pct_kernel_time));
                     });
+                    if let Some(sol) = sol {
+                        let c = sol.get(&s.name);
+                        let pct = |v: Option<f64>| v.map(|v| format!("{v:.0}")).unwrap_or_else(|| "-".into());
+                        row.col(|ui| {
+                            ui.label(c.map(|c| format!("{} / {}", pct(c.sm_pct), pct(c.memory_pct))).unwrap_or_default());
+                        });
+                        row.col(|ui| {
+                            let v = c.and_then(|c| c.verdict);
+                            ui.colored_label(crate::kernel_sol::verdict_color(v), v.map(|v| v.as_str()).unwrap_or(""));
+                        });
+                    }
                     if row.response().clicked() {
                         clicked = Some(s.name.clone());
                     }

@@ -106,6 +106,30 @@ impl Cli {
     pub fn run(self) -> anyhow::Result<()> {
         match self.command {
             Some(Command::Report { file, json, top }) => {
+                if matches!(strobe_import::detect(&file), Ok(Some(strobe_import::Format::MemorySnapshot))) {
+                    let snap = strobe_import::memory_snapshot::import(&file)?;
+                    let r = strobe_analysis::memory::analyse(&snap);
+                    if json {
+                        println!("{}", serde_json::to_string_pretty(&r)?);
+                    } else {
+                        print!("{}", strobe_analysis::memory::to_text(&r));
+                    }
+                    return Ok(());
+                }
+                if let Ok(Some(f @ (strobe_import::Format::NcuCsv | strobe_import::Format::NcuRep))) = strobe_import::detect(&file) {
+                    let ncu = if f == strobe_import::Format::NcuRep {
+                        strobe_import::ncu_csv::import_rep(&file)?
+                    } else {
+                        strobe_import::ncu_csv::import(&file)?
+                    };
+                    let r = strobe_analysis::roofline::analyse(&ncu);
+                    if json {
+                        println!("{}", serde_json::to_string_pretty(&r)?);
+                    } else {
+                        print!("{}", strobe_analysis::roofline::to_text(&r));
+                    }
+                    return Ok(());
+                }
                 let store = crate::load::load_with_progress(&file, self.cache_dir.as_deref())?;
                 let r = strobe_analysis::report::report(&store, top);
                 if json {

@@ -76,3 +76,50 @@ fn screenshot_deep_zoom_draws_lanes() {
     assert!(colours >= 30, "only {colours} colours: blank timeline?");
     assert!(fg > 0.05, "only {:.1}% of the timeline drawn", fg * 100.0);
 }
+
+#[test]
+fn screenshot_ncu_kernel_pane() {
+    if !has_display() {
+        eprintln!("skipped: no display (run under Xvfb)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap().keep();
+    let out = dir.join("kernel_pane.png");
+    let st = Command::new(env!("CARGO_BIN_EXE_strobe"))
+        .arg("--cache-dir")
+        .arg(dir.join("cache"))
+        .arg("--screenshot")
+        .arg(&out)
+        .args(["--select", "cunn_SoftMax"])
+        .arg(repo().join("sample-traces/ncu_raw.csv"))
+        .status()
+        .expect("run strobe");
+    assert!(st.success(), "strobe --screenshot failed: {st}");
+    // The SOL table and the roofline fill the main area (same region the timeline uses).
+    let (colours, fg, _) = timeline_stats(&out);
+    assert!(colours >= 30, "only {colours} colours: blank kernel pane?");
+    assert!(fg > 0.05, "only {:.1}% of the pane drawn", fg * 100.0);
+}
+
+#[test]
+fn screenshot_memory_pane() {
+    if !has_display() {
+        eprintln!("skipped: no display (run under Xvfb)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap().keep();
+    let out = dir.join("memory_pane.png");
+    let st = Command::new(env!("CARGO_BIN_EXE_strobe"))
+        .arg("--cache-dir")
+        .arg(dir.join("cache"))
+        .arg("--screenshot")
+        .arg(&out)
+        .arg(repo().join("sample-traces/mem_oom.pickle"))
+        .status()
+        .expect("run strobe");
+    assert!(st.success(), "strobe --screenshot failed: {st}");
+    // The summary and the segment map fill the main area while no timeline is open.
+    let (colours, fg, _) = timeline_stats(&out);
+    assert!(colours >= 4, "only {colours} colours: blank memory pane?");
+    assert!(fg > 0.05, "only {:.1}% of the pane drawn", fg * 100.0);
+}

@@ -114,9 +114,9 @@ pub fn write<W: Write>(store: &Store, out: &mut W, format: Format, piece: usize)
         let bufs: Vec<std::io::Result<Vec<u8>>> = batch
             .par_iter()
             .map(|p| {
-                let mut s = Sink::body(Vec::with_capacity(p.rows * 256), format, COLUMNS);
+                let mut s = Sink::piece(format, COLUMNS, p.rows * 400);
                 format_piece(store, &mut s, &views[p.group], &gids[p.group], &p.ranges)?;
-                s.into_inner()
+                Ok(s.into_bytes())
             })
             .collect();
         for (b, p) in bufs.into_iter().zip(batch) {
@@ -135,9 +135,10 @@ fn format_piece<W: Write>(
     ranges: &[(usize, usize)],
 ) -> std::io::Result<()> {
     let mut scratch = String::new();
+    let prefixes: Vec<Vec<u8>> = ids.iter().map(|id| sink.prefix(&id_cells(id))).collect();
     if let [(b, e)] = ranges {
         for i in *b..*e {
-            row(store, sink, ids[0], &views[0], i, &mut scratch)?;
+            row(store, sink, &prefixes[0], &views[0], i, &mut scratch)?;
         }
         return Ok(());
     }
@@ -155,20 +156,15 @@ fn format_piece<W: Write>(
             }
         }
         let Some((_, _, k)) = best else { return Ok(()) };
-        row(store, sink, ids[k], &views[k], at[k], &mut scratch)?;
+        row(store, sink, &prefixes[k], &views[k], at[k], &mut scratch)?;
         at[k] += 1;
     }
 }
 
-#[inline]
-fn row<W: Write>(store: &Store, sink: &mut Sink<W>, id: &LaneIds, v: &LaneView<'_>, i: usize, scratch: &mut String) -> std::io::Result<()> {
-    let span = v.span[i];
-    let m = store.span_meta(span);
-    let (ts, end) = (v.starts[i], v.ends[i]);
-    let dur = if m.flags & flags::UNCLOSED as u8 != 0 { -1 } else { end - ts };
+/// A lane's identity columns, the same for all its rows.
+fn id_cells(id: &LaneIds) -> [Cell<'_>; ID_COLUMNS] {
     let opt_int = |x: Option<i64>| x.map(Cell::Int).unwrap_or(Cell::Null);
-    let args = args_json(store.span_args(span), scratch);
-    sink.row(&[
+    [
         Cell::Id(&id.pid),
         opt_id(id.tid.as_ref()),
         opt_str(&id.process_name),
@@ -176,11 +172,29 @@ fn row<W: Write>(store: &Store, sink: &mut Sink<W>, id: &LaneIds, v: &LaneView<'
         Cell::Str(&id.lane),
         opt_int(id.device),
         opt_int(id.stream),
-        Cell::Int(v.depth[i] as i64),
-        Cell::Int(ts),
-        Cell::Int(dur),
-        Cell::Str(store.string(m.name)),
-        Cell::Str(store.string(m.cat)),
-        Cell::Json(args),
-    ])
+    ]
+}
+
+/// pid, tid, process_name, thread_name, lane, device, stream.
+const ID_COLUMNS: usize = 7;
+
+#[inline]
+fn row<W: Write>(store: &Store, sink: &mut Sink<W>, prefix: &[u8], v: &LaneView<'_>, i: usize, scratch: &mut String) -> std::io::Result<()> {
+    let span = v.span[i];
+    let m = store.span_meta(span);
+    let (ts, end) = (v.starts[i], v.ends[i]);
+    let dur = if m.flags & flags::UNCLOSED as u8 != 0 { -1 } else { end - ts };
+    let args = args_json(store.span_args(span), scratch);
+    sink.row_after(
+        prefix,
+        ID_COLUMNS,
+        &[
+            Cell::Int(v.depth[i] as i64),
+            Cell::Int(ts),
+            Cell::Int(dur),
+            Cell::Str(store.string(m.name)),
+            Cell::Str(store.string(m.cat)),
+            Cell::Json(args),
+        ],
+    )
 }

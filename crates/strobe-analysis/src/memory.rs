@@ -1,0 +1,283 @@
+//! Memory snapshot analysis, per device: the allocator's final figures, a replay of the trace
+//! (allocated and reserved bytes after each entry), peaks, and a verdict for each OOM. The
+//! definitions are issue #5's; units follow DESIGN.md ("Memory snapshot replay: mind the
+//! units"): allocations replay in requested bytes, segments in segment bytes.
+
+use serde::Serialize;
+use strobe_model::memory::{Action, BlockState, MemorySnapshot};
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MemoryReport {
+    pub format: &'static str,
+    pub devices: Vec<DeviceMemory>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceMemory {
+    pub device: i64,
+    pub segments: usize,
+    pub blocks: usize,
+    pub reserved_bytes: u64,
+    pub allocated_bytes: u64,
+    pub active_awaiting_free_bytes: u64,
+    pub inactive_bytes: u64,
+    pub largest_inactive_block: u64,
+    pub fragmentation: f64,
+    pub rounding_waste_bytes: u64,
+    pub trace_entries: usize,
+    pub peak_allocated_bytes: i64,
+    pub peak_reserved_bytes: i64,
+    pub ooms: Vec<OomVerdict>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct OomVerdict {
+    /// Index of the `oom` entry in the device's trace.
+    pub entry: usize,
+    pub requested_bytes: u64,
+    pub device_free_bytes: u64,
+    /// `process_limit`, `real_shortage`, `fragmentation` or `cache_held`.
+    pub verdict: &'static str,
+    pub evidence: OomEvidence,
+    pub suggestion: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct OomEvidence {
+    /// Replayed allocated bytes (requested) at the entry.
+    pub allocated_bytes: i64,
+    /// Replayed reserved bytes at the entry.
+    pub reserved_bytes: i64,
+    /// reserved − allocated.
+    pub cached_free_bytes: i64,
+    /// `final` when no allocator change follows the OOM, so the snapshot's blocks are the
+    /// state at the OOM; `unknown` otherwise (block-level figures are then null).
+    pub block_state: &'static str,
+    pub largest_free_block: Option<u64>,
+    pub same_stream_free_bytes: Option<u64>,
+    pub time_us: Option<i64>,
+}
+
+/// Allocated and reserved bytes over one device's trace: index 0 is before the first entry,
+/// index i+1 after entry i.
+#[derive(Clone, Debug, Default)]
+pub struct Replay {
+    pub allocated: Vec<i64>,
+    pub reserved: Vec<i64>,
+    /// `time_us` of entry i at index i+1 (index 0 repeats the first entry's).
+    pub time_us: Vec<Option<i64>>,
+}
+
+impl Replay {
+    pub fn peak_allocated(&self) -> i64 {
+        self.allocated.iter().copied().max().unwrap_or(0)
+    }
+    pub fn peak_reserved(&self) -> i64 {
+        self.reserved.iter().copied().max().unwrap_or(0)
+    }
+}
+
+fn alloc_delta(a: Action, size: u64) -> i64 {
+    match a {
+        Action::Alloc => size as i64,
+        Action::FreeCompleted => -(size as i64),
+        _ => 0,
+    }
+}
+
+fn reserved_delta(a: Action, size: u64) -> i64 {
+    match a {
+        Action::SegmentAlloc | Action::SegmentMap => size as i64,
+        Action::SegmentFree | Action::SegmentUnmap => -(size as i64),
+        _ => 0,
+    }
+}
+
+/// Replays `device`'s trace, anchored so that it ends at the final state: allocated at
+/// Σ requested size of active (allocated or awaiting-free) blocks, reserved at Σ total_size.
+pub fn replay(s: &MemorySnapshot, device: i64) -> Replay {
+    let empty = Vec::new();
+    let trace = usize::try_from(device).ok().and_then(|d| s.device_traces.get(d)).unwrap_or(&empty);
+    let segs = s.segments.iter().filter(|g| g.device == device);
+    let mut final_alloc = 0i64;
+    let mut final_res = 0i64;
+    for g in segs {
+        final_res += g.total_size as i64;
+        final_alloc += g.blocks.iter().filter(|b| b.state.is_active()).map(|b| b.requested() as i64).sum::<i64>();
+    }
+    let da: i64 = trace.iter().map(|e| alloc_delta(e.action, e.size)).sum();
+    let dr: i64 = trace.iter().map(|e| reserved_delta(e.action, e.size)).sum();
+    let mut r = Replay {
+        allocated: Vec::with_capacity(trace.len() + 1),
+        reserved: Vec::with_capacity(trace.len() + 1),
+        time_us: Vec::with_capacity(trace.len() + 1),
+    };
+    let (mut a, mut res) = (final_alloc - da, final_res - dr);
+    r.allocated.push(a);
+    r.reserved.push(res);
+    r.time_us.push(trace.first().and_then(|e| e.time_us));
+    for e in trace {
+        a += alloc_delta(e.action, e.size);
+        res += reserved_delta(e.action, e.size);
+        r.allocated.push(a);
+        r.reserved.push(res);
+        r.time_us.push(e.time_us);
+    }
+    r
+}
+
+pub fn analyse(s: &MemorySnapshot) -> MemoryReport {
+    MemoryReport { format: "memory_snapshot", devices: s.devices().into_iter().map(|d| device(s, d)).collect() }
+}
+
+pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
+    let segs: Vec<_> = s.segments.iter().filter(|g| g.device == d).collect();
+    let mut m = DeviceMemory {
+        device: d,
+        segments: segs.len(),
+        blocks: segs.iter().map(|g| g.blocks.len()).sum(),
+        reserved_bytes: segs.iter().map(|g| g.total_size).sum(),
+        allocated_bytes: 0,
+        active_awaiting_free_bytes: 0,
+        inactive_bytes: 0,
+        largest_inactive_block: 0,
+        fragmentation: 0.0,
+        rounding_waste_bytes: 0,
+        trace_entries: 0,
+        peak_allocated_bytes: 0,
+        peak_reserved_bytes: 0,
+        ooms: Vec::new(),
+    };
+    for b in segs.iter().flat_map(|g| &g.blocks) {
+        match b.state {
+            BlockState::ActiveAllocated => {
+                m.allocated_bytes += b.size;
+                m.rounding_waste_bytes += b.size.saturating_sub(b.requested());
+            }
+            BlockState::ActiveAwaitingFree => m.active_awaiting_free_bytes += b.size,
+            BlockState::Inactive => {
+                m.inactive_bytes += b.size;
+                m.largest_inactive_block = m.largest_inactive_block.max(b.size);
+            }
+            BlockState::Unknown => {}
+        }
+    }
+    if m.inactive_bytes > 0 {
+        m.fragmentation = 1.0 - m.largest_inactive_block as f64 / m.inactive_bytes as f64;
+    }
+    let empty = Vec::new();
+    let trace = usize::try_from(d).ok().and_then(|i| s.device_traces.get(i)).unwrap_or(&empty);
+    m.trace_entries = trace.len();
+    let r = replay(s, d);
+    m.peak_allocated_bytes = r.peak_allocated();
+    m.peak_reserved_bytes = r.peak_reserved();
+    for (k, e) in trace.iter().enumerate().filter(|(_, e)| e.action == Action::Oom) {
+        let known = !trace[k + 1..].iter().any(|x| {
+            matches!(
+                x.action,
+                Action::Alloc | Action::FreeCompleted | Action::SegmentAlloc | Action::SegmentFree | Action::SegmentMap | Action::SegmentUnmap
+            )
+        });
+        let (largest, same_stream) = if known {
+            let free = segs.iter().flat_map(|g| g.blocks.iter().map(move |b| (g.stream, b))).filter(|(_, b)| b.state == BlockState::Inactive);
+            let mut largest = 0u64;
+            let mut same = 0u64;
+            for (st, b) in free {
+                largest = largest.max(b.size);
+                if st == e.stream {
+                    same += b.size;
+                }
+            }
+            (Some(largest), Some(same))
+        } else {
+            (None, None)
+        };
+        let ev = OomEvidence {
+            allocated_bytes: r.allocated[k + 1],
+            reserved_bytes: r.reserved[k + 1],
+            cached_free_bytes: r.reserved[k + 1] - r.allocated[k + 1],
+            block_state: if known { "final" } else { "unknown" },
+            largest_free_block: largest,
+            same_stream_free_bytes: same_stream,
+            time_us: e.time_us,
+        };
+        let req = e.size;
+        let free = e.device_free.unwrap_or(0);
+        let verdict = if free >= req {
+            "process_limit"
+        } else if ev.allocated_bytes + req as i64 > ev.reserved_bytes + free as i64 {
+            "real_shortage"
+        } else {
+            match (largest, same_stream) {
+                (Some(l), _) if l >= req => "cache_held",
+                (Some(_), Some(ss)) if ss >= req => "fragmentation",
+                (Some(_), _) if ev.cached_free_bytes >= req as i64 => "cache_held",
+                _ => "fragmentation",
+            }
+        };
+        m.ooms.push(OomVerdict { entry: k, requested_bytes: req, device_free_bytes: free, verdict, suggestion: suggestion(verdict, req, free, &ev), evidence: ev });
+    }
+    m
+}
+
+fn suggestion(verdict: &str, req: u64, free: u64, ev: &OomEvidence) -> String {
+    match verdict {
+        "process_limit" => format!(
+            "The device still had {} free for a {} request: a per-process cap refused it. Raise or remove the cap (torch.cuda.set_per_process_memory_fraction, or the job's memory limit), or lower the batch size to fit under it.",
+            bytes(free), bytes(req)
+        ),
+        "real_shortage" => format!(
+            "Even freeing every cached block would not make room ({} allocated + {} requested > {} reserved + {} free on the device). Reduce the batch size or sequence length, use activation checkpointing or lower precision, or free references kept across steps.",
+            bytes(ev.allocated_bytes.max(0) as u64), bytes(req), bytes(ev.reserved_bytes.max(0) as u64), bytes(free)
+        ),
+        "fragmentation" => format!(
+            "The cached free memory ({}) could hold the request but no single free block can. Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (or max_split_size_mb), and allocate large long-lived buffers first.",
+            bytes(ev.cached_free_bytes.max(0) as u64)
+        ),
+        _ => format!(
+            "Reserved-but-free memory ({}) sits in blocks of other streams or pools. Call torch.cuda.empty_cache() before the large allocation, avoid cross-stream reuse (record_stream), or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.",
+            bytes(ev.cached_free_bytes.max(0) as u64)
+        ),
+    }
+}
+
+/// Human-readable bytes (binary units).
+pub fn bytes(n: u64) -> String {
+    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < U.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.2} {}", U[i])
+    }
+}
+
+pub fn to_text(r: &MemoryReport) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(o, "Memory snapshot: {} device(s)", r.devices.len());
+    for d in &r.devices {
+        let _ = writeln!(o, "\nDevice {}: {} segments, {} blocks, {} trace entries", d.device, d.segments, d.blocks, d.trace_entries);
+        let _ = writeln!(o, "  reserved            {:>12}", bytes(d.reserved_bytes));
+        let _ = writeln!(o, "  allocated           {:>12}", bytes(d.allocated_bytes));
+        let _ = writeln!(o, "  awaiting free       {:>12}", bytes(d.active_awaiting_free_bytes));
+        let _ = writeln!(o, "  inactive (cached)   {:>12}   largest block {}", bytes(d.inactive_bytes), bytes(d.largest_inactive_block));
+        let _ = writeln!(o, "  fragmentation       {:>12.3}", d.fragmentation);
+        let _ = writeln!(o, "  rounding waste      {:>12}", bytes(d.rounding_waste_bytes));
+        let _ = writeln!(o, "  peak allocated      {:>12}", bytes(d.peak_allocated_bytes.max(0) as u64));
+        let _ = writeln!(o, "  peak reserved       {:>12}", bytes(d.peak_reserved_bytes.max(0) as u64));
+        for oom in &d.ooms {
+            let _ = writeln!(
+                o,
+                "  OOM at entry {}: {} requested, {} free on device -> {}\n    {}",
+                oom.entry, bytes(oom.requested_bytes), bytes(oom.device_free_bytes), oom.verdict, oom.suggestion
+            );
+        }
+    }
+    o
+}

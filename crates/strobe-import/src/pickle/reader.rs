@@ -1,0 +1,614 @@
+use rustc_hash::FxHashMap;
+
+/// A decoded value. Containers and strings are indices into the [`Pickle`] arena.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(u32),
+    Bytes(u32),
+    List(u32),
+    Tuple(u32),
+    Dict(u32),
+    /// A value a [`Sink`] made of a finished dict (index into the sink's own storage).
+    Ext(u32),
+}
+
+/// Sees each dict as soon as a SETITEMS batch fills it, and may replace it by its own
+/// compact value (the dict's items are then freed). Lets a caller build its structures while
+/// reading instead of keeping the whole value tree.
+pub trait Sink {
+    fn dict_done(&mut self, pk: &Pickle, dict: Value) -> Result<Option<Value>, String>;
+}
+
+/// Keeps every dict.
+pub struct KeepAll;
+
+impl Sink for KeepAll {
+    fn dict_done(&mut self, _: &Pickle, _: Value) -> Result<Option<Value>, String> {
+        Ok(None)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PickleError {
+    /// Byte offset of the opcode that failed.
+    pub offset: usize,
+    pub what: String,
+}
+
+impl std::fmt::Display for PickleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "pickle byte {}: {}", self.offset, self.what)
+    }
+}
+
+impl std::error::Error for PickleError {}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Open MARKs at once.
+    pub max_marks: usize,
+    /// Values on the stack at once.
+    pub max_stack: usize,
+    /// Memo entries.
+    pub max_memo: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_marks: 10_000, max_stack: 1 << 24, max_memo: 1 << 28 }
+    }
+}
+
+/// The arena of a decoded pickle and its root value.
+#[derive(Default, Debug)]
+pub struct Pickle {
+    pub root: Option<Value>,
+    strs: Vec<Box<str>>,
+    bytes: Vec<Box<[u8]>>,
+    /// Lists and tuples share this arena.
+    seqs: Vec<Vec<Value>>,
+    dicts: Vec<Vec<(Value, Value)>>,
+    /// Dicts a sink replaced, by dict index (memo references resolve through this).
+    replaced: FxHashMap<u32, Value>,
+}
+
+impl Pickle {
+    pub fn root(&self) -> Value {
+        self.root.unwrap_or(Value::None)
+    }
+    pub fn str(&self, v: Value) -> Option<&str> {
+        match v {
+            Value::Str(i) => Some(&self.strs[i as usize]),
+            _ => None,
+        }
+    }
+    pub fn bytes(&self, v: Value) -> Option<&[u8]> {
+        match v {
+            Value::Bytes(i) => Some(&self.bytes[i as usize]),
+            _ => None,
+        }
+    }
+    /// Items of a list or tuple.
+    pub fn seq(&self, v: Value) -> Option<&[Value]> {
+        match v {
+            Value::List(i) | Value::Tuple(i) => Some(&self.seqs[i as usize]),
+            _ => None,
+        }
+    }
+    pub fn dict(&self, v: Value) -> Option<&[(Value, Value)]> {
+        match v {
+            Value::Dict(i) => Some(&self.dicts[i as usize]),
+            _ => None,
+        }
+    }
+    /// Looks up a string key in a dict (linear: snapshot dicts are small).
+    pub fn get(&self, dict: Value, key: &str) -> Option<Value> {
+        self.dict(dict)?.iter().find(|(k, _)| self.str(*k) == Some(key)).map(|(_, v)| *v)
+    }
+    /// Moves a dict's items out, leaving it empty (frees memory while converting values
+    /// that are read once).
+    pub fn take_dict(&mut self, v: Value) -> Vec<(Value, Value)> {
+        match v {
+            Value::Dict(i) => std::mem::take(&mut self.dicts[i as usize]),
+            _ => Vec::new(),
+        }
+    }
+    pub fn int(&self, v: Value) -> Option<i64> {
+        match v {
+            Value::Int(i) => Some(i),
+            Value::Bool(b) => Some(b as i64),
+            _ => None,
+        }
+    }
+    /// Converts to JSON, at most `depth` levels deep (deeper parts become null).
+    pub fn to_json(&self, v: Value, depth: usize) -> serde_json::Value {
+        use serde_json::Value as J;
+        if depth == 0 {
+            return J::Null;
+        }
+        match v {
+            Value::None => J::Null,
+            Value::Bool(b) => J::Bool(b),
+            Value::Int(i) => J::from(i),
+            Value::Float(f) => serde_json::Number::from_f64(f).map(J::Number).unwrap_or(J::Null),
+            Value::Str(_) => J::String(self.str(v).unwrap().to_string()),
+            Value::Ext(_) => J::Null,
+            Value::Bytes(_) => J::Array(self.bytes(v).unwrap().iter().map(|b| J::from(*b)).collect()),
+            Value::List(_) | Value::Tuple(_) => J::Array(self.seq(v).unwrap().iter().map(|x| self.to_json(*x, depth - 1)).collect()),
+            Value::Dict(_) => {
+                let mut m = serde_json::Map::new();
+                for (k, x) in self.dict(v).unwrap() {
+                    let key = match *k {
+                        Value::Str(_) => self.str(*k).unwrap().to_string(),
+                        Value::Int(i) => i.to_string(),
+                        other => format!("{other:?}"),
+                    };
+                    m.insert(key, self.to_json(*x, depth - 1));
+                }
+                J::Object(m)
+            }
+        }
+    }
+}
+
+struct Cur<'a> {
+    d: &'a [u8],
+    p: usize,
+    op_at: usize,
+}
+
+impl<'a> Cur<'a> {
+    fn err(&self, what: impl Into<String>) -> PickleError {
+        PickleError { offset: self.op_at, what: what.into() }
+    }
+    #[inline]
+    fn take(&mut self, n: usize) -> Result<&'a [u8], PickleError> {
+        if n > self.d.len() - self.p {
+            return Err(self.err(format!(
+                "truncated: needs {n} bytes, {} left (declared length larger than the file?)",
+                self.d.len() - self.p
+            )));
+        }
+        let s = &self.d[self.p..self.p + n];
+        self.p += n;
+        Ok(s)
+    }
+    #[inline]
+    fn u8(&mut self) -> Result<u8, PickleError> {
+        Ok(self.take(1)?[0])
+    }
+    #[inline]
+    fn u16(&mut self) -> Result<u16, PickleError> {
+        Ok(u16::from_le_bytes(self.take(2)?.try_into().unwrap()))
+    }
+    #[inline]
+    fn u32(&mut self) -> Result<u32, PickleError> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
+    }
+    #[inline]
+    fn u64(&mut self) -> Result<u64, PickleError> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap()))
+    }
+    fn len64(&mut self) -> Result<usize, PickleError> {
+        let n = self.u64()?;
+        usize::try_from(n).map_err(|_| self.err(format!("declared length {n} too large")))
+    }
+}
+
+fn refused(op: u8) -> Option<&'static str> {
+    Some(match op {
+        b'c' => "GLOBAL",
+        0x93 => "STACK_GLOBAL",
+        b'R' => "REDUCE",
+        b'b' => "BUILD",
+        0x81 => "NEWOBJ",
+        0x92 => "NEWOBJ_EX",
+        b'i' => "INST",
+        b'o' => "OBJ",
+        b'P' => "PERSID",
+        b'Q' => "BINPERSID",
+        0x82 => "EXT1",
+        0x83 => "EXT2",
+        0x84 => "EXT4",
+        0x97 => "NEXT_BUFFER",
+        0x98 => "READONLY_BUFFER",
+        _ => return None,
+    })
+}
+
+/// Decodes a whole pickle held in memory.
+pub fn parse(data: &[u8], limits: Limits) -> Result<Pickle, PickleError> {
+    parse_with(data, limits, &mut KeepAll)
+}
+
+/// Decodes a whole pickle, handing each filled dict to `sink`.
+pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<Pickle, PickleError> {
+    let mut c = Cur { d: data, p: 0, op_at: 0 };
+    let mut out = Pickle::default();
+    let mut stack: Vec<Value> = Vec::with_capacity(64);
+    let mut marks: Vec<usize> = Vec::new();
+    let mut memo: Vec<Value> = Vec::new();
+    let mut sparse_memo: FxHashMap<u64, Value> = FxHashMap::default();
+    if data.is_empty() {
+        return Err(c.err("empty file (not a pickle)"));
+    }
+
+    macro_rules! pop {
+        () => {
+            match stack.pop() {
+                Some(v) => v,
+                None => return Err(c.err("stack underflow")),
+            }
+        };
+    }
+    macro_rules! push {
+        ($v:expr) => {{
+            if stack.len() >= limits.max_stack {
+                return Err(c.err(format!("stack deeper than {} values", limits.max_stack)));
+            }
+            stack.push($v);
+        }};
+    }
+    macro_rules! pop_mark {
+        () => {
+            match marks.pop() {
+                Some(m) if m <= stack.len() => m,
+                _ => return Err(c.err("no MARK on the stack")),
+            }
+        };
+    }
+    macro_rules! new_str {
+        ($b:expr) => {{
+            let s = std::str::from_utf8($b).map_err(|_| c.err("string is not valid UTF-8"))?;
+            out.strs.push(s.into());
+            Value::Str((out.strs.len() - 1) as u32)
+        }};
+    }
+    macro_rules! new_bytes {
+        ($b:expr) => {{
+            out.bytes.push($b.into());
+            Value::Bytes((out.bytes.len() - 1) as u32)
+        }};
+    }
+    macro_rules! new_seq {
+        ($v:expr, $tuple:expr) => {{
+            out.seqs.push($v);
+            let i = (out.seqs.len() - 1) as u32;
+            if $tuple {
+                Value::Tuple(i)
+            } else {
+                Value::List(i)
+            }
+        }};
+    }
+    macro_rules! memo_put {
+        ($idx:expr, $v:expr) => {{
+            let idx = $idx as u64;
+            if (idx as usize) < memo.len() {
+                memo[idx as usize] = $v;
+            } else if idx as usize == memo.len() {
+                if memo.len() >= limits.max_memo {
+                    return Err(c.err("memo too large"));
+                }
+                memo.push($v);
+            } else {
+                if sparse_memo.len() >= limits.max_memo {
+                    return Err(c.err("memo too large"));
+                }
+                sparse_memo.insert(idx, $v);
+            }
+        }};
+    }
+    macro_rules! memo_get {
+        ($idx:expr) => {{
+            let idx = $idx as u64;
+            match memo.get(idx as usize).copied().or_else(|| sparse_memo.get(&idx).copied()) {
+                Some(Value::Dict(d)) if !out.replaced.is_empty() && out.dicts[d as usize].is_empty() => {
+                    out.replaced.get(&d).copied().unwrap_or(Value::Dict(d))
+                }
+                Some(v) => v,
+                None => return Err(c.err(format!("memo key {idx} was never stored"))),
+            }
+        }};
+    }
+
+    loop {
+        c.op_at = c.p;
+        let op = match c.take(1) {
+            Ok(b) => b[0],
+            Err(_) => return Err(c.err("truncated: ended before STOP")),
+        };
+        match op {
+            0x80 => {
+                let v = c.u8()?;
+                if v > 5 {
+                    return Err(c.err(format!("unsupported pickle protocol {v}")));
+                }
+            }
+            0x95 => {
+                c.u64()?; // FRAME: length hint only
+            }
+            b'.' => {
+                let v = pop!();
+                out.root = Some(v);
+                return Ok(out);
+            }
+            b'(' => {
+                if marks.len() >= limits.max_marks {
+                    return Err(c.err(format!("nesting deeper than {} MARKs", limits.max_marks)));
+                }
+                marks.push(stack.len());
+            }
+            b'0' => {
+                pop!();
+            }
+            b'1' => {
+                let m = pop_mark!();
+                stack.truncate(m);
+            }
+            b'2' => {
+                let v = *stack.last().ok_or_else(|| c.err("stack underflow"))?;
+                push!(v);
+            }
+            b'N' => push!(Value::None),
+            0x88 => push!(Value::Bool(true)),
+            0x89 => push!(Value::Bool(false)),
+            b'J' => {
+                let v = c.u32()? as i32 as i64;
+                push!(Value::Int(v))
+            }
+            b'K' => {
+                let v = c.u8()? as i64;
+                push!(Value::Int(v))
+            }
+            b'M' => {
+                let v = c.u16()? as i64;
+                push!(Value::Int(v))
+            }
+            0x8a | 0x8b => {
+                let n = if op == 0x8a { c.u8()? as usize } else { c.u32()? as i32 as i64 as usize };
+                let b = c.take(n)?;
+                let v = long_le(b).ok_or_else(|| c.err(format!("integer of {n} bytes does not fit in 64 bits")))?;
+                push!(Value::Int(v))
+            }
+            b'G' => {
+                let v = f64::from_be_bytes(c.take(8)?.try_into().unwrap());
+                push!(Value::Float(v))
+            }
+            0x8c => {
+                let n = c.u8()? as usize;
+                let b = c.take(n)?;
+                push!(new_str!(b))
+            }
+            b'X' => {
+                let n = c.u32()? as usize;
+                let b = c.take(n)?;
+                push!(new_str!(b))
+            }
+            0x8d => {
+                let n = c.len64()?;
+                let b = c.take(n)?;
+                push!(new_str!(b))
+            }
+            b'U' => {
+                // SHORT_BINSTRING (Python 2 str): read as text where valid, bytes otherwise.
+                let n = c.u8()? as usize;
+                let b = c.take(n)?;
+                let v = if std::str::from_utf8(b).is_ok() { new_str!(b) } else { new_bytes!(b) };
+                push!(v)
+            }
+            b'T' => {
+                let n = c.u32()? as i32;
+                if n < 0 {
+                    return Err(c.err("negative string length"));
+                }
+                let b = c.take(n as usize)?;
+                let v = if std::str::from_utf8(b).is_ok() { new_str!(b) } else { new_bytes!(b) };
+                push!(v)
+            }
+            b'C' => {
+                let n = c.u8()? as usize;
+                let b = c.take(n)?;
+                push!(new_bytes!(b))
+            }
+            b'B' => {
+                let n = c.u32()? as usize;
+                let b = c.take(n)?;
+                push!(new_bytes!(b))
+            }
+            0x8e | 0x96 => {
+                let n = c.len64()?;
+                let b = c.take(n)?;
+                push!(new_bytes!(b))
+            }
+            b']' => push!(new_seq!(Vec::new(), false)),
+            b')' => push!(new_seq!(Vec::new(), true)),
+            b'}' => {
+                out.dicts.push(Vec::new());
+                push!(Value::Dict((out.dicts.len() - 1) as u32))
+            }
+            0x8f => push!(new_seq!(Vec::new(), false)), // EMPTY_SET: read as a list
+            b'l' | b't' | 0x91 => {
+                // LIST, TUPLE, FROZENSET (as a tuple)
+                let m = pop_mark!();
+                let items = stack.split_off(m);
+                push!(new_seq!(items, op != b'l'))
+            }
+            0x85 | 0x86 | 0x87 => {
+                let n = (op - 0x84) as usize;
+                if stack.len() < n {
+                    return Err(c.err("stack underflow"));
+                }
+                let items = stack.split_off(stack.len() - n);
+                push!(new_seq!(items, true))
+            }
+            b'd' => {
+                let m = pop_mark!();
+                let items = stack.split_off(m);
+                if items.len() % 2 != 0 {
+                    return Err(c.err("DICT with an odd number of items"));
+                }
+                out.dicts.push(items.chunks(2).map(|p| (p[0], p[1])).collect());
+                push!(Value::Dict((out.dicts.len() - 1) as u32))
+            }
+            b'a' => {
+                let v = pop!();
+                match stack.last() {
+                    Some(Value::List(i)) => out.seqs[*i as usize].push(v),
+                    _ => return Err(c.err("APPEND to something that is not a list")),
+                }
+            }
+            b'e' | 0x90 => {
+                // APPENDS, ADDITEMS (sets are read as lists)
+                let m = pop_mark!();
+                match m.checked_sub(1).map(|j| stack[j]) {
+                    Some(Value::List(i)) => out.seqs[i as usize].extend(stack.drain(m..)),
+                    _ => return Err(c.err("APPENDS to something that is not a list")),
+                }
+            }
+            b's' => {
+                let v = pop!();
+                let k = pop!();
+                match stack.last() {
+                    Some(Value::Dict(i)) => out.dicts[*i as usize].push((k, v)),
+                    _ => return Err(c.err("SETITEM on something that is not a dict")),
+                }
+            }
+            b'u' => {
+                let m = pop_mark!();
+                if (stack.len() - m) % 2 != 0 {
+                    return Err(c.err("SETITEMS with an odd number of items"));
+                }
+                match m.checked_sub(1).map(|j| stack[j]) {
+                    Some(Value::Dict(i)) => {
+                        let d = &mut out.dicts[i as usize];
+                        d.reserve_exact((stack.len() - m) / 2);
+                        let mut it = stack.drain(m..);
+                        while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                            d.push((k, v));
+                        }
+                        drop(it);
+                        if let Some(nv) = sink.dict_done(&out, Value::Dict(i)).map_err(|e| c.err(e))? {
+                            out.dicts[i as usize] = Vec::new();
+                            // Point the memo at the replacement: it is nearly always among the
+                            // last entries (MEMOIZE right after EMPTY_DICT); else remember it.
+                            let from = memo.len().saturating_sub(256);
+                            match memo[from..].iter().rposition(|x| *x == Value::Dict(i)) {
+                                Some(p) => memo[from + p] = nv,
+                                None => {
+                                    out.replaced.insert(i, nv);
+                                }
+                            }
+                            stack[m - 1] = nv;
+                        }
+                    }
+                    _ => return Err(c.err("SETITEMS on something that is not a dict")),
+                }
+            }
+            b'h' => {
+                let i = c.u8()?;
+                push!(memo_get!(i))
+            }
+            b'j' => {
+                let i = c.u32()?;
+                push!(memo_get!(i))
+            }
+            b'q' => {
+                let i = c.u8()?;
+                let v = *stack.last().ok_or_else(|| c.err("stack underflow"))?;
+                memo_put!(i, v)
+            }
+            b'r' => {
+                let i = c.u32()?;
+                let v = *stack.last().ok_or_else(|| c.err("stack underflow"))?;
+                memo_put!(i, v)
+            }
+            0x94 => {
+                let v = *stack.last().ok_or_else(|| c.err("stack underflow"))?;
+                let i = memo.len();
+                memo_put!(i, v)
+            }
+            _ => {
+                if let Some(name) = refused(op) {
+                    return Err(c.err(format!(
+                        "opcode {name} (0x{op:02x}) builds Python objects; Strobe reads plain-data pickles only and never executes them"
+                    )));
+                }
+                return Err(c.err(format!("unsupported pickle opcode 0x{op:02x} (not a protocol 2-5 plain-data pickle?)")));
+            }
+        }
+    }
+}
+
+/// Little-endian two's-complement integer of up to 8 significant bytes.
+fn long_le(b: &[u8]) -> Option<i64> {
+    if b.is_empty() {
+        return Some(0);
+    }
+    let neg = b[b.len() - 1] & 0x80 != 0;
+    let fill = if neg { 0xff } else { 0 };
+    if b.len() > 8 {
+        if b[8..].iter().any(|&x| x != fill) {
+            return None;
+        }
+        let v = i64::from_le_bytes(b[..8].try_into().unwrap());
+        return ((v < 0) == neg).then_some(v);
+    }
+    let mut buf = [fill; 8];
+    buf[..b.len()].copy_from_slice(b);
+    Some(i64::from_le_bytes(buf))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(b: &[u8]) -> Result<Pickle, PickleError> {
+        parse(b, Limits::default())
+    }
+
+    #[test]
+    fn plain_values() {
+        // pickle.dumps({'a': [1, -2, 3.5, None, True], 'b': (b'x', 2**40)}, protocol=4)
+        let data = b"\x80\x04\x951\x00\x00\x00\x00\x00\x00\x00}\x94(\x8c\x01a\x94]\x94(K\x01J\xfe\xff\xff\xffG@\x0c\x00\x00\x00\x00\x00\x00N\x88e\x8c\x01b\x94C\x01x\x94\x8a\x06\x00\x00\x00\x00\x00\x01\x86\x94u.";
+        let pk = p(data).unwrap();
+        let r = pk.root();
+        let a = pk.seq(pk.get(r, "a").unwrap()).unwrap();
+        assert_eq!(a, &[Value::Int(1), Value::Int(-2), Value::Float(3.5), Value::None, Value::Bool(true)]);
+        let b = pk.seq(pk.get(r, "b").unwrap()).unwrap();
+        assert_eq!(pk.bytes(b[0]).unwrap(), b"x");
+        assert_eq!(b[1], Value::Int(1 << 40));
+    }
+
+    #[test]
+    fn long_values() {
+        assert_eq!(long_le(&[0xff]), Some(-1));
+        assert_eq!(long_le(&[0x00, 0x80, 0x00]), Some(0x8000));
+        assert_eq!(long_le(&[0; 9]), Some(0));
+        assert_eq!(long_le(&[1, 0, 0, 0, 0, 0, 0, 0, 1]), None);
+    }
+
+    #[test]
+    fn hostile() {
+        assert!(p(b"").unwrap_err().what.contains("empty"));
+        assert!(p(b"\x80\x02cos\nsystem\n.").unwrap_err().what.contains("GLOBAL"));
+        assert!(p(b"\x80\x04N)R.").unwrap_err().what.contains("REDUCE"));
+        assert!(p(b"\x80\x04X\xff\xff\xff\x7fab.").unwrap_err().what.contains("truncated"));
+        assert!(p(b"\x80\x04\x8d\xff\xff\xff\xff\xff\xff\xff\xffab.").unwrap_err().what.contains("truncated"));
+        assert!(p(b"\x80\x04]").unwrap_err().what.contains("before STOP"));
+        let deep: Vec<u8> = std::iter::once(0x80).chain(std::iter::once(4)).chain(std::iter::repeat(b'(').take(100_000)).collect();
+        assert!(p(&deep).unwrap_err().what.contains("nesting"));
+        // 100k nested lists via EMPTY_LIST/APPEND: fine, no recursion anywhere.
+        let mut nested = vec![0x80, 4];
+        nested.extend(std::iter::repeat(b']').take(100_000));
+        nested.extend(std::iter::repeat(b'a').take(99_999));
+        nested.push(b'.');
+        let pk = p(&nested).unwrap();
+        assert!(matches!(pk.root(), Value::List(_)));
+        let _ = pk.to_json(pk.root(), 64);
+    }
+}

@@ -1,0 +1,305 @@
+//! Kernel pane (Nsight Compute): per launch Speed-of-Light bars (compute = SM %, memory %)
+//! with the verdict, sortable by duration or verdict, and a log-log roofline plot
+//! (`egui_plot`) with the device's DRAM and FP32 ceilings, each launch a point sized by its
+//! duration. Clicking a row or a point selects the launch in both. The figures come from
+//! `strobe_analysis::roofline`; this module only draws them.
+
+use egui::{Color32, RichText};
+use egui_plot::{GridMark, Legend, Line, MarkerShape, Plot, PlotPoints, Points};
+use strobe_analysis::roofline::{kernel_match_key, KernelSol, RooflineReport, Verdict, TENSOR_NOTE};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SolSort {
+    /// Export order (launch id).
+    Id,
+    /// Longest first.
+    Duration,
+    /// under_saturated, memory_bound, compute_bound, balanced, none; longest first within.
+    Verdict,
+}
+
+pub struct KernelSolPane {
+    pub report: RooflineReport,
+    pub sort: SolSort,
+    /// Index into `report.kernels`.
+    pub selected: Option<usize>,
+    /// Kernels drawn in the roofline in the last frame (those with FLOP/s > 0 and AI > 0).
+    pub plotted: usize,
+    /// A launch the user picked in this pane since the app last asked (`take_picked`).
+    picked: Option<usize>,
+}
+
+pub fn verdict_color(v: Option<Verdict>) -> Color32 {
+    match v {
+        Some(Verdict::UnderSaturated) => Color32::from_rgb(150, 150, 150),
+        Some(Verdict::MemoryBound) => Color32::from_rgb(66, 133, 244),
+        Some(Verdict::ComputeBound) => Color32::from_rgb(219, 68, 55),
+        Some(Verdict::Balanced) => Color32::from_rgb(244, 180, 0),
+        None => Color32::DARK_GRAY,
+    }
+}
+
+fn verdict_rank(v: Option<Verdict>) -> u8 {
+    match v {
+        Some(Verdict::UnderSaturated) => 0,
+        Some(Verdict::MemoryBound) => 1,
+        Some(Verdict::ComputeBound) => 2,
+        Some(Verdict::Balanced) => 3,
+        None => 4,
+    }
+}
+
+fn fmt_si(v: f64, unit: &str) -> String {
+    let (d, p) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")].into_iter().find(|(d, _)| v.abs() >= *d).unwrap_or((1.0, ""));
+    format!("{:.2} {p}{unit}", v / d)
+}
+
+/// The figures shown on hover and in the selection line.
+pub fn describe(k: &KernelSol) -> String {
+    let o = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_else(|| "-".into());
+    format!(
+        "#{} {}\nduration {}  SM {}  memory {}  DRAM {}  tensor {}\n{}  DRAM {}  AI {}  verdict {}",
+        k.id,
+        k.name,
+        o(k.duration_ns.map(|d| d as f64), &|v| format!("{:.3} us", v / 1e3)),
+        o(k.sm_pct, &|v| format!("{v:.1}%")),
+        o(k.memory_pct, &|v| format!("{v:.1}%")),
+        o(k.dram_pct, &|v| format!("{v:.1}%")),
+        o(k.tensor_pipe_pct, &|v| format!("{v:.1}%")),
+        o(k.flops_per_s, &|v| fmt_si(v, "FLOP/s")),
+        o(k.dram_bytes, &|v| fmt_si(v, "B")),
+        o(k.arithmetic_intensity, &|v| format!("{v:.3} FLOP/B")),
+        k.verdict.map(|v| v.as_str()).unwrap_or("-"),
+    )
+}
+
+impl KernelSolPane {
+    pub fn new(report: RooflineReport) -> Self {
+        KernelSolPane { report, sort: SolSort::Duration, selected: None, plotted: 0, picked: None }
+    }
+
+    /// Selects the first launch of a kernel name (a kernel picked on the timeline or in the
+    /// kernel table): the exact (demangled) name, else the same `kernel_match_key` (ncu and
+    /// the CUDA/Kineto demanglers spell templates and namespaces differently).
+    /// A selected launch that already matches stays selected.
+    pub fn select_name(&mut self, name: &str) -> bool {
+        let key = kernel_match_key(name);
+        if let Some(k) = self.selected.and_then(|i| self.report.kernels.get(i)) {
+            if k.name == name || kernel_match_key(&k.name) == key {
+                return true;
+            }
+        }
+        let found = self.report.kernels.iter().position(|k| k.name == name).or_else(|| self.report.kernels.iter().position(|k| kernel_match_key(&k.name) == key));
+        match found {
+            Some(i) => {
+                self.selected = Some(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The kernel name of a launch picked in this pane since the last call.
+    pub fn take_picked(&mut self) -> Option<String> {
+        self.picked.take().and_then(|i| self.report.kernels.get(i)).map(|k| k.name.clone())
+    }
+
+    fn pick(&mut self, i: usize) {
+        self.selected = Some(i);
+        self.picked = Some(i);
+    }
+
+    /// Row order of the table.
+    pub fn order(&self) -> Vec<usize> {
+        let k = &self.report.kernels;
+        let mut idx: Vec<usize> = (0..k.len()).collect();
+        let dur = |i: usize| k[i].duration_ns.unwrap_or(0);
+        match self.sort {
+            SolSort::Id => idx.sort_by_key(|&i| k[i].id),
+            SolSort::Duration => idx.sort_by(|&a, &b| dur(b).cmp(&dur(a)).then(a.cmp(&b))),
+            SolSort::Verdict => idx.sort_by(|&a, &b| verdict_rank(k[a].verdict).cmp(&verdict_rank(k[b].verdict)).then(dur(b).cmp(&dur(a)))),
+        }
+        idx
+    }
+
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        let d = &self.report.device;
+        ui.horizontal_wrapped(|ui| {
+            ui.strong("Kernels (Nsight Compute)");
+            ui.label(format!(
+                "{} launches · device {} cc {} · ceilings ({}) FP32 {} · DRAM {}",
+                self.report.kernels.len(),
+                d.name.as_deref().unwrap_or("?"),
+                if d.cc.is_empty() { "?" } else { &d.cc },
+                d.peaks_source,
+                d.peak_flops_per_s.map(|v| fmt_si(v, "FLOP/s")).unwrap_or_else(|| "-".into()),
+                d.peak_dram_bytes_per_s.map(|v| fmt_si(v, "B/s")).unwrap_or_else(|| "-".into()),
+            ));
+        });
+        ui.horizontal(|ui| {
+            ui.label("Sort:");
+            ui.selectable_value(&mut self.sort, SolSort::Duration, "by duration");
+            ui.selectable_value(&mut self.sort, SolSort::Verdict, "by verdict");
+            ui.selectable_value(&mut self.sort, SolSort::Id, "by launch id");
+        });
+        if let Some(k) = self.selected.and_then(|i| self.report.kernels.get(i)) {
+            ui.label(RichText::new(describe(k)).monospace().small());
+        }
+        let avail = ui.available_size();
+        let table_w = (avail.x * 0.5).max(300.0);
+        ui.horizontal_top(|ui| {
+            ui.vertical(|ui| {
+                ui.set_width(table_w);
+                self.table(ui);
+            });
+            ui.separator();
+            ui.vertical(|ui| self.roofline(ui));
+        });
+    }
+
+    fn table(&mut self, ui: &mut egui::Ui) {
+        let order = self.order();
+        let mut clicked = None;
+        egui::ScrollArea::vertical().id_salt("kernel_sol_table").auto_shrink([false, false]).show(ui, |ui| {
+            egui::Grid::new("kernel_sol_grid").striped(true).num_columns(5).show(ui, |ui| {
+                ui.strong("launch");
+                ui.strong("duration");
+                ui.strong("SOL: SM / memory");
+                ui.strong("verdict");
+                ui.strong("name");
+                ui.end_row();
+                for i in order {
+                    let k = &self.report.kernels[i];
+                    let sel = self.selected == Some(i);
+                    if ui.selectable_label(sel, format!("#{}", k.id)).clicked() {
+                        clicked = Some(i);
+                    }
+                    ui.label(k.duration_ns.map(|d| format!("{:.2} us", d as f64 / 1e3)).unwrap_or_else(|| "-".into()));
+                    sol_bars(ui, k.sm_pct, k.memory_pct);
+                    ui.label(RichText::new(k.verdict.map(|v| v.as_str()).unwrap_or("-")).color(verdict_color(k.verdict)));
+                    let short: String = k.name.chars().take(60).collect();
+                    ui.label(short).on_hover_text(describe(k));
+                    ui.end_row();
+                }
+            });
+        });
+        if let Some(i) = clicked {
+            self.pick(i);
+        }
+    }
+
+    fn roofline(&mut self, ui: &mut egui::Ui) {
+        let d = self.report.device.clone();
+        let kernels = &self.report.kernels;
+        let max_dur = kernels.iter().filter_map(|k| k.duration_ns).max().unwrap_or(1).max(1) as f64;
+        // Points in log10 space.
+        let pts: Vec<(usize, f64, f64)> = kernels
+            .iter()
+            .enumerate()
+            .filter_map(|(i, k)| {
+                let (f, ai) = (k.flops_per_s?, k.arithmetic_intensity?);
+                (f > 0.0 && ai > 0.0).then(|| (i, ai.log10(), f.log10()))
+            })
+            .collect();
+        self.plotted = pts.len();
+        // Hover text by point position (points are named by verdict, so the legend has one
+        // entry per verdict).
+        let hover: Vec<(f64, f64, String)> = pts.iter().map(|&(i, x, y)| (x, y, describe(&kernels[i]))).collect();
+        let log_fmt = |m: GridMark, _r: &std::ops::RangeInclusive<f64>| {
+            if (m.value - m.value.round()).abs() < 1e-6 {
+                format!("1e{}", m.value.round() as i32)
+            } else {
+                String::new()
+            }
+        };
+        let selected = self.selected;
+        let resp = Plot::new("kernel_sol_roofline")
+            .legend(Legend::default())
+            .x_axis_label("arithmetic intensity (FLOP / DRAM byte, log)")
+            .y_axis_label("FLOP/s (log)")
+            .x_grid_spacer(decades)
+            .y_grid_spacer(decades)
+            .x_axis_formatter(log_fmt)
+            .y_axis_formatter(log_fmt)
+            .include_x(-3.0)
+            .include_x(3.0)
+            .include_y(8.0)
+            .include_y(d.peak_flops_per_s.map(|p| p.log10() + 0.3).unwrap_or(14.0))
+            .height((ui.available_height() - 40.0).max(200.0))
+            .label_formatter(move |hp| match hp {
+                egui_plot::HoverPosition::NearDataPoint { position, .. } => {
+                    hover.iter().find(|(x, y, _)| *x == position.x && *y == position.y).map(|(_, _, t)| t.clone())
+                }
+                egui_plot::HoverPosition::Elsewhere { position } => {
+                    Some(format!("AI {:.3} FLOP/B\n{:.3e} FLOP/s", 10f64.powf(position.x), 10f64.powf(position.y)))
+                }
+            })
+            .show(ui, |p| {
+                if let (Some(peak), Some(bw)) = (d.peak_flops_per_s, d.peak_dram_bytes_per_s) {
+                    let ridge = (peak / bw).log10();
+                    let (x0, x1) = (-4.0, ridge.max(-4.0) + 4.0);
+                    p.line(Line::new("DRAM ceiling", PlotPoints::from(vec![[x0, x0 + bw.log10()], [ridge, peak.log10()]])).color(Color32::from_rgb(66, 133, 244)));
+                    p.line(Line::new("FP32 FMA ceiling", PlotPoints::from(vec![[ridge, peak.log10()], [x1, peak.log10()]])).color(Color32::from_rgb(219, 68, 55)));
+                    if let Some(p64) = d.peak_fp64_flops_per_s {
+                        let r64 = (p64 / bw).log10();
+                        p.line(Line::new("FP64 FMA ceiling", PlotPoints::from(vec![[r64, p64.log10()], [x1, p64.log10()]])).color(Color32::from_rgb(150, 90, 200)));
+                    }
+                }
+                for &(i, x, y) in &pts {
+                    let k = &kernels[i];
+                    let r = 3.0 + 9.0 * ((k.duration_ns.unwrap_or(0) as f64 / max_dur).sqrt() as f32);
+                    let mut item = Points::new(k.verdict.map(|v| v.as_str()).unwrap_or("no verdict"), PlotPoints::from(vec![[x, y]]))
+                        .radius(r)
+                        .shape(MarkerShape::Circle)
+                        .filled(true)
+                        .color(verdict_color(k.verdict))
+                        .id(("kernel_sol_point", i));
+                    if selected == Some(i) {
+                        item = item.highlight(true).radius(r + 3.0);
+                    }
+                    p.points(item);
+                }
+            });
+        if resp.response.clicked() {
+            if let Some(h) = resp.hovered_plot_item {
+                if let Some(&(i, _, _)) = pts.iter().find(|(i, _, _)| egui_plot::ItemId::new(("kernel_sol_point", *i)) == h) {
+                    self.pick(i);
+                }
+            }
+        }
+        ui.label(RichText::new(TENSOR_NOTE).small().weak());
+    }
+}
+
+/// Grid marks at every decade (log10 space), every other one when they would crowd.
+fn decades(input: egui_plot::GridInput) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    if !(lo.is_finite() && hi.is_finite()) || hi - lo > 400.0 {
+        return Vec::new();
+    }
+    let step = if input.base_step_size * 40.0 > 1.0 { 2.0 } else { 1.0 };
+    let mut v = (lo / step).floor() * step;
+    let mut out = Vec::new();
+    while v <= hi {
+        out.push(GridMark { value: v, step_size: step });
+        v += step;
+    }
+    out
+}
+
+/// Two thin horizontal bars: SM % (red) over memory % (blue), 0–100.
+fn sol_bars(ui: &mut egui::Ui, sm: Option<f64>, mem: Option<f64>) {
+    let (rect, resp) = ui.allocate_exact_size(egui::vec2(140.0, 16.0), egui::Sense::hover());
+    let painter = ui.painter();
+    painter.rect_filled(rect, 2.0, ui.visuals().extreme_bg_color);
+    let half = rect.height() / 2.0;
+    for (row, v, c) in [(0.0, sm, Color32::from_rgb(219, 68, 55)), (1.0, mem, Color32::from_rgb(66, 133, 244))] {
+        if let Some(v) = v {
+            let w = rect.width() * (v.clamp(0.0, 100.0) / 100.0) as f32;
+            let r = egui::Rect::from_min_size(rect.min + egui::vec2(0.0, row * half + 1.0), egui::vec2(w, half - 2.0));
+            painter.rect_filled(r, 1.0, c);
+        }
+    }
+    let txt = |v: Option<f64>| v.map(|v| format!("{v:.1}%")).unwrap_or_else(|| "-".into());
+    resp.on_hover_text(format!("SM {}  memory {}", txt(sm), txt(mem)));
+}

@@ -1,0 +1,59 @@
+//! The analysis figures of one device and its OOM verdicts.
+
+use egui::{Color32, RichText};
+use strobe_analysis::memory::{bytes, DeviceMemory};
+
+#[derive(Default)]
+pub struct SummaryView {
+    /// OOM verdicts drawn in the last frame (tests read it).
+    pub ooms_shown: usize,
+}
+
+pub fn verdict_color(v: &str) -> Color32 {
+    match v {
+        "process_limit" => Color32::from_rgb(244, 180, 0),
+        "real_shortage" => Color32::from_rgb(219, 68, 55),
+        "fragmentation" => Color32::from_rgb(171, 71, 188),
+        _ => Color32::from_rgb(66, 133, 244),
+    }
+}
+
+impl SummaryView {
+    pub fn ui(&mut self, ui: &mut egui::Ui, d: &DeviceMemory) {
+        egui::Grid::new("mem_summary_grid").num_columns(2).striped(true).show(ui, |ui| {
+            let mut row = |k: &str, v: String| {
+                ui.label(k);
+                ui.monospace(v);
+                ui.end_row();
+            };
+            row("segments / blocks", format!("{} / {}", d.segments, d.blocks));
+            row("reserved", bytes(d.reserved_bytes));
+            row("allocated", bytes(d.allocated_bytes));
+            row("awaiting free", bytes(d.active_awaiting_free_bytes));
+            row("inactive (cached)", bytes(d.inactive_bytes));
+            row("largest inactive block", bytes(d.largest_inactive_block));
+            row("fragmentation", format!("{:.3}", d.fragmentation));
+            row("rounding waste", bytes(d.rounding_waste_bytes));
+            row("trace entries", d.trace_entries.to_string());
+            row("peak allocated", bytes(d.peak_allocated_bytes.max(0) as u64));
+            row("peak reserved", bytes(d.peak_reserved_bytes.max(0) as u64));
+        });
+        self.ooms_shown = d.ooms.len();
+        if d.ooms.is_empty() {
+            ui.add_space(6.0);
+            ui.weak("No OOM in this trace.");
+        }
+        for o in &d.ooms {
+            ui.add_space(8.0);
+            ui.label(RichText::new(format!("OOM at entry {}: {}", o.entry, o.verdict)).strong().color(verdict_color(o.verdict)));
+            ui.label(format!(
+                "{} requested, {} free on the device; {} allocated, {} reserved at that point",
+                bytes(o.requested_bytes),
+                bytes(o.device_free_bytes),
+                bytes(o.evidence.allocated_bytes.max(0) as u64),
+                bytes(o.evidence.reserved_bytes.max(0) as u64)
+            ));
+            ui.label(RichText::new(&o.suggestion).italics());
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! Memory snapshots (issue #5): exact figures against the independent Python oracle
+//! (`tests/expected/memory_expected.py`, stdlib pickle with globals refused), peak reserved
+//! against `memory_stats()`, and hostile pickles.
+
+mod common;
+use common::{expected, sample};
+use std::path::PathBuf;
+use strobe_analysis::memory::{analyse, replay};
+use strobe_import::memory_snapshot;
+
+const STEMS: [&str; 6] = ["mem_train", "mem_oom", "mem_frag", "mem_expandable_oom", "mem_silmont", "mem_cranberrii"];
+
+fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a u64: {v}"))
+}
+fn i(v: &serde_json::Value) -> i64 {
+    v.as_i64().unwrap_or_else(|| panic!("not an i64: {v}"))
+}
+
+#[test]
+fn figures_match_the_python_oracle() {
+    for stem in STEMS {
+        let snap = memory_snapshot::import(&sample(&format!("{stem}.pickle"))).unwrap_or_else(|e| panic!("{e}"));
+        let r = analyse(&snap);
+        let want = expected(&format!("{stem}.memory.json"));
+        let wd = want["devices"].as_array().unwrap();
+        assert_eq!(r.devices.len(), wd.len(), "{stem}: devices");
+        for (d, w) in r.devices.iter().zip(wd) {
+            let ctx = format!("{stem} device {}", d.device);
+            assert_eq!(d.device, i(&w["device"]), "{ctx}");
+            assert_eq!(d.segments as u64, u(&w["segments"]), "{ctx}: segments");
+            assert_eq!(d.blocks as u64, u(&w["blocks"]), "{ctx}: blocks");
+            assert_eq!(d.reserved_bytes, u(&w["reserved_bytes"]), "{ctx}: reserved");
+            assert_eq!(d.allocated_bytes, u(&w["allocated_bytes"]), "{ctx}: allocated");
+            assert_eq!(d.active_awaiting_free_bytes, u(&w["active_awaiting_free_bytes"]), "{ctx}: awaiting free");
+            assert_eq!(d.inactive_bytes, u(&w["inactive_bytes"]), "{ctx}: inactive");
+            assert_eq!(d.largest_inactive_block, u(&w["largest_inactive_block"]), "{ctx}: largest inactive");
+            assert!((d.fragmentation - w["fragmentation"].as_f64().unwrap()).abs() < 1e-12, "{ctx}: fragmentation");
+            assert_eq!(d.rounding_waste_bytes, u(&w["rounding_waste_bytes"]), "{ctx}: rounding waste");
+            assert_eq!(d.trace_entries as u64, u(&w["trace_entries"]), "{ctx}: trace entries");
+            assert_eq!(d.peak_allocated_bytes, i(&w["peak_allocated_bytes"]), "{ctx}: peak allocated");
+            assert_eq!(d.peak_reserved_bytes, i(&w["peak_reserved_bytes"]), "{ctx}: peak reserved");
+            let wo = w["ooms"].as_array().unwrap();
+            assert_eq!(d.ooms.len(), wo.len(), "{ctx}: ooms");
+            for (o, x) in d.ooms.iter().zip(wo) {
+                assert_eq!(o.entry as u64, u(&x["entry"]), "{ctx}");
+                assert_eq!(o.requested_bytes, u(&x["requested_bytes"]), "{ctx}");
+                assert_eq!(o.device_free_bytes, u(&x["device_free_bytes"]), "{ctx}");
+                assert_eq!(o.verdict, x["verdict"].as_str().unwrap(), "{ctx}");
+                assert_eq!(o.evidence.allocated_bytes, i(&x["allocated_bytes"]), "{ctx}");
+                assert_eq!(o.evidence.reserved_bytes, i(&x["reserved_bytes"]), "{ctx}");
+                assert_eq!(o.evidence.largest_free_block, x["largest_free_block"].as_u64(), "{ctx}");
+                assert_eq!(o.evidence.same_stream_free_bytes, x["same_stream_free_bytes"].as_u64(), "{ctx}");
+                assert!(!o.suggestion.is_empty());
+            }
+        }
+    }
+}
+
+#[test]
+fn known_verdicts_and_layouts() {
+    let oom = analyse(&memory_snapshot::import(&sample("mem_oom.pickle")).unwrap());
+    assert_eq!(oom.devices[0].ooms.len(), 1);
+    // set_per_process_memory_fraction(0.05): the device had plenty free.
+    assert_eq!(oom.devices[0].ooms[0].verdict, "process_limit");
+    assert_eq!(oom.devices[0].ooms[0].requested_bytes, 2 << 30);
+    let exp = memory_snapshot::import(&sample("mem_expandable_oom.pickle")).unwrap();
+    assert_eq!(exp.device_traces.len(), 4, "3 devices and an empty 4th list");
+    assert!(exp.device_traces[3].is_empty());
+    assert!(exp.segments.iter().all(|s| s.is_expandable));
+    let r = analyse(&exp);
+    assert_eq!(r.devices.iter().map(|d| d.device).collect::<Vec<_>>(), vec![0, 1, 2]);
+    assert_eq!(r.devices[1].ooms[0].verdict, "real_shortage");
+    // Older layout: no allocator_settings, no time_us, no annotations.
+    let old = memory_snapshot::import(&sample("mem_cranberrii.pickle")).unwrap();
+    assert!(old.allocator_settings.is_none());
+    assert!(old.device_traces[0].iter().all(|e| e.time_us.is_none()));
+    let train = memory_snapshot::import(&sample("mem_train.pickle")).unwrap();
+    assert_eq!(train.allocator_settings.as_ref().unwrap()["expandable_segments"], serde_json::json!(false));
+    assert_eq!(train.external_annotations.len(), 56);
+    // Frames are shared: far fewer distinct stacks than blocks + entries.
+    let users = train.segments.iter().map(|s| s.blocks.len()).sum::<usize>() + train.device_traces[0].len();
+    assert!(train.stacks.len() < users, "{} stacks for {users} users", train.stacks.len());
+    let rp = replay(&train, 0);
+    assert_eq!(rp.allocated.len(), train.device_traces[0].len() + 1);
+    assert!(rp.time_us.iter().skip(1).all(|t| t.is_some()));
+}
+
+#[test]
+fn peak_reserved_matches_memory_stats() {
+    // All three recordings started before the first allocation.
+    for stem in ["mem_train", "mem_oom", "mem_frag"] {
+        let snap = memory_snapshot::import(&sample(&format!("{stem}.pickle"))).unwrap();
+        let stats = memory_snapshot::import_stats(&sample(&format!("{stem}.memory_stats.json"))).unwrap();
+        let r = analyse(&snap);
+        assert_eq!(r.devices[0].peak_reserved_bytes as u64, stats.get_u64("reserved_bytes.all.peak").unwrap(), "{stem}");
+        assert_eq!(r.devices[0].reserved_bytes, stats.get_u64("reserved_bytes.all.current").unwrap(), "{stem}");
+        // Requested bytes never exceed the rounded peak.
+        assert!(r.devices[0].peak_allocated_bytes as u64 <= stats.get_u64("allocated_bytes.all.peak").unwrap(), "{stem}");
+    }
+}
+
+#[test]
+fn gzipped_snapshot_reads_the_same() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("snap.pickle.gz");
+    let mut e = flate2::write::GzEncoder::new(std::fs::File::create(&p).unwrap(), flate2::Compression::fast());
+    e.write_all(&std::fs::read(sample("mem_silmont.pickle")).unwrap()).unwrap();
+    e.finish().unwrap();
+    assert_eq!(strobe_import::detect(&p).unwrap(), Some(strobe_import::Format::MemorySnapshot));
+    let a = analyse(&memory_snapshot::import(&p).unwrap());
+    let b = analyse(&memory_snapshot::import(&sample("mem_silmont.pickle")).unwrap());
+    assert_eq!(serde_json::to_value(&a).unwrap(), serde_json::to_value(&b).unwrap());
+}
+
+#[test]
+fn snapshot_is_detected_and_refused_as_a_timeline() {
+    let p = sample("mem_train.pickle");
+    assert_eq!(strobe_import::detect(&p).unwrap(), Some(strobe_import::Format::MemorySnapshot));
+    let dir = tempfile::tempdir().unwrap();
+    let e = common::load_in(&p, dir.path()).err().expect("must not load as a trace").to_string();
+    assert!(e.contains("mem_train.pickle") && e.contains("memory snapshot"), "{e}");
+    assert!(common::cache_files(dir.path()).is_empty());
+}
+
+fn hostile(name: &str, bytes: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let p: PathBuf = dir.path().join(name);
+    std::fs::write(&p, bytes).unwrap();
+    let e = memory_snapshot::import(&p).err().unwrap_or_else(|| panic!("{name}: must fail")).to_string();
+    assert!(e.contains(name), "error must name the file: {e}");
+    e
+}
+
+#[test]
+fn hostile_pickles_give_clear_errors() {
+    // GLOBAL os.system + REDUCE: the classic exploit.
+    let e = hostile("global.pickle", b"\x80\x02cposix\nsystem\nq\x00X\x04\x00\x00\x00trueq\x01\x85q\x02Rq\x03.");
+    assert!(e.contains("GLOBAL"), "{e}");
+    // STACK_GLOBAL (protocol 4 form).
+    let e = hostile("stack_global.pickle", b"\x80\x04\x8c\x02os\x8c\x06system\x93\x8c\x04true\x85R.");
+    assert!(e.contains("STACK_GLOBAL"), "{e}");
+    let e = hostile("reduce.pickle", b"\x80\x04N)R.");
+    assert!(e.contains("REDUCE"), "{e}");
+    let e = hostile("build.pickle", b"\x80\x04}}b.");
+    assert!(e.contains("BUILD"), "{e}");
+    // 100k nested MARKs.
+    let mut deep = vec![0x80, 4];
+    deep.extend(std::iter::repeat(b'(').take(100_000));
+    let e = hostile("deep.pickle", &deep);
+    assert!(e.contains("nesting"), "{e}");
+    // 100k nested lists (APPEND chain): parses without recursion, then is not a snapshot.
+    let mut nested = vec![0x80, 4];
+    nested.extend(std::iter::repeat(b']').take(100_000));
+    nested.extend(std::iter::repeat(b'a').take(99_999));
+    nested.push(b'.');
+    let e = hostile("nested.pickle", &nested);
+    assert!(e.contains("not hold a dict"), "{e}");
+    // Declared lengths far beyond the file.
+    let e = hostile("huge_str.pickle", b"\x80\x04\x8d\xff\xff\xff\xff\xff\xff\x00\x00abc.");
+    assert!(e.contains("truncated"), "{e}");
+    let e = hostile("huge_bytes.pickle", b"\x80\x04B\xff\xff\xff\xffabc.");
+    assert!(e.contains("truncated"), "{e}");
+    let e = hostile("huge_long.pickle", b"\x80\x04\x8b\xff\xff\xff\x7f\x00.");
+    assert!(e.contains("truncated"), "{e}");
+    // A real snapshot cut in half.
+    let real = std::fs::read(sample("mem_silmont.pickle")).unwrap();
+    let e = hostile("truncated.pickle", &real[..real.len() / 2]);
+    assert!(e.contains("truncated"), "{e}");
+    let e = hostile("empty.pickle", b"");
+    assert!(e.contains("empty"), "{e}");
+    // A plain-data pickle that is not a snapshot.
+    let e = hostile("list.pickle", b"\x80\x04]\x94.");
+    assert!(e.contains("not hold a dict"), "{e}");
+    let e = hostile("nosegs.pickle", b"\x80\x04}\x94.");
+    assert!(e.contains("segments"), "{e}");
+    // Gzip that is corrupt.
+    let e = hostile("bad.pickle.gz", b"\x1f\x8b\x08\x00garbage");
+    assert!(e.contains("gzip"), "{e}");
+    // memory_stats that is not an object.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("stats.json");
+    std::fs::write(&p, b"[1,2]").unwrap();
+    assert!(memory_snapshot::import_stats(&p).unwrap_err().to_string().contains("stats.json"));
+}
