@@ -7,6 +7,7 @@ pub mod idle;
 pub mod intervals;
 pub mod kernels;
 pub mod memory;
+pub mod ncu_match;
 pub mod report;
 pub mod roofline;
 pub mod steps;

@@ -232,7 +232,16 @@ fn build(pk: Pickle, mut b: B) -> Result<MemorySnapshot, String> {
     }
     let dts: Vec<Value> = pk.get(root, "device_traces").and_then(|v| pk.seq(v)).map(|s| s.to_vec()).unwrap_or_default();
     for (di, &dt) in dts.iter().enumerate() {
-        let n = pk.seq(dt).ok_or_else(|| format!("device_traces[{di}] is not a list"))?.len();
+        let list = pk.seq(dt).ok_or_else(|| format!("device_traces[{di}] is not a list"))?;
+        let n = list.len();
+        // The usual case: this list holds every converted entry, in order. Take the vector
+        // as it is (no second copy of the trace in memory).
+        if n > 0 && n == b.entries.len() && list.iter().enumerate().all(|(k, v)| *v == Value::Ext(k as u32)) {
+            let all = std::mem::take(&mut b.entries);
+            let out: Vec<TraceEntry> = all.into_iter().map(|e| e.expect("entry taken once")).collect();
+            b.snap.device_traces.push(out);
+            continue;
+        }
         let mut out = Vec::with_capacity(n);
         for ei in 0..n {
             let e = pk.seq(dt).unwrap()[ei];

@@ -214,6 +214,7 @@ impl StrobeApp {
         if self.loader.busy() {
             ctx.request_repaint_after(std::time::Duration::from_millis(50));
         }
+        self.link_ncu();
         self.poll_dialog();
         let dropped: Vec<PathBuf> = ctx.input(|i| i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty()).collect());
         if !dropped.is_empty() {
@@ -357,11 +358,9 @@ impl StrobeApp {
                 p.ui(ui);
                 return;
             }
-            // A launch picked in the kernel pane selects its kernel on the timeline.
-            if let Some(name) = self.kernel_sol.as_mut().and_then(|p| p.take_picked()) {
-                if let Some((t, name)) = match_timeline_kernel(&self.ws, &name) {
-                    cmds.push(Command::SelectKernel { trace: t, name });
-                }
+            // A launch picked in the kernel pane selects its span on the timeline.
+            if let Some(i) = self.kernel_sol.as_mut().and_then(|p| p.take_picked()) {
+                cmds.push(Command::SelectNcuLaunch(i));
             }
             let hl = if self.kernel_highlight.active { &self.kernel_highlight } else { &self.search.highlight };
             self.timeline.ui(ui, &self.ws, &self.sel, hl, &mut cmds);
@@ -407,21 +406,29 @@ impl StrobeApp {
     /// Applies one command (what every pane's clicks turn into).
     pub fn apply(&mut self, c: Command, ctx: &egui::Context) {
         match c {
-            Command::SelectSpan(r) => self.sel.span = Some(r),
+            Command::SelectSpan(r) => {
+                self.sel.span = Some(r);
+                self.select_launch_of_span(r);
+            }
             Command::RevealSpan(r) => {
                 self.sel.span = Some(r);
                 self.timeline.reveal(&self.ws, r);
+                self.select_launch_of_span(r);
             }
             Command::ClearSelection => {
                 self.sel = Selection::default();
                 self.kernel_highlight = Highlight::default();
             }
             Command::SelectKernel { trace, name } => {
+                self.select_kernel(trace, &name);
+                // The launch linked to the span shown, else the kernel's first launch.
                 if let Some(p) = self.kernel_sol.as_mut() {
-                    p.select_name(&name);
+                    if !self.sel.span.is_some_and(|r| p.select_span(r)) {
+                        p.select_name(&name);
+                    }
                 }
-                self.select_kernel(trace, &name)
             }
+            Command::SelectNcuLaunch(i) => self.select_ncu_launch(i),
             Command::ZoomTo { t0, t1 } => {
                 let w = self.timeline.plot_width;
                 self.timeline.view.fit(t0, t1, w);
@@ -458,6 +465,57 @@ impl StrobeApp {
                     t.set_idle_threshold(ns);
                 }
             }
+        }
+    }
+
+    /// Links the kernel pane's launches to the open traces' kernel spans when the traces
+    /// changed, and shows the linked launches' figures in the kernel table.
+    fn link_ncu(&mut self) {
+        let Some(p) = self.kernel_sol.as_mut() else { return };
+        if p.link(&self.ws) {
+            let ws = &self.ws;
+            let names: Vec<Option<String>> = p
+                .links
+                .iter()
+                .map(|l| {
+                    let r = (*l)?;
+                    let st = &ws.traces.get(r.trace)?.store;
+                    Some(st.string(st.span_meta(r.span).name).to_string())
+                })
+                .collect();
+            self.kernels.sol = Some(crate::kernel_table::SolColumns::from_report_linked(&p.report, &names));
+        }
+    }
+
+    /// A span selected anywhere: the kernel pane selects its linked launch, else (a kernel
+    /// not in the profiled window) the first launch of its name.
+    fn select_launch_of_span(&mut self, r: SpanRef) {
+        let Some(p) = self.kernel_sol.as_mut() else { return };
+        if p.select_span(r) {
+            return;
+        }
+        let Some(t) = self.ws.traces.get(r.trace) else { return };
+        let m = t.store.span_meta(r.span);
+        if SpanKind::from_u8(m.kind) == SpanKind::Kernel {
+            p.select_name(t.store.string(m.name));
+        }
+    }
+
+    /// An ncu launch selected (kernel pane): select it, highlight its kernel on the timeline
+    /// and select + reveal its linked span (by name only when it has none).
+    pub fn select_ncu_launch(&mut self, i: usize) {
+        let Some(p) = self.kernel_sol.as_mut() else { return };
+        let Some(k) = p.report.kernels.get(i) else { return };
+        p.selected = Some(i);
+        let (link, ncu_name) = (p.links.get(i).copied().flatten(), k.name.clone());
+        if let Some(r) = link.filter(|r| r.trace < self.ws.traces.len()) {
+            let st = &self.ws.traces[r.trace].store;
+            let name = st.string(st.span_meta(r.span).name).to_string();
+            self.select_kernel(r.trace, &name);
+            self.sel.span = Some(r);
+            self.timeline.reveal(&self.ws, r);
+        } else if let Some((t, name)) = match_timeline_kernel(&self.ws, &ncu_name) {
+            self.select_kernel(t, &name);
         }
     }
 

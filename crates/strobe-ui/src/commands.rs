@@ -14,6 +14,9 @@ pub enum Command {
     ClearSelection,
     /// Highlight every occurrence of a kernel name and jump to its longest.
     SelectKernel { trace: usize, name: String },
+    /// Select an Nsight Compute launch (index into the kernel pane's report) and, when it is
+    /// linked to a timeline kernel span, select that span and bring it into view.
+    SelectNcuLaunch(usize),
     /// Show [t0, t1) (absolute ns).
     ZoomTo { t0: i64, t1: i64 },
     /// Fit everything.

@@ -2,10 +2,14 @@
 //! with the verdict, sortable by duration or verdict, and a log-log roofline plot
 //! (`egui_plot`) with the device's DRAM and FP32 ceilings, each launch a point sized by its
 //! duration. Clicking a row or a point selects the launch in both. The figures come from
-//! `strobe_analysis::roofline`; this module only draws them.
+//! `strobe_analysis::roofline`; this module only draws them. With a timeline open, each
+//! launch is linked to its timeline kernel span (`strobe_analysis::ncu_match`: by name and
+//! launch order), so a launch picked here selects its span and a span picked on the
+//! timeline selects its launch (the app applies both as commands).
 
 use egui::{Color32, RichText};
 use egui_plot::{GridMark, Legend, Line, MarkerShape, Plot, PlotPoints, Points};
+use crate::workspace::{SpanRef, Workspace};
 use strobe_analysis::roofline::{kernel_match_key, KernelSol, RooflineReport, Verdict, TENSOR_NOTE};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +31,10 @@ pub struct KernelSolPane {
     pub plotted: usize,
     /// A launch the user picked in this pane since the app last asked (`take_picked`).
     picked: Option<usize>,
+    /// Per launch: its timeline kernel span, when a timeline is open and it matched.
+    pub links: Vec<Option<SpanRef>>,
+    /// The traces `links` was computed for (paths, in workspace order).
+    linked_for: Option<Vec<std::path::PathBuf>>,
 }
 
 pub fn verdict_color(v: Option<Verdict>) -> Color32 {
@@ -75,7 +83,39 @@ pub fn describe(k: &KernelSol) -> String {
 
 impl KernelSolPane {
     pub fn new(report: RooflineReport) -> Self {
-        KernelSolPane { report, sort: SolSort::Duration, selected: None, plotted: 0, picked: None }
+        let n = report.kernels.len();
+        KernelSolPane { report, sort: SolSort::Duration, selected: None, plotted: 0, picked: None, links: vec![None; n], linked_for: None }
+    }
+
+    /// Links every launch to its timeline kernel span (`ncu_match::match_stores`: by name
+    /// and launch order, over every device of every open trace), unless already linked for
+    /// these traces. Returns whether the links changed.
+    pub fn link(&mut self, ws: &Workspace) -> bool {
+        let paths: Vec<std::path::PathBuf> = ws.traces.iter().map(|t| t.path.clone()).collect();
+        if self.linked_for.as_ref() == Some(&paths) {
+            return false;
+        }
+        let names: Vec<&str> = self.report.kernels.iter().map(|k| k.name.as_str()).collect();
+        let stores: Vec<&strobe_store::Store> = ws.traces.iter().map(|t| &*t.store).collect();
+        self.links = strobe_analysis::ncu_match::match_stores(&names, &stores).into_iter().map(|m| m.map(|(trace, span)| SpanRef { trace, span })).collect();
+        self.linked_for = Some(paths);
+        true
+    }
+
+    /// The launch linked to a timeline span.
+    pub fn launch_of_span(&self, r: SpanRef) -> Option<usize> {
+        self.links.iter().position(|l| *l == Some(r))
+    }
+
+    /// Selects the launch linked to a timeline span; false (selection unchanged) when none is.
+    pub fn select_span(&mut self, r: SpanRef) -> bool {
+        match self.launch_of_span(r) {
+            Some(i) => {
+                self.selected = Some(i);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Selects the first launch of a kernel name (a kernel picked on the timeline or in the
@@ -99,9 +139,9 @@ impl KernelSolPane {
         }
     }
 
-    /// The kernel name of a launch picked in this pane since the last call.
-    pub fn take_picked(&mut self) -> Option<String> {
-        self.picked.take().and_then(|i| self.report.kernels.get(i)).map(|k| k.name.clone())
+    /// The launch (index into `report.kernels`) picked in this pane since the last call.
+    pub fn take_picked(&mut self) -> Option<usize> {
+        self.picked.take().filter(|&i| i < self.report.kernels.len())
     }
 
     fn pick(&mut self, i: usize) {
@@ -144,6 +184,15 @@ impl KernelSolPane {
         });
         if let Some(k) = self.selected.and_then(|i| self.report.kernels.get(i)) {
             ui.label(RichText::new(describe(k)).monospace().small());
+        }
+        if self.linked_for.as_ref().is_some_and(|p| !p.is_empty()) {
+            let n = self.links.iter().filter(|l| l.is_some()).count();
+            let sel = match self.selected.map(|i| self.links.get(i).copied().flatten()) {
+                Some(Some(_)) => " · selected launch: linked to its timeline span",
+                Some(None) => " · selected launch: no timeline span (not in the matched window)",
+                None => "",
+            };
+            ui.weak(format!("{n} of {} launches matched to timeline kernels by name and launch order{sel}", self.links.len()));
         }
         let avail = ui.available_size();
         let table_w = (avail.x * 0.5).max(300.0);

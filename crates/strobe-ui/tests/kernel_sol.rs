@@ -131,3 +131,96 @@ fn kernel_table_shows_sol_columns() {
     h.get_by_label("memory_bound");
     h.get_by_label("25 / 81");
 }
+
+#[test]
+fn launches_link_to_timeline_spans_by_name_and_order() {
+    use strobe_ui::commands::Command;
+    use strobe_ui::workspace::SpanRef;
+    use strobe_ui::{Settings, StrobeApp};
+    // The same GPT model, but another process run (one layer, bf16) than the timeline's
+    // (six layers, AMP): launches match by name and launch order within the forward.
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces");
+    let mut app = StrobeApp::new(None, Settings::default());
+    app.loader.no_cache = true;
+    app.open_blocking(&dir.join("gpt_train.json.gz")).unwrap();
+    app.open_blocking(&dir.join("ncu_raw.csv")).unwrap();
+    let st = app.ws.traces[0].store.clone();
+    // The trace's kernels by start time (one device, one stream).
+    let seq = strobe_analysis::ncu_match::device_kernel_sequences(&st).remove(0).1;
+    let name = |sid: u32| st.string(st.span_meta(sid).name).to_string();
+    assert!(name(seq[0]).contains("arange_cuda_out") && name(seq[8]).starts_with("cudnn_generated_fort_native_sdpa"));
+    assert!(name(seq[117]).contains("cunn_SoftMaxForward"), "{}", name(seq[117]));
+    let span = |i: usize| SpanRef { trace: 0, span: seq[i] };
+
+    let mut h = Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    h.run_steps(3);
+    {
+        let p = h.state().kernel_sol.as_ref().unwrap();
+        // The capture starts at the step's first kernel (arange); its first layer's launches
+        // are the first layer's kernels, in order; the head (lm_head GEMM, log_softmax) is
+        // the forward's, after the timeline's six layers.
+        assert_eq!(p.links[0], Some(span(0)));
+        assert_eq!(&p.links[2..=3], &[Some(span(1)), Some(span(2))], "the two embedding gathers");
+        assert_eq!(&p.links[6..=8], &[Some(span(7)), Some(span(8)), Some(span(10))], "QKV GEMM, attention, projection GEMM");
+        assert_eq!(p.links[16], Some(span(115)));
+        assert_eq!(p.links[19], Some(span(117)));
+        // The ncu run's extra copy after arange has no timeline kernel.
+        assert_eq!(p.links[1], None);
+        assert!(p.links.iter().flatten().count() >= 17);
+    }
+    h.get_by_label_contains("launches matched to timeline kernels by name and launch order");
+    // The kernel table's SOL columns come from the linked launches.
+    let sm19 = h.state().kernel_sol.as_ref().unwrap().report.kernels[19].sm_pct;
+    assert_eq!(h.state().kernels.sol.as_ref().unwrap().get(&name(seq[117])).unwrap().sm_pct, sm19);
+
+    // Timeline → pane: a mouse click on a kernel span selects its launch; the QKV and
+    // projection GEMMs share a name but not a launch.
+    click_span(&mut h, span(8));
+    assert_eq!(h.state().sel.span, Some(span(8)), "the click hit the attention kernel");
+    assert_eq!(h.state().kernel_sol.as_ref().unwrap().selected, Some(7));
+    click_span(&mut h, span(10));
+    assert_eq!(h.state().sel.span, Some(span(10)));
+    assert_eq!(h.state().kernel_sol.as_ref().unwrap().selected, Some(8));
+    // The same through the command the click turns into.
+    h.state_mut().push(Command::SelectSpan(span(117)));
+    h.run_steps(2);
+    assert_eq!(h.state().kernel_sol.as_ref().unwrap().selected, Some(19));
+    h.get_by_label_contains("selected launch: linked to its timeline span");
+    // A kernel outside the profiled window (next step's attention) selects its kernel's
+    // first launch.
+    let later = (200..seq.len()).find(|&i| name(seq[i]) == name(seq[8])).expect("a later attention kernel");
+    h.state_mut().push(Command::SelectSpan(span(later)));
+    h.run_steps(2);
+    assert_eq!(h.state().kernel_sol.as_ref().unwrap().selected, Some(7));
+
+    // Pane → timeline: clicking launch #6 (the QKV GEMM) selects and reveals its span, not
+    // the longest kernel of that name.
+    h.get_by_label("#6").click();
+    h.run_steps(3);
+    assert_eq!(h.state().sel.span, Some(span(7)));
+    assert_eq!(h.state().kernel_sol.as_ref().unwrap().selected, Some(6));
+    assert_eq!(h.state().sel.kernel.as_ref().map(|k| k.1.clone()), Some(name(seq[7])), "its kernel is highlighted");
+    let (w0, w1) = h.state().timeline.view.window(h.state().timeline.plot_width);
+    assert!(w0 <= st.span_start(seq[7]) && st.span_end(seq[7]) <= w1, "revealed");
+    h.get_by_label("#19").click();
+    h.run_steps(3);
+    assert_eq!(h.state().sel.span, Some(span(117)));
+    assert_eq!(h.state().kernel_sol.as_ref().unwrap().selected, Some(19));
+}
+
+/// Zooms the timeline onto a span (without selecting it) and clicks it with the mouse.
+fn click_span(h: &mut Harness<'static, strobe_ui::StrobeApp>, r: strobe_ui::workspace::SpanRef) {
+    let st = h.state().ws.traces[r.trace].store.clone();
+    let (a, b) = (st.span_start(r.span), st.span_end(r.span));
+    let d = (b - a).max(1);
+    h.state_mut().push(strobe_ui::commands::Command::ZoomTo { t0: a - d, t1: b + d });
+    h.run_steps(2);
+    let p = h.state().timeline.span_pos(&h.state().ws, r).expect("the span is on screen");
+    h.event(egui::Event::PointerMoved(p));
+    h.run_steps(1);
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton { pos: p, button: egui::PointerButton::Primary, pressed, modifiers: Default::default() });
+        h.run_steps(1);
+    }
+    h.run_steps(2);
+}

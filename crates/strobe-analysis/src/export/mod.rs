@@ -64,7 +64,7 @@ pub fn export<W: Write>(store: &Store, what: What, format: Format, out: W) -> st
 }
 
 /// The spans export, formatted in pieces of `piece` rows on all cores and written in order
-/// (`export` uses a piece of 16 Ki rows; tests use tiny ones to check that cutting a merged
+/// (`export` uses a piece of 8 Ki rows; tests use tiny ones to check that cutting a merged
 /// lane group anywhere changes nothing).
 #[doc(hidden)]
 pub fn export_spans_in_pieces<W: Write>(store: &Store, format: Format, piece: usize, mut out: W) -> std::io::Result<u64> {

@@ -167,14 +167,13 @@ impl Sink<std::io::Sink> {
 }
 
 const LO: u64 = 0x0101_0101_0101_0101;
-const HI: u64 = 0x8080_8080_8080_8080;
 
-/// High bit set in each byte of `x` equal to `c` (exact as an any-test: the "has zero
-/// byte" word trick).
+/// The high bit of each byte of `x` that equals `c`, and no other bit (exact per byte).
 #[inline]
-fn has_byte(x: u64, c: u8) -> u64 {
+fn eq_mask(x: u64, c: u8) -> u64 {
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
     let y = x ^ (LO * c as u64);
-    y.wrapping_sub(LO) & !y & HI
+    !(((y & LOW7).wrapping_add(LOW7)) | y | LOW7)
 }
 
 /// A JSON object as one CSV field in one pass: quoted (unless it holds no quote, comma or
@@ -191,13 +190,32 @@ fn csv_json_field(out: &mut Vec<u8>, b: &[u8]) {
     let dst = &mut out[start..];
     dst[0] = b'"';
     let mut j = 1;
-    for &c in b {
-        dst[j] = if c == b'\n' || c == b'\r' { b' ' } else { c };
-        j += 1;
+    let byte = |dst: &mut [u8], j: &mut usize, c: u8| {
+        dst[*j] = if c == b'\n' || c == b'\r' { b' ' } else { c };
+        *j += 1;
         if c == b'"' {
-            dst[j] = b'"';
-            j += 1;
+            dst[*j] = b'"';
+            *j += 1;
         }
+    };
+    // eight bytes at a time where they hold no quote (line breaks become spaces by mask)
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let x = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        if eq_mask(x, b'"') == 0 {
+            let nl = eq_mask(x, b'\n') | eq_mask(x, b'\r');
+            let m = (nl >> 7) * 0xFF;
+            let y = (x & !m) | (LO * b' ' as u64 & m);
+            dst[j..j + 8].copy_from_slice(&y.to_le_bytes());
+            j += 8;
+        } else {
+            for &c in c {
+                byte(dst, &mut j, c);
+            }
+        }
+    }
+    for &c in chunks.remainder() {
+        byte(dst, &mut j, c);
     }
     dst[j] = b'"';
     out.truncate(start + j + 1);
@@ -230,7 +248,7 @@ fn one_line(out: &mut Vec<u8>, b: &[u8]) {
     let mut chunks = b.chunks_exact(8);
     for c in &mut chunks {
         let x = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-        if has_byte(x, b'\n') | has_byte(x, b'\r') == 0 {
+        if eq_mask(x, b'\n') | eq_mask(x, b'\r') == 0 {
             out.extend_from_slice(c);
         } else {
             out.extend(c.iter().map(|&c| if c == b'\n' || c == b'\r' { b' ' } else { c }));
@@ -318,6 +336,20 @@ mod tests {
         let mut out = Vec::new();
         json_str(&mut out, "tab\there \"q\" \\ é");
         assert_eq!(String::from_utf8(out).unwrap(), r#""tab\there \"q\" \\ é""#);
+    }
+
+    #[test]
+    fn eq_mask_is_exact_per_byte() {
+        let mut seed = 99u64;
+        for _ in 0..20000 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let bytes: [u8; 8] = std::array::from_fn(|k| [b'"', b'#', b'!', 0, 1, b'\n', 0x0b, 0xff][((seed >> (8 * k)) & 7) as usize]);
+            let x = u64::from_le_bytes(bytes);
+            for c in [b'"', b'\n', 0u8] {
+                let want = bytes.iter().enumerate().fold(0u64, |m, (k, &b)| if b == c { m | 0x80 << (8 * k) } else { m });
+                assert_eq!(eq_mask(x, c), want, "{bytes:?} {c}");
+            }
+        }
     }
 
     #[test]

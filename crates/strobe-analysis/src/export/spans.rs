@@ -17,7 +17,7 @@ pub const COLUMNS: &[&str] = &[
 ];
 
 /// Rows per piece formatted apart.
-pub const PIECE: usize = 16 * 1024;
+pub const PIECE: usize = 8 * 1024;
 
 /// Lanes in export order, grouped by (pid, tid or stream); copy-engine lanes left out.
 pub fn lane_groups(store: &Store, ids: &[Option<LaneIds>]) -> Vec<Vec<u32>> {
@@ -109,22 +109,36 @@ pub fn write<W: Write>(store: &Store, out: &mut W, format: Format, piece: usize)
         groups.iter().map(|g| g.iter().map(|&l| ids[l as usize].as_ref().expect("grouped lanes have ids")).collect()).collect();
     let pieces = pieces(&views, piece.max(1));
     let wave = rayon::current_num_threads().max(1) * 2;
-    let mut rows = 0u64;
-    for batch in pieces.chunks(wave) {
-        let bufs: Vec<std::io::Result<Vec<u8>>> = batch
-            .par_iter()
-            .map(|p| {
-                let mut s = Sink::piece(format, COLUMNS, p.rows * 400);
-                format_piece(store, &mut s, &views[p.group], &gids[p.group], &p.ranges)?;
-                Ok(s.into_bytes())
-            })
-            .collect();
-        for (b, p) in bufs.into_iter().zip(batch) {
-            out.write_all(&b?)?;
-            rows += p.rows as u64;
+    // A formatting thread fills pieces a wave at a time on the rayon pool while this thread
+    // writes the previous ones: at most about two waves of pieces are held at once.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(Vec<u8>, usize)>(wave);
+    let (views, gids, pieces) = (&views, &gids, &pieces);
+    std::thread::scope(|sc| {
+        sc.spawn(move || {
+            for batch in pieces.chunks(wave) {
+                let bufs: Vec<Vec<u8>> = batch
+                    .par_iter()
+                    .map(|p| {
+                        let mut s = Sink::piece(format, COLUMNS, p.rows * 400);
+                        format_piece(store, &mut s, &views[p.group], &gids[p.group], &p.ranges)
+                            .expect("formatting into memory cannot fail");
+                        s.into_bytes()
+                    })
+                    .collect();
+                for (b, p) in bufs.into_iter().zip(batch) {
+                    if tx.send((b, p.rows)).is_err() {
+                        return; // the writer stopped on an error
+                    }
+                }
+            }
+        });
+        let mut rows = 0u64;
+        for (b, n) in rx {
+            out.write_all(&b)?;
+            rows += n as u64;
         }
-    }
-    Ok(rows)
+        Ok(rows)
+    })
 }
 
 fn format_piece<W: Write>(

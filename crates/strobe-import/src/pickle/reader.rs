@@ -584,6 +584,27 @@ mod tests {
         assert_eq!(b[1], Value::Int(1 << 40));
     }
 
+    struct Replace(u32);
+    impl Sink for Replace {
+        fn dict_done(&mut self, pk: &Pickle, d: Value) -> Result<Option<Value>, String> {
+            if pk.get(d, "action").is_some() {
+                self.0 += 1;
+                return Ok(Some(Value::Ext(self.0 - 1)));
+            }
+            Ok(None)
+        }
+    }
+
+    #[test]
+    fn sink_replacement_follows_memo_references() {
+        // d = {'action': 'alloc', 'size': 1}; pickle.dumps([d, d], protocol=4)
+        let data = b"\x80\x04\x95%\x00\x00\x00\x00\x00\x00\x00]\x94(}\x94(\x8c\x06action\x94\x8c\x05alloc\x94\x8c\x04size\x94K\x01uh\x01e.";
+        let mut sink = Replace(0);
+        let pk = parse_with(data, Limits::default(), &mut sink).unwrap();
+        assert_eq!(sink.0, 1);
+        assert_eq!(pk.seq(pk.root()).unwrap(), &[Value::Ext(0), Value::Ext(0)]);
+    }
+
     #[test]
     fn long_values() {
         assert_eq!(long_le(&[0xff]), Some(-1));

@@ -124,6 +124,8 @@ pub struct TimelineView {
     pub rows: Vec<Row>,
     lane_y: HashMap<(usize, u32), f32>,
     content_h: f32,
+    /// The plot area of the last frame (screen), for `span_pos`.
+    last_plot: Rect,
 }
 
 impl Default for TimelineView {
@@ -142,6 +144,7 @@ impl Default for TimelineView {
             rows: Vec::new(),
             lane_y: HashMap::new(),
             content_h: 0.0,
+            last_plot: Rect::NOTHING,
         }
     }
 }
@@ -273,12 +276,27 @@ impl TimelineView {
         self.reveal_lane = Some((r.trace, s.span_meta(r.span).lane));
     }
 
+    /// Where a span's start row is on screen in the last frame (its middle, at the start
+    /// when the span is wider than the plot): what a click on it would hit. None when its
+    /// lane is not laid out (collapsed) or it lies outside the plot.
+    pub fn span_pos(&self, ws: &Workspace, r: SpanRef) -> Option<Pos2> {
+        let st = ws.store(r.trace)?;
+        let m = st.span_meta(r.span);
+        let y = self.lane_y.get(&(r.trace, m.lane))?;
+        let plot = self.last_plot;
+        let (x0, x1) = (self.view.x_of(st.span_start(r.span), plot.min.x), self.view.x_of(st.span_end(r.span), plot.min.x));
+        let x = ((x0 + x1) / 2.0).clamp(x0.max(plot.min.x) + 1.0, x1.min(plot.max.x) - 1.0);
+        let p = pos2(x, plot.min.y - self.scroll_y + y + m.depth as f32 * ROW_H + ROW_H / 2.0);
+        plot.contains(p).then_some(p)
+    }
+
     pub fn ui(&mut self, ui: &mut Ui, ws: &Workspace, sel: &Selection, hl: &Highlight, cmds: &mut Vec<Command>) {
         let full = ui.available_rect_before_wrap();
         let ruler_rect = Rect::from_min_max(full.min, pos2(full.max.x, full.min.y + RULER_H));
         let body = Rect::from_min_max(pos2(full.min.x, ruler_rect.max.y), full.max);
         let plot = Rect::from_min_max(pos2(body.min.x + LABEL_W, body.min.y), body.max);
         self.plot_width = plot.width().max(10.0);
+        self.last_plot = plot;
         if self.fit_pending && !ws.traces.is_empty() {
             self.fit_all(ws);
             self.fit_pending = false;
