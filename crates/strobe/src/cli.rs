@@ -52,6 +52,7 @@ pub enum Command {
     },
     /// Export spans, flows, counters or the kernel table as CSV or JSON Lines (docs/export.md).
     Export {
+        /// Trace file (Chrome/Kineto JSON, Nsight Systems SQLite).
         file: PathBuf,
         /// What to export.
         #[arg(long, value_enum)]

@@ -205,7 +205,7 @@ fn csv_json_field(out: &mut Vec<u8>, b: &[u8]) {
         if eq_mask(x, b'"') == 0 {
             let nl = eq_mask(x, b'\n') | eq_mask(x, b'\r');
             let m = (nl >> 7) * 0xFF;
-            let y = (x & !m) | (LO * b' ' as u64 & m);
+            let y = (x & !m) | ((LO * b' ' as u64) & m);
             dst[j..j + 8].copy_from_slice(&y.to_le_bytes());
             j += 8;
         } else {
