@@ -285,11 +285,19 @@ impl StoreBuilder {
         drop(t_sort);
         let t_cols = crate::timing::Phase::start("store: columns");
         let lane_count = self.lanes.len();
-        let mut new_id = vec![0u32; n];
-        // Columns in the new order: member i of the primary block is span i.
-        let mut m_start = Vec::with_capacity(n);
-        let mut m_end = Vec::with_capacity(n);
-        let mut span_meta = Vec::with_capacity(n);
+        // Columns in the new order: member i of the primary block is span i. Gathers run on
+        // all cores (they are random reads into the staged spans); the scatter of new ids and
+        // the passes that need file order stay serial but read sequentially.
+        let spans = &self.spans;
+        let mut m_start: Vec<i64> = order.par_iter().map(|&o| spans[o as usize].start).collect();
+        let mut m_end: Vec<i64> = order.par_iter().map(|&o| spans[o as usize].end).collect();
+        let mut span_meta: Vec<SpanMeta> = order
+            .par_iter()
+            .map(|&o| {
+                let s = &spans[o as usize];
+                SpanMeta { name: s.name, cat: s.cat, lane: s.lane, depth: 0, kind: s.kind, flags: s.flags as u8 }
+            })
+            .collect();
         // span args refs go straight to the output (they need nothing later): one column less
         // in memory at the peak
         let mut table: Vec<SectionEntry> = Vec::new();
@@ -299,29 +307,28 @@ impl StoreBuilder {
             let pad = (8 - (pos % 8)) % 8;
             self.out.write_all(&[0u8; 8][..pad as usize])?;
             table.push(SectionEntry { id: sid::SPAN_ARGS, _pad: 0, offset: pos + pad, len: (n * std::mem::size_of::<ArgsRef>()) as u64 });
+            for chunk in order.chunks(1 << 16) {
+                let refs: Vec<ArgsRef> = chunk.par_iter().map(|&o| spans[o as usize].args).collect();
+                self.out.write_all(bytemuck::cast_slice(&refs))?;
+            }
         }
-        let mut primary_range = vec![(0usize, 0usize); lane_count];
+        let mut new_id = vec![0u32; n];
+        for (pos, &old) in order.iter().enumerate() {
+            new_id[old as usize] = pos as u32;
+        }
+        // spans are bucketed by lane, so each lane's primary block is its bucket
+        let primary_range: Vec<(usize, usize)> = (0..lane_count).map(|l| (counts[l], counts[l + 1])).collect();
         let mut secondary: Vec<Vec<u32>> = vec![Vec::new(); lane_count];
         let mut corr: Vec<(i64, u32, u8)> = Vec::new();
-        for (pos, &old) in order.iter().enumerate() {
-            let s = &self.spans[old as usize];
-            new_id[old as usize] = pos as u32;
-            m_start.push(s.start);
-            m_end.push(s.end);
-            span_meta.push(SpanMeta { name: s.name, cat: s.cat, lane: s.lane, depth: 0, kind: s.kind, flags: s.flags as u8 });
-            self.out.write_all(bytemuck::bytes_of(&s.args))?;
-            let r = &mut primary_range[s.lane as usize];
-            if r.1 == 0 {
-                *r = (pos, pos);
-            }
-            r.1 = pos + 1;
+        for (old, s) in self.spans.iter().enumerate() {
+            let pos = new_id[old];
             if s.copy_dir != 255 {
                 if let Some(dev) = self.lanes[s.lane as usize].kind.device() {
-                    secondary[copy_lane_of[&(dev, s.copy_dir)] as usize].push(pos as u32);
+                    secondary[copy_lane_of[&(dev, s.copy_dir)] as usize].push(pos);
                 }
             }
             if s.correlation != 0 {
-                corr.push((s.correlation, pos as u32, s.kind));
+                corr.push((s.correlation, pos, s.kind));
             }
         }
         drop(order);
@@ -390,45 +397,70 @@ impl StoreBuilder {
         }
         drop(t_cols);
 
-        // Level of detail per lane, in parallel.
-        let t_lod = crate::timing::Phase::start("store: level of detail");
-        let lods: Vec<LaneLod> = (0..lane_count)
-            .into_par_iter()
-            .map(|l| {
-                let (b, e) = (lane_ix[l].member_begin as usize, lane_ix[l].member_end as usize);
-                build_lane_lod(&m_start[b..e], &m_end[b..e], &m_depth[b..e])
-            })
-            .collect();
-        let mut levels: Vec<LodLevel> = Vec::new();
-        let mut items: Vec<LodItem> = Vec::new();
-        let mut depth_members: Vec<u32> = Vec::new();
-        for (l, lod) in lods.into_iter().enumerate() {
-            let li = &mut lane_ix[l];
-            let (b, e) = (li.member_begin as usize, li.member_end as usize);
-            li.level_begin = levels.len() as u64;
-            let raw_base = depth_members.len() as u64;
-            depth_members.extend_from_slice(&lod.depth_members);
-            for (depth, (rb, re)) in lod.depth_ranges.iter().enumerate() {
-                levels.push(LodLevel { depth: depth as u32, width_log2: 0, item_begin: raw_base + *rb as u64, item_end: raw_base + *re as u64 });
+        // The member and span columns are final now: write them on a thread of their own
+        // while the level of detail and the flows are computed (I/O overlapping compute).
+        let mut out_w = std::mem::replace(&mut self.out, Output::memory());
+        let mut table_w = std::mem::take(&mut table);
+        let (computed, written) = std::thread::scope(|sc| {
+            let (out_w, table_w) = (&mut out_w, &mut table_w);
+            let (sm, ms, me, mx, mp, md) = (&span_meta, &m_start, &m_end, &m_max, &m_span, &m_depth);
+            let writer = sc.spawn(move || -> std::io::Result<()> {
+                put_section(out_w, table_w, sid::SPAN_META, bytemuck::cast_slice(sm))?;
+                put_section(out_w, table_w, sid::M_START, bytemuck::cast_slice(ms))?;
+                put_section(out_w, table_w, sid::M_END, bytemuck::cast_slice(me))?;
+                put_section(out_w, table_w, sid::M_MAX, bytemuck::cast_slice(mx))?;
+                put_section(out_w, table_w, sid::M_SPAN, bytemuck::cast_slice(mp))?;
+                put_section(out_w, table_w, sid::M_DEPTH, bytemuck::cast_slice(md))?;
+                Ok(())
+            });
+            let computed = {
+            // Level of detail per lane, in parallel.
+            let t_lod = crate::timing::Phase::start("store: level of detail");
+            let lods: Vec<LaneLod> = (0..lane_count)
+                .into_par_iter()
+                .map(|l| {
+                    let (b, e) = (lane_ix[l].member_begin as usize, lane_ix[l].member_end as usize);
+                    build_lane_lod(&m_start[b..e], &m_end[b..e], &m_depth[b..e])
+                })
+                .collect();
+            let mut levels: Vec<LodLevel> = Vec::new();
+            let mut items: Vec<LodItem> = Vec::new();
+            let mut depth_members: Vec<u32> = Vec::new();
+            for (l, lod) in lods.into_iter().enumerate() {
+                let li = &mut lane_ix[l];
+                let (b, e) = (li.member_begin as usize, li.member_end as usize);
+                li.level_begin = levels.len() as u64;
+                let raw_base = depth_members.len() as u64;
+                depth_members.extend_from_slice(&lod.depth_members);
+                for (depth, (rb, re)) in lod.depth_ranges.iter().enumerate() {
+                    levels.push(LodLevel { depth: depth as u32, width_log2: 0, item_begin: raw_base + *rb as u64, item_end: raw_base + *re as u64 });
+                }
+                for (depth, w, its) in lod.levels {
+                    let ib = items.len() as u64;
+                    items.extend_from_slice(&its);
+                    levels.push(LodLevel { depth, width_log2: w, item_begin: ib, item_end: items.len() as u64 });
+                }
+                li.level_end = levels.len() as u64;
+                li.max_depth = m_depth[b..e].iter().copied().max().unwrap_or(0);
+                li.min_start = m_start.get(b).copied().filter(|_| e > b).unwrap_or(0);
+                li.max_end = m_end[b..e].iter().copied().max().unwrap_or(0);
             }
-            for (depth, w, its) in lod.levels {
-                let ib = items.len() as u64;
-                items.extend_from_slice(&its);
-                levels.push(LodLevel { depth, width_log2: w, item_begin: ib, item_end: items.len() as u64 });
-            }
-            li.level_end = levels.len() as u64;
-            li.max_depth = m_depth[b..e].iter().copied().max().unwrap_or(0);
-            li.min_start = m_start.get(b).copied().filter(|_| e > b).unwrap_or(0);
-            li.max_end = m_end[b..e].iter().copied().max().unwrap_or(0);
-        }
-        drop(t_lod);
-        let lane_index = lane_ix;
+            drop(t_lod);
+            let lane_index = lane_ix;
 
-        // Flows: explicit ones, then CPU launch → GPU work by correlation id.
-        let t_flows = crate::timing::Phase::start("store: flows");
-        let flows = self.resolve_flows(&new_id, &lane_index, &m_start, &m_end, &m_max, &m_depth, &corr);
+            // Flows: explicit ones, then CPU launch → GPU work by correlation id.
+            let t_flows = crate::timing::Phase::start("store: flows");
+            let flows = self.resolve_flows(&new_id, &lane_index, &m_start, &m_end, &m_max, &m_depth, &corr);
 
-        drop(t_flows);
+            drop(t_flows);
+                (levels, items, depth_members, lane_index, flows)
+            };
+            (computed, writer.join())
+        });
+        self.out = out_w;
+        table = table_w;
+        written.map_err(|_| std::io::Error::other("store writer thread panicked"))??;
+        let (levels, items, depth_members, lane_index, flows) = computed;
         // Counters.
         let mut counter_series = Vec::new();
         let mut c_ts: Vec<i64> = Vec::new();
@@ -447,25 +479,11 @@ impl StoreBuilder {
         // Write sections.
         let (str_off, str_bytes) = self.strings.to_columns();
         let out = &mut self.out;
-        let mut put = |id: u32, bytes: &[u8], table: &mut Vec<SectionEntry>| -> std::io::Result<()> {
-            let pos = out.position();
-            let pad = (8 - (pos % 8)) % 8;
-            out.write_all(&[0u8; 8][..pad as usize])?;
-            let off = pos + pad;
-            out.write_all(bytes)?;
-            table.push(SectionEntry { id, _pad: 0, offset: off, len: bytes.len() as u64 });
-            Ok(())
-        };
+        let mut put = |id: u32, bytes: &[u8], table: &mut Vec<SectionEntry>| put_section(out, table, id, bytes);
         put(sid::STRING_OFFSETS, bytemuck::cast_slice(&str_off), &mut table)?;
         put(sid::STRING_BYTES, &str_bytes, &mut table)?;
         put(sid::LANES_JSON, &serde_json::to_vec(&self.lanes).map_err(std::io::Error::other)?, &mut table)?;
         put(sid::LANE_INDEX, bytemuck::cast_slice(&lane_index), &mut table)?;
-        put(sid::SPAN_META, bytemuck::cast_slice(&span_meta), &mut table)?;
-        put(sid::M_START, bytemuck::cast_slice(&m_start), &mut table)?;
-        put(sid::M_END, bytemuck::cast_slice(&m_end), &mut table)?;
-        put(sid::M_MAX, bytemuck::cast_slice(&m_max), &mut table)?;
-        put(sid::M_SPAN, bytemuck::cast_slice(&m_span), &mut table)?;
-        put(sid::M_DEPTH, bytemuck::cast_slice(&m_depth), &mut table)?;
         put(sid::LOD_LEVELS, bytemuck::cast_slice(&levels), &mut table)?;
         put(sid::LOD_ITEMS, bytemuck::cast_slice(&items), &mut table)?;
         put(sid::DEPTH_MEMBERS, bytemuck::cast_slice(&depth_members), &mut table)?;
@@ -720,4 +738,14 @@ fn build_lane_lod(start: &[i64], end: &[i64], depth: &[u32]) -> LaneLod {
         }
     }
     LaneLod { depth_members, depth_ranges, levels }
+}
+
+/// Appends one 8-aligned section to the output and records it in the table.
+fn put_section(out: &mut Output, table: &mut Vec<SectionEntry>, id: u32, bytes: &[u8]) -> std::io::Result<()> {
+    let pos = out.position();
+    let pad = (8 - (pos % 8)) % 8;
+    out.write_all(&[0u8; 8][..pad as usize])?;
+    out.write_all(bytes)?;
+    table.push(SectionEntry { id, _pad: 0, offset: pos + pad, len: bytes.len() as u64 });
+    Ok(())
 }
