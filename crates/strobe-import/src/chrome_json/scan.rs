@@ -139,6 +139,14 @@ mod tests {
         assert_eq!(got, vec![("ph", "\"X\""), ("name", r#""a\"b""#), ("args", r#"{"x": [1, {"y": "}"}]}"#), ("ts", "1.5")]);
     }
     #[test]
+    fn nested_containers() {
+        for t in [r#"[[]]"#, r#"{"a": [1, [2, {"b": "]}"}], {}]}"#, r#"[{"x": "\\"}, "[", "\""]"#, "[[[[[[]]]]]]"] {
+            assert_eq!(skip_value(t.as_bytes(), 0).unwrap(), t.len(), "{t}");
+        }
+        assert!(skip_value(b"[[]", 0).unwrap_err().eof);
+    }
+
+    #[test]
     fn truncated_and_broken() {
         assert!(scan_object(r#"{"ph": "X", "ts": 1"#, 0, |_, _| {}).unwrap_err().eof);
         assert!(scan_object(r#"{"ph": "X"#, 0, |_, _| {}).unwrap_err().eof);
