@@ -209,7 +209,7 @@ fn parse_events(
 ) -> Result<usize, ImportError> {
     let threads = rayon::current_num_threads().max(1);
     let remaining = buf.len() - from;
-    let chunk = (remaining / (threads * 16)).clamp(1 << 20, 16 << 20);
+    let chunk = (remaining / (threads * 64)).clamp(1 << 20, 4 << 20);
     let starts = chunks::guess_boundaries(buf, from, chunk);
     // UTF-8 once, in parallel over the chunks (each starts at an ASCII '{', a char boundary)
     let mut bounds = starts.clone();
@@ -223,7 +223,7 @@ fn parse_events(
     }
     // SAFETY: every byte of `buf` was just validated as UTF-8 in the pieces above.
     let text: &str = unsafe { std::str::from_utf8_unchecked(buf) };
-    let wave = threads * 2;
+    let wave = threads * 4;
     let waves: Vec<Vec<(usize, usize)>> = (0..starts.len())
         .step_by(wave)
         .map(|k| {
