@@ -109,6 +109,25 @@ impl<'a> Assembler<'a> {
         &self.buf[off as usize..off as usize + len as usize]
     }
 
+    /// Pushes a span that has no launch correlation and no copy direction: B/E slices,
+    /// instants and async slices, whose args are a range of the input.
+    #[allow(clippy::too_many_arguments)]
+    fn push_plain(
+        &self,
+        b: &mut StoreBuilder,
+        lane: u32,
+        start: i64,
+        end: i64,
+        name: u32,
+        cat: u32,
+        kind: SpanKind,
+        flags: u16,
+        args_off: u64,
+        args_len: u32,
+    ) -> std::io::Result<u64> {
+        b.push_span(SpanInput { lane, start, end, name, cat, kind, flags, args: self.args(args_off, args_len), correlation: 0, copy_dir: None })
+    }
+
     fn skip(&mut self, why: &str) {
         *self.skipped.entry(why.to_string()).or_default() += 1;
     }
@@ -160,18 +179,7 @@ impl<'a> Assembler<'a> {
                 }
                 b'i' | b'I' => {
                     let lane = self.cpu_lane(b, th);
-                    b.push_span(SpanInput {
-                        lane,
-                        start: ev.ts,
-                        end: ev.ts,
-                        name,
-                        cat,
-                        kind: SpanKind::Instant,
-                        flags: flags::INSTANT,
-                        args: self.args(ev.args_off, ev.args_len),
-                        correlation: 0,
-                        copy_dir: None,
-                    })?;
+self.push_plain(b, lane, ev.ts, ev.ts, name, cat, SpanKind::Instant, flags::INSTANT, ev.args_off, ev.args_len)?;
                 }
                 b'C' => self.counter(b, ev, th, &c.strings[ev.name as usize]),
                 b's' | b't' | b'f' => {
@@ -365,37 +373,13 @@ impl<'a> Assembler<'a> {
                     stack.push(e);
                 } else if let Some(open) = stack.pop() {
                     // E may carry args too; the B's args describe the slice
-                    b.push_span(SpanInput {
-                        lane,
-                        start: open.ts,
-                        end: e.ts,
-                        name: open.name,
-                        cat: open.cat,
-                        kind: SpanKind::Other,
-                        flags: 0,
-                        args: self.args(open.args_off, open.args_len),
-                        correlation: 0,
-                        copy_dir: None,
-                    })?;
+                    self.push_plain(b, lane, open.ts, e.ts, open.name, open.cat, SpanKind::Other, 0, open.args_off, open.args_len)?;
                 } else {
                     self.skip("E without a matching B");
                 }
             }
             for open in stack {
-                b.push_span(SpanInput {
-                    lane,
-                    start: open.ts,
-                    // open for ever: past every start, so a slice begun at the trace's last
-                    // timestamp still nests inside it (as Perfetto and catapult nest it)
-                    end: trace_end.max(open.ts).saturating_add(1),
-                    name: open.name,
-                    cat: open.cat,
-                    kind: SpanKind::Other,
-                    flags: flags::UNCLOSED,
-                    args: self.args(open.args_off, open.args_len),
-                    correlation: 0,
-                    copy_dir: None,
-                })?;
+                self.push_plain(b, lane, open.ts, open_end(trace_end, open.ts), open.name, open.cat, SpanKind::Other, flags::UNCLOSED, open.args_off, open.args_len)?;
                 self.unclosed += 1;
             }
         }
@@ -448,51 +432,18 @@ impl<'a> Assembler<'a> {
                         match pos {
                             Some(p) => {
                                 let o = stack.remove(p);
-                                b.push_span(SpanInput {
-                                    lane,
-                                    start: o.ts,
-                                    end: e.ts.max(o.ts),
-                                    name: o.name,
-                                    cat: o.cat,
-                                    kind: SpanKind::Async,
-                                    flags: 0,
-                                    args: self.args(o.args_off, o.args_len),
-                                    correlation: 0,
-                                    copy_dir: None,
-                                })?;
+                                self.push_plain(b, lane, o.ts, e.ts.max(o.ts), o.name, o.cat, SpanKind::Async, 0, o.args_off, o.args_len)?;
                             }
                             None => self.skip("async end without a begin"),
                         }
                     }
                     _ => {
-                        b.push_span(SpanInput {
-                            lane,
-                            start: e.ts,
-                            end: e.ts,
-                            name: e.name,
-                            cat: e.cat,
-                            kind: SpanKind::Async,
-                            flags: flags::INSTANT,
-                            args: self.args(e.args_off, e.args_len),
-                            correlation: 0,
-                            copy_dir: None,
-                        })?;
+                        self.push_plain(b, lane, e.ts, e.ts, e.name, e.cat, SpanKind::Async, flags::INSTANT, e.args_off, e.args_len)?;
                     }
                 }
             }
             for o in stack {
-                b.push_span(SpanInput {
-                    lane,
-                    start: o.ts,
-                    end: trace_end.max(o.ts).saturating_add(1),
-                    name: o.name,
-                    cat: o.cat,
-                    kind: SpanKind::Async,
-                    flags: flags::UNCLOSED,
-                    args: self.args(o.args_off, o.args_len),
-                    correlation: 0,
-                    copy_dir: None,
-                })?;
+                self.push_plain(b, lane, o.ts, open_end(trace_end, o.ts), o.name, o.cat, SpanKind::Async, flags::UNCLOSED, o.args_off, o.args_len)?;
             }
             i = j;
         }
@@ -541,4 +492,10 @@ impl<'a> Assembler<'a> {
             i = j;
         }
     }
+}
+
+/// Where a slice that never closed ends: past every start in the trace, so a slice begun at the
+/// trace's last timestamp still nests inside it (as Perfetto and catapult nest it).
+fn open_end(trace_end: i64, start: i64) -> i64 {
+    trace_end.max(start).saturating_add(1)
 }
