@@ -40,7 +40,8 @@ fn load_ok(name: &str, bytes: &[u8]) -> strobe_store::Store {
 
 fn real_trace_text() -> Vec<u8> {
     let mut out = Vec::new();
-    flate2::read::MultiGzDecoder::new(std::fs::File::open(sample("gpt_train.json.gz")).unwrap()).read_to_end_vec(&mut out);
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(sample("gpt_train.json.gz")).unwrap())
+        .read_to_end_vec(&mut out);
     out
 }
 
@@ -96,7 +97,12 @@ fn not_json() {
 
 #[test]
 fn zero_events_is_a_clean_empty_result() {
-    for (name, text) in [("a.json", &b"[]"[..]), ("b.json", b"{\"traceEvents\": []}"), ("c.json", b"{\"traceEvents\": [],}"), ("d.json", b"{}")] {
+    for (name, text) in [
+        ("a.json", &b"[]"[..]),
+        ("b.json", b"{\"traceEvents\": []}"),
+        ("c.json", b"{\"traceEvents\": [],}"),
+        ("d.json", b"{}"),
+    ] {
         let s = load_ok(name, text);
         assert_eq!(s.span_count(), 0, "{name}");
         let r = strobe_analysis::report::report(&s, 20);

@@ -16,7 +16,8 @@ fn id(v: &serde_json::Value) -> IdKey {
 
 /// (ts, dur or -1, depth, name) of every slice of one thread lane, in (ts, longer first) order.
 fn thread_slices(s: &Store, pid: &IdKey, tid: &IdKey) -> Vec<(i64, i64, u32, String)> {
-    let Some(lane) = s.lanes.iter().position(|l| l.kind == LaneKind::CpuThread { pid: pid.clone(), tid: tid.clone() }) else {
+    let Some(lane) = s.lanes.iter().position(|l| l.kind == LaneKind::CpuThread { pid: pid.clone(), tid: tid.clone() })
+    else {
         return Vec::new();
     };
     let v = s.lane_view(lane as u32);
@@ -63,7 +64,9 @@ fn check_flows(file: &str, stem: &str) {
         .flows()
         .iter()
         .filter(|f| f.kind == strobe_store::FLOW_EXPLICIT)
-        .map(|f| (s.span_name(f.from).to_string(), s.span_start(f.from), s.span_name(f.to).to_string(), s.span_start(f.to)))
+        .map(|f| {
+            (s.span_name(f.from).to_string(), s.span_start(f.from), s.span_name(f.to).to_string(), s.span_start(f.to))
+        })
         .collect();
     want.sort();
     got.sort();

@@ -25,5 +25,7 @@ pub fn load(name: &str) -> strobe_store::Store {
 
 /// Files left in a cache dir (a failed load must leave none).
 pub fn cache_files(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir).map(|r| r.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default()
+    std::fs::read_dir(dir)
+        .map(|r| r.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default()
 }

@@ -40,7 +40,8 @@ fn jsonl_rows(store: &Store, what: What) -> Vec<Value> {
     let mut out = Vec::new();
     let n = export(store, what, Format::Jsonl, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
-    let rows: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
+    let rows: Vec<Value> =
+        text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
     assert_eq!(rows.len() as u64, n);
     for r in &rows {
         let keys: Vec<&str> = r.as_object().unwrap().keys().map(|k| k.as_str()).collect();
@@ -94,7 +95,11 @@ fn check_chrome(file: &str, stem: &str, process_scope_instants: &[(&str, i64)]) 
         let n = |k: &str| t[k].as_u64().unwrap();
         assert_eq!(rs.len() as u64, n("slices"), "{file} {key}: slices");
         assert_eq!(rs.iter().filter(|r| i(&r["dur_ns"]) == -1).count() as u64, n("unclosed"), "{file} {key}");
-        assert_eq!(rs.iter().filter(|r| i(&r["dur_ns"]) == 0).count() as u64, n("instants_or_zero_dur"), "{file} {key}");
+        assert_eq!(
+            rs.iter().filter(|r| i(&r["dur_ns"]) == 0).count() as u64,
+            n("instants_or_zero_dur"),
+            "{file} {key}"
+        );
         let sum: i64 = rs.iter().map(|r| i(&r["dur_ns"])).filter(|&d| d >= 0).sum();
         assert_eq!(sum, t["sum_dur_ns"].as_i64().unwrap(), "{file} {key}: sum_dur_ns");
         let mut depths: BTreeMap<String, u64> = BTreeMap::new();
@@ -114,7 +119,14 @@ fn check_chrome(file: &str, stem: &str, process_scope_instants: &[(&str, i64)]) 
     let mut flows: Vec<(i64, i64, String, String)> = jsonl_rows(&store, What::Flows)
         .iter()
         .filter(|f| f["kind"] == "flow")
-        .map(|f| (i(&f["from_ts_ns"]), i(&f["to_ts_ns"]), f["from_name"].as_str().unwrap().into(), f["to_name"].as_str().unwrap().into()))
+        .map(|f| {
+            (
+                i(&f["from_ts_ns"]),
+                i(&f["to_ts_ns"]),
+                f["from_name"].as_str().unwrap().into(),
+                f["to_name"].as_str().unwrap().into(),
+            )
+        })
         .collect();
     flows.sort();
     let mut want: Vec<(i64, i64, String, String)> = exp["flows"]
@@ -207,7 +219,12 @@ fn kineto_gpt_train_spans_kernels_and_flows() {
     for s in exp["steps"].as_array().unwrap() {
         let hit = rows
             .iter()
-            .filter(|r| r["name"] == s["name"] && r["category"] == s["cat"] && r["ts_ns"] == s["start_ns"] && r["dur_ns"] == s["dur_ns"])
+            .filter(|r| {
+                r["name"] == s["name"]
+                    && r["category"] == s["cat"]
+                    && r["ts_ns"] == s["start_ns"]
+                    && r["dur_ns"] == s["dur_ns"]
+            })
             .count();
         assert_eq!(hit, 1, "step {s}");
     }
@@ -232,10 +249,16 @@ fn kineto_gpt_train_spans_kernels_and_flows() {
     let flows = jsonl_rows(&store, What::Flows);
     let ac2g: Vec<&Value> = flows.iter().filter(|f| f["category"] == "ac2g").collect();
     assert!(!ac2g.is_empty());
-    let gpu_keys: std::collections::HashSet<String> =
-        rows.iter().filter(|r| !r["device"].is_null()).map(|r| format!("{}|{}|{}", r["pid"], r["ts_ns"], r["name"])).collect();
+    let gpu_keys: std::collections::HashSet<String> = rows
+        .iter()
+        .filter(|r| !r["device"].is_null())
+        .map(|r| format!("{}|{}|{}", r["pid"], r["ts_ns"], r["name"]))
+        .collect();
     for f in &ac2g {
-        assert!(gpu_keys.contains(&format!("{}|{}|{}", f["to_pid"], f["to_ts_ns"], f["to_name"])), "ac2g ends on the GPU: {f}");
+        assert!(
+            gpu_keys.contains(&format!("{}|{}|{}", f["to_pid"], f["to_ts_ns"], f["to_name"])),
+            "ac2g ends on the GPU: {f}"
+        );
     }
     // both ends of every flow are exported spans: (pid, tid, ts, name) joins flows to spans
     let key = |p: &Value, t: &Value, ts: &Value, n: &Value| format!("{p}|{t}|{ts}|{n}");
@@ -257,7 +280,9 @@ fn lthi_rows_are_ordered_and_counters_complete() {
     let rows = jsonl_rows(&store, What::Counters);
     assert_eq!(rows.len(), LTHI_COUNTER_ROWS);
     for w in rows.windows(2) {
-        let k = |r: &Value| (r["pid"].to_string(), r["name"].as_str().unwrap().to_string(), r["series"].as_str().unwrap().to_string());
+        let k = |r: &Value| {
+            (r["pid"].to_string(), r["name"].as_str().unwrap().to_string(), r["series"].as_str().unwrap().to_string())
+        };
         assert!(k(&w[0]) < k(&w[1]) || (k(&w[0]) == k(&w[1]) && i(&w[0]["ts_ns"]) <= i(&w[1]["ts_ns"])));
     }
 }
@@ -267,7 +292,12 @@ const LTHI_COUNTER_ROWS: usize = 1627;
 /// CSV and JSON Lines carry the same values.
 #[test]
 fn csv_and_jsonl_agree() {
-    for file in ["catapult_lthi_cats.json.gz", "gpt_train.json.gz", "export_ids_and_names.json", "export_flows_v2_counters.json"] {
+    for file in [
+        "catapult_lthi_cats.json.gz",
+        "gpt_train.json.gz",
+        "export_ids_and_names.json",
+        "export_flows_v2_counters.json",
+    ] {
         let store = load(file);
         for what in ALL {
             let c = csv_rows(&store, what);

@@ -53,7 +53,8 @@ fn check(file: &str, stem: &str) {
     }
 
     // Steps are CPU ranges; GPU-side copies (ROCm traces have them) are not steps twice.
-    let steps: Vec<&Value> = exp["steps"].as_array().unwrap().iter().filter(|s| s["cat"] != "gpu_user_annotation").collect();
+    let steps: Vec<&Value> =
+        exp["steps"].as_array().unwrap().iter().filter(|s| s["cat"] != "gpu_user_annotation").collect();
     assert_eq!(r.steps.len(), steps.len(), "{file}: steps");
     for (s, e) in r.steps.iter().zip(steps) {
         assert_eq!(s.name, e["name"].as_str().unwrap());

@@ -93,10 +93,17 @@ fn peak_reserved_matches_memory_stats() {
         let snap = memory_snapshot::import(&sample(&format!("{stem}.pickle"))).unwrap();
         let stats = memory_snapshot::import_stats(&sample(&format!("{stem}.memory_stats.json"))).unwrap();
         let r = analyse(&snap);
-        assert_eq!(r.devices[0].peak_reserved_bytes as u64, stats.get_u64("reserved_bytes.all.peak").unwrap(), "{stem}");
+        assert_eq!(
+            r.devices[0].peak_reserved_bytes as u64,
+            stats.get_u64("reserved_bytes.all.peak").unwrap(),
+            "{stem}"
+        );
         assert_eq!(r.devices[0].reserved_bytes, stats.get_u64("reserved_bytes.all.current").unwrap(), "{stem}");
         // Requested bytes never exceed the rounded peak.
-        assert!(r.devices[0].peak_allocated_bytes as u64 <= stats.get_u64("allocated_bytes.all.peak").unwrap(), "{stem}");
+        assert!(
+            r.devices[0].peak_allocated_bytes as u64 <= stats.get_u64("allocated_bytes.all.peak").unwrap(),
+            "{stem}"
+        );
     }
 }
 

@@ -122,7 +122,9 @@ fn h200_raw_and_details_agree() {
         assert_eq!(a.stream, b.stream);
         let (da, db) = (a.duration_ns.unwrap(), b.duration_ns.unwrap());
         assert!((da - db).abs() <= 5, "launch {}: {da} vs {db}", a.id);
-        for (x, y, w) in [(a.sm_pct, b.sm_pct, "sm"), (a.memory_pct, b.memory_pct, "memory"), (a.dram_pct, b.dram_pct, "dram")] {
+        for (x, y, w) in
+            [(a.sm_pct, b.sm_pct, "sm"), (a.memory_pct, b.memory_pct, "memory"), (a.dram_pct, b.dram_pct, "dram")]
+        {
             let (x, y) = (x.unwrap(), y.unwrap());
             assert!((x - y).abs() <= 0.0051, "launch {} {w}: {x} vs {y}", a.id);
         }
@@ -144,7 +146,18 @@ fn json_schema() {
     assert!(v["device"]["peak_flops_per_s"].is_number());
     assert!(v["device"]["peak_dram_bytes_per_s"].is_number());
     for k in v["kernels"].as_array().unwrap() {
-        for key in ["id", "name", "duration_ns", "sm_pct", "memory_pct", "dram_pct", "flops_per_s", "dram_bytes", "arithmetic_intensity", "verdict"] {
+        for key in [
+            "id",
+            "name",
+            "duration_ns",
+            "sm_pct",
+            "memory_pct",
+            "dram_pct",
+            "flops_per_s",
+            "dram_bytes",
+            "arithmetic_intensity",
+            "verdict",
+        ] {
             assert!(k.get(key).is_some(), "kernel lacks {key}");
         }
         let verdict = k["verdict"].as_str().unwrap();
@@ -168,7 +181,8 @@ fn old_ncu_log_with_application_output() {
     let raw = ncu_csv::import(&sample("ncu_xplacer_cfd_097K.log")).unwrap();
     let l = &raw.launches[0];
     assert_eq!(l.kernel_time.as_deref(), Some("2020-May-29 12:02:46"));
-    assert_eq!(l.value("dram__cycles_elapsed.avg.per_second"), Some(768683274.02)); // cycle/second
+    assert_eq!(l.value("dram__cycles_elapsed.avg.per_second"), Some(768683274.02));
+    // cycle/second
 }
 
 #[test]
@@ -259,7 +273,8 @@ fn malformed_inputs_give_clear_errors() {
 
 #[test]
 fn ncu_rep_without_ncu_says_how_to_export() {
-    let on_path = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).any(|d| d.join("ncu").is_file())).unwrap_or(false);
+    let on_path =
+        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).any(|d| d.join("ncu").is_file())).unwrap_or(false);
     if on_path {
         return;
     }

@@ -12,13 +12,8 @@ use std::path::Path;
 use strobe_model::{flags, IdKey, LaneKind, SpanKind};
 use strobe_store::{Store, FLOW_CORRELATION};
 
-const SAMPLES: [&str; 5] = [
-    "nsys_gpt_single",
-    "nsys_fuser_h200",
-    "nsys_pipit_saxpy_mpi",
-    "nsys_extrap_concurrent",
-    "nsys_uvmtorch_cpu_only",
-];
+const SAMPLES: [&str; 5] =
+    ["nsys_gpt_single", "nsys_fuser_h200", "nsys_pipit_saxpy_mpi", "nsys_extrap_concurrent", "nsys_uvmtorch_cpu_only"];
 
 fn expected(stem: &str) -> Value {
     common::expected(&format!("nsys/{stem}.nsys.json"))
@@ -134,7 +129,11 @@ fn check_sample(stem: &str) {
     assert_eq!(f.kernels_by_device, by_dev, "{stem}: kernel count and summed duration per device");
     for r in rows(&e, "top_kernels") {
         let name = r[0].as_str().unwrap();
-        assert_eq!(f.kernel_names.get(name), Some(&(r[1].as_i64().unwrap(), r[2].as_i64().unwrap())), "{stem}: kernel {name}");
+        assert_eq!(
+            f.kernel_names.get(name),
+            Some(&(r[1].as_i64().unwrap(), r[2].as_i64().unwrap())),
+            "{stem}: kernel {name}"
+        );
     }
     assert_eq!(f.memcpy, count(&e, "memcpy"), "{stem}: memcpy");
     let bytes: i64 = rows(&e, "memcpy_by_kind").iter().map(|r| r[4].as_i64().unwrap()).sum();
@@ -180,11 +179,14 @@ fn check_sample(stem: &str) {
         s.meta.devices.iter().map(|d| (d.id, d.name.clone(), d.sm_count, d.total_memory_bytes)).collect();
     let want: Vec<(i64, String, Option<u32>, Option<u64>)> = rows(&e, "devices")
         .iter()
-        .map(|r| (r[0].as_i64().unwrap(), r[1].as_str().unwrap().to_string(), r[2].as_u64().map(|v| v as u32), r[3].as_u64()))
+        .map(|r| {
+            (r[0].as_i64().unwrap(), r[1].as_str().unwrap().to_string(), r[2].as_u64().map(|v| v as u32), r[3].as_u64())
+        })
         .collect();
     assert_eq!(devs, want, "{stem}: devices");
     assert_eq!(s.meta.base_time_ns, Some(count(&e, "base_time_ns")), "{stem}: session start");
-    let schema = rows(&e, "schema_version_new").into_iter().chain(rows(&e, "schema_version_old")).next().map(|r| r[0].clone());
+    let schema =
+        rows(&e, "schema_version_new").into_iter().chain(rows(&e, "schema_version_old")).next().map(|r| r[0].clone());
     assert_eq!(s.meta.extra.get("nsys_schema_version"), schema.as_ref(), "{stem}: schema version");
 
     // Memory counters: points per device, peak and final per (device, memory kind).
@@ -313,10 +315,20 @@ fn gpt_single_names_args_and_flows() {
     }
     assert_eq!(seen.len(), 7, "{seen:?}");
     // Copy-engine lanes index the copies by direction.
-    assert!(s.lanes.iter().any(|l| matches!(l.kind, LaneKind::CopyEngine { device: 0, dir: strobe_model::CopyDir::HtoD })));
-    assert!(s.lanes.iter().any(|l| matches!(l.kind, LaneKind::CopyEngine { device: 0, dir: strobe_model::CopyDir::Memset })));
+    assert!(s
+        .lanes
+        .iter()
+        .any(|l| matches!(l.kind, LaneKind::CopyEngine { device: 0, dir: strobe_model::CopyDir::HtoD })));
+    assert!(s
+        .lanes
+        .iter()
+        .any(|l| matches!(l.kind, LaneKind::CopyEngine { device: 0, dir: strobe_model::CopyDir::Memset })));
     // The main thread is labelled with its name.
-    assert!(s.lanes.iter().any(|l| l.name == "CPU · python3 (tid 944)"), "{:?}", s.lanes.iter().map(|l| &l.name).collect::<Vec<_>>());
+    assert!(
+        s.lanes.iter().any(|l| l.name == "CPU · python3 (tid 944)"),
+        "{:?}",
+        s.lanes.iter().map(|l| &l.name).collect::<Vec<_>>()
+    );
     // NVTX ranges nest: forward/backward inside step_<i>.
     let deep = (0..s.span_count() as u32).filter(|&i| s.span_name(i) == "forward").all(|i| s.span_meta(i).depth >= 1);
     assert!(deep);
@@ -371,7 +383,10 @@ fn missing_gpu_tables_open_as_cpu_only() {
     assert_eq!(f.sync, count(&e, "sync_with_thread"));
     let notes = &s.meta.load.notes;
     assert!(notes.iter().any(|n| n.contains("CPU-only capture")), "{notes:?}");
-    assert!(notes.iter().any(|n| n.contains("tables absent") && n.contains("NVTX_EVENTS") && n.contains("ThreadNames")), "{notes:?}");
+    assert!(
+        notes.iter().any(|n| n.contains("tables absent") && n.contains("NVTX_EVENTS") && n.contains("ThreadNames")),
+        "{notes:?}"
+    );
 }
 
 #[test]
@@ -451,9 +466,8 @@ fn the_input_file_is_never_written() {
 
 #[test]
 fn nsys_rep_without_nsys_says_what_to_run() {
-    let on_path = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join("nsys").is_file()))
-        .unwrap_or(false);
+    let on_path =
+        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).any(|d| d.join("nsys").is_file())).unwrap_or(false);
     if on_path {
         return; // the export path runs for real there
     }
@@ -468,7 +482,11 @@ fn cancel_stops_the_import_and_leaves_no_store() {
     let progress = std::sync::Arc::new(strobe_import::Progress::default());
     progress.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
     let cache = tempfile::tempdir().unwrap();
-    let opts = strobe_import::LoadOptions { cache_dir: Some(cache.path().to_path_buf()), no_cache: false, progress: Some(progress) };
+    let opts = strobe_import::LoadOptions {
+        cache_dir: Some(cache.path().to_path_buf()),
+        no_cache: false,
+        progress: Some(progress),
+    };
     match strobe_import::load(&sample("nsys_gpt_single.sqlite"), &opts) {
         Err(strobe_import::ImportError::Cancelled { path }) => assert!(path.ends_with("nsys_gpt_single.sqlite")),
         other => panic!("expected Cancelled, got {:?}", other.map(|s| s.span_count())),

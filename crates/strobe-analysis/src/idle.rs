@@ -37,8 +37,12 @@ impl IdleCause {
 
     pub fn explain(self) -> &'static str {
         match self {
-            IdleCause::HostWait => "the next kernel's launch call started after the previous kernel ended: the GPU waited for the CPU",
-            IdleCause::KernelWait => "a gap shorter than the threshold: launch and scheduling overhead between back-to-back kernels",
+            IdleCause::HostWait => {
+                "the next kernel's launch call started after the previous kernel ended: the GPU waited for the CPU"
+            }
+            IdleCause::KernelWait => {
+                "a gap shorter than the threshold: launch and scheduling overhead between back-to-back kernels"
+            }
             IdleCause::Other => "the next kernel was launched in time but started late (syncs, events, other streams)",
         }
     }
@@ -110,7 +114,11 @@ pub fn idle_breakdown(store: &Store, threshold_ns: i64) -> Vec<DeviceIdle> {
                         }
                     }
                     Some((ce, prev)) => {
-                        let launch = store.flows_to(sid).find(|f| f.kind == FLOW_CORRELATION).or_else(|| store.flows_to(sid).next()).map(|f| f.from);
+                        let launch = store
+                            .flows_to(sid)
+                            .find(|f| f.kind == FLOW_CORRELATION)
+                            .or_else(|| store.flows_to(sid).next())
+                            .map(|f| f.from);
                         let gap = s - ce;
                         let cause = if gap < threshold_ns {
                             IdleCause::KernelWait
@@ -128,7 +136,14 @@ pub fn idle_breakdown(store: &Store, threshold_ns: i64) -> Vec<DeviceIdle> {
                             d.long_gaps += 1;
                         }
                         d.idle_ns += gap;
-                        d.gaps.push(IdleGap { start: ce, end: s, cause, prev_span: prev, next_span: sid, next_launch: launch });
+                        d.gaps.push(IdleGap {
+                            start: ce,
+                            end: s,
+                            cause,
+                            prev_span: prev,
+                            next_span: sid,
+                            next_launch: launch,
+                        });
                         cur = Some((e, sid));
                     }
                     None => cur = Some((e, sid)),
@@ -154,10 +169,36 @@ mod tests {
         let l = b.intern("cudaLaunchKernel");
         let (ck, cr) = (b.intern("kernel"), b.intern("cuda_runtime"));
         // (kernel start, end, launch start)
-        for (i, (s, e, ls)) in [(0, 100, -50), (105, 200, -30), (300, 400, 250), (500, 600, 100)].into_iter().enumerate() {
+        for (i, (s, e, ls)) in
+            [(0, 100, -50), (105, 200, -30), (300, 400, 250), (500, 600, 100)].into_iter().enumerate()
+        {
             let c = i as i64 + 1;
-            b.push_span(SpanInput { lane: cpu, start: ls, end: ls + 5, name: l, cat: cr, kind: SpanKind::CudaRuntime, flags: 0, args: b"", correlation: c, copy_dir: None }).unwrap();
-            b.push_span(SpanInput { lane: gpu, start: s, end: e, name: k, cat: ck, kind: SpanKind::Kernel, flags: 0, args: b"", correlation: c, copy_dir: None }).unwrap();
+            b.push_span(SpanInput {
+                lane: cpu,
+                start: ls,
+                end: ls + 5,
+                name: l,
+                cat: cr,
+                kind: SpanKind::CudaRuntime,
+                flags: 0,
+                args: b"",
+                correlation: c,
+                copy_dir: None,
+            })
+            .unwrap();
+            b.push_span(SpanInput {
+                lane: gpu,
+                start: s,
+                end: e,
+                name: k,
+                cat: ck,
+                kind: SpanKind::Kernel,
+                flags: 0,
+                args: b"",
+                correlation: c,
+                copy_dir: None,
+            })
+            .unwrap();
         }
         let store = match b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap() {
             Built::Memory(m) => Store::from_bytes(m).unwrap(),

@@ -175,11 +175,19 @@ pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
         let known = !trace[k + 1..].iter().any(|x| {
             matches!(
                 x.action,
-                Action::Alloc | Action::FreeCompleted | Action::SegmentAlloc | Action::SegmentFree | Action::SegmentMap | Action::SegmentUnmap
+                Action::Alloc
+                    | Action::FreeCompleted
+                    | Action::SegmentAlloc
+                    | Action::SegmentFree
+                    | Action::SegmentMap
+                    | Action::SegmentUnmap
             )
         });
         let (largest, same_stream) = if known {
-            let free = segs.iter().flat_map(|g| g.blocks.iter().map(move |b| (g.stream, b))).filter(|(_, b)| b.state == BlockState::Inactive);
+            let free = segs
+                .iter()
+                .flat_map(|g| g.blocks.iter().map(move |b| (g.stream, b)))
+                .filter(|(_, b)| b.state == BlockState::Inactive);
             let mut largest = 0u64;
             let mut same = 0u64;
             for (st, b) in free {
@@ -215,7 +223,14 @@ pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
                 _ => "fragmentation",
             }
         };
-        m.ooms.push(OomVerdict { entry: k, requested_bytes: req, device_free_bytes: free, verdict, suggestion: suggestion(verdict, req, free, &ev), evidence: ev });
+        m.ooms.push(OomVerdict {
+            entry: k,
+            requested_bytes: req,
+            device_free_bytes: free,
+            verdict,
+            suggestion: suggestion(verdict, req, free, &ev),
+            evidence: ev,
+        });
     }
     m
 }
@@ -262,11 +277,20 @@ pub fn to_text(r: &MemoryReport) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "Memory snapshot: {} device(s)", r.devices.len());
     for d in &r.devices {
-        let _ = writeln!(o, "\nDevice {}: {} segments, {} blocks, {} trace entries", d.device, d.segments, d.blocks, d.trace_entries);
+        let _ = writeln!(
+            o,
+            "\nDevice {}: {} segments, {} blocks, {} trace entries",
+            d.device, d.segments, d.blocks, d.trace_entries
+        );
         let _ = writeln!(o, "  reserved            {:>12}", bytes(d.reserved_bytes));
         let _ = writeln!(o, "  allocated           {:>12}", bytes(d.allocated_bytes));
         let _ = writeln!(o, "  awaiting free       {:>12}", bytes(d.active_awaiting_free_bytes));
-        let _ = writeln!(o, "  inactive (cached)   {:>12}   largest block {}", bytes(d.inactive_bytes), bytes(d.largest_inactive_block));
+        let _ = writeln!(
+            o,
+            "  inactive (cached)   {:>12}   largest block {}",
+            bytes(d.inactive_bytes),
+            bytes(d.largest_inactive_block)
+        );
         let _ = writeln!(o, "  fragmentation       {:>12.3}", d.fragmentation);
         let _ = writeln!(o, "  rounding waste      {:>12}", bytes(d.rounding_waste_bytes));
         let _ = writeln!(o, "  peak allocated      {:>12}", bytes(d.peak_allocated_bytes.max(0) as u64));
@@ -275,7 +299,11 @@ pub fn to_text(r: &MemoryReport) -> String {
             let _ = writeln!(
                 o,
                 "  OOM at entry {}: {} requested, {} free on device -> {}\n    {}",
-                oom.entry, bytes(oom.requested_bytes), bytes(oom.device_free_bytes), oom.verdict, oom.suggestion
+                oom.entry,
+                bytes(oom.requested_bytes),
+                bytes(oom.device_free_bytes),
+                oom.verdict,
+                oom.suggestion
             );
         }
     }

@@ -189,13 +189,27 @@ mod tests {
         // The timeline: a warm-up step, then two steps of the same kernels; the ncu run
         // captured 6 launches starting at the second step's `embed` (`--launch-skip`), with
         // ncu's spelling of the names; its build lacks the `cast` kernel.
-        let step = ["void at::native::embed<float>(float*)", "cast", "gemm_a", "void at::native::(anonymous namespace)::softmax<4>(float*)", "gemm_a", "add"];
+        let step = [
+            "void at::native::embed<float>(float*)",
+            "cast",
+            "gemm_a",
+            "void at::native::(anonymous namespace)::softmax<4>(float*)",
+            "gemm_a",
+            "add",
+        ];
         let mut tl: Vec<&str> = vec!["memset", "warmup"];
         tl.extend(step);
         tl.push("optimizer");
         tl.extend(step);
         tl.push("optimizer");
-        let ncu = ["void at::embed<float>(T1 *)", "gemm_a", "void at::<unnamed>::softmax<4>(T1 *)", "gemm_a", "add", "optimizer"];
+        let ncu = [
+            "void at::embed<float>(T1 *)",
+            "gemm_a",
+            "void at::<unnamed>::softmax<4>(T1 *)",
+            "gemm_a",
+            "add",
+            "optimizer",
+        ];
         let m = match_sequence(&ncu, &tl);
         // The first step already agrees on all six: the earliest alignment wins.
         assert_eq!(m.offset, 2);

@@ -85,8 +85,15 @@ pub fn to_text(r: &Report) -> String {
     }
     for g in &r.gpus {
         let _ = writeln!(o, "\nGPU {}: window {}", g.device, fmt_ns(g.window_ns));
-        let _ = writeln!(o, "  busy    {:>12}   idle {:>12} ({:.1}%)", fmt_ns(g.busy_ns), fmt_ns(g.idle_ns), g.idle_pct);
-        let _ = writeln!(o, "  compute {:>12}   comm {:>12}   memory {:>12}", fmt_ns(g.compute_ns), fmt_ns(g.comm_ns), fmt_ns(g.memory_ns));
+        let _ =
+            writeln!(o, "  busy    {:>12}   idle {:>12} ({:.1}%)", fmt_ns(g.busy_ns), fmt_ns(g.idle_ns), g.idle_pct);
+        let _ = writeln!(
+            o,
+            "  compute {:>12}   comm {:>12}   memory {:>12}",
+            fmt_ns(g.compute_ns),
+            fmt_ns(g.comm_ns),
+            fmt_ns(g.memory_ns)
+        );
         let _ = writeln!(o, "  comm under compute {} ({:.1}% of comm)", fmt_ns(g.comm_overlapped_ns), g.overlap_pct);
         let _ = writeln!(o, "  {} kernels, {} memcpy, {} memset", g.kernels, g.memcpy, g.memset);
         if let Some(b) = r.idle_breakdown.iter().find(|b| b.device == g.device) {
@@ -103,9 +110,14 @@ pub fn to_text(r: &Report) -> String {
     }
     if !r.top_kernels.is_empty() {
         let _ = writeln!(o, "\nTop kernels by total time:");
-        let _ = writeln!(o, "  {:>6} {:>12} {:>12} {:>12} {:>12} {:>6}  name", "count", "total", "mean", "min", "max", "%");
+        let _ =
+            writeln!(o, "  {:>6} {:>12} {:>12} {:>12} {:>12} {:>6}  name", "count", "total", "mean", "min", "max", "%");
         for k in &r.top_kernels {
-            let name: String = if k.name.chars().count() > 90 { k.name.chars().take(89).chain(['…']).collect() } else { k.name.clone() };
+            let name: String = if k.name.chars().count() > 90 {
+                k.name.chars().take(89).chain(['…']).collect()
+            } else {
+                k.name.clone()
+            };
             let _ = writeln!(
                 o,
                 "  {:>6} {:>12} {:>12} {:>12} {:>12} {:>5.1}%  {}",
@@ -122,7 +134,14 @@ pub fn to_text(r: &Report) -> String {
     if !r.streams.is_empty() {
         let _ = writeln!(o, "\nStreams:");
         for s in &r.streams {
-            let _ = writeln!(o, "  GPU {} · stream {:<6} {:>7} kernels   busy {}", s.device, s.stream, s.kernels, fmt_ns(s.busy_ns));
+            let _ = writeln!(
+                o,
+                "  GPU {} · stream {:<6} {:>7} kernels   busy {}",
+                s.device,
+                s.stream,
+                s.kernels,
+                fmt_ns(s.busy_ns)
+            );
         }
     }
     if !r.steps.is_empty() {

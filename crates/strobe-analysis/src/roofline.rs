@@ -26,17 +26,23 @@ use strobe_model::ncu::{NcuLaunch, NcuLayout, NcuReport};
 
 pub const SM_PCT: &str = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
 pub const MEMORY_PCT: &str = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
-pub const DRAM_PCT: [&str; 2] = ["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "dram__throughput.avg.pct_of_peak_sustained_elapsed"];
-pub const L1_PCT: [&str; 2] = ["l1tex__throughput.avg.pct_of_peak_sustained_active", "l1tex__throughput.avg.pct_of_peak_sustained_elapsed"];
+pub const DRAM_PCT: [&str; 2] =
+    ["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "dram__throughput.avg.pct_of_peak_sustained_elapsed"];
+pub const L1_PCT: [&str; 2] =
+    ["l1tex__throughput.avg.pct_of_peak_sustained_active", "l1tex__throughput.avg.pct_of_peak_sustained_elapsed"];
 pub const L2_PCT: &str = "lts__throughput.avg.pct_of_peak_sustained_elapsed";
-pub const TENSOR_PCT: [&str; 2] = ["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_elapsed"];
+pub const TENSOR_PCT: [&str; 2] = [
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_elapsed",
+];
 pub const DURATION: &str = "gpu__time_duration.sum";
 const SMSP_HZ: [&str; 2] = ["smsp__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.avg.per_second"];
 const SM_HZ: [&str; 2] = ["sm__cycles_elapsed.avg.per_second", "smsp__cycles_elapsed.avg.per_second"];
 const DRAM_HZ: &str = "dram__cycles_elapsed.avg.per_second";
 
 /// The note shown wherever achieved FLOP/s is.
-pub const TENSOR_NOTE: &str = "FLOP/s counts FADD/FMUL/FFMA (and double/half) instructions only: tensor-core work (HMMA/GMMA, \
+pub const TENSOR_NOTE: &str =
+    "FLOP/s counts FADD/FMUL/FFMA (and double/half) instructions only: tensor-core work (HMMA/GMMA, \
 i.e. most GEMM and attention FLOPs) is not included; see tensor_pipe_pct for tensor-pipe utilisation.";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -270,12 +276,27 @@ pub fn known_device(cc: &str, dram_hz: Option<f64>) -> Option<(&'static str, [Op
     let t = 1e12;
     Some(match cc.trim() {
         "7.0" => ("V100 SXM2", [Some(15.7 * t), Some(7.8 * t), Some(31.4 * t)], 0.9e12, "NVIDIA Tesla V100 datasheet"),
-        "8.0" => ("A100 SXM4 80GB", [Some(19.5 * t), Some(9.7 * t), Some(78.0 * t)], 2.039e12, "NVIDIA A100 datasheet / A100 architecture whitepaper"),
-        "9.0" if dram_hz.is_some_and(|h| h >= 2.9e9) => {
-            ("H200 SXM", [Some(67.0 * t), Some(34.0 * t), Some(133.8 * t)], 4.8e12, "NVIDIA H200 datasheet / H100 architecture whitepaper")
+        "8.0" => (
+            "A100 SXM4 80GB",
+            [Some(19.5 * t), Some(9.7 * t), Some(78.0 * t)],
+            2.039e12,
+            "NVIDIA A100 datasheet / A100 architecture whitepaper",
+        ),
+        "9.0" if dram_hz.is_some_and(|h| h >= 2.9e9) => (
+            "H200 SXM",
+            [Some(67.0 * t), Some(34.0 * t), Some(133.8 * t)],
+            4.8e12,
+            "NVIDIA H200 datasheet / H100 architecture whitepaper",
+        ),
+        "9.0" => (
+            "H100 SXM5",
+            [Some(67.0 * t), Some(34.0 * t), Some(133.8 * t)],
+            3.35e12,
+            "NVIDIA H100 datasheet / H100 architecture whitepaper",
+        ),
+        "10.0" => {
+            ("B200", [Some(75.0 * t), Some(37.0 * t), None], 8.0e12, "NVIDIA HGX B200 datasheet (8-GPU totals / 8)")
         }
-        "9.0" => ("H100 SXM5", [Some(67.0 * t), Some(34.0 * t), Some(133.8 * t)], 3.35e12, "NVIDIA H100 datasheet / H100 architecture whitepaper"),
-        "10.0" => ("B200", [Some(75.0 * t), Some(37.0 * t), None], 8.0e12, "NVIDIA HGX B200 datasheet (8-GPU totals / 8)"),
         _ => return None,
     })
 }
@@ -310,7 +331,8 @@ pub fn device(launches: &[NcuLaunch]) -> Device {
     d.peak_flops_per_s = med(&|l| export_peak(l, "ffma", 2.0));
     d.peak_fp64_flops_per_s = med(&|l| export_peak(l, "dfma", 2.0));
     d.peak_fp16_flops_per_s = med(&|l| export_peak(l, "hfma", 4.0));
-    d.peak_dram_bytes_per_s = med(&|l| l.value("dram__bytes.sum.peak_sustained").zip(l.value(DRAM_HZ)).map(|(b, hz)| b * hz));
+    d.peak_dram_bytes_per_s =
+        med(&|l| l.value("dram__bytes.sum.peak_sustained").zip(l.value(DRAM_HZ)).map(|(b, hz)| b * hz));
     let known = known_device(&d.cc, d.dram_frequency_hz);
     if d.peak_flops_per_s.is_some() && d.peak_dram_bytes_per_s.is_some() {
         d.peaks_source = "export".into();
@@ -324,7 +346,8 @@ pub fn device(launches: &[NcuLaunch]) -> Device {
         d.peak_fp16_flops_per_s = d.peak_fp16_flops_per_s.or(f16_);
         d.peak_dram_bytes_per_s = d.peak_dram_bytes_per_s.or(Some(dram));
     } else {
-        d.peaks_source = if d.peak_flops_per_s.is_some() || d.peak_dram_bytes_per_s.is_some() { "export" } else { "none" }.into();
+        d.peaks_source =
+            if d.peak_flops_per_s.is_some() || d.peak_dram_bytes_per_s.is_some() { "export" } else { "none" }.into();
     }
     d.ridge_point = d.peak_flops_per_s.zip(d.peak_dram_bytes_per_s).filter(|(_, b)| *b > 0.0).map(|(f, b)| f / b);
     d
@@ -377,7 +400,8 @@ pub fn aggregate(kernels: &[KernelSol]) -> Vec<KernelAgg> {
             let flops = sum_opt(ks.iter().map(|k| k.flops));
             let bytes = sum_opt(ks.iter().map(|k| k.dram_bytes));
             // FLOP/s over the launches that have FLOPs.
-            let flop_dur: f64 = ks.iter().filter(|k| k.flops.is_some()).filter_map(|k| k.duration_ns).sum::<i64>() as f64 * 1e-9;
+            let flop_dur: f64 =
+                ks.iter().filter(|k| k.flops.is_some()).filter_map(|k| k.duration_ns).sum::<i64>() as f64 * 1e-9;
             let sm = weighted(ks, |k| k.sm_pct);
             let mem = weighted(ks, |k| k.memory_pct);
             KernelAgg {
@@ -505,7 +529,11 @@ pub fn to_text(r: &RooflineReport) -> String {
         );
     }
     let _ = writeln!(s, "\nby kernel name (longest total first):");
-    let _ = writeln!(s, "{:>8}  {:>12}  {:>5}  {:>5}  {:>5}  {:<15}  name", "launches", "total (us)", "SM%", "Mem%", "DRAM%", "verdict");
+    let _ = writeln!(
+        s,
+        "{:>8}  {:>12}  {:>5}  {:>5}  {:>5}  {:<15}  name",
+        "launches", "total (us)", "SM%", "Mem%", "DRAM%", "verdict"
+    );
     for a in &r.by_name {
         let _ = writeln!(
             s,
@@ -547,9 +575,15 @@ mod tests {
         let kineto = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(float*, float const*, int)";
         assert_eq!(kernel_match_key(ncu), "cunn_SoftMaxForward");
         assert_eq!(kernel_match_key(kineto), "cunn_SoftMaxForward");
-        assert_eq!(kernel_match_key("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"), "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT");
+        assert_eq!(
+            kernel_match_key("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"),
+            "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"
+        );
         assert_eq!(kernel_match_key("cuda_compute_flux(int,int*,float*,float*,float*)"), "cuda_compute_flux");
-        assert_eq!(kernel_match_key("void <unnamed>::elementwise_kernel_with_index<int, at::arange_cuda_out(x)>(T1)"), "elementwise_kernel_with_index");
+        assert_eq!(
+            kernel_match_key("void <unnamed>::elementwise_kernel_with_index<int, at::arange_cuda_out(x)>(T1)"),
+            "elementwise_kernel_with_index"
+        );
     }
 
     #[test]

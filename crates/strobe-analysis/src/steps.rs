@@ -31,7 +31,11 @@ pub fn steps(store: &Store) -> Vec<Step> {
         for (k, &sid) in v.span.iter().enumerate() {
             let m = store.span_meta(sid);
             if step_names.binary_search(&m.name).is_ok() {
-                out.push(Step { name: store.string(m.name).to_string(), start_ns: v.starts[k], dur_ns: v.ends[k] - v.starts[k] });
+                out.push(Step {
+                    name: store.string(m.name).to_string(),
+                    start_ns: v.starts[k],
+                    dur_ns: v.ends[k] - v.starts[k],
+                });
             }
         }
     }

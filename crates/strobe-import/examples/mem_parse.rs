@@ -11,7 +11,13 @@ fn main() {
                 let entries: usize = s.device_traces.iter().map(|t| t.len()).sum();
                 println!(
                     "{a}: {:.1} MB in {:.3} s = {:.0} MB/s; {} segments, {} entries, {} stacks, {} frames",
-                    len as f64 / 1e6, dt, len as f64 / 1e6 / dt, s.segments.len(), entries, s.stacks.len(), s.frames.len()
+                    len as f64 / 1e6,
+                    dt,
+                    len as f64 / 1e6 / dt,
+                    s.segments.len(),
+                    entries,
+                    s.stacks.len(),
+                    s.frames.len()
                 );
             }
             Err(e) => println!("{e}"),

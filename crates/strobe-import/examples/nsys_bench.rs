@@ -34,7 +34,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let hwm_finish = status_kb("VmHWM:").unwrap_or(0);
     let store = cache::open_built(built)?;
     let t_total = t0.elapsed();
-    let store_bytes: u64 = std::fs::read_dir(dir.path())?.filter_map(|e| e.ok()?.metadata().ok()).map(|m| m.len()).sum();
+    let store_bytes: u64 =
+        std::fs::read_dir(dir.path())?.filter_map(|e| e.ok()?.metadata().ok()).map(|m| m.len()).sum();
 
     let rows = meta.load.events;
     println!("input            {} ({:.1} MB)", file, size as f64 / 1e6);
@@ -42,7 +43,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("  {t:<40} {n:>10} rows");
     }
     println!("rows read        {rows}");
-    println!("spans            {spans} (store: {} spans, {} lanes, {} flows)", store.span_count(), store.lanes.len(), store.flows().len());
+    println!(
+        "spans            {spans} (store: {} spans, {} lanes, {} flows)",
+        store.span_count(),
+        store.lanes.len(),
+        store.flows().len()
+    );
     println!(
         "import (rows→builder)  {:>7.2} s  {:>10.0} rows/s",
         t_import.as_secs_f64(),
@@ -53,10 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         t_total.as_secs_f64(),
         rows as f64 / t_total.as_secs_f64()
     );
-    println!(
-        "store build (finish)   {:>7.2} s",
-        (t_finish - t_import).as_secs_f64()
-    );
+    println!("store build (finish)   {:>7.2} s", (t_finish - t_import).as_secs_f64());
     println!("store file       {:.1} MB", store_bytes as f64 / 1e6);
     println!(
         "peak RSS (VmHWM) after import {:.0} MB, after store build {:.0} MB, after open {:.0} MB (baseline {:.0} MB)",

@@ -39,7 +39,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let c = Connection::open(output)?;
     c.execute_batch("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -262144;")?;
     let has = |t: &str| -> rusqlite::Result<bool> {
-        c.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", [t], |r| r.get::<_, i64>(0)).map(|n| n > 0)
+        c.query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", [t], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map(|n| n > 0)
     };
     let tables: Vec<&str> = TABLES.iter().copied().filter(|t| has(t).unwrap_or(false)).collect();
     if !tables.contains(&TABLES[0]) {
@@ -80,7 +83,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             })
             .collect();
         let quoted: Vec<String> = cols.iter().map(|c| format!("\"{c}\"")).collect();
-        let sql = format!("INSERT INTO {t} ({}) SELECT {} FROM {t} WHERE rowid <= {rows}", quoted.join(", "), select.join(", "));
+        let sql = format!(
+            "INSERT INTO {t} ({}) SELECT {} FROM {t} WHERE rowid <= {rows}",
+            quoted.join(", "),
+            select.join(", ")
+        );
         plans.push((t.to_string(), sql, has_corr));
     }
     let shift = t_max - t_min + 1_000_000;

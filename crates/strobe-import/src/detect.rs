@@ -32,7 +32,8 @@ pub fn detect(path: &Path) -> std::io::Result<Option<Format>> {
         return Ok(Some(Format::MemorySnapshot));
     }
     let name = path.file_name().map(|s| s.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    if name.ends_with(".pickle") || name.ends_with(".pickle.gz") || name.ends_with(".pkl") || name.ends_with(".pkl.gz") {
+    if name.ends_with(".pickle") || name.ends_with(".pickle.gz") || name.ends_with(".pkl") || name.ends_with(".pkl.gz")
+    {
         return Ok(Some(Format::MemorySnapshot));
     }
     if name.ends_with(".nsys-rep") || name.ends_with(".qdrep") {

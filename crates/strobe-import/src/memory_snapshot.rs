@@ -249,7 +249,9 @@ fn build(pk: Pickle, mut b: B) -> Result<MemorySnapshot, String> {
                 Value::Ext(x) => b.entries.get_mut(x as usize).and_then(Option::take),
                 _ => None,
             };
-            out.push(t.ok_or_else(|| format!("device_traces[{di}][{ei}]: not a trace entry (a dict with an 'action')"))?);
+            out.push(
+                t.ok_or_else(|| format!("device_traces[{di}][{ei}]: not a trace entry (a dict with an 'action')"))?,
+            );
         }
         b.snap.device_traces.push(out);
     }
@@ -259,8 +261,10 @@ fn build(pk: Pickle, mut b: B) -> Result<MemorySnapshot, String> {
 /// Reads a `torch.cuda.memory_stats()` JSON dump (an object of numbers; others are skipped).
 pub fn import_stats(path: &Path) -> Result<MemoryStats, ImportError> {
     let text = std::fs::read(path).map_err(|e| ImportError::io(path, e))?;
-    let v: serde_json::Value = serde_json::from_slice(&text).map_err(|e| ImportError::bad(path, format!("JSON: {e}")))?;
-    let obj = v.as_object().ok_or_else(|| ImportError::bad(path, "expected a JSON object (torch.cuda.memory_stats())"))?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&text).map_err(|e| ImportError::bad(path, format!("JSON: {e}")))?;
+    let obj =
+        v.as_object().ok_or_else(|| ImportError::bad(path, "expected a JSON object (torch.cuda.memory_stats())"))?;
     let mut s = MemoryStats::default();
     for (k, x) in obj {
         if let Some(f) = x.as_f64() {

@@ -25,18 +25,16 @@ pub fn import(path: &Path) -> Result<NcuReport, ImportError> {
 
 /// Reads an `.ncu-rep` through `ncu --import FILE --csv --page raw` when `ncu` is on PATH.
 pub fn import_rep(path: &Path) -> Result<NcuReport, ImportError> {
-    let out = std::process::Command::new("ncu")
-        .arg("--import")
-        .arg(path)
-        .args(["--csv", "--page", "raw"])
-        .output()
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                ImportError::bad(path, rep_help(path))
-            } else {
-                ImportError::bad(path, format!("could not run ncu: {e}. {}", rep_help(path)))
-            }
-        })?;
+    let out =
+        std::process::Command::new("ncu").arg("--import").arg(path).args(["--csv", "--page", "raw"]).output().map_err(
+            |e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    ImportError::bad(path, rep_help(path))
+                } else {
+                    ImportError::bad(path, format!("could not run ncu: {e}. {}", rep_help(path)))
+                }
+            },
+        )?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         return Err(ImportError::bad(path, format!("ncu --import failed ({}): {}", out.status, err.trim())));
@@ -115,7 +113,13 @@ pub fn parse(bytes: &[u8]) -> Result<NcuReport, String> {
     };
     let rows = &records[1..];
     let report = if let (Some(mn), Some(mv)) = (col("Metric Name"), col("Metric Value")) {
-        let long = Long { section: col("Section Name"), label: col("Body Item Label"), name: mn, unit: col("Metric Unit"), value: mv };
+        let long = Long {
+            section: col("Section Name"),
+            label: col("Body Item Label"),
+            name: mn,
+            unit: col("Metric Unit"),
+            value: mv,
+        };
         parse_long(&cols, &long, rows)?
     } else {
         parse_wide(&cols, &header, rows)?
@@ -227,10 +231,23 @@ fn parse_long(c: &Cols, l: &Long, rows: &[csv::StringRecord]) -> Result<NcuRepor
 }
 
 fn parse_wide(c: &Cols, header: &[String], rows: &[csv::StringRecord]) -> Result<NcuReport, String> {
-    let fixed: Vec<usize> = [Some(c.id), c.pid, c.process, c.host, Some(c.name), c.context, c.stream, c.block, c.grid, c.device, c.cc, c.kernel_time]
-        .into_iter()
-        .flatten()
-        .collect();
+    let fixed: Vec<usize> = [
+        Some(c.id),
+        c.pid,
+        c.process,
+        c.host,
+        Some(c.name),
+        c.context,
+        c.stream,
+        c.block,
+        c.grid,
+        c.device,
+        c.cc,
+        c.kernel_time,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     // The units row: ID empty. Absent in some exports (then no units).
     let (units, data) = match rows.first() {
         Some(r) if field(r, Some(c.id)).is_empty() => (Some(r), &rows[1..]),
@@ -263,7 +280,12 @@ fn parse_wide(c: &Cols, header: &[String], rows: &[csv::StringRecord]) -> Result
 
 fn metric(raw: &str, raw_unit: &str) -> NcuMetric {
     let (factor, unit) = normalise_unit(raw_unit);
-    NcuMetric { value: parse_number(raw).map(|v| v * factor), unit, raw: raw.to_string(), raw_unit: raw_unit.to_string() }
+    NcuMetric {
+        value: parse_number(raw).map(|v| v * factor),
+        unit,
+        raw: raw.to_string(),
+        raw_unit: raw_unit.to_string(),
+    }
 }
 
 /// `"1,073,741,824"` → 1073741824; `n/a`, `(64, 1, 1)` and text → None.
@@ -348,7 +370,10 @@ pub fn normalise_unit(unit: &str) -> (f64, String) {
         (f, "byte".to_string())
     } else if let Some((f, _)) = split_prefix(num, &["hz"]) {
         (f, "hz".to_string())
-    } else if let Some((f, w)) = split_prefix(num, &["inst", "cycle", "cycles", "sector", "sectors", "request", "requests", "warp", "thread", "flop", "op"]) {
+    } else if let Some((f, w)) = split_prefix(
+        num,
+        &["inst", "cycle", "cycles", "sector", "sectors", "request", "requests", "warp", "thread", "flop", "op"],
+    ) {
         (f, w.to_ascii_lowercase())
     } else {
         (1.0, num.to_string())
@@ -394,11 +419,17 @@ fn canonical(section: &str, _label: &str, name: &str, unit: &str) -> Option<Stri
     let roofline = section.contains("Roofline");
     let id = match name {
         "Duration" => "gpu__time_duration.sum",
-        "Compute (SM) Throughput" | "Compute (SM) [%]" | "SM [%]" if is_pct => "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-        "Memory Throughput" | "Memory [%]" if is_pct => "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+        "Compute (SM) Throughput" | "Compute (SM) [%]" | "SM [%]" if is_pct => {
+            "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+        }
+        "Memory Throughput" | "Memory [%]" if is_pct => {
+            "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
+        }
         "Memory Throughput" | "DRAM Bandwidth" if unit == "byte/second" => "dram__bytes.sum.per_second",
         "DRAM Throughput" | "SOL FB" | "SOL DRAM" if is_pct => "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-        "L1/TEX Cache Throughput" | "SOL TEX" | "SOL L1/TEX Cache" if is_pct => "l1tex__throughput.avg.pct_of_peak_sustained_active",
+        "L1/TEX Cache Throughput" | "SOL TEX" | "SOL L1/TEX Cache" if is_pct => {
+            "l1tex__throughput.avg.pct_of_peak_sustained_active"
+        }
         "L2 Cache Throughput" | "SOL L2" if is_pct => "lts__throughput.avg.pct_of_peak_sustained_elapsed",
         "SM Frequency" if roofline => "smsp__cycles_elapsed.avg.per_second",
         "SM Frequency" => "sm__cycles_elapsed.avg.per_second",

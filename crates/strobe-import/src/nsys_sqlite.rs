@@ -40,8 +40,23 @@ const GPU_INFO: &str = "TARGET_INFO_GPU";
 const SESSION_START: &str = "TARGET_INFO_SESSION_START_TIME";
 
 const WANTED: &[&str] = &[
-    KERNEL, MEMCPY, MEMSET, RUNTIME, SYNC, NVTX, OSRT, MEM_USAGE, STRING_IDS, "ThreadNames", "PROCESSES", GPU_INFO,
-    SESSION_START, "META_DATA_EXPORT", "EXPORT_META_DATA", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND",
+    KERNEL,
+    MEMCPY,
+    MEMSET,
+    RUNTIME,
+    SYNC,
+    NVTX,
+    OSRT,
+    MEM_USAGE,
+    STRING_IDS,
+    "ThreadNames",
+    "PROCESSES",
+    GPU_INFO,
+    SESSION_START,
+    "META_DATA_EXPORT",
+    "EXPORT_META_DATA",
+    "ENUM_CUDA_MEMCPY_OPER",
+    "ENUM_CUDA_MEM_KIND",
     "ENUM_CUPTI_SYNC_TYPE",
 ];
 
@@ -52,8 +67,14 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
 
 /// Imports the export at `path`, recording `source` as the trace's source (the `.nsys-rep`
 /// the export was made from, where there is one).
-pub fn import_as(path: &Path, source: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<TraceMeta, ImportError> {
-    let sql_err = |e: rusqlite::Error| ImportError::bad(path, format!("cannot read it as an Nsight Systems SQLite export: {e}"));
+pub fn import_as(
+    path: &Path,
+    source: &Path,
+    b: &mut StoreBuilder,
+    progress: &Progress,
+) -> Result<TraceMeta, ImportError> {
+    let sql_err =
+        |e: rusqlite::Error| ImportError::bad(path, format!("cannot read it as an Nsight Systems SQLite export: {e}"));
     if let Ok(md) = std::fs::metadata(path) {
         progress.bytes_total.store(md.len(), Ordering::Relaxed);
     }
@@ -102,9 +123,11 @@ pub fn import_as(path: &Path, source: &Path, b: &mut StoreBuilder, progress: &Pr
         let osrt_rx = reader!(OSRT, osrt_sql, osrt_row);
 
         // Room for every span up front: no regrowth copies of the builder's span list.
-        let estimate: u64 = [KERNEL, MEMCPY, MEMSET, RUNTIME, SYNC, NVTX, OSRT].iter().map(|t| schema.row_estimate(&conn, t)).sum();
+        let estimate: u64 =
+            [KERNEL, MEMCPY, MEMSET, RUNTIME, SYNC, NVTX, OSRT].iter().map(|t| schema.row_estimate(&conn, t)).sum();
         b.reserve_spans(estimate.min(1 << 28) as usize);
-        let strings = if schema.has(STRING_IDS) { target::string_ids(&conn).map_err(sql_err)? } else { FxHashMap::default() };
+        let strings =
+            if schema.has(STRING_IDS) { target::string_ids(&conn).map_err(sql_err)? } else { FxHashMap::default() };
         let mut cx = Ctx::new(path, b, progress, strings, corr_pid);
         cx.memcpy_enum = target::enum_table(&conn, &schema, "ENUM_CUDA_MEMCPY_OPER").map_err(sql_err)?;
         cx.mem_kind_enum = target::enum_table(&conn, &schema, "ENUM_CUDA_MEM_KIND").map_err(sql_err)?;
@@ -148,7 +171,8 @@ pub fn import_as(path: &Path, source: &Path, b: &mut StoreBuilder, progress: &Pr
 /// Refuses files that are not nsys exports, or that lack what the rows they hold refer to.
 fn check_schema(path: &Path, schema: &Schema) -> Result<(), ImportError> {
     let activity = [KERNEL, MEMCPY, MEMSET, RUNTIME, SYNC, NVTX, OSRT, MEM_USAGE];
-    let known = activity.iter().chain([STRING_IDS, GPU_INFO, SESSION_START, "META_DATA_EXPORT", "EXPORT_META_DATA"].iter());
+    let known =
+        activity.iter().chain([STRING_IDS, GPU_INFO, SESSION_START, "META_DATA_EXPORT", "EXPORT_META_DATA"].iter());
     if !known.clone().any(|t| schema.has(t)) {
         let some: Vec<&str> = schema.all_tables.iter().take(8).map(|s| s.as_str()).collect();
         return Err(ImportError::bad(
@@ -185,15 +209,17 @@ fn notes(schema: &Schema, counts: &std::collections::BTreeMap<String, u64>, non_
     } else if counts.get(KERNEL).copied().unwrap_or(0) == 0 {
         load.notes.push(format!("{KERNEL} is empty: no GPU kernels were captured"));
     }
-    let absent: Vec<&str> = [MEMCPY, MEMSET, RUNTIME, SYNC, NVTX, OSRT, MEM_USAGE, "ThreadNames", GPU_INFO, SESSION_START]
-        .into_iter()
-        .filter(|t| !schema.has(t))
-        .collect();
+    let absent: Vec<&str> =
+        [MEMCPY, MEMSET, RUNTIME, SYNC, NVTX, OSRT, MEM_USAGE, "ThreadNames", GPU_INFO, SESSION_START]
+            .into_iter()
+            .filter(|t| !schema.has(t))
+            .collect();
     if !absent.is_empty() {
         load.notes.push(format!("tables absent (nothing of that kind was captured): {}", absent.join(", ")));
     }
     if non_cuda > 0 {
-        load.notes.push(format!("{GPU_INFO}: {non_cuda} adapter(s) without CUDA compute capability not listed as devices"));
+        load.notes
+            .push(format!("{GPU_INFO}: {non_cuda} adapter(s) without CUDA compute capability not listed as devices"));
     }
 }
 
@@ -262,7 +288,13 @@ struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(path: &'a Path, b: &'a mut StoreBuilder, progress: &'a Progress, strings: FxHashMap<i64, Box<str>>, corr_pid: bool) -> Self {
+    fn new(
+        path: &'a Path,
+        b: &'a mut StoreBuilder,
+        progress: &'a Progress,
+        strings: FxHashMap<i64, Box<str>>,
+        corr_pid: bool,
+    ) -> Self {
         let cats = Cats {
             kernel: b.intern("kernel"),
             memcpy: b.intern("gpu_memcpy"),
@@ -415,7 +447,18 @@ impl<'a> Ctx<'a> {
         copy_dir: Option<CopyDir>,
     ) -> std::io::Result<()> {
         self.max_end = self.max_end.max(end);
-        self.b.push_span(SpanInput { lane, start, end, name, cat, kind, flags, args: self.args.as_bytes(), correlation, copy_dir })?;
+        self.b.push_span(SpanInput {
+            lane,
+            start,
+            end,
+            name,
+            cat,
+            kind,
+            flags,
+            args: self.args.as_bytes(),
+            correlation,
+            copy_dir,
+        })?;
         Ok(())
     }
 
@@ -452,7 +495,8 @@ impl<'a> Ctx<'a> {
             return label.clone();
         }
         // nsys's own numbering (ENUM_CUDA_MEM_KIND), also used by exports without enum tables.
-        const KINDS: [&str; 8] = ["Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static", "Unknown"];
+        const KINDS: [&str; 8] =
+            ["Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static", "Unknown"];
         KINDS.get(k as usize).copied().unwrap_or("Unknown").to_string()
     }
 
@@ -509,7 +553,12 @@ impl<'a> Ctx<'a> {
         };
         let end = self.end_of(m.c.start, m.c.end);
         self.gpu_args(&m.c);
-        let _ = write!(self.args, ",\"bytes\":{},\"memory bandwidth (GB/s)\":{}", m.bytes, bandwidth(m.bytes, end - m.c.start));
+        let _ = write!(
+            self.args,
+            ",\"bytes\":{},\"memory bandwidth (GB/s)\":{}",
+            m.bytes,
+            bandwidth(m.bytes, end - m.c.start)
+        );
         if dir == CopyDir::PtoP {
             if let (Some(s), Some(d)) = (m.src_device, m.dst_device) {
                 let _ = write!(self.args, ",\"src device\":{s},\"dst device\":{d}");
@@ -700,7 +749,11 @@ impl<'a> Ctx<'a> {
     /// `CUDA_GPU_MEMORY_USAGE_EVENTS` → running total of allocated bytes per process, device
     /// and memory kind (allocation +bytes, deallocation −bytes), one counter per device.
     fn memory_usage(&mut self, conn: &rusqlite::Connection, schema: &Schema) -> rusqlite::Result<()> {
-        let sql = schema.select(MEM_USAGE, &["start", "globalPid", "deviceId", "bytes", "memKind", "memoryOperationType"], "ORDER BY start");
+        let sql = schema.select(
+            MEM_USAGE,
+            &["start", "globalPid", "deviceId", "bytes", "memKind", "memoryOperationType"],
+            "ORDER BY start",
+        );
         let mut st = conn.prepare(&sql)?;
         let mut rows = st.query([])?;
         let mut totals: FxHashMap<(u32, i64, i64), i64> = FxHashMap::default();
@@ -726,14 +779,19 @@ impl<'a> Ctx<'a> {
             let total = totals.entry((pid, dev, kind)).or_default();
             *total += sign * bytes;
             let v = *total as f64;
-            let (cn, series) = names.entry((dev, kind)).or_insert_with(|| (format!("GPU {dev} memory"), self.mem_kind(kind)));
+            let (cn, series) =
+                names.entry((dev, kind)).or_insert_with(|| (format!("GPU {dev} memory"), self.mem_kind(kind)));
             self.b.push_counter(IdKey::Num(pid as i64), cn, series, ts, v);
             self.pids.insert(pid);
         }
         *self.load.by_category.entry(MEM_USAGE.to_string()).or_default() += n;
         self.load.events += n;
         if skipped > 0 {
-            *self.load.skipped.entry(format!("{MEM_USAGE}: no time/bytes or an operation other than alloc/free")).or_default() += skipped;
+            *self
+                .load
+                .skipped
+                .entry(format!("{MEM_USAGE}: no time/bytes or an operation other than alloc/free"))
+                .or_default() += skipped;
         }
         Ok(())
     }

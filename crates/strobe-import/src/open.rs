@@ -1,7 +1,7 @@
 //! From a path to an open store: detect the format, reuse a valid cached store, or import
 //! into a new one (a temp file renamed into the cache dir, or memory when that fails).
 
-use crate::{detect, chrome_json, nsys_sqlite, Format, ImportError, Progress};
+use crate::{chrome_json, detect, nsys_sqlite, Format, ImportError, Progress};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use strobe_store::{cache, Store, StoreBuilder};
@@ -17,13 +17,19 @@ pub struct LoadOptions {
 
 pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
     let fmt = detect(path).map_err(|e| ImportError::io(path, e))?.ok_or_else(|| {
-        ImportError::bad(path, "unknown format (expected a chrome/Kineto .json[.gz] trace or an Nsight Systems .sqlite export)")
+        ImportError::bad(
+            path,
+            "unknown format (expected a chrome/Kineto .json[.gz] trace or an Nsight Systems .sqlite export)",
+        )
     })?;
     if matches!(fmt, Format::NcuCsv | Format::NcuRep) {
         return Err(ncu_not_a_trace(path));
     }
     if fmt == Format::MemorySnapshot {
-        return Err(ImportError::bad(path, "a memory snapshot, not a timeline: use `strobe report FILE` or the memory pane"));
+        return Err(ImportError::bad(
+            path,
+            "a memory snapshot, not a timeline: use `strobe report FILE` or the memory pane",
+        ));
     }
     let progress = opts.progress.clone().unwrap_or_default();
     let key = cache::source_key(path).map_err(|e| ImportError::io(path, e))?;
@@ -38,9 +44,16 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
     let meta = match fmt {
         Format::ChromeJson => chrome_json::import(path, &mut b, &progress)?,
         Format::NsysSqlite => nsys_sqlite::import(path, &mut b, &progress)?,
-        Format::NsysRep => nsys_sqlite::import_as(&nsys_sqlite::export_rep(path, dir.as_deref())?, path, &mut b, &progress)?,
+        Format::NsysRep => {
+            nsys_sqlite::import_as(&nsys_sqlite::export_rep(path, dir.as_deref())?, path, &mut b, &progress)?
+        }
         Format::NcuCsv | Format::NcuRep => return Err(ncu_not_a_trace(path)),
-        Format::MemorySnapshot => return Err(ImportError::bad(path, "a memory snapshot, not a timeline: use `strobe report FILE` or the memory pane")),
+        Format::MemorySnapshot => {
+            return Err(ImportError::bad(
+                path,
+                "a memory snapshot, not a timeline: use `strobe report FILE` or the memory pane",
+            ))
+        }
     };
     let built = b.finish(&meta).map_err(|e| ImportError::io(path, e))?;
     cache::open_built(built).map_err(|e| ImportError::bad(path, e.to_string()))

@@ -77,8 +77,20 @@ impl SpanKind {
     pub fn from_u8(v: u8) -> SpanKind {
         use SpanKind::*;
         [
-            Kernel, Memcpy, Memset, CudaRuntime, CudaDriver, CpuOp, PythonFunction, UserAnnotation,
-            GpuAnnotation, Nvtx, Instant, Async, OsRuntime, Other,
+            Kernel,
+            Memcpy,
+            Memset,
+            CudaRuntime,
+            CudaDriver,
+            CpuOp,
+            PythonFunction,
+            UserAnnotation,
+            GpuAnnotation,
+            Nvtx,
+            Instant,
+            Async,
+            OsRuntime,
+            Other,
         ]
         .get(v as usize)
         .copied()

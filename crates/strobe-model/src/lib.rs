@@ -53,7 +53,12 @@ impl std::fmt::Display for IdKey {
 pub fn is_comm_kernel(name: &str) -> bool {
     let bytes = name.as_bytes();
     bytes.windows(4).any(|w| {
-        let l = [w[0].to_ascii_lowercase(), w[1].to_ascii_lowercase(), w[2].to_ascii_lowercase(), w[3].to_ascii_lowercase()];
+        let l = [
+            w[0].to_ascii_lowercase(),
+            w[1].to_ascii_lowercase(),
+            w[2].to_ascii_lowercase(),
+            w[3].to_ascii_lowercase(),
+        ];
         &l == b"nccl" || &l == b"rccl"
     })
 }

@@ -8,7 +8,14 @@ use crate::interval;
 /// The innermost member of the lane with start ≤ ts ≤ end (closed on the right, as catapult's
 /// `findSliceAtTs`: a flow emitted just as its slice ends still binds to it); on equal depth
 /// the later start wins. Returns the member index, which for primary lanes is the span id.
-pub fn enclosing(li: &LaneIndex, m_start: &[i64], m_end: &[i64], m_max: &[i64], m_depth: &[u32], ts: i64) -> Option<u32> {
+pub fn enclosing(
+    li: &LaneIndex,
+    m_start: &[i64],
+    m_end: &[i64],
+    m_max: &[i64],
+    m_depth: &[u32],
+    ts: i64,
+) -> Option<u32> {
     let (b, e) = (li.member_begin as usize, li.member_end as usize);
     if b >= e || e > m_start.len() {
         return None;

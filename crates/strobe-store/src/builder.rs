@@ -207,10 +207,7 @@ impl StoreBuilder {
     }
 
     pub fn push_counter(&mut self, pid: IdKey, name: &str, series: &str, ts: i64, value: f64) {
-        self.counters
-            .entry((pid, name.to_string(), series.to_string()))
-            .or_default()
-            .push((ts, value));
+        self.counters.entry((pid, name.to_string(), series.to_string())).or_default().push((ts, value));
     }
 
     /// Writes the store. `meta` goes in as given (its load summary should be complete).
@@ -306,7 +303,12 @@ impl StoreBuilder {
             let pos = self.out.position();
             let pad = (8 - (pos % 8)) % 8;
             self.out.write_all(&[0u8; 8][..pad as usize])?;
-            table.push(SectionEntry { id: sid::SPAN_ARGS, _pad: 0, offset: pos + pad, len: (n * std::mem::size_of::<ArgsRef>()) as u64 });
+            table.push(SectionEntry {
+                id: sid::SPAN_ARGS,
+                _pad: 0,
+                offset: pos + pad,
+                len: (n * std::mem::size_of::<ArgsRef>()) as u64,
+            });
             for chunk in order.chunks(1 << 16) {
                 let refs: Vec<ArgsRef> = chunk.par_iter().map(|&o| spans[o as usize].args).collect();
                 self.out.write_all(bytemuck::cast_slice(&refs))?;
@@ -343,7 +345,9 @@ impl StoreBuilder {
             .collect();
         // depth and interval index per primary lane, in parallel over disjoint slices
         {
-            let mut primaries: Vec<usize> = (0..lane_count).filter(|&l| secondary[l].is_empty() && primary_range[l].1 > primary_range[l].0).collect();
+            let mut primaries: Vec<usize> = (0..lane_count)
+                .filter(|&l| secondary[l].is_empty() && primary_range[l].1 > primary_range[l].0)
+                .collect();
             primaries.sort_by_key(|&l| primary_range[l].0);
             let mut jobs = Vec::new();
             let (mut dr, mut mr): (&mut [u32], &mut [i64]) = (&mut m_depth[..], &mut m_max[..]);
@@ -414,45 +418,50 @@ impl StoreBuilder {
                 Ok(())
             });
             let computed = {
-            // Level of detail per lane, in parallel.
-            let t_lod = crate::timing::Phase::start("store: level of detail");
-            let lods: Vec<LaneLod> = (0..lane_count)
-                .into_par_iter()
-                .map(|l| {
-                    let (b, e) = (lane_ix[l].member_begin as usize, lane_ix[l].member_end as usize);
-                    build_lane_lod(&m_start[b..e], &m_end[b..e], &m_depth[b..e])
-                })
-                .collect();
-            let mut levels: Vec<LodLevel> = Vec::new();
-            let mut items: Vec<LodItem> = Vec::new();
-            let mut depth_members: Vec<u32> = Vec::new();
-            for (l, lod) in lods.into_iter().enumerate() {
-                let li = &mut lane_ix[l];
-                let (b, e) = (li.member_begin as usize, li.member_end as usize);
-                li.level_begin = levels.len() as u64;
-                let raw_base = depth_members.len() as u64;
-                depth_members.extend_from_slice(&lod.depth_members);
-                for (depth, (rb, re)) in lod.depth_ranges.iter().enumerate() {
-                    levels.push(LodLevel { depth: depth as u32, width_log2: 0, item_begin: raw_base + *rb as u64, item_end: raw_base + *re as u64 });
+                // Level of detail per lane, in parallel.
+                let t_lod = crate::timing::Phase::start("store: level of detail");
+                let lods: Vec<LaneLod> = (0..lane_count)
+                    .into_par_iter()
+                    .map(|l| {
+                        let (b, e) = (lane_ix[l].member_begin as usize, lane_ix[l].member_end as usize);
+                        build_lane_lod(&m_start[b..e], &m_end[b..e], &m_depth[b..e])
+                    })
+                    .collect();
+                let mut levels: Vec<LodLevel> = Vec::new();
+                let mut items: Vec<LodItem> = Vec::new();
+                let mut depth_members: Vec<u32> = Vec::new();
+                for (l, lod) in lods.into_iter().enumerate() {
+                    let li = &mut lane_ix[l];
+                    let (b, e) = (li.member_begin as usize, li.member_end as usize);
+                    li.level_begin = levels.len() as u64;
+                    let raw_base = depth_members.len() as u64;
+                    depth_members.extend_from_slice(&lod.depth_members);
+                    for (depth, (rb, re)) in lod.depth_ranges.iter().enumerate() {
+                        levels.push(LodLevel {
+                            depth: depth as u32,
+                            width_log2: 0,
+                            item_begin: raw_base + *rb as u64,
+                            item_end: raw_base + *re as u64,
+                        });
+                    }
+                    for (depth, w, its) in lod.levels {
+                        let ib = items.len() as u64;
+                        items.extend_from_slice(&its);
+                        levels.push(LodLevel { depth, width_log2: w, item_begin: ib, item_end: items.len() as u64 });
+                    }
+                    li.level_end = levels.len() as u64;
+                    li.max_depth = m_depth[b..e].iter().copied().max().unwrap_or(0);
+                    li.min_start = m_start.get(b).copied().filter(|_| e > b).unwrap_or(0);
+                    li.max_end = m_end[b..e].iter().copied().max().unwrap_or(0);
                 }
-                for (depth, w, its) in lod.levels {
-                    let ib = items.len() as u64;
-                    items.extend_from_slice(&its);
-                    levels.push(LodLevel { depth, width_log2: w, item_begin: ib, item_end: items.len() as u64 });
-                }
-                li.level_end = levels.len() as u64;
-                li.max_depth = m_depth[b..e].iter().copied().max().unwrap_or(0);
-                li.min_start = m_start.get(b).copied().filter(|_| e > b).unwrap_or(0);
-                li.max_end = m_end[b..e].iter().copied().max().unwrap_or(0);
-            }
-            drop(t_lod);
-            let lane_index = lane_ix;
+                drop(t_lod);
+                let lane_index = lane_ix;
 
-            // Flows: explicit ones, then CPU launch → GPU work by correlation id.
-            let t_flows = crate::timing::Phase::start("store: flows");
-            let flows = self.resolve_flows(&new_id, &lane_index, &m_start, &m_end, &m_max, &m_depth, &corr);
+                // Flows: explicit ones, then CPU launch → GPU work by correlation id.
+                let t_flows = crate::timing::Phase::start("store: flows");
+                let flows = self.resolve_flows(&new_id, &lane_index, &m_start, &m_end, &m_max, &m_depth, &corr);
 
-            drop(t_flows);
+                drop(t_flows);
                 (levels, items, depth_members, lane_index, flows)
             };
             (computed, writer.join())
@@ -501,7 +510,8 @@ impl StoreBuilder {
             *meta.load.skipped.entry("flow end with no span to bind to".into()).or_default() += self.unbound_flows;
         }
         if self.orphan_flow_steps > 0 {
-            *meta.load.skipped.entry("flow step with no open flow (t/f without s)".into()).or_default() += self.orphan_flow_steps;
+            *meta.load.skipped.entry("flow step with no open flow (t/f without s)".into()).or_default() +=
+                self.orphan_flow_steps;
         }
         put(sid::META_JSON, &serde_json::to_vec(&meta).map_err(std::io::Error::other)?, &mut table)?;
         let src_path = self.args_source.as_ref().map(|x| x.2.clone()).unwrap_or_default();
@@ -565,7 +575,8 @@ impl StoreBuilder {
             }
         };
         // binding is read-only: do it on all cores, then apply the chain rules in order
-        let bound: Vec<(Option<u32>, Option<u32>)> = self.flows.par_iter().map(|f| (resolve(f.from), resolve(f.to))).collect();
+        let bound: Vec<(Option<u32>, Option<u32>)> =
+            self.flows.par_iter().map(|f| (resolve(f.from), resolve(f.to))).collect();
         let chain_bound: Vec<Option<u32>> = self.chain_steps.par_iter().map(|st| resolve(st.end)).collect();
         for (f, b) in self.flows.iter().zip(bound) {
             match b {
@@ -733,7 +744,11 @@ fn build_lane_lod(start: &[i64], end: &[i64], depth: &[u32]) -> LaneLod {
     let mut levels = Vec::new();
     for (d, &(b, e)) in depth_ranges.iter().enumerate() {
         let members = &depth_members[b..e];
-        for (w, its) in build_depth_levels(members.iter().map(|&m| LodItem::single(start[m as usize], end[m as usize], m)), members.len(), extent) {
+        for (w, its) in build_depth_levels(
+            members.iter().map(|&m| LodItem::single(start[m as usize], end[m as usize], m)),
+            members.len(),
+            extent,
+        ) {
             levels.push((d as u32, w, its));
         }
     }

@@ -103,7 +103,6 @@ fn overlaps(start: i64, end: i64, t0: i64) -> bool {
     end > t0 || (start == end && start >= t0)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

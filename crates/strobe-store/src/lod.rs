@@ -100,7 +100,11 @@ impl Folder {
 /// Builds the stored levels of one depth of one lane from its spans in start order (`n` of
 /// them). Returns (width_log2, items) per stored level. A level is kept only when it folds
 /// the previous kept one (or the raw spans) by at least a half.
-pub fn build_depth_levels(spans: impl Iterator<Item = LodItem>, n: usize, span_extent: i64) -> Vec<(u32, Vec<LodItem>)> {
+pub fn build_depth_levels(
+    spans: impl Iterator<Item = LodItem>,
+    n: usize,
+    span_extent: i64,
+) -> Vec<(u32, Vec<LodItem>)> {
     let mut levels: Vec<(u32, Vec<LodItem>)> = Vec::new();
     let mut prev_stored_len = n;
     let mut e = FIRST_LEVEL_LOG2;

@@ -6,8 +6,17 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
 pub enum Output {
-    File { tmp: tempfile::NamedTempFile, writer: std::io::BufWriter<std::fs::File>, pos: u64, dest: PathBuf, key: [u64; 4] },
-    Memory { buf: Vec<u8>, key: [u64; 4] },
+    File {
+        tmp: tempfile::NamedTempFile,
+        writer: std::io::BufWriter<std::fs::File>,
+        pos: u64,
+        dest: PathBuf,
+        key: [u64; 4],
+    },
+    Memory {
+        buf: Vec<u8>,
+        key: [u64; 4],
+    },
 }
 
 impl Output {

@@ -114,9 +114,11 @@ impl Store {
             let (o, l) = sections[id as usize];
             &bytes[o..o + l]
         };
-        let lanes: Vec<LaneDesc> = serde_json::from_slice(json(sid::LANES_JSON)).map_err(|e| bad(&format!("lanes: {e}")))?;
+        let lanes: Vec<LaneDesc> =
+            serde_json::from_slice(json(sid::LANES_JSON)).map_err(|e| bad(&format!("lanes: {e}")))?;
         let meta: TraceMeta = serde_json::from_slice(json(sid::META_JSON)).map_err(|e| bad(&format!("meta: {e}")))?;
-        let counters: Vec<CounterSeries> = serde_json::from_slice(json(sid::COUNTERS_JSON)).map_err(|e| bad(&format!("counters: {e}")))?;
+        let counters: Vec<CounterSeries> =
+            serde_json::from_slice(json(sid::COUNTERS_JSON)).map_err(|e| bad(&format!("counters: {e}")))?;
         let names: Names = serde_json::from_slice(json(sid::NAMES_JSON)).map_err(|e| bad(&format!("names: {e}")))?;
         let source_key = header.source_key;
         let store = Store {
@@ -167,7 +169,11 @@ impl Store {
         let levels = check::<LodLevel>(self, sid::LOD_LEVELS, "levels")?;
         let items = check::<LodItem>(self, sid::LOD_ITEMS, "items")? as u64;
         for li in self.lane_index() {
-            if li.member_begin > li.member_end || li.member_end > members as u64 || li.level_begin > li.level_end || li.level_end > levels as u64 {
+            if li.member_begin > li.member_end
+                || li.member_end > members as u64
+                || li.level_begin > li.level_end
+                || li.level_end > levels as u64
+            {
                 return Err("lane range out of bounds".into());
             }
         }

@@ -5,7 +5,6 @@ use proptest::prelude::*;
 use strobe_model::{LaneKind, SourceFormat, SpanKind, TraceMeta};
 use strobe_store::{cache, SpanInput, StoreBuilder};
 
-
 fn build(spans: &[(i64, i64)], gpu: bool) -> strobe_store::Store {
     let mut b = StoreBuilder::in_memory();
     let lane = if gpu {
@@ -15,7 +14,19 @@ fn build(spans: &[(i64, i64)], gpu: bool) -> strobe_store::Store {
     };
     let name = b.intern("x");
     for &(s, e) in spans {
-        b.push_span(SpanInput { lane, start: s, end: e, name, cat: 0, kind: SpanKind::Kernel, flags: 0, args: &[], correlation: 0, copy_dir: None }).unwrap();
+        b.push_span(SpanInput {
+            lane,
+            start: s,
+            end: e,
+            name,
+            cat: 0,
+            kind: SpanKind::Kernel,
+            flags: 0,
+            args: &[],
+            correlation: 0,
+            copy_dir: None,
+        })
+        .unwrap();
     }
     cache::open_built(b.finish(&TraceMeta::new(SourceFormat::Chrome, "t")).unwrap()).unwrap()
 }

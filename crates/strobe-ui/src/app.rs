@@ -27,7 +27,11 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { recent: Vec::new(), show_bands: true, idle_threshold_us: strobe_analysis::idle::DEFAULT_THRESHOLD_NS as f64 / 1e3 }
+        Settings {
+            recent: Vec::new(),
+            show_bands: true,
+            idle_threshold_us: strobe_analysis::idle::DEFAULT_THRESHOLD_NS as f64 / 1e3,
+        }
     }
 }
 
@@ -141,7 +145,11 @@ impl StrobeApp {
         if let Some(r) = self.open_ncu(path) {
             return r;
         }
-        let opts = strobe_import::LoadOptions { cache_dir: self.loader.cache_dir.clone(), no_cache: self.loader.no_cache, progress: None };
+        let opts = strobe_import::LoadOptions {
+            cache_dir: self.loader.cache_dir.clone(),
+            no_cache: self.loader.no_cache,
+            progress: None,
+        };
         let t = crate::loader::load_trace(path, &opts, self.loader.idle_threshold_ns)?;
         self.add_trace(t);
         Ok(())
@@ -167,7 +175,11 @@ impl StrobeApp {
             Ok(Some(f @ (Format::NcuCsv | Format::NcuRep))) => f,
             _ => return None,
         };
-        let r = if fmt == Format::NcuRep { strobe_import::ncu_csv::import_rep(path) } else { strobe_import::ncu_csv::import(path) };
+        let r = if fmt == Format::NcuRep {
+            strobe_import::ncu_csv::import_rep(path)
+        } else {
+            strobe_import::ncu_csv::import(path)
+        };
         Some(match r {
             Ok(r) => {
                 let report = strobe_analysis::roofline::analyse(&r);
@@ -216,7 +228,9 @@ impl StrobeApp {
         }
         self.link_ncu();
         self.poll_dialog();
-        let dropped: Vec<PathBuf> = ctx.input(|i| i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty()).collect());
+        let dropped: Vec<PathBuf> = ctx.input(|i| {
+            i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty()).collect()
+        });
         if !dropped.is_empty() {
             self.pending.push(Command::OpenFiles(dropped));
         }
@@ -255,7 +269,9 @@ impl StrobeApp {
                     }
                     ui.horizontal(|ui| {
                         ui.label("Idle threshold (µs)");
-                        let r = ui.add(egui::DragValue::new(&mut self.settings.idle_threshold_us).range(0.1..=1e6).speed(0.5));
+                        let r = ui.add(
+                            egui::DragValue::new(&mut self.settings.idle_threshold_us).range(0.1..=1e6).speed(0.5),
+                        );
                         if r.drag_stopped() || r.lost_focus() {
                             cmds.push(Command::SetIdleThreshold((self.settings.idle_threshold_us * 1e3) as i64));
                         }
@@ -272,7 +288,9 @@ impl StrobeApp {
                 ui.separator();
                 self.search.ui(ui, &self.ws, &mut cmds);
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                    ui.weak("W/S zoom · A/D pan · drag pan · Ctrl+wheel zoom · F fit · M mark · Shift-drag area · / search");
+                    ui.weak(
+                        "W/S zoom · A/D pan · drag pan · Ctrl+wheel zoom · F fit · M mark · Shift-drag area · / search",
+                    );
                 });
             });
             for j in &self.loader.jobs {
@@ -350,7 +368,10 @@ impl StrobeApp {
             self.details.ui(ui, &self.ws, &self.sel, &mut cmds);
         });
         egui::CentralPanel::default().show(ui, |ui| {
-            if let (true, Some(p)) = (self.ws.traces.is_empty() && (self.bottom_tab == BottomTab::Memory || self.kernel_sol.is_none()), self.memory.as_mut()) {
+            if let (true, Some(p)) = (
+                self.ws.traces.is_empty() && (self.bottom_tab == BottomTab::Memory || self.kernel_sol.is_none()),
+                self.memory.as_mut(),
+            ) {
                 p.ui(ui);
                 return;
             }
@@ -372,7 +393,13 @@ impl StrobeApp {
             let painter = ctx.layer_painter(egui::LayerId::new(egui::Order::Foreground, egui::Id::unique("drop")));
             let r = ctx.content_rect();
             painter.rect_filled(r, 0.0, egui::Color32::from_black_alpha(160));
-            painter.text(r.center(), egui::Align2::CENTER_CENTER, "Drop to open", egui::FontId::proportional(28.0), egui::Color32::WHITE);
+            painter.text(
+                r.center(),
+                egui::Align2::CENTER_CENTER,
+                "Drop to open",
+                egui::FontId::proportional(28.0),
+                egui::Color32::WHITE,
+            );
         }
         for c in cmds {
             self.apply(c, &ctx);
@@ -444,7 +471,10 @@ impl StrobeApp {
                 let (tx, rx) = std::sync::mpsc::channel();
                 let c = ctx.clone();
                 std::thread::spawn(move || {
-                    let r = rfd::FileDialog::new().add_filter("traces", &["json", "gz", "sqlite", "nsys-rep"]).add_filter("all files", &["*"]).pick_files();
+                    let r = rfd::FileDialog::new()
+                        .add_filter("traces", &["json", "gz", "sqlite", "nsys-rep"])
+                        .add_filter("all files", &["*"])
+                        .pick_files();
                     let _ = tx.send(r);
                     c.request_repaint();
                 });
@@ -566,7 +596,12 @@ impl StrobeApp {
             }
             return;
         }
-        if self.loader.busy() || (self.ws.traces.is_empty() && self.errors.is_empty() && self.kernel_sol.is_none() && self.memory.is_none()) {
+        if self.loader.busy()
+            || (self.ws.traces.is_empty()
+                && self.errors.is_empty()
+                && self.kernel_sol.is_none()
+                && self.memory.is_none())
+        {
             return;
         }
         s.frames += 1;
@@ -577,7 +612,9 @@ impl StrobeApp {
                 p.selected = p.report.kernels.iter().position(|k| k.name.contains(name.as_str())).or(p.selected);
             }
             if let Some(name) = select {
-                let found = self.ws.traces.iter().enumerate().find_map(|(ti, t)| t.derived.kernels.iter().find(|k| k.name.contains(&name)).map(|k| (ti, k.name.clone())));
+                let found = self.ws.traces.iter().enumerate().find_map(|(ti, t)| {
+                    t.derived.kernels.iter().find(|k| k.name.contains(&name)).map(|k| (ti, k.name.clone()))
+                });
                 if let Some((ti, n)) = found {
                     self.select_kernel(ti, &n);
                 }
@@ -594,7 +631,13 @@ impl StrobeApp {
             let errors = self.errors.clone();
             s.requested = true;
             ctx.send_viewport_cmd(egui::ViewportCommand::Screenshot(egui::ScreenshotCallback::new(move |img| {
-                let r = save_png(&img, &path).and_then(|()| if errors.is_empty() { Ok(()) } else { Err(format!("written, but loading failed: {}", errors.join("; "))) });
+                let r = save_png(&img, &path).and_then(|()| {
+                    if errors.is_empty() {
+                        Ok(())
+                    } else {
+                        Err(format!("written, but loading failed: {}", errors.join("; ")))
+                    }
+                });
                 if let Ok(mut d) = done.lock() {
                     *d = Some(r);
                 }
@@ -618,7 +661,14 @@ fn load_summary(ui: &mut egui::Ui, ws: &Workspace) {
         for t in &ws.traces {
             let m = &t.store.meta;
             ui.strong(format!("{} — {} ({})", t.label, t.path.display(), m.format.as_str()));
-            ui.label(format!("{} events · {} spans · {} lanes · {} flows · {} counter series", m.load.events, t.store.span_count(), t.store.lanes.len(), t.store.flows().len(), t.store.counters.len()));
+            ui.label(format!(
+                "{} events · {} spans · {} lanes · {} flows · {} counter series",
+                m.load.events,
+                t.store.span_count(),
+                t.store.lanes.len(),
+                t.store.flows().len(),
+                t.store.counters.len()
+            ));
             if !m.load.skipped.is_empty() {
                 let sk: Vec<String> = m.load.skipped.iter().map(|(k, v)| format!("{k}: {v}")).collect();
                 ui.label(format!("skipped: {}", sk.join(", ")));
@@ -656,5 +706,11 @@ pub fn match_timeline_kernel(ws: &Workspace, ncu_name: &str) -> Option<(usize, S
         }
     }
     let key = strobe_analysis::roofline::kernel_match_key(ncu_name);
-    ws.traces.iter().enumerate().find_map(|(t, tr)| tr.derived.kernels.iter().find(|k| strobe_analysis::roofline::kernel_match_key(&k.name) == key).map(|k| (t, k.name.clone())))
+    ws.traces.iter().enumerate().find_map(|(t, tr)| {
+        tr.derived
+            .kernels
+            .iter()
+            .find(|k| strobe_analysis::roofline::kernel_match_key(&k.name) == key)
+            .map(|k| (t, k.name.clone()))
+    })
 }

@@ -68,7 +68,11 @@ impl AreaTable {
             .body(|body| {
                 body.rows(18.0, self.rows.len(), |mut row| {
                     let r = &self.rows[row.index()];
-                    let lane = ws.store(r.trace).and_then(|s| s.lanes.get(r.lane as usize)).map(|l| l.name.clone()).unwrap_or_default();
+                    let lane = ws
+                        .store(r.trace)
+                        .and_then(|s| s.lanes.get(r.lane as usize))
+                        .map(|l| l.name.clone())
+                        .unwrap_or_default();
                     row.col(|ui| {
                         ui.add(egui::Label::new(lane).truncate());
                     });

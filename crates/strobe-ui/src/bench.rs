@@ -27,15 +27,19 @@ impl Rng {
 pub fn synthetic_store(n: usize) -> Store {
     let mut b = StoreBuilder::in_memory();
     b.reserve_spans(n + 16);
-    let streams: Vec<u32> = [7, 9, 11, 13].iter().map(|&s| b.lane(LaneKind::GpuStream { device: 0, stream: s })).collect();
+    let streams: Vec<u32> =
+        [7, 9, 11, 13].iter().map(|&s| b.lane(LaneKind::GpuStream { device: 0, stream: s })).collect();
     let s17 = b.lane(LaneKind::GpuStream { device: 0, stream: 17 });
-    let cpus: Vec<u32> = [100, 101].iter().map(|&t| b.lane(LaneKind::CpuThread { pid: IdKey::Num(100), tid: IdKey::Num(t) })).collect();
-    let kernel_names: Vec<u32> = (0..300).map(|i| b.intern(&format!("void synthetic_kernel_{i}<float, {}>(Params)", i * 7 % 13))).collect();
+    let cpus: Vec<u32> =
+        [100, 101].iter().map(|&t| b.lane(LaneKind::CpuThread { pid: IdKey::Num(100), tid: IdKey::Num(t) })).collect();
+    let kernel_names: Vec<u32> =
+        (0..300).map(|i| b.intern(&format!("void synthetic_kernel_{i}<float, {}>(Params)", i * 7 % 13))).collect();
     let op_names: Vec<u32> = (0..60).map(|i| b.intern(&format!("aten::op_{i}"))).collect();
     let launch = b.intern("cudaLaunchKernel");
     let nccl = b.intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
     let memcpy = b.intern("Memcpy HtoD (Pinned -> Device)");
-    let (c_kernel, c_op, c_rt, c_copy) = (b.intern("kernel"), b.intern("cpu_op"), b.intern("cuda_runtime"), b.intern("gpu_memcpy"));
+    let (c_kernel, c_op, c_rt, c_copy) =
+        (b.intern("kernel"), b.intern("cpu_op"), b.intern("cuda_runtime"), b.intern("gpu_memcpy"));
     let mut r = Rng(0x9E3779B97F4A7C15);
     // each "op" makes 4 spans: op, launch (CPU), kernel (GPU); every 16th op also an NCCL/copy.
     let mut t_cpu = 0i64;
@@ -49,10 +53,34 @@ pub fn synthetic_store(n: usize) -> Store {
         let op_d = r.range(2_000, 12_000);
         let k = r.range(0, kernel_names.len() as i64) as usize;
         let op = op_names[k % op_names.len()];
-        b.push_span(SpanInput { lane: cpu, start: t_cpu, end: t_cpu + op_d, name: op, cat: c_op, kind: SpanKind::CpuOp, flags: 0, args: b"", correlation: 0, copy_dir: None }).unwrap();
+        b.push_span(SpanInput {
+            lane: cpu,
+            start: t_cpu,
+            end: t_cpu + op_d,
+            name: op,
+            cat: c_op,
+            kind: SpanKind::CpuOp,
+            flags: 0,
+            args: b"",
+            correlation: 0,
+            copy_dir: None,
+        })
+        .unwrap();
         let ls = t_cpu + op_d / 3;
         let corr = pushed as i64 + 1;
-        b.push_span(SpanInput { lane: cpu, start: ls, end: ls + 3_000, name: launch, cat: c_rt, kind: SpanKind::CudaRuntime, flags: 0, args: b"", correlation: corr, copy_dir: None }).unwrap();
+        b.push_span(SpanInput {
+            lane: cpu,
+            start: ls,
+            end: ls + 3_000,
+            name: launch,
+            cat: c_rt,
+            kind: SpanKind::CudaRuntime,
+            flags: 0,
+            args: b"",
+            correlation: corr,
+            copy_dir: None,
+        })
+        .unwrap();
         // kernel durations: mostly short, a long tail
         let kd = match r.next() % 10 {
             0 => r.range(20_000, 200_000),
@@ -60,16 +88,52 @@ pub fn synthetic_store(n: usize) -> Store {
             _ => r.range(500, 3_000),
         };
         let ks = t_gpu.max(ls + 4_000);
-        b.push_span(SpanInput { lane: s7, start: ks, end: ks + kd, name: kernel_names[k], cat: c_kernel, kind: SpanKind::Kernel, flags: 0, args: b"", correlation: corr, copy_dir: None }).unwrap();
+        b.push_span(SpanInput {
+            lane: s7,
+            start: ks,
+            end: ks + kd,
+            name: kernel_names[k],
+            cat: c_kernel,
+            kind: SpanKind::Kernel,
+            flags: 0,
+            args: b"",
+            correlation: corr,
+            copy_dir: None,
+        })
+        .unwrap();
         t_gpu = ks + kd + r.range(200, 3_000);
         pushed += 3;
         if pushed.is_multiple_of(48) {
             let d = r.range(20_000, 900_000);
-            b.push_span(SpanInput { lane: s17, start: ks, end: ks + d, name: nccl, cat: c_kernel, kind: SpanKind::Kernel, flags: 0, args: b"", correlation: 0, copy_dir: None }).unwrap();
+            b.push_span(SpanInput {
+                lane: s17,
+                start: ks,
+                end: ks + d,
+                name: nccl,
+                cat: c_kernel,
+                kind: SpanKind::Kernel,
+                flags: 0,
+                args: b"",
+                correlation: 0,
+                copy_dir: None,
+            })
+            .unwrap();
             pushed += 1;
         } else if pushed % 48 == 24 {
             let d = r.range(2_000, 40_000);
-            b.push_span(SpanInput { lane: s17, start: ks, end: ks + d, name: memcpy, cat: c_copy, kind: SpanKind::Memcpy, flags: 0, args: b"{\"bytes\": 1048576}", correlation: 0, copy_dir: Some(CopyDir::HtoD) }).unwrap();
+            b.push_span(SpanInput {
+                lane: s17,
+                start: ks,
+                end: ks + d,
+                name: memcpy,
+                cat: c_copy,
+                kind: SpanKind::Memcpy,
+                flags: 0,
+                args: b"{\"bytes\": 1048576}",
+                correlation: 0,
+                copy_dir: Some(CopyDir::HtoD),
+            })
+            .unwrap();
             pushed += 1;
         }
         t_cpu += op_d + r.range(500, 5_000);

@@ -13,16 +13,26 @@ pub enum Command {
     RevealSpan(SpanRef),
     ClearSelection,
     /// Highlight every occurrence of a kernel name and jump to its longest.
-    SelectKernel { trace: usize, name: String },
+    SelectKernel {
+        trace: usize,
+        name: String,
+    },
     /// Select an Nsight Compute launch (index into the kernel pane's report) and, when it is
     /// linked to a timeline kernel span, select that span and bring it into view.
     SelectNcuLaunch(usize),
     /// Show [t0, t1) (absolute ns).
-    ZoomTo { t0: i64, t1: i64 },
+    ZoomTo {
+        t0: i64,
+        t1: i64,
+    },
     /// Fit everything.
     FitAll,
     /// An area of the timeline: time range and the lanes it covers.
-    AreaSelected { t0: i64, t1: i64, lanes: Vec<(usize, u32)> },
+    AreaSelected {
+        t0: i64,
+        t1: i64,
+        lanes: Vec<(usize, u32)>,
+    },
     OpenFiles(Vec<PathBuf>),
     /// Show the Open… dialog (portal, or the in-app browser when no portal answers).
     ShowOpenDialog,

@@ -27,7 +27,10 @@ pub fn enclosing_stack(st: &Store, span: u32) -> Vec<u32> {
 
 /// The CPU launch of a GPU span, and the GPU spans a CPU span launched.
 pub fn launch_of(st: &Store, span: u32) -> Option<u32> {
-    st.flows_to(span).find(|f| f.kind == strobe_store::FLOW_CORRELATION).or_else(|| st.flows_to(span).next()).map(|f| f.from)
+    st.flows_to(span)
+        .find(|f| f.kind == strobe_store::FLOW_CORRELATION)
+        .or_else(|| st.flows_to(span).next())
+        .map(|f| f.from)
 }
 
 pub fn launched_by(st: &Store, span: u32) -> Vec<u32> {
@@ -75,7 +78,12 @@ impl DetailsPane {
 
 fn span_link(ui: &mut egui::Ui, st: &Store, trace: usize, span: u32, cmds: &mut Vec<Command>) {
     let kind = SpanKind::from_u8(st.span_meta(span).kind);
-    let txt = format!("{} · {:?} · {}", crate::timeline::truncate(st.span_name(span), 70), kind, fmt_ns(st.span_end(span) - st.span_start(span)));
+    let txt = format!(
+        "{} · {:?} · {}",
+        crate::timeline::truncate(st.span_name(span), 70),
+        kind,
+        fmt_ns(st.span_end(span) - st.span_start(span))
+    );
     if ui.link(txt).on_hover_text(st.span_name(span)).clicked() {
         cmds.push(Command::RevealSpan(SpanRef { trace, span }));
     }

@@ -16,7 +16,15 @@ pub struct FileBrowser {
 impl Default for FileBrowser {
     fn default() -> Self {
         let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-        FileBrowser { open: false, path_text: dir.display().to_string(), dir, show_all: false, entries: Vec::new(), listed: None, error: None }
+        FileBrowser {
+            open: false,
+            path_text: dir.display().to_string(),
+            dir,
+            show_all: false,
+            entries: Vec::new(),
+            listed: None,
+            error: None,
+        }
     }
 }
 
@@ -67,53 +75,59 @@ impl FileBrowser {
         }
         self.list();
         let mut open = self.open;
-        egui::Window::new("Open trace").id(egui::Id::unique("file_browser")).open(&mut open).default_size([560.0, 420.0]).show(ctx, |ui| {
-            ui.horizontal(|ui| {
-                if ui.button("Up").clicked() {
-                    if let Some(p) = self.dir.parent().map(|p| p.to_path_buf()) {
-                        self.go(&p);
-                    }
-                }
-                let lab = ui.label("Path");
-                let r = ui.add(egui::TextEdit::singleline(&mut self.path_text).desired_width(340.0)).labelled_by(lab.id);
-                if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
-                    let p = PathBuf::from(self.path_text.trim());
-                    if p.is_dir() {
-                        self.go(&p);
-                    } else if p.is_file() {
-                        picked.push(p);
-                    } else {
-                        self.error = Some(format!("{}: no such file or directory", p.display()));
-                    }
-                }
-                ui.checkbox(&mut self.show_all, "all files");
-            });
-            if let Some(e) = &self.error {
-                ui.colored_label(egui::Color32::from_rgb(235, 90, 70), e);
-            }
-            ui.separator();
-            let mut go_to: Option<PathBuf> = None;
-            egui::ScrollArea::vertical().id_salt("fb_scroll").auto_shrink([false, false]).show(ui, |ui| {
-                for (name, is_dir, size) in &self.entries {
-                    if name.starts_with('.') && !self.show_all {
-                        continue;
-                    }
-                    if *is_dir {
-                        if ui.selectable_label(false, format!("[dir] {name}/")).clicked() {
-                            go_to = Some(self.dir.join(name));
-                        }
-                    } else if self.show_all || is_trace_name(name) {
-                        let label = format!("{name}   ({:.1} MiB)", *size as f64 / (1 << 20) as f64);
-                        if ui.selectable_label(false, label).clicked() {
-                            picked.push(self.dir.join(name));
+        egui::Window::new("Open trace")
+            .id(egui::Id::unique("file_browser"))
+            .open(&mut open)
+            .default_size([560.0, 420.0])
+            .show(ctx, |ui| {
+                ui.horizontal(|ui| {
+                    if ui.button("Up").clicked() {
+                        if let Some(p) = self.dir.parent().map(|p| p.to_path_buf()) {
+                            self.go(&p);
                         }
                     }
+                    let lab = ui.label("Path");
+                    let r = ui
+                        .add(egui::TextEdit::singleline(&mut self.path_text).desired_width(340.0))
+                        .labelled_by(lab.id);
+                    if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
+                        let p = PathBuf::from(self.path_text.trim());
+                        if p.is_dir() {
+                            self.go(&p);
+                        } else if p.is_file() {
+                            picked.push(p);
+                        } else {
+                            self.error = Some(format!("{}: no such file or directory", p.display()));
+                        }
+                    }
+                    ui.checkbox(&mut self.show_all, "all files");
+                });
+                if let Some(e) = &self.error {
+                    ui.colored_label(egui::Color32::from_rgb(235, 90, 70), e);
+                }
+                ui.separator();
+                let mut go_to: Option<PathBuf> = None;
+                egui::ScrollArea::vertical().id_salt("fb_scroll").auto_shrink([false, false]).show(ui, |ui| {
+                    for (name, is_dir, size) in &self.entries {
+                        if name.starts_with('.') && !self.show_all {
+                            continue;
+                        }
+                        if *is_dir {
+                            if ui.selectable_label(false, format!("[dir] {name}/")).clicked() {
+                                go_to = Some(self.dir.join(name));
+                            }
+                        } else if self.show_all || is_trace_name(name) {
+                            let label = format!("{name}   ({:.1} MiB)", *size as f64 / (1 << 20) as f64);
+                            if ui.selectable_label(false, label).clicked() {
+                                picked.push(self.dir.join(name));
+                            }
+                        }
+                    }
+                });
+                if let Some(p) = go_to {
+                    self.go(&p);
                 }
             });
-            if let Some(p) = go_to {
-                self.go(&p);
-            }
-        });
         self.open = open && picked.is_empty();
         picked
     }

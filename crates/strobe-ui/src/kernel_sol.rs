@@ -7,9 +7,9 @@
 //! launch order), so a launch picked here selects its span and a span picked on the
 //! timeline selects its launch (the app applies both as commands).
 
+use crate::workspace::{SpanRef, Workspace};
 use egui::{Color32, RichText};
 use egui_plot::{GridMark, Legend, Line, MarkerShape, Plot, PlotPoints, Points};
-use crate::workspace::{SpanRef, Workspace};
 use strobe_analysis::roofline::{kernel_match_key, KernelSol, RooflineReport, Verdict, TENSOR_NOTE};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +58,10 @@ fn verdict_rank(v: Option<Verdict>) -> u8 {
 }
 
 fn fmt_si(v: f64, unit: &str) -> String {
-    let (d, p) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")].into_iter().find(|(d, _)| v.abs() >= *d).unwrap_or((1.0, ""));
+    let (d, p) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")]
+        .into_iter()
+        .find(|(d, _)| v.abs() >= *d)
+        .unwrap_or((1.0, ""));
     format!("{:.2} {p}{unit}", v / d)
 }
 
@@ -84,7 +87,15 @@ pub fn describe(k: &KernelSol) -> String {
 impl KernelSolPane {
     pub fn new(report: RooflineReport) -> Self {
         let n = report.kernels.len();
-        KernelSolPane { report, sort: SolSort::Duration, selected: None, plotted: 0, picked: None, links: vec![None; n], linked_for: None }
+        KernelSolPane {
+            report,
+            sort: SolSort::Duration,
+            selected: None,
+            plotted: 0,
+            picked: None,
+            links: vec![None; n],
+            linked_for: None,
+        }
     }
 
     /// Links every launch to its timeline kernel span (`ncu_match::match_stores`: by name
@@ -97,7 +108,10 @@ impl KernelSolPane {
         }
         let names: Vec<&str> = self.report.kernels.iter().map(|k| k.name.as_str()).collect();
         let stores: Vec<&strobe_store::Store> = ws.traces.iter().map(|t| &*t.store).collect();
-        self.links = strobe_analysis::ncu_match::match_stores(&names, &stores).into_iter().map(|m| m.map(|(trace, span)| SpanRef { trace, span })).collect();
+        self.links = strobe_analysis::ncu_match::match_stores(&names, &stores)
+            .into_iter()
+            .map(|m| m.map(|(trace, span)| SpanRef { trace, span }))
+            .collect();
         self.linked_for = Some(paths);
         true
     }
@@ -129,7 +143,12 @@ impl KernelSolPane {
                 return true;
             }
         }
-        let found = self.report.kernels.iter().position(|k| k.name == name).or_else(|| self.report.kernels.iter().position(|k| kernel_match_key(&k.name) == key));
+        let found = self
+            .report
+            .kernels
+            .iter()
+            .position(|k| k.name == name)
+            .or_else(|| self.report.kernels.iter().position(|k| kernel_match_key(&k.name) == key));
         match found {
             Some(i) => {
                 self.selected = Some(i);
@@ -157,7 +176,9 @@ impl KernelSolPane {
         match self.sort {
             SolSort::Id => idx.sort_by_key(|&i| k[i].id),
             SolSort::Duration => idx.sort_by(|&a, &b| dur(b).cmp(&dur(a)).then(a.cmp(&b))),
-            SolSort::Verdict => idx.sort_by(|&a, &b| verdict_rank(k[a].verdict).cmp(&verdict_rank(k[b].verdict)).then(dur(b).cmp(&dur(a)))),
+            SolSort::Verdict => idx.sort_by(|&a, &b| {
+                verdict_rank(k[a].verdict).cmp(&verdict_rank(k[b].verdict)).then(dur(b).cmp(&dur(a)))
+            }),
         }
         idx
     }
@@ -192,7 +213,10 @@ impl KernelSolPane {
                 Some(None) => " · selected launch: no timeline span (not in the matched window)",
                 None => "",
             };
-            ui.weak(format!("{n} of {} launches matched to timeline kernels by name and launch order{sel}", self.links.len()));
+            ui.weak(format!(
+                "{n} of {} launches matched to timeline kernels by name and launch order{sel}",
+                self.links.len()
+            ));
         }
         let avail = ui.available_size();
         let table_w = (avail.x * 0.5).max(300.0);
@@ -225,7 +249,9 @@ impl KernelSolPane {
                     }
                     ui.label(k.duration_ns.map(|d| format!("{:.2} us", d as f64 / 1e3)).unwrap_or_else(|| "-".into()));
                     sol_bars(ui, k.sm_pct, k.memory_pct);
-                    ui.label(RichText::new(k.verdict.map(|v| v.as_str()).unwrap_or("-")).color(verdict_color(k.verdict)));
+                    ui.label(
+                        RichText::new(k.verdict.map(|v| v.as_str()).unwrap_or("-")).color(verdict_color(k.verdict)),
+                    );
                     let short: String = k.name.chars().take(60).collect();
                     ui.label(short).on_hover_text(describe(k));
                     ui.end_row();
@@ -287,22 +313,40 @@ impl KernelSolPane {
                 if let (Some(peak), Some(bw)) = (d.peak_flops_per_s, d.peak_dram_bytes_per_s) {
                     let ridge = (peak / bw).log10();
                     let (x0, x1) = (-4.0, ridge.max(-4.0) + 4.0);
-                    p.line(Line::new("DRAM ceiling", PlotPoints::from(vec![[x0, x0 + bw.log10()], [ridge, peak.log10()]])).color(Color32::from_rgb(66, 133, 244)));
-                    p.line(Line::new("FP32 FMA ceiling", PlotPoints::from(vec![[ridge, peak.log10()], [x1, peak.log10()]])).color(Color32::from_rgb(219, 68, 55)));
+                    p.line(
+                        Line::new("DRAM ceiling", PlotPoints::from(vec![[x0, x0 + bw.log10()], [ridge, peak.log10()]]))
+                            .color(Color32::from_rgb(66, 133, 244)),
+                    );
+                    p.line(
+                        Line::new(
+                            "FP32 FMA ceiling",
+                            PlotPoints::from(vec![[ridge, peak.log10()], [x1, peak.log10()]]),
+                        )
+                        .color(Color32::from_rgb(219, 68, 55)),
+                    );
                     if let Some(p64) = d.peak_fp64_flops_per_s {
                         let r64 = (p64 / bw).log10();
-                        p.line(Line::new("FP64 FMA ceiling", PlotPoints::from(vec![[r64, p64.log10()], [x1, p64.log10()]])).color(Color32::from_rgb(150, 90, 200)));
+                        p.line(
+                            Line::new(
+                                "FP64 FMA ceiling",
+                                PlotPoints::from(vec![[r64, p64.log10()], [x1, p64.log10()]]),
+                            )
+                            .color(Color32::from_rgb(150, 90, 200)),
+                        );
                     }
                 }
                 for &(i, x, y) in &pts {
                     let k = &kernels[i];
                     let r = 3.0 + 9.0 * ((k.duration_ns.unwrap_or(0) as f64 / max_dur).sqrt() as f32);
-                    let mut item = Points::new(k.verdict.map(|v| v.as_str()).unwrap_or("no verdict"), PlotPoints::from(vec![[x, y]]))
-                        .radius(r)
-                        .shape(MarkerShape::Circle)
-                        .filled(true)
-                        .color(verdict_color(k.verdict))
-                        .id(("kernel_sol_point", i));
+                    let mut item = Points::new(
+                        k.verdict.map(|v| v.as_str()).unwrap_or("no verdict"),
+                        PlotPoints::from(vec![[x, y]]),
+                    )
+                    .radius(r)
+                    .shape(MarkerShape::Circle)
+                    .filled(true)
+                    .color(verdict_color(k.verdict))
+                    .id(("kernel_sol_point", i));
                     if selected == Some(i) {
                         item = item.highlight(true).radius(r + 3.0);
                     }
@@ -311,7 +355,9 @@ impl KernelSolPane {
             });
         if resp.response.clicked() {
             if let Some(h) = resp.hovered_plot_item {
-                if let Some(&(i, _, _)) = pts.iter().find(|(i, _, _)| egui_plot::ItemId::new(("kernel_sol_point", *i)) == h) {
+                if let Some(&(i, _, _)) =
+                    pts.iter().find(|(i, _, _)| egui_plot::ItemId::new(("kernel_sol_point", *i)) == h)
+                {
                     self.pick(i);
                 }
             }

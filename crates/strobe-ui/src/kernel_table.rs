@@ -39,7 +39,10 @@ pub struct SolColumns {
 }
 
 /// Duration-weighted mean of a percentage (plain mean when no durations).
-fn weighted_pct(ks: &[strobe_analysis::roofline::KernelSol], f: impl Fn(&strobe_analysis::roofline::KernelSol) -> Option<f64>) -> Option<f64> {
+fn weighted_pct(
+    ks: &[strobe_analysis::roofline::KernelSol],
+    f: impl Fn(&strobe_analysis::roofline::KernelSol) -> Option<f64>,
+) -> Option<f64> {
     let (mut num, mut den, mut sum, mut n) = (0.0, 0.0, 0.0, 0usize);
     for k in ks {
         if let Some(v) = f(k) {
@@ -80,7 +83,10 @@ impl SolColumns {
     /// As `from_report`, and per timeline kernel name the figures of the launches linked to
     /// its spans (`KernelSolPane::links`: matched by name and launch order), which win over
     /// the name match. `timeline_names`: per launch, the linked span's kernel name.
-    pub fn from_report_linked(r: &strobe_analysis::roofline::RooflineReport, timeline_names: &[Option<String>]) -> Self {
+    pub fn from_report_linked(
+        r: &strobe_analysis::roofline::RooflineReport,
+        timeline_names: &[Option<String>],
+    ) -> Self {
         let mut c = Self::from_report(r);
         let mut groups: std::collections::HashMap<&str, Vec<strobe_analysis::roofline::KernelSol>> = Default::default();
         for (k, n) in r.kernels.iter().zip(timeline_names) {
@@ -102,13 +108,24 @@ impl SolColumns {
     /// The launches linked to this timeline name, else the exact name, else the same
     /// `kernel_match_key`.
     pub fn get(&self, name: &str) -> Option<&SolCell> {
-        self.linked.get(name).or_else(|| self.exact.get(name)).or_else(|| self.by_key.get(strobe_analysis::roofline::kernel_match_key(name)))
+        self.linked
+            .get(name)
+            .or_else(|| self.exact.get(name))
+            .or_else(|| self.by_key.get(strobe_analysis::roofline::kernel_match_key(name)))
     }
 }
 
 impl Default for KernelTable {
     fn default() -> Self {
-        KernelTable { trace: 0, filter: String::new(), sort: SortBy::Total, descending: true, rows: Vec::new(), key: None, sol: None }
+        KernelTable {
+            trace: 0,
+            filter: String::new(),
+            sort: SortBy::Total,
+            descending: true,
+            rows: Vec::new(),
+            key: None,
+            sol: None,
+        }
     }
 }
 
@@ -124,7 +141,8 @@ impl KernelTable {
             return;
         }
         let f = self.filter.to_lowercase();
-        let mut rows: Vec<u32> = (0..k.len() as u32).filter(|&i| f.is_empty() || k[i as usize].name.to_lowercase().contains(&f)).collect();
+        let mut rows: Vec<u32> =
+            (0..k.len() as u32).filter(|&i| f.is_empty() || k[i as usize].name.to_lowercase().contains(&f)).collect();
         rows.sort_by(|&a, &b| {
             let (x, y) = (&k[a as usize], &k[b as usize]);
             let o = match self.sort {
@@ -152,14 +170,22 @@ impl KernelTable {
     pub fn ui(&mut self, ui: &mut egui::Ui, ws: &Workspace, sel: &Selection, cmds: &mut Vec<Command>) {
         ui.horizontal(|ui| {
             if ws.traces.len() > 1 {
-                egui::ComboBox::from_id_salt("kt_trace").selected_text(ws.traces.get(self.trace).map(|t| t.label.as_str()).unwrap_or("")).show_ui(ui, |ui| {
-                    for (i, t) in ws.traces.iter().enumerate() {
-                        ui.selectable_value(&mut self.trace, i, &t.label);
-                    }
-                });
+                egui::ComboBox::from_id_salt("kt_trace")
+                    .selected_text(ws.traces.get(self.trace).map(|t| t.label.as_str()).unwrap_or(""))
+                    .show_ui(ui, |ui| {
+                        for (i, t) in ws.traces.iter().enumerate() {
+                            ui.selectable_value(&mut self.trace, i, &t.label);
+                        }
+                    });
             }
             let lab = ui.label("Filter:");
-            ui.add(egui::TextEdit::singleline(&mut self.filter).id_salt("kernel_filter").hint_text("kernel name").desired_width(260.0)).labelled_by(lab.id);
+            ui.add(
+                egui::TextEdit::singleline(&mut self.filter)
+                    .id_salt("kernel_filter")
+                    .hint_text("kernel name")
+                    .desired_width(260.0),
+            )
+            .labelled_by(lab.id);
             self.refresh(ws);
             let total = ws.traces.get(self.trace).map(|t| t.derived.kernels.len()).unwrap_or(0);
             ui.label(format!("{} of {} kernels", self.rows.len(), total));
@@ -170,8 +196,17 @@ impl KernelTable {
         let mut clicked: Option<String> = None;
         let mut sort_click: Option<SortBy> = None;
         let hdr = |ui: &mut egui::Ui, label: &str, by: SortBy, cur: SortBy, desc: bool, out: &mut Option<SortBy>| {
-            let arrow = if cur == by { if desc { " v" } else { " ^" } } else { "" };
-            if ui.add(egui::Button::new(egui::RichText::new(format!("{label}{arrow}")).strong()).frame(false)).clicked() {
+            let arrow = if cur == by {
+                if desc {
+                    " v"
+                } else {
+                    " ^"
+                }
+            } else {
+                ""
+            };
+            if ui.add(egui::Button::new(egui::RichText::new(format!("{label}{arrow}")).strong()).frame(false)).clicked()
+            {
                 *out = Some(by);
             }
         };
@@ -231,7 +266,9 @@ impl KernelTable {
                         let c = sol.get(&s.name);
                         let pct = |v: Option<f64>| v.map(|v| format!("{v:.0}")).unwrap_or_else(|| "-".into());
                         row.col(|ui| {
-                            ui.label(c.map(|c| format!("{} / {}", pct(c.sm_pct), pct(c.memory_pct))).unwrap_or_default());
+                            ui.label(
+                                c.map(|c| format!("{} / {}", pct(c.sm_pct), pct(c.memory_pct))).unwrap_or_default(),
+                            );
                         });
                         row.col(|ui| {
                             let v = c.and_then(|c| c.verdict);

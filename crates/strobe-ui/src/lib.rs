@@ -41,7 +41,8 @@ pub struct RunOptions {
 
 /// Runs the viewer until its window closes.
 pub fn run(opts: RunOptions) -> anyhow::Result<()> {
-    let files = if opts.files.is_empty() { vec![sample::materialize(opts.cache_dir.as_deref())?] } else { opts.files.clone() };
+    let files =
+        if opts.files.is_empty() { vec![sample::materialize(opts.cache_dir.as_deref())?] } else { opts.files.clone() };
     let shot = opts.screenshot.clone();
     let size = opts.size.unwrap_or([1600.0, 1000.0]);
     let native = eframe::NativeOptions {
@@ -80,4 +81,3 @@ pub fn run(opts: RunOptions) -> anyhow::Result<()> {
     }
     Ok(())
 }
-

@@ -58,7 +58,11 @@ impl Loader {
     pub fn start(&mut self, path: &Path, repaint: impl Fn() + Send + 'static) {
         let progress = Arc::new(Progress::default());
         let (tx, rx) = channel();
-        let opts = LoadOptions { cache_dir: self.cache_dir.clone(), no_cache: self.no_cache, progress: Some(progress.clone()) };
+        let opts = LoadOptions {
+            cache_dir: self.cache_dir.clone(),
+            no_cache: self.no_cache,
+            progress: Some(progress.clone()),
+        };
         let p = path.to_path_buf();
         let thr = self.idle_threshold_ns;
         std::thread::Builder::new()

@@ -83,7 +83,14 @@ impl SearchBar {
     pub fn ui(&mut self, ui: &mut egui::Ui, ws: &Workspace, cmds: &mut Vec<Command>) {
         let id = egui::Id::unique("strobe_search");
         let lab = ui.label("Search");
-        let r = ui.add(egui::TextEdit::singleline(&mut self.query).id(id).hint_text("span name  ( / or Ctrl+F )").desired_width(280.0)).labelled_by(lab.id);
+        let r = ui
+            .add(
+                egui::TextEdit::singleline(&mut self.query)
+                    .id(id)
+                    .hint_text("span name  ( / or Ctrl+F )")
+                    .desired_width(280.0),
+            )
+            .labelled_by(lab.id);
         if self.focus_request {
             r.request_focus();
             self.focus_request = false;

@@ -38,7 +38,11 @@ impl Derived {
         let unions = gpu_time::device_unions(store);
         let bands = unions
             .iter()
-            .map(|u| DeviceBands { device: u.device, overlapped: u.overlapped.clone(), exposed_comm: subtract(&u.comm, &u.compute) })
+            .map(|u| DeviceBands {
+                device: u.device,
+                overlapped: u.overlapped.clone(),
+                exposed_comm: subtract(&u.comm, &u.compute),
+            })
             .collect();
         Derived {
             gpu: gpu_time::gpu_time(store),
@@ -85,7 +89,16 @@ impl Trace {
         };
         let n = store.string_count();
         let long_gaps = long_gaps(&derived.idle);
-        Trace { path, label, store: Arc::new(store), derived, t_min, t_max, long_gaps, name_colors: std::cell::RefCell::new(vec![0; n]) }
+        Trace {
+            path,
+            label,
+            store: Arc::new(store),
+            derived,
+            t_min,
+            t_max,
+            long_gaps,
+            name_colors: std::cell::RefCell::new(vec![0; n]),
+        }
     }
 
     pub fn set_idle_threshold(&mut self, ns: i64) {
@@ -95,7 +108,9 @@ impl Trace {
 }
 
 fn long_gaps(idle: &[DeviceIdle]) -> Vec<(i64, Vec<IdleGap>)> {
-    idle.iter().map(|d| (d.device, d.gaps.iter().filter(|g| g.end - g.start >= d.threshold_ns).copied().collect())).collect()
+    idle.iter()
+        .map(|d| (d.device, d.gaps.iter().filter(|g| g.end - g.start >= d.threshold_ns).copied().collect()))
+        .collect()
 }
 
 /// The open traces, in the order they were opened.

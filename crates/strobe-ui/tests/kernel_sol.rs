@@ -26,7 +26,13 @@ fn h200_raw_pane_sorts_selects_and_plots() {
     assert_eq!(h.state().sort, SolSort::Duration);
     assert_eq!(h.state().order()[0], 19);
     // Kernels with FMA FLOPs and DRAM traffic are points; GEMMs (tensor cores only) are not.
-    let with_flops = h.state().report.kernels.iter().filter(|k| k.flops_per_s.unwrap_or(0.0) > 0.0 && k.arithmetic_intensity.unwrap_or(0.0) > 0.0).count();
+    let with_flops = h
+        .state()
+        .report
+        .kernels
+        .iter()
+        .filter(|k| k.flops_per_s.unwrap_or(0.0) > 0.0 && k.arithmetic_intensity.unwrap_or(0.0) > 0.0)
+        .count();
     assert!(with_flops >= 10, "{with_flops}");
     assert_eq!(h.state().plotted, with_flops);
     h.get_by_label("FP32 FMA ceiling");
@@ -42,7 +48,12 @@ fn h200_raw_pane_sorts_selects_and_plots() {
     h.run_steps(2);
     assert_eq!(h.state().selected, Some(19));
     // The selection line shows the kernel's figures.
-    let _ = h.query_all_by(|n| n.value().is_some_and(|l| l.contains("cunn_SoftMaxForward") && l.contains("verdict memory_bound"))).next().expect("selection figures shown");
+    let _ = h
+        .query_all_by(|n| {
+            n.value().is_some_and(|l| l.contains("cunn_SoftMaxForward") && l.contains("verdict memory_bound"))
+        })
+        .next()
+        .expect("selection figures shown");
 }
 
 #[test]
@@ -77,7 +88,8 @@ fn app_opens_an_ncu_export_in_the_kernel_pane() {
     app.open_blocking(&dir.join("ncu_raw.csv")).unwrap();
     assert!(app.ws.traces.is_empty());
     assert_eq!(app.bottom_tab, BottomTab::KernelSol);
-    let mut h = Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    let mut h =
+        Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     h.run_steps(3);
     h.get_by_label("by verdict").click();
     h.run_steps(2);
@@ -95,9 +107,11 @@ fn linked_with_the_timeline_by_kernel_name() {
     app.open_blocking(&dir.join("gpt_train.json.gz")).unwrap();
     app.open_blocking(&dir.join("ncu_raw.csv")).unwrap();
     // ncu and Kineto demangle differently; the match key bridges them.
-    let m = strobe_ui::app::match_timeline_kernel(&app.ws, &app.kernel_sol.as_ref().unwrap().report.kernels[19].name).expect("log_softmax on the timeline");
+    let m = strobe_ui::app::match_timeline_kernel(&app.ws, &app.kernel_sol.as_ref().unwrap().report.kernels[19].name)
+        .expect("log_softmax on the timeline");
     assert!(m.1.contains("at::native::(anonymous namespace)::cunn_SoftMaxForward"), "{}", m.1);
-    let mut h = Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    let mut h =
+        Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     h.run_steps(3);
     // Pane → timeline: picking launch #8 (second nvjet TNT) selects that kernel name on the timeline.
     h.get_by_label("#8").click();
@@ -125,7 +139,8 @@ fn kernel_table_shows_sol_columns() {
     let sol = app.kernels.sol.as_ref().unwrap();
     let kineto = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(float*, float const*, int)";
     assert_eq!(sol.get(kineto).and_then(|c| c.verdict), Some(Verdict::MemoryBound));
-    let mut h = Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    let mut h =
+        Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     h.run_steps(3);
     h.get_by_label("Verdict (ncu)");
     h.get_by_label("memory_bound");
@@ -152,7 +167,8 @@ fn launches_link_to_timeline_spans_by_name_and_order() {
     assert!(name(seq[117]).contains("cunn_SoftMaxForward"), "{}", name(seq[117]));
     let span = |i: usize| SpanRef { trace: 0, span: seq[i] };
 
-    let mut h = Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    let mut h =
+        Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     h.run_steps(3);
     {
         let p = h.state().kernel_sol.as_ref().unwrap();
@@ -161,7 +177,11 @@ fn launches_link_to_timeline_spans_by_name_and_order() {
         // the forward's, after the timeline's six layers.
         assert_eq!(p.links[0], Some(span(0)));
         assert_eq!(&p.links[2..=3], &[Some(span(1)), Some(span(2))], "the two embedding gathers");
-        assert_eq!(&p.links[6..=8], &[Some(span(7)), Some(span(8)), Some(span(10))], "QKV GEMM, attention, projection GEMM");
+        assert_eq!(
+            &p.links[6..=8],
+            &[Some(span(7)), Some(span(8)), Some(span(10))],
+            "QKV GEMM, attention, projection GEMM"
+        );
         assert_eq!(p.links[16], Some(span(115)));
         assert_eq!(p.links[19], Some(span(117)));
         // The ncu run's extra copy after arange has no timeline kernel.
@@ -219,7 +239,12 @@ fn click_span(h: &mut Harness<'static, strobe_ui::StrobeApp>, r: strobe_ui::work
     h.event(egui::Event::PointerMoved(p));
     h.run_steps(1);
     for pressed in [true, false] {
-        h.event(egui::Event::PointerButton { pos: p, button: egui::PointerButton::Primary, pressed, modifiers: Default::default() });
+        h.event(egui::Event::PointerButton {
+            pos: p,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: Default::default(),
+        });
         h.run_steps(1);
     }
     h.run_steps(2);

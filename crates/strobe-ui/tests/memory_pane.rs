@@ -17,7 +17,8 @@ fn harness(files: &[&str]) -> Harness<'static, StrobeApp> {
     for f in files {
         app.open_blocking(&sample(f)).expect("open sample");
     }
-    let mut h = Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    let mut h =
+        Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     h.run_steps(3);
     h
 }

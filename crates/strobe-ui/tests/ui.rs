@@ -21,7 +21,8 @@ fn app_with(files: &[&str]) -> StrobeApp {
 }
 
 fn harness(app: StrobeApp) -> Harness<'static, StrobeApp> {
-    let mut h = Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    let mut h =
+        Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     h.run_steps(3);
     h
 }
@@ -44,7 +45,8 @@ fn opens_a_sample_and_draws_lanes() {
 fn async_loader_finishes() {
     let mut app = StrobeApp::new(None, Settings::default());
     app.loader.no_cache = true;
-    let mut h = Harness::builder().with_size([1200.0, 800.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    let mut h =
+        Harness::builder().with_size([1200.0, 800.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     let ctx = h.ctx.clone();
     h.state_mut().open_files(vec![sample("gpt_train.json.gz")], &ctx);
     for _ in 0..600 {
@@ -61,7 +63,8 @@ fn async_loader_finishes() {
 fn load_error_shows_in_window() {
     let mut app = StrobeApp::new(None, Settings::default());
     app.loader.no_cache = true;
-    let mut h = Harness::builder().with_size([1200.0, 800.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    let mut h =
+        Harness::builder().with_size([1200.0, 800.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     let ctx = h.ctx.clone();
     h.state_mut().open_files(vec![PathBuf::from("/nonexistent/trace.json")], &ctx);
     for _ in 0..200 {
@@ -180,7 +183,8 @@ fn built_in_file_browser_opens_a_trace() {
     app.loader.no_cache = true;
     app.browser.dir = sample("");
     app.browser.show();
-    let mut h = Harness::builder().with_size([1400.0, 900.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    let mut h =
+        Harness::builder().with_size([1400.0, 900.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     h.run_steps(2);
     h.get_by_label_contains("gpt_train.json.gz").click();
     for _ in 0..600 {

@@ -126,7 +126,8 @@ fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {
     let base_anon = status_kb("RssAnon:");
     for _ in 0..runs.max(1) {
         let dir = tempfile::tempdir()?;
-        let opts = strobe_import::LoadOptions { cache_dir: Some(dir.path().to_path_buf()), no_cache: false, progress: None };
+        let opts =
+            strobe_import::LoadOptions { cache_dir: Some(dir.path().to_path_buf()), no_cache: false, progress: None };
         let peak = AnonPeak::start();
         let t = Instant::now();
         let store = strobe_import::load(file, &opts)?;
@@ -138,7 +139,13 @@ fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {
     let s = median(&mut secs);
     let mb = size as f64 / 1e6;
     println!("ingest {}: {:.1} MB, {} events, {} cores", file.display(), mb, events, rayon::current_num_threads());
-    println!("  median {:.3} s over {} runs → {:.0} MB/s, {:.2} M events/s", s, secs.len(), mb / s, events as f64 / s / 1e6);
+    println!(
+        "  median {:.3} s over {} runs → {:.0} MB/s, {:.2} M events/s",
+        s,
+        secs.len(),
+        mb / s,
+        events as f64 / s / 1e6
+    );
     println!("  peak anonymous memory during ingest (beyond the mapped input): median {:.0} MB", median(&mut peaks));
     if python {
         let mut ps = Vec::new();
@@ -161,7 +168,8 @@ fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {
 
 fn reopen(file: &Path, runs: usize, cache: Option<&Path>) -> anyhow::Result<()> {
     // make sure the store exists
-    let opts = strobe_import::LoadOptions { cache_dir: cache.map(|p| p.to_path_buf()), no_cache: false, progress: None };
+    let opts =
+        strobe_import::LoadOptions { cache_dir: cache.map(|p| p.to_path_buf()), no_cache: false, progress: None };
     drop(strobe_import::load(file, &opts)?);
     let exe = std::env::current_exe()?;
     let mut inner = Vec::new();
@@ -196,7 +204,8 @@ fn reopen(file: &Path, runs: usize, cache: Option<&Path>) -> anyhow::Result<()> 
 
 fn reopen_once(file: &Path, cache: Option<&Path>) -> anyhow::Result<()> {
     let t = Instant::now();
-    let opts = strobe_import::LoadOptions { cache_dir: cache.map(|p| p.to_path_buf()), no_cache: false, progress: None };
+    let opts =
+        strobe_import::LoadOptions { cache_dir: cache.map(|p| p.to_path_buf()), no_cache: false, progress: None };
     let store = strobe_import::load(file, &opts)?;
     // the first question a viewer asks: what is in the middle tenth of the busiest lane
     let lane = (0..store.lanes.len() as u32).max_by_key(|&l| store.lane_view(l).starts.len()).unwrap_or(0);
@@ -265,7 +274,9 @@ fn lod(spans: u64, pixels: i64) -> anyhow::Result<()> {
         build_s,
         pixels
     );
-    for (label, frac) in [("whole trace", 1.0f64), ("mid (1/1000)", 1e-3), ("deep (1/10^6)", 1e-6), ("deepest (1/10^8)", 1e-8)] {
+    for (label, frac) in
+        [("whole trace", 1.0f64), ("mid (1/1000)", 1e-3), ("deep (1/10^6)", 1e-6), ("deepest (1/10^8)", 1e-8)]
+    {
         let w = (((t1 - t0) as f64) * frac).max(pixels as f64) as i64;
         let mut times = Vec::new();
         let mut items = Vec::new();
@@ -279,7 +290,12 @@ fn lod(spans: u64, pixels: i64) -> anyhow::Result<()> {
             items.push(n as f64);
         }
         let mx = times.iter().cloned().fold(0.0, f64::max);
-        println!("  {label:<18} median {:.3} ms, max {:.3} ms, {:.0} items (median)", median(&mut times), mx, median(&mut items));
+        println!(
+            "  {label:<18} median {:.3} ms, max {:.3} ms, {:.0} items (median)",
+            median(&mut times),
+            mx,
+            median(&mut items)
+        );
     }
     Ok(())
 }
@@ -287,8 +303,15 @@ fn lod(spans: u64, pixels: i64) -> anyhow::Result<()> {
 fn frame(spans: usize, frames: usize) -> anyhow::Result<()> {
     let t = Instant::now();
     let store = strobe_ui::bench::synthetic_store(spans);
-    println!("synthetic trace of {} spans built in {:.1} s; one frame of the timeline, 1920 px:", store.span_count(), t.elapsed().as_secs_f64());
-    println!("  {:<22} {:>12} {:>10} {:>8} {:>8} {:>14} {:>8}", "zoom", "window", "median ms", "p90 ms", "max ms", "tessellate ms", "items");
+    println!(
+        "synthetic trace of {} spans built in {:.1} s; one frame of the timeline, 1920 px:",
+        store.span_count(),
+        t.elapsed().as_secs_f64()
+    );
+    println!(
+        "  {:<22} {:>12} {:>10} {:>8} {:>8} {:>14} {:>8}",
+        "zoom", "window", "median ms", "p90 ms", "max ms", "tessellate ms", "items"
+    );
     for r in strobe_ui::bench::frame_bench(store, 1920.0, frames) {
         println!(
             "  {:<22} {:>12} {:>10.2} {:>8.2} {:>8.2} {:>14.2} {:>8}",

@@ -117,7 +117,9 @@ impl Cli {
                     }
                     return Ok(());
                 }
-                if let Ok(Some(f @ (strobe_import::Format::NcuCsv | strobe_import::Format::NcuRep))) = strobe_import::detect(&file) {
+                if let Ok(Some(f @ (strobe_import::Format::NcuCsv | strobe_import::Format::NcuRep))) =
+                    strobe_import::detect(&file)
+                {
                     let ncu = if f == strobe_import::Format::NcuRep {
                         strobe_import::ncu_csv::import_rep(&file)?
                     } else {

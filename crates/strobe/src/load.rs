@@ -10,7 +10,11 @@ use strobe_store::Store;
 
 pub fn load_with_progress(path: &Path, cache_dir: Option<&Path>) -> anyhow::Result<Store> {
     let progress = Arc::new(Progress::default());
-    let opts = LoadOptions { cache_dir: cache_dir.map(|p| p.to_path_buf()), no_cache: false, progress: Some(progress.clone()) };
+    let opts = LoadOptions {
+        cache_dir: cache_dir.map(|p| p.to_path_buf()),
+        no_cache: false,
+        progress: Some(progress.clone()),
+    };
     if !std::io::stderr().is_terminal() {
         return Ok(strobe_import::load(path, &opts)?);
     }
@@ -21,8 +25,10 @@ pub fn load_with_progress(path: &Path, cache_dir: Option<&Path>) -> anyhow::Resu
         std::thread::spawn(move || {
             let pb = indicatif::ProgressBar::new(0);
             pb.set_style(
-                indicatif::ProgressStyle::with_template("{spinner} {bytes}/{total_bytes} {msg} [{elapsed}] {binary_bytes_per_sec}")
-                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} {bytes}/{total_bytes} {msg} [{elapsed}] {binary_bytes_per_sec}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
             );
             let t0 = std::time::Instant::now();
             while !done.load(Ordering::Relaxed) {

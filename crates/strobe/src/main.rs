@@ -2,9 +2,9 @@
 
 mod bench;
 mod cli;
-mod scale;
 mod export;
 mod load;
+mod scale;
 
 use clap::Parser;
 

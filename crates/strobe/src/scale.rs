@@ -60,7 +60,9 @@ pub fn generate(from: &Path, target_bytes: u64, out: &Path) -> anyhow::Result<u6
         let s = e.get();
         if let Some((a, b)) = number_after(s, "ts") {
             if let Some(ts) = strobe_import::time::decimal_to_ns(s[a..b].as_bytes(), 1000) {
-                let dur = number_after(s, "dur").and_then(|(x, y)| strobe_import::time::decimal_to_ns(s[x..y].as_bytes(), 1000)).unwrap_or(0);
+                let dur = number_after(s, "dur")
+                    .and_then(|(x, y)| strobe_import::time::decimal_to_ns(s[x..y].as_bytes(), 1000))
+                    .unwrap_or(0);
                 lo = lo.min(ts);
                 hi = hi.max(ts + dur);
             }

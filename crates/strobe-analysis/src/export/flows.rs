@@ -8,8 +8,19 @@ use std::io::Write;
 use strobe_store::{Store, FLOW_CORRELATION};
 
 pub const COLUMNS: &[&str] = &[
-    "flow_id", "from_ts_ns", "from_name", "from_pid", "from_tid", "to_ts_ns", "to_name", "to_pid", "to_tid", "category",
-    "kind", "from_event_ts_ns", "to_event_ts_ns",
+    "flow_id",
+    "from_ts_ns",
+    "from_name",
+    "from_pid",
+    "from_tid",
+    "to_ts_ns",
+    "to_name",
+    "to_pid",
+    "to_tid",
+    "category",
+    "kind",
+    "from_event_ts_ns",
+    "to_event_ts_ns",
 ];
 
 pub fn write<W: Write>(store: &Store, sink: &mut Sink<W>) -> std::io::Result<u64> {

@@ -61,7 +61,9 @@ impl LaneIds {
                     LaneKind::GpuStream { device, stream } | LaneKind::GpuAnnotation { device, stream } => {
                         Some(thread(&IdKey::Num(*device), &IdKey::Num(*stream), Some(*device), Some(*stream)))
                     }
-                    LaneKind::CpuThread { pid, tid } | LaneKind::Nvtx { pid, tid } => Some(thread(pid, tid, None, None)),
+                    LaneKind::CpuThread { pid, tid } | LaneKind::Nvtx { pid, tid } => {
+                        Some(thread(pid, tid, None, None))
+                    }
                     LaneKind::Async { pid, track } => Some(LaneIds {
                         pid: pid.clone(),
                         tid: None,

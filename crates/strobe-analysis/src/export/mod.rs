@@ -67,7 +67,12 @@ pub fn export<W: Write>(store: &Store, what: What, format: Format, out: W) -> st
 /// (`export` uses a piece of 8 Ki rows; tests use tiny ones to check that cutting a merged
 /// lane group anywhere changes nothing).
 #[doc(hidden)]
-pub fn export_spans_in_pieces<W: Write>(store: &Store, format: Format, piece: usize, mut out: W) -> std::io::Result<u64> {
+pub fn export_spans_in_pieces<W: Write>(
+    store: &Store,
+    format: Format,
+    piece: usize,
+    mut out: W,
+) -> std::io::Result<u64> {
     out.write_all(&sink::Sink::new(Vec::new(), format, spans::COLUMNS)?.into_inner()?)?;
     let rows = spans::write(store, &mut out, format, piece)?;
     out.flush()?;

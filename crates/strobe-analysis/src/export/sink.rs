@@ -343,10 +343,12 @@ mod tests {
         let mut seed = 99u64;
         for _ in 0..20000 {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let bytes: [u8; 8] = std::array::from_fn(|k| [b'"', b'#', b'!', 0, 1, b'\n', 0x0b, 0xff][((seed >> (8 * k)) & 7) as usize]);
+            let bytes: [u8; 8] =
+                std::array::from_fn(|k| [b'"', b'#', b'!', 0, 1, b'\n', 0x0b, 0xff][((seed >> (8 * k)) & 7) as usize]);
             let x = u64::from_le_bytes(bytes);
             for c in [b'"', b'\n', 0u8] {
-                let want = bytes.iter().enumerate().fold(0u64, |m, (k, &b)| if b == c { m | 0x80 << (8 * k) } else { m });
+                let want =
+                    bytes.iter().enumerate().fold(0u64, |m, (k, &b)| if b == c { m | 0x80 << (8 * k) } else { m });
                 assert_eq!(eq_mask(x, c), want, "{bytes:?} {c}");
             }
         }
@@ -372,7 +374,10 @@ mod tests {
         };
         assert_eq!(j("{}"), "{}");
         assert_eq!(j("{\"a\":1}"), "\"{\"\"a\"\":1}\"");
-        assert_eq!(j("{\n  \"long key here\": \"v,w\",\r\n  \"b\": [1, 2]\n}"), "\"{   \"\"long key here\"\": \"\"v,w\"\",    \"\"b\"\": [1, 2] }\"");
+        assert_eq!(
+            j("{\n  \"long key here\": \"v,w\",\r\n  \"b\": [1, 2]\n}"),
+            "\"{   \"\"long key here\"\": \"\"v,w\"\",    \"\"b\"\": [1, 2] }\""
+        );
         let mut out = Vec::new();
         one_line(&mut out, b"{\n \"a\": 1,\r\n \"b\": \"x\\ny\"\n}");
         assert_eq!(out, b"{  \"a\": 1,   \"b\": \"x\\ny\" }");

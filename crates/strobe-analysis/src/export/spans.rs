@@ -13,7 +13,19 @@ use strobe_model::flags;
 use strobe_store::{LaneView, Store};
 
 pub const COLUMNS: &[&str] = &[
-    "pid", "tid", "process_name", "thread_name", "lane", "device", "stream", "depth", "ts_ns", "dur_ns", "name", "category", "args",
+    "pid",
+    "tid",
+    "process_name",
+    "thread_name",
+    "lane",
+    "device",
+    "stream",
+    "depth",
+    "ts_ns",
+    "dur_ns",
+    "name",
+    "category",
+    "args",
 ];
 
 /// Rows per piece formatted apart.
@@ -24,7 +36,10 @@ pub fn lane_groups(store: &Store, ids: &[Option<LaneIds>]) -> Vec<Vec<u32>> {
     let mut lanes: Vec<u32> = (0..store.lanes.len() as u32).filter(|&l| ids[l as usize].is_some()).collect();
     let key = |l: u32| ids[l as usize].as_ref().map(|x| x.sort_key());
     lanes.sort_by(|&a, &b| {
-        key(a).cmp(&key(b)).then_with(|| store.lanes[a as usize].kind.cmp(&store.lanes[b as usize].kind)).then(a.cmp(&b))
+        key(a)
+            .cmp(&key(b))
+            .then_with(|| store.lanes[a as usize].kind.cmp(&store.lanes[b as usize].kind))
+            .then(a.cmp(&b))
     });
     let mut groups: Vec<Vec<u32>> = Vec::new();
     for l in lanes {
@@ -104,9 +119,12 @@ fn partition(n: usize, before: impl Fn(usize) -> bool) -> usize {
 pub fn write<W: Write>(store: &Store, out: &mut W, format: Format, piece: usize) -> std::io::Result<u64> {
     let ids = LaneIds::of_store(store);
     let groups = lane_groups(store, &ids);
-    let views: Vec<Vec<LaneView<'_>>> = groups.iter().map(|g| g.iter().map(|&l| store.lane_view(l)).collect()).collect();
-    let gids: Vec<Vec<&LaneIds>> =
-        groups.iter().map(|g| g.iter().map(|&l| ids[l as usize].as_ref().expect("grouped lanes have ids")).collect()).collect();
+    let views: Vec<Vec<LaneView<'_>>> =
+        groups.iter().map(|g| g.iter().map(|&l| store.lane_view(l)).collect()).collect();
+    let gids: Vec<Vec<&LaneIds>> = groups
+        .iter()
+        .map(|g| g.iter().map(|&l| ids[l as usize].as_ref().expect("grouped lanes have ids")).collect())
+        .collect();
     let pieces = pieces(&views, piece.max(1));
     let wave = rayon::current_num_threads().max(1) * 2;
     // A formatting thread fills pieces a wave at a time on the rayon pool while this thread
@@ -193,7 +211,14 @@ fn id_cells(id: &LaneIds) -> [Cell<'_>; ID_COLUMNS] {
 const ID_COLUMNS: usize = 7;
 
 #[inline]
-fn row<W: Write>(store: &Store, sink: &mut Sink<W>, prefix: &[u8], v: &LaneView<'_>, i: usize, scratch: &mut String) -> std::io::Result<()> {
+fn row<W: Write>(
+    store: &Store,
+    sink: &mut Sink<W>,
+    prefix: &[u8],
+    v: &LaneView<'_>,
+    i: usize,
+    scratch: &mut String,
+) -> std::io::Result<()> {
     let span = v.span[i];
     let m = store.span_meta(span);
     let (ts, end) = (v.starts[i], v.ends[i]);

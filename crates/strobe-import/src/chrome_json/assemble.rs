@@ -125,7 +125,18 @@ impl<'a> Assembler<'a> {
         args_off: u64,
         args_len: u32,
     ) -> std::io::Result<u64> {
-        b.push_span(SpanInput { lane, start, end, name, cat, kind, flags, args: self.args(args_off, args_len), correlation: 0, copy_dir: None })
+        b.push_span(SpanInput {
+            lane,
+            start,
+            end,
+            name,
+            cat,
+            kind,
+            flags,
+            args: self.args(args_off, args_len),
+            correlation: 0,
+            copy_dir: None,
+        })
     }
 
     fn skip(&mut self, why: &str) {
@@ -179,7 +190,18 @@ impl<'a> Assembler<'a> {
                 }
                 b'i' | b'I' => {
                     let lane = self.cpu_lane(b, th);
-self.push_plain(b, lane, ev.ts, ev.ts, name, cat, SpanKind::Instant, flags::INSTANT, ev.args_off, ev.args_len)?;
+                    self.push_plain(
+                        b,
+                        lane,
+                        ev.ts,
+                        ev.ts,
+                        name,
+                        cat,
+                        SpanKind::Instant,
+                        flags::INSTANT,
+                        ev.args_off,
+                        ev.args_len,
+                    )?;
                 }
                 b'C' => self.counter(b, ev, th, &c.strings[ev.name as usize]),
                 b's' | b't' | b'f' => {
@@ -238,7 +260,13 @@ self.push_plain(b, lane, ev.ts, ev.ts, name, cat, SpanKind::Instant, flags::INST
             return i;
         }
         let i = self.threads.len() as u32;
-        self.threads.push(Thread { pid: key.0.clone(), tid: key.1.clone(), cpu_lane: None, bind_lane: None, be: Vec::new() });
+        self.threads.push(Thread {
+            pid: key.0.clone(),
+            tid: key.1.clone(),
+            cpu_lane: None,
+            bind_lane: None,
+            be: Vec::new(),
+        });
         self.thread_ids.insert(key, i);
         i
     }
@@ -261,7 +289,16 @@ self.push_plain(b, lane, ev.ts, ev.ts, name, cat, SpanKind::Instant, flags::INST
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn push_x(&mut self, b: &mut StoreBuilder, ev: &CEv, th: u32, kind: SpanKind, name: u32, cat: u32, name_text: &str) -> std::io::Result<u64> {
+    fn push_x(
+        &mut self,
+        b: &mut StoreBuilder,
+        ev: &CEv,
+        th: u32,
+        kind: SpanKind,
+        name: u32,
+        cat: u32,
+        name_text: &str,
+    ) -> std::io::Result<u64> {
         let (lane, copy_dir) = match kind {
             SpanKind::Kernel | SpanKind::Memcpy | SpanKind::Memset | SpanKind::GpuAnnotation => {
                 let t = &self.threads[th as usize];
@@ -373,13 +410,35 @@ self.push_plain(b, lane, ev.ts, ev.ts, name, cat, SpanKind::Instant, flags::INST
                     stack.push(e);
                 } else if let Some(open) = stack.pop() {
                     // E may carry args too; the B's args describe the slice
-                    self.push_plain(b, lane, open.ts, e.ts, open.name, open.cat, SpanKind::Other, 0, open.args_off, open.args_len)?;
+                    self.push_plain(
+                        b,
+                        lane,
+                        open.ts,
+                        e.ts,
+                        open.name,
+                        open.cat,
+                        SpanKind::Other,
+                        0,
+                        open.args_off,
+                        open.args_len,
+                    )?;
                 } else {
                     self.skip("E without a matching B");
                 }
             }
             for open in stack {
-                self.push_plain(b, lane, open.ts, open_end(trace_end, open.ts), open.name, open.cat, SpanKind::Other, flags::UNCLOSED, open.args_off, open.args_len)?;
+                self.push_plain(
+                    b,
+                    lane,
+                    open.ts,
+                    open_end(trace_end, open.ts),
+                    open.name,
+                    open.cat,
+                    SpanKind::Other,
+                    flags::UNCLOSED,
+                    open.args_off,
+                    open.args_len,
+                )?;
                 self.unclosed += 1;
             }
         }
@@ -415,12 +474,20 @@ self.push_plain(b, lane, ev.ts, ev.ts, name, cat, SpanKind::Instant, flags::INST
             let pid = self.threads[evs[i].pid_thread as usize].pid.clone();
             let (cat, id) = (evs[i].cat, evs[i].id);
             let mut j = i;
-            while j < evs.len() && evs[j].cat == cat && evs[j].id == id && self.threads[evs[j].pid_thread as usize].pid == pid {
+            while j < evs.len()
+                && evs[j].cat == cat
+                && evs[j].id == id
+                && self.threads[evs[j].pid_thread as usize].pid == pid
+            {
                 j += 1;
             }
             let track = {
                 let c = b.strings.get(cat).to_string();
-                if c.is_empty() { "async".to_string() } else { c }
+                if c.is_empty() {
+                    "async".to_string()
+                } else {
+                    c
+                }
             };
             let lane = b.lane(LaneKind::Async { pid: pid.clone(), track });
             let mut stack: Vec<AsyncEv> = Vec::new();
@@ -428,22 +495,59 @@ self.push_plain(b, lane, ev.ts, ev.ts, name, cat, SpanKind::Instant, flags::INST
                 match e.ph {
                     b'b' => stack.push(*e),
                     b'e' => {
-                        let pos = stack.iter().rposition(|o| o.name == e.name).or(if stack.is_empty() { None } else { Some(stack.len() - 1) });
+                        let pos = stack.iter().rposition(|o| o.name == e.name).or(if stack.is_empty() {
+                            None
+                        } else {
+                            Some(stack.len() - 1)
+                        });
                         match pos {
                             Some(p) => {
                                 let o = stack.remove(p);
-                                self.push_plain(b, lane, o.ts, e.ts.max(o.ts), o.name, o.cat, SpanKind::Async, 0, o.args_off, o.args_len)?;
+                                self.push_plain(
+                                    b,
+                                    lane,
+                                    o.ts,
+                                    e.ts.max(o.ts),
+                                    o.name,
+                                    o.cat,
+                                    SpanKind::Async,
+                                    0,
+                                    o.args_off,
+                                    o.args_len,
+                                )?;
                             }
                             None => self.skip("async end without a begin"),
                         }
                     }
                     _ => {
-                        self.push_plain(b, lane, e.ts, e.ts, e.name, e.cat, SpanKind::Async, flags::INSTANT, e.args_off, e.args_len)?;
+                        self.push_plain(
+                            b,
+                            lane,
+                            e.ts,
+                            e.ts,
+                            e.name,
+                            e.cat,
+                            SpanKind::Async,
+                            flags::INSTANT,
+                            e.args_off,
+                            e.args_len,
+                        )?;
                     }
                 }
             }
             for o in stack {
-                self.push_plain(b, lane, o.ts, open_end(trace_end, o.ts), o.name, o.cat, SpanKind::Async, flags::UNCLOSED, o.args_off, o.args_len)?;
+                self.push_plain(
+                    b,
+                    lane,
+                    o.ts,
+                    open_end(trace_end, o.ts),
+                    o.name,
+                    o.cat,
+                    SpanKind::Async,
+                    flags::UNCLOSED,
+                    o.args_off,
+                    o.args_len,
+                )?;
             }
             i = j;
         }
@@ -481,7 +585,15 @@ self.push_plain(b, lane, ev.ts, ev.ts, name, cat, SpanKind::Instant, flags::INST
             for x in &v2[i..j] {
                 if x.4 {
                     if let Some((f, fts)) = from {
-                        b.push_flow(FlowInput { from: FlowEnd::Span(f), to: FlowEnd::Span(x.1), id: x.0, cat, name: cat, from_ts: fts, to_ts: x.2 });
+                        b.push_flow(FlowInput {
+                            from: FlowEnd::Span(f),
+                            to: FlowEnd::Span(x.1),
+                            id: x.0,
+                            cat,
+                            name: cat,
+                            from_ts: fts,
+                            to_ts: x.2,
+                        });
                     }
                     from = None;
                 }

@@ -249,7 +249,12 @@ fn convert<'a>(buf: &'a [u8], ev: RawEvent<'a>, unit_ns: i64, local: &mut Local<
         let kind = SpanKind::from_chrome_category(&local.strings[cat as usize]);
         if matches!(
             kind,
-            SpanKind::Kernel | SpanKind::Memcpy | SpanKind::Memset | SpanKind::GpuAnnotation | SpanKind::CudaRuntime | SpanKind::CudaDriver
+            SpanKind::Kernel
+                | SpanKind::Memcpy
+                | SpanKind::Memset
+                | SpanKind::GpuAnnotation
+                | SpanKind::CudaRuntime
+                | SpanKind::CudaDriver
         ) {
             if let Some(a) = ev.args {
                 let k = KinetoArgs::scan(a);

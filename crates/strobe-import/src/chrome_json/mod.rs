@@ -151,7 +151,9 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
                 let key: String = match de.next() {
                     Some(Ok(k)) => k,
                     Some(Err(e)) => return Err(ImportError::bad(path, format!("at byte {p}: bad key: {e}"))),
-                    None => return Err(ImportError::bad(path, format!("at byte {p}: truncated in the top-level object"))),
+                    None => {
+                        return Err(ImportError::bad(path, format!("at byte {p}: truncated in the top-level object")))
+                    }
                 };
                 p += de.byte_offset();
                 p = skip_ws(buf, p);
@@ -170,8 +172,12 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
                 let mut de = serde_json::Deserializer::from_slice(&buf[p..]).into_iter::<serde_json::Value>();
                 let v: serde_json::Value = match de.next() {
                     Some(Ok(v)) => v,
-                    Some(Err(e)) => return Err(ImportError::bad(path, format!("at byte {p}: bad value of {key:?}: {e}"))),
-                    None => return Err(ImportError::bad(path, format!("at byte {p}: truncated: no value for {key:?}"))),
+                    Some(Err(e)) => {
+                        return Err(ImportError::bad(path, format!("at byte {p}: bad value of {key:?}: {e}")))
+                    }
+                    None => {
+                        return Err(ImportError::bad(path, format!("at byte {p}: truncated: no value for {key:?}")))
+                    }
                 };
                 p += de.byte_offset();
                 top_level_key(&mut meta, &key, v);
@@ -255,7 +261,10 @@ fn parse_events(
                         chunks::parse_chunk(text, expected, ranges[i].1.max(expected), unit_ns)
                     };
                     if let Some((at, what)) = &out.error {
-                        return Err(ImportError::bad(path, format!("at byte {at} (event {}): {what}", asm.events + out.events)));
+                        return Err(ImportError::bad(
+                            path,
+                            format!("at byte {at} (event {}): {what}", asm.events + out.events),
+                        ));
                     }
                     asm.add_chunk(&out, b).map_err(|e| ImportError::io(path, e))?;
                     progress.add_events(out.events);
@@ -310,14 +319,20 @@ fn top_level_key(meta: &mut TraceMeta, key: &str, v: serde_json::Value) {
                         name: o.get("name").and_then(|x| x.as_str()).unwrap_or("").to_string(),
                         total_memory_bytes: o.get("totalGlobalMem").and_then(|x| x.as_u64()),
                         sm_count: o.get("numSms").and_then(|x| x.as_u64()).map(|x| x as u32),
-                        compute_capability: match (o.get("computeMajor").and_then(|x| x.as_i64()), o.get("computeMinor").and_then(|x| x.as_i64())) {
+                        compute_capability: match (
+                            o.get("computeMajor").and_then(|x| x.as_i64()),
+                            o.get("computeMinor").and_then(|x| x.as_i64()),
+                        ) {
                             (Some(a), Some(b)) => Some(format!("{a}.{b}")),
                             _ => None,
                         },
                         extra: serde_json::Map::new(),
                     };
                     for (k, x) in o {
-                        if !matches!(k.as_str(), "id" | "name" | "totalGlobalMem" | "numSms" | "computeMajor" | "computeMinor") {
+                        if !matches!(
+                            k.as_str(),
+                            "id" | "name" | "totalGlobalMem" | "numSms" | "computeMajor" | "computeMinor"
+                        ) {
                             info.extra.insert(k.clone(), x.clone());
                         }
                     }

@@ -136,7 +136,10 @@ mod tests {
         let mut got = Vec::new();
         let end = scan_object(t, 0, |k, v| got.push((k, v))).unwrap();
         assert_eq!(&t[end..], " tail");
-        assert_eq!(got, vec![("ph", "\"X\""), ("name", r#""a\"b""#), ("args", r#"{"x": [1, {"y": "}"}]}"#), ("ts", "1.5")]);
+        assert_eq!(
+            got,
+            vec![("ph", "\"X\""), ("name", r#""a\"b""#), ("args", r#"{"x": [1, {"y": "}"}]}"#), ("ts", "1.5")]
+        );
     }
     #[test]
     fn nested_containers() {

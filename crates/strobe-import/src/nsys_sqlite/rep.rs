@@ -38,7 +38,10 @@ pub fn export_rep(rep: &Path, cache_dir: Option<&Path>) -> Result<PathBuf, Impor
     if !result.status.success() || !tmp.is_file() {
         let _ = std::fs::remove_file(&tmp);
         let err = String::from_utf8_lossy(&result.stderr);
-        return Err(ImportError::bad(rep, format!("`nsys export --type sqlite` failed ({}): {}", result.status, err.trim())));
+        return Err(ImportError::bad(
+            rep,
+            format!("`nsys export --type sqlite` failed ({}): {}", result.status, err.trim()),
+        ));
     }
     std::fs::rename(&tmp, &out).map_err(|e| ImportError::io(&out, e))?;
     Ok(out)

@@ -96,8 +96,19 @@ pub struct KernelRow {
 pub fn kernel_sql(s: &Schema) -> String {
     let mut cols = GPU_COMMON_COLS.to_vec();
     cols.extend([
-        "demangledName", "shortName", "mangledName", "name", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
-        "registersPerThread", "staticSharedMemory", "dynamicSharedMemory",
+        "demangledName",
+        "shortName",
+        "mangledName",
+        "name",
+        "gridX",
+        "gridY",
+        "gridZ",
+        "blockX",
+        "blockY",
+        "blockZ",
+        "registersPerThread",
+        "staticSharedMemory",
+        "dynamicSharedMemory",
     ]);
     s.select(KERNEL, &cols, "")
 }
@@ -177,7 +188,11 @@ pub struct RuntimeRow {
 }
 
 pub fn runtime_sql(s: &Schema) -> String {
-    s.select(RUNTIME, &["start", "end", "globalTid", "correlationId", "eventClass", "nameId", "name", "returnValue"], "")
+    s.select(
+        RUNTIME,
+        &["start", "end", "globalTid", "correlationId", "eventClass", "nameId", "name", "returnValue"],
+        "",
+    )
 }
 
 pub fn runtime_row(r: &Row<'_>) -> Option<RuntimeRow> {
@@ -227,8 +242,20 @@ pub fn nvtx_sql(s: &Schema) -> String {
     s.select(
         NVTX,
         &[
-            "start", "end", "eventType", "text", "textId", "globalTid", "domainId", "category", "int64Value", "uint64Value",
-            "int32Value", "uint32Value", "doubleValue", "floatValue",
+            "start",
+            "end",
+            "eventType",
+            "text",
+            "textId",
+            "globalTid",
+            "domainId",
+            "category",
+            "int64Value",
+            "uint64Value",
+            "int32Value",
+            "uint32Value",
+            "doubleValue",
+            "floatValue",
         ],
         "",
     )
@@ -278,5 +305,12 @@ pub fn osrt_sql(s: &Schema) -> String {
 
 pub fn osrt_row(r: &Row<'_>) -> Option<OsrtRow> {
     let (pid, tid) = split_global(int(r, 2).unwrap_or(0));
-    Some(OsrtRow { start: int(r, 0)?, end: int(r, 1).unwrap_or(i64::MIN), pid, tid, name: name_ref(r, 3), ret: int(r, 4) })
+    Some(OsrtRow {
+        start: int(r, 0)?,
+        end: int(r, 1).unwrap_or(i64::MIN),
+        pid,
+        tid,
+        name: name_ref(r, 3),
+        ret: int(r, 4),
+    })
 }

@@ -97,10 +97,8 @@ impl Schema {
     /// `SELECT` of `cols` from `table`, each column that the table lacks replaced by `NULL`,
     /// so row positions are those of `cols` whatever the schema version.
     pub fn select(&self, table: &str, cols: &[&str], tail: &str) -> String {
-        let list: Vec<String> = cols
-            .iter()
-            .map(|c| if self.has_col(table, c) { format!("\"{c}\"") } else { "NULL".to_string() })
-            .collect();
+        let list: Vec<String> =
+            cols.iter().map(|c| if self.has_col(table, c) { format!("\"{c}\"") } else { "NULL".to_string() }).collect();
         format!("SELECT {} FROM \"{table}\" {tail}", list.join(", "))
     }
 }

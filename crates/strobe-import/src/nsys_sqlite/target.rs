@@ -49,8 +49,19 @@ pub fn devices(conn: &Connection, schema: &Schema) -> rusqlite::Result<(Vec<Devi
         return Ok((out, 0));
     }
     let cols = [
-        "id", "name", "totalMemory", "smCount", "computeMajor", "computeMinor", "memoryBandwidth", "clockRate",
-        "busLocation", "uuid", "chipName", "l2CacheSize", "cuDevice",
+        "id",
+        "name",
+        "totalMemory",
+        "smCount",
+        "computeMajor",
+        "computeMinor",
+        "memoryBandwidth",
+        "clockRate",
+        "busLocation",
+        "uuid",
+        "chipName",
+        "l2CacheSize",
+        "cuDevice",
     ];
     let mut st = conn.prepare(&schema.select(T, &cols, "ORDER BY id"))?;
     let mut rows = st.query([])?;

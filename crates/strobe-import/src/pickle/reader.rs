@@ -138,7 +138,9 @@ impl Pickle {
             Value::Str(_) => J::String(self.str(v).unwrap().to_string()),
             Value::Ext(_) => J::Null,
             Value::Bytes(_) => J::Array(self.bytes(v).unwrap().iter().map(|b| J::from(*b)).collect()),
-            Value::List(_) | Value::Tuple(_) => J::Array(self.seq(v).unwrap().iter().map(|x| self.to_json(*x, depth - 1)).collect()),
+            Value::List(_) | Value::Tuple(_) => {
+                J::Array(self.seq(v).unwrap().iter().map(|x| self.to_json(*x, depth - 1)).collect())
+            }
             Value::Dict(_) => {
                 let mut m = serde_json::Map::new();
                 for (k, x) in self.dict(v).unwrap() {
@@ -538,7 +540,9 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
                         "opcode {name} (0x{op:02x}) builds Python objects; Strobe reads plain-data pickles only and never executes them"
                     )));
                 }
-                return Err(c.err(format!("unsupported pickle opcode 0x{op:02x} (not a protocol 2-5 plain-data pickle?)")));
+                return Err(
+                    c.err(format!("unsupported pickle opcode 0x{op:02x} (not a protocol 2-5 plain-data pickle?)"))
+                );
             }
         }
     }
@@ -621,7 +625,8 @@ mod tests {
         assert!(p(b"\x80\x04X\xff\xff\xff\x7fab.").unwrap_err().what.contains("truncated"));
         assert!(p(b"\x80\x04\x8d\xff\xff\xff\xff\xff\xff\xff\xffab.").unwrap_err().what.contains("truncated"));
         assert!(p(b"\x80\x04]").unwrap_err().what.contains("before STOP"));
-        let deep: Vec<u8> = std::iter::once(0x80).chain(std::iter::once(4)).chain(std::iter::repeat(b'(').take(100_000)).collect();
+        let deep: Vec<u8> =
+            std::iter::once(0x80).chain(std::iter::once(4)).chain(std::iter::repeat(b'(').take(100_000)).collect();
         assert!(p(&deep).unwrap_err().what.contains("nesting"));
         // 100k nested lists via EMPTY_LIST/APPEND: fine, no recursion anywhere.
         let mut nested = vec![0x80, 4];

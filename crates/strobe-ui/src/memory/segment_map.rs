@@ -59,17 +59,18 @@ impl SegmentMapView {
         let mut clicked: Option<(usize, usize)> = None;
         let pinned = self.pinned;
         let (mut nseg, mut nblk) = (0, 0);
-        egui::ScrollArea::vertical().id_salt("mem_segment_map").auto_shrink([false, true]).max_height(ui.available_height() * 0.7).show_rows(
-            ui,
-            ROW_H + 2.0,
-            segs.len(),
-            |ui, range| {
+        egui::ScrollArea::vertical()
+            .id_salt("mem_segment_map")
+            .auto_shrink([false, true])
+            .max_height(ui.available_height() * 0.7)
+            .show_rows(ui, ROW_H + 2.0, segs.len(), |ui, range| {
                 let width = ui.available_width().max(100.0);
                 for &si in &segs[range] {
                     let g = &s.segments[si];
                     let (rect, resp) = ui.allocate_exact_size(Vec2::new(width, ROW_H), Sense::click());
                     let bar_w = (width - 4.0) * (g.total_size as f64 / max as f64) as f32;
-                    let bar = Rect::from_min_size(rect.min + Vec2::new(2.0, 1.0), Vec2::new(bar_w.max(2.0), ROW_H - 2.0));
+                    let bar =
+                        Rect::from_min_size(rect.min + Vec2::new(2.0, 1.0), Vec2::new(bar_w.max(2.0), ROW_H - 2.0));
                     let p = ui.painter_at(rect);
                     p.rect_filled(bar, 0.0, Color32::from_gray(40));
                     nseg += 1;
@@ -84,11 +85,18 @@ impl SegmentMapView {
                         if b.state == BlockState::ActiveAllocated && b.requested() < b.size {
                             let xr = bar.min.x + ((off + b.requested() as f64) * scale) as f32;
                             if x1 - xr >= 1.0 {
-                                p.rect_filled(Rect::from_min_max(Pos2::new(xr, bar.min.y), Pos2::new(x1, bar.max.y)), 0.0, Color32::from_rgb(30, 60, 120));
+                                p.rect_filled(
+                                    Rect::from_min_max(Pos2::new(xr, bar.min.y), Pos2::new(x1, bar.max.y)),
+                                    0.0,
+                                    Color32::from_rgb(30, 60, 120),
+                                );
                             }
                         }
                         if x1 - x0 >= 3.0 {
-                            p.line_segment([Pos2::new(x0, bar.min.y), Pos2::new(x0, bar.max.y)], Stroke::new(1.0, Color32::BLACK));
+                            p.line_segment(
+                                [Pos2::new(x0, bar.min.y), Pos2::new(x0, bar.max.y)],
+                                Stroke::new(1.0, Color32::BLACK),
+                            );
                         }
                         if pinned == Some((si, bi)) {
                             p.rect_stroke(r, 0.0, Stroke::new(2.0, Color32::WHITE), egui::StrokeKind::Inside);
@@ -104,8 +112,7 @@ impl SegmentMapView {
                         }
                     }
                 }
-            },
-        );
+            });
         self.segments_drawn = nseg;
         self.blocks_drawn = nblk;
         if let Some(c) = clicked {

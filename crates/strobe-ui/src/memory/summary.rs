@@ -45,7 +45,11 @@ impl SummaryView {
         }
         for o in &d.ooms {
             ui.add_space(8.0);
-            ui.label(RichText::new(format!("OOM at entry {}: {}", o.entry, o.verdict)).strong().color(verdict_color(o.verdict)));
+            ui.label(
+                RichText::new(format!("OOM at entry {}: {}", o.entry, o.verdict))
+                    .strong()
+                    .color(verdict_color(o.verdict)),
+            );
             ui.label(format!(
                 "{} requested, {} free on the device; {} allocated, {} reserved at that point",
                 bytes(o.requested_bytes),

@@ -192,7 +192,9 @@ impl TimelineView {
                     devices.entry(d).or_default().push(lane);
                 } else {
                     let pid = match kind {
-                        LaneKind::CpuThread { pid, .. } | LaneKind::Nvtx { pid, .. } | LaneKind::Async { pid, .. } => pid.clone(),
+                        LaneKind::CpuThread { pid, .. } | LaneKind::Nvtx { pid, .. } | LaneKind::Async { pid, .. } => {
+                            pid.clone()
+                        }
                         _ => unreachable!(),
                     };
                     let pname = s.names.processes.iter().rev().find(|(p, _)| *p == pid).map(|(_, n)| n.clone());
@@ -211,8 +213,14 @@ impl TimelineView {
                 lanes.sort_by_key(|&l| (lane_group_order(&s.lanes[l as usize].kind), s.lanes[l as usize].kind.clone()));
                 let key = format!("t{ti}/gpu{d}");
                 let collapsed = self.collapsed.contains(&key);
-                let dev_name = s.meta.devices.iter().find(|x| x.id == d).map(|x| format!(" · {}", x.name)).unwrap_or_default();
-                push(&mut rows, &mut y, RowKind::Header { key, label: format!("GPU {d}{dev_name}"), level: 1, collapsed }, HEADER_H);
+                let dev_name =
+                    s.meta.devices.iter().find(|x| x.id == d).map(|x| format!(" · {}", x.name)).unwrap_or_default();
+                push(
+                    &mut rows,
+                    &mut y,
+                    RowKind::Header { key, label: format!("GPU {d}{dev_name}"), level: 1, collapsed },
+                    HEADER_H,
+                );
                 if collapsed {
                     continue;
                 }
@@ -221,7 +229,12 @@ impl TimelineView {
                 }
                 for l in lanes {
                     let depths = s.lane_index()[l as usize].max_depth + 1;
-                    let at = push(&mut rows, &mut y, RowKind::Lane { trace: ti, lane: l, depths }, depths as f32 * ROW_H + LANE_PAD);
+                    let at = push(
+                        &mut rows,
+                        &mut y,
+                        RowKind::Lane { trace: ti, lane: l, depths },
+                        depths as f32 * ROW_H + LANE_PAD,
+                    );
                     self.lane_y.insert((ti, l), at);
                 }
             }
@@ -234,14 +247,24 @@ impl TimelineView {
                 }
                 for l in lanes {
                     let depths = s.lane_index()[l as usize].max_depth + 1;
-                    let at = push(&mut rows, &mut y, RowKind::Lane { trace: ti, lane: l, depths }, depths as f32 * ROW_H + LANE_PAD);
+                    let at = push(
+                        &mut rows,
+                        &mut y,
+                        RowKind::Lane { trace: ti, lane: l, depths },
+                        depths as f32 * ROW_H + LANE_PAD,
+                    );
                     self.lane_y.insert((ti, l), at);
                 }
             }
             if !s.counters.is_empty() {
                 let key = format!("t{ti}/counters");
                 let collapsed = self.collapsed.contains(&key);
-                push(&mut rows, &mut y, RowKind::Header { key, label: "Counters".into(), level: 1, collapsed }, HEADER_H);
+                push(
+                    &mut rows,
+                    &mut y,
+                    RowKind::Header { key, label: "Counters".into(), level: 1, collapsed },
+                    HEADER_H,
+                );
                 if !collapsed {
                     for i in 0..s.counters.len() {
                         push(&mut rows, &mut y, RowKind::Counter { trace: ti, series: i }, COUNTER_H);
@@ -284,7 +307,8 @@ impl TimelineView {
         let m = st.span_meta(r.span);
         let y = self.lane_y.get(&(r.trace, m.lane))?;
         let plot = self.last_plot;
-        let (x0, x1) = (self.view.x_of(st.span_start(r.span), plot.min.x), self.view.x_of(st.span_end(r.span), plot.min.x));
+        let (x0, x1) =
+            (self.view.x_of(st.span_start(r.span), plot.min.x), self.view.x_of(st.span_end(r.span), plot.min.x));
         let x = ((x0 + x1) / 2.0).clamp(x0.max(plot.min.x) + 1.0, x1.min(plot.max.x) - 1.0);
         let p = pos2(x, plot.min.y - self.scroll_y + y + m.depth as f32 * ROW_H + ROW_H / 2.0);
         plot.contains(p).then_some(p)
@@ -334,7 +358,11 @@ impl TimelineView {
         let mut mesh = Mesh::default();
         let mut labels: Vec<(Pos2, String, Color32)> = Vec::new();
         let mut outlines: Vec<(Rect, Color32, f32)> = Vec::new();
-        let char_w = ui.fonts_mut(|f| f.layout_no_wrap("0000000000".into(), FontId::monospace(10.0), Color32::WHITE).size().x / 10.0).max(1.0);
+        let char_w = ui
+            .fonts_mut(|f| {
+                f.layout_no_wrap("0000000000".into(), FontId::monospace(10.0), Color32::WHITE).size().x / 10.0
+            })
+            .max(1.0);
         let (w0, w1) = self.view.window(plot.width());
         let top = body.min.y - self.scroll_y;
 
@@ -356,11 +384,22 @@ impl TimelineView {
                 }
                 let t = &ws.traces[ti];
                 if let Some(gaps) = t.long_gaps(dev) {
-                    draw_intervals_iter(&mut mesh, gaps.len(), |i| (gaps[i].start, gaps[i].end), &self.view, plot, y0, y1, IDLE_TINT);
+                    draw_intervals_iter(
+                        &mut mesh,
+                        gaps.len(),
+                        |i| (gaps[i].start, gaps[i].end),
+                        &self.view,
+                        plot,
+                        y0,
+                        y1,
+                        IDLE_TINT,
+                    );
                     if let Some(p) = pointer {
                         if p.y >= y0 && p.y < y1 && plot.contains(p) {
                             let tp = self.view.t_of(p.x, plot.min.x);
-                            if let Some(g) = find_containing(gaps.len(), |i| (gaps[i].start, gaps[i].end), tp, self.view.npp * 2.0) {
+                            if let Some(g) =
+                                find_containing(gaps.len(), |i| (gaps[i].start, gaps[i].end), tp, self.view.npp * 2.0)
+                            {
                                 hover = Some(Hover::Gap { trace: ti, gap: gaps[g] });
                             }
                         }
@@ -378,7 +417,11 @@ impl TimelineView {
             match &r.kind {
                 RowKind::Header { label, level, collapsed, .. } => {
                     let rr = Rect::from_min_max(pos2(body.min.x, y0), pos2(body.max.x, y1));
-                    painter.rect_filled(rr, 0.0, if *level == 0 { ui.visuals().widgets.inactive.bg_fill } else { ui.visuals().faint_bg_color });
+                    painter.rect_filled(
+                        rr,
+                        0.0,
+                        if *level == 0 { ui.visuals().widgets.inactive.bg_fill } else { ui.visuals().faint_bg_color },
+                    );
                     // disclosure triangle, painted (the default fonts have no ▶/▼)
                     let cx = body.min.x + 9.0 + 12.0 * *level as f32;
                     let cy = (y0 + y1) / 2.0;
@@ -401,35 +444,102 @@ impl TimelineView {
                     let t = &ws.traces[*trace];
                     let name = &t.store.lanes[*lane as usize].name;
                     let lab = truncate(name, ((LABEL_W - 28.0) / (char_w * 1.05)) as usize);
-                    painter.text(pos2(body.min.x + 28.0, y0 + ROW_H / 2.0), Align2::LEFT_CENTER, lab, FontId::monospace(10.0), ui.visuals().text_color());
+                    painter.text(
+                        pos2(body.min.x + 28.0, y0 + ROW_H / 2.0),
+                        Align2::LEFT_CENTER,
+                        lab,
+                        FontId::monospace(10.0),
+                        ui.visuals().text_color(),
+                    );
                     painter.hline(body.x_range(), y1 - 0.5, Stroke::new(0.5, ui.visuals().faint_bg_color));
                     let _ = depths;
                     draw_lane(
-                        &mut mesh, &mut labels, &mut outlines, &mut stats, t, *trace, *lane, y0, plot, &self.view, (w0, w1), hl, sel, pointer, &mut hover, char_w, bg,
+                        &mut mesh,
+                        &mut labels,
+                        &mut outlines,
+                        &mut stats,
+                        t,
+                        *trace,
+                        *lane,
+                        y0,
+                        plot,
+                        &self.view,
+                        (w0, w1),
+                        hl,
+                        sel,
+                        pointer,
+                        &mut hover,
+                        char_w,
+                        bg,
                     );
                 }
                 RowKind::Bands { trace, device } => {
                     let t = &ws.traces[*trace];
-                    painter.text(pos2(body.min.x + 28.0, y0 + 5.0), Align2::LEFT_CENTER, "comm: overlapped / exposed", FontId::proportional(9.5), ui.visuals().weak_text_color());
-                    painter.text(pos2(body.min.x + 28.0, y1 - 5.5), Align2::LEFT_CENTER, "idle gaps >= threshold", FontId::proportional(9.5), ui.visuals().weak_text_color());
+                    painter.text(
+                        pos2(body.min.x + 28.0, y0 + 5.0),
+                        Align2::LEFT_CENTER,
+                        "comm: overlapped / exposed",
+                        FontId::proportional(9.5),
+                        ui.visuals().weak_text_color(),
+                    );
+                    painter.text(
+                        pos2(body.min.x + 28.0, y1 - 5.5),
+                        Align2::LEFT_CENTER,
+                        "idle gaps >= threshold",
+                        FontId::proportional(9.5),
+                        ui.visuals().weak_text_color(),
+                    );
                     let mid = (y0 + y1) / 2.0;
                     if let Some(b) = t.derived.bands.iter().find(|b| b.device == *device) {
-                        draw_intervals_iter(&mut mesh, b.overlapped.len(), |i| b.overlapped[i], &self.view, plot, y0 + 1.0, mid, OVERLAPPED);
-                        draw_intervals_iter(&mut mesh, b.exposed_comm.len(), |i| b.exposed_comm[i], &self.view, plot, y0 + 1.0, mid, EXPOSED_COMM);
+                        draw_intervals_iter(
+                            &mut mesh,
+                            b.overlapped.len(),
+                            |i| b.overlapped[i],
+                            &self.view,
+                            plot,
+                            y0 + 1.0,
+                            mid,
+                            OVERLAPPED,
+                        );
+                        draw_intervals_iter(
+                            &mut mesh,
+                            b.exposed_comm.len(),
+                            |i| b.exposed_comm[i],
+                            &self.view,
+                            plot,
+                            y0 + 1.0,
+                            mid,
+                            EXPOSED_COMM,
+                        );
                         if let Some(p) = pointer.filter(|p| p.y >= y0 && p.y < mid && plot.contains(*p)) {
                             let tp = self.view.t_of(p.x, plot.min.x);
-                            if let Some(i) = find_containing(b.overlapped.len(), |i| b.overlapped[i], tp, self.view.npp * 2.0) {
+                            if let Some(i) =
+                                find_containing(b.overlapped.len(), |i| b.overlapped[i], tp, self.view.npp * 2.0)
+                            {
                                 hover = Some(Hover::Band { device: *device, overlapped: true, iv: b.overlapped[i] });
-                            } else if let Some(i) = find_containing(b.exposed_comm.len(), |i| b.exposed_comm[i], tp, self.view.npp * 2.0) {
+                            } else if let Some(i) =
+                                find_containing(b.exposed_comm.len(), |i| b.exposed_comm[i], tp, self.view.npp * 2.0)
+                            {
                                 hover = Some(Hover::Band { device: *device, overlapped: false, iv: b.exposed_comm[i] });
                             }
                         }
                     }
                     if let Some(gaps) = t.long_gaps(*device) {
-                        draw_intervals_iter(&mut mesh, gaps.len(), |i| (gaps[i].start, gaps[i].end), &self.view, plot, mid, y1 - 1.0, IDLE);
+                        draw_intervals_iter(
+                            &mut mesh,
+                            gaps.len(),
+                            |i| (gaps[i].start, gaps[i].end),
+                            &self.view,
+                            plot,
+                            mid,
+                            y1 - 1.0,
+                            IDLE,
+                        );
                         if let Some(p) = pointer.filter(|p| p.y >= mid && p.y < y1 && plot.contains(*p)) {
                             let tp = self.view.t_of(p.x, plot.min.x);
-                            if let Some(g) = find_containing(gaps.len(), |i| (gaps[i].start, gaps[i].end), tp, self.view.npp * 2.0) {
+                            if let Some(g) =
+                                find_containing(gaps.len(), |i| (gaps[i].start, gaps[i].end), tp, self.view.npp * 2.0)
+                            {
                                 hover = Some(Hover::Gap { trace: *trace, gap: gaps[g] });
                             }
                         }
@@ -439,7 +549,13 @@ impl TimelineView {
                     let t = &ws.traces[*trace];
                     let c = &t.store.counters[*series];
                     let lab = truncate(&format!("{} {}", c.name, c.series), ((LABEL_W - 28.0) / char_w) as usize);
-                    painter.text(pos2(body.min.x + 28.0, y0 + 10.0), Align2::LEFT_CENTER, lab, FontId::monospace(10.0), ui.visuals().text_color());
+                    painter.text(
+                        pos2(body.min.x + 28.0, y0 + 10.0),
+                        Align2::LEFT_CENTER,
+                        lab,
+                        FontId::monospace(10.0),
+                        ui.visuals().text_color(),
+                    );
                     draw_counter(&plot_painter, t, *series, &self.view, plot, y0 + 2.0, y1 - 2.0);
                 }
             }
@@ -459,41 +575,76 @@ impl TimelineView {
             let x = self.view.x_of(*m, plot.min.x);
             if x >= plot.min.x && x <= plot.max.x {
                 painter.vline(x, body.y_range(), Stroke::new(1.0, MARK));
-                painter.text(pos2(x + 2.0, body.min.y + 2.0), Align2::LEFT_TOP, format!("M{}", i + 1), FontId::proportional(10.0), MARK);
+                painter.text(
+                    pos2(x + 2.0, body.min.y + 2.0),
+                    Align2::LEFT_TOP,
+                    format!("M{}", i + 1),
+                    FontId::proportional(10.0),
+                    MARK,
+                );
             }
         }
         if let Some((a, b)) = sel.range {
-            let (xa, xb) = (self.view.x_of(a, plot.min.x).max(plot.min.x), self.view.x_of(b, plot.min.x).min(plot.max.x));
+            let (xa, xb) =
+                (self.view.x_of(a, plot.min.x).max(plot.min.x), self.view.x_of(b, plot.min.x).min(plot.max.x));
             if xb > xa {
-                painter.rect_filled(Rect::from_x_y_ranges(xa..=xb, body.y_range()), 0.0, Color32::from_rgba_unmultiplied(120, 160, 255, 18));
+                painter.rect_filled(
+                    Rect::from_x_y_ranges(xa..=xb, body.y_range()),
+                    0.0,
+                    Color32::from_rgba_unmultiplied(120, 160, 255, 18),
+                );
             }
         }
         if let (Some((p0, _)), Some(p1)) = (self.area_drag, ui.input(|i| i.pointer.hover_pos())) {
-            painter.rect(Rect::from_two_pos(p0, p1), 0.0, Color32::from_rgba_unmultiplied(120, 160, 255, 40), Stroke::new(1.0, Color32::LIGHT_BLUE), egui::StrokeKind::Inside);
+            painter.rect(
+                Rect::from_two_pos(p0, p1),
+                0.0,
+                Color32::from_rgba_unmultiplied(120, 160, 255, 40),
+                Stroke::new(1.0, Color32::LIGHT_BLUE),
+                egui::StrokeKind::Inside,
+            );
         }
 
         ruler::draw(&painter, ui, ruler_rect, plot, &self.view, &ticks);
         // label gutter separator
-        painter.vline(plot.min.x, body.y_range(), Stroke::new(1.0, ui.visuals().widgets.noninteractive.bg_stroke.color));
+        painter.vline(
+            plot.min.x,
+            body.y_range(),
+            Stroke::new(1.0, ui.visuals().widgets.noninteractive.bg_stroke.color),
+        );
         if ws.traces.is_empty() {
-            painter.text(body.center(), Align2::CENTER_CENTER, "Open a trace: File > Open…, or drop files here", FontId::proportional(16.0), ui.visuals().weak_text_color());
+            painter.text(
+                body.center(),
+                Align2::CENTER_CENTER,
+                "Open a trace: File > Open…, or drop files here",
+                FontId::proportional(16.0),
+                ui.visuals().weak_text_color(),
+            );
         }
 
         // hover tooltip and click
         if let Some(h) = hover {
             if resp.hovered() && self.area_drag.is_none() {
                 let tip = hover_text(ws, &h);
-                egui::Tooltip::always_open(ui.ctx().clone(), ui.layer_id(), ui.scope_id().with("tl_tip"), egui::PopupAnchor::Pointer)
-                    .show(|ui| {
-                        ui.set_max_width(520.0);
-                        ui.label(tip);
-                    });
+                egui::Tooltip::always_open(
+                    ui.ctx().clone(),
+                    ui.layer_id(),
+                    ui.scope_id().with("tl_tip"),
+                    egui::PopupAnchor::Pointer,
+                )
+                .show(|ui| {
+                    ui.set_max_width(520.0);
+                    ui.label(tip);
+                });
             }
         }
         if resp.clicked() {
             match hover {
                 Some(Hover::Item { trace, span, .. }) => cmds.push(Command::SelectSpan(SpanRef { trace, span })),
-                Some(Hover::Gap { gap, .. }) => cmds.push(Command::ZoomTo { t0: gap.start - (gap.end - gap.start) / 2, t1: gap.end + (gap.end - gap.start) / 2 }),
+                Some(Hover::Gap { gap, .. }) => cmds.push(Command::ZoomTo {
+                    t0: gap.start - (gap.end - gap.start) / 2,
+                    t1: gap.end + (gap.end - gap.start) / 2,
+                }),
                 _ => {
                     // header rows toggle collapse
                     if let Some(p) = resp.interact_pointer_pos() {
@@ -521,7 +672,16 @@ impl TimelineView {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn handle_input(&mut self, ui: &Ui, resp: &egui::Response, ruler_resp: &egui::Response, plot: Rect, ws: &Workspace, sel: &Selection, cmds: &mut Vec<Command>) {
+    fn handle_input(
+        &mut self,
+        ui: &Ui,
+        resp: &egui::Response,
+        ruler_resp: &egui::Response,
+        plot: Rect,
+        ws: &Workspace,
+        sel: &Selection,
+        cmds: &mut Vec<Command>,
+    ) {
         let (shift, pointer) = ui.input(|i| (i.modifiers.shift, i.pointer.hover_pos()));
         // dragging: pan, or shift-drag to select an area
         if resp.drag_started() && shift {
@@ -549,7 +709,13 @@ impl TimelineView {
                         .rows
                         .iter()
                         .filter(|r| r.y + r.h > ya && r.y < yb)
-                        .filter_map(|r| if let RowKind::Lane { trace, lane, .. } = r.kind { Some((trace, lane)) } else { None })
+                        .filter_map(|r| {
+                            if let RowKind::Lane { trace, lane, .. } = r.kind {
+                                Some((trace, lane))
+                            } else {
+                                None
+                            }
+                        })
                         .collect();
                     if t1 > t0 {
                         cmds.push(Command::AreaSelected { t0, t1, lanes });
@@ -558,7 +724,10 @@ impl TimelineView {
             }
         }
         let hovered = resp.hovered() || ruler_resp.hovered();
-        let anchor = pointer.filter(|_| hovered).map(|p| (p.x - plot.min.x).clamp(0.0, plot.width())).unwrap_or(plot.width() / 2.0);
+        let anchor = pointer
+            .filter(|_| hovered)
+            .map(|p| (p.x - plot.min.x).clamp(0.0, plot.width()))
+            .unwrap_or(plot.width() / 2.0);
         if hovered {
             let (zoom, scroll) = ui.input(|i| (i.zoom_delta(), i.smooth_scroll_delta));
             if zoom != 1.0 {
@@ -602,7 +771,10 @@ impl TimelineView {
         if esc > 0 {
             cmds.push(Command::ClearSelection);
         }
-        let slash = ui.input(|i| i.events.iter().any(|e| matches!(e, egui::Event::Text(t) if t == "/")) || i.modifiers.command && i.key_pressed(Key::F));
+        let slash = ui.input(|i| {
+            i.events.iter().any(|e| matches!(e, egui::Event::Text(t) if t == "/"))
+                || i.modifiers.command && i.key_pressed(Key::F)
+        });
         if slash {
             cmds.push(Command::FocusSearch);
         }
@@ -625,7 +797,11 @@ impl TimelineView {
             painter.circle_filled(p, 3.0, Color32::WHITE);
             let dir = (q - p).normalized();
             let n = vec2(-dir.y, dir.x);
-            painter.add(Shape::convex_polygon(vec![q, q - dir * 9.0 + n * 4.5, q - dir * 9.0 - n * 4.5], Color32::WHITE, Stroke::NONE));
+            painter.add(Shape::convex_polygon(
+                vec![q, q - dir * 9.0 + n * 4.5, q - dir * 9.0 - n * 4.5],
+                Color32::WHITE,
+                Stroke::NONE,
+            ));
         }
     }
 }
@@ -753,7 +929,16 @@ fn draw_lane(
 /// Draws sorted disjoint intervals in O(pixels · log n): runs narrower than a pixel are
 /// merged by jumping to the next pixel boundary with a binary search.
 #[allow(clippy::too_many_arguments)]
-fn draw_intervals_iter(mesh: &mut Mesh, n: usize, get: impl Fn(usize) -> (i64, i64), view: &View, plot: Rect, y0: f32, y1: f32, c: Color32) {
+fn draw_intervals_iter(
+    mesh: &mut Mesh,
+    n: usize,
+    get: impl Fn(usize) -> (i64, i64),
+    view: &View,
+    plot: Rect,
+    y0: f32,
+    y1: f32,
+    c: Color32,
+) {
     if n == 0 || y1 <= y0 {
         return;
     }
@@ -862,7 +1047,13 @@ fn draw_counter(painter: &egui::Painter, t: &Trace, series: usize, view: &View, 
         }
     }
     painter.add(Shape::line(line, Stroke::new(1.2, Color32::from_rgb(120, 200, 255))));
-    painter.text(pos2(plot.max.x - 4.0, y0), Align2::RIGHT_TOP, format!("{hi:.3}"), FontId::monospace(9.0), Color32::GRAY);
+    painter.text(
+        pos2(plot.max.x - 4.0, y0),
+        Align2::RIGHT_TOP,
+        format!("{hi:.3}"),
+        FontId::monospace(9.0),
+        Color32::GRAY,
+    );
 }
 
 fn hover_text(ws: &Workspace, h: &Hover) -> String {
@@ -885,11 +1076,17 @@ fn hover_text(ws: &Workspace, h: &Hover) -> String {
         }
         Hover::Gap { trace, gap } => {
             let st = &*ws.traces[trace].store;
-            let mut s = format!("GPU idle {} — {}\n{}", fmt_ns(gap.end - gap.start), gap.cause.label(), gap.cause.explain());
+            let mut s =
+                format!("GPU idle {} — {}\n{}", fmt_ns(gap.end - gap.start), gap.cause.label(), gap.cause.explain());
             s.push_str(&format!("\nbefore: {}\nafter: {}", st.span_name(gap.prev_span), st.span_name(gap.next_span)));
             if let Some(l) = gap.next_launch {
                 let dt = st.span_start(l) - gap.start;
-                s.push_str(&format!("\nlaunch: {} at {}{} from the gap's start", st.span_name(l), if dt >= 0 { "+" } else { "-" }, fmt_ns(dt.abs())));
+                s.push_str(&format!(
+                    "\nlaunch: {} at {}{} from the gap's start",
+                    st.span_name(l),
+                    if dt >= 0 { "+" } else { "-" },
+                    fmt_ns(dt.abs())
+                ));
             }
             s
         }

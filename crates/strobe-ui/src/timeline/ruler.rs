@@ -64,7 +64,13 @@ pub fn draw(painter: &Painter, ui: &Ui, ruler: Rect, plot: Rect, view: &View, ti
         let h = if major { 9.0 } else { 4.0 };
         painter.vline(x, (ruler.max.y - h)..=ruler.max.y, Stroke::new(1.0, col));
         if major {
-            painter.text(pos2(x + 3.0, ruler.min.y + 2.0), Align2::LEFT_TOP, fmt_rel(t, step), FontId::monospace(10.0), col);
+            painter.text(
+                pos2(x + 3.0, ruler.min.y + 2.0),
+                Align2::LEFT_TOP,
+                fmt_rel(t, step),
+                FontId::monospace(10.0),
+                col,
+            );
         }
     }
     let (a, b) = view.window(plot.width());
