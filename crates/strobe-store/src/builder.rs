@@ -239,22 +239,7 @@ impl StoreBuilder {
         // Bucket by lane (stable, O(n)), then sort each lane only if the producer did not
         // already emit it in order (most do), lanes in parallel.
         let lane_count_now = self.lanes.len();
-        let mut counts = vec![0usize; lane_count_now + 1];
-        for s in &self.spans {
-            counts[s.lane as usize + 1] += 1;
-        }
-        for i in 1..counts.len() {
-            counts[i] += counts[i - 1];
-        }
-        let mut order: Vec<u32> = vec![0; n];
-        {
-            let mut fill = counts.clone();
-            for (i, s) in self.spans.iter().enumerate() {
-                let l = s.lane as usize;
-                order[fill[l]] = i as u32;
-                fill[l] += 1;
-            }
-        }
+        let (counts, mut order) = bucket(lane_count_now, self.spans.iter().map(|s| s.lane as usize));
         {
             let spans = &self.spans;
             let key = |i: u32| {
@@ -725,21 +710,8 @@ fn build_lane_lod(start: &[i64], end: &[i64], depth: &[u32]) -> LaneLod {
         return LaneLod { depth_members: Vec::new(), depth_ranges: Vec::new(), levels: Vec::new() };
     }
     let max_depth = depth.iter().copied().max().unwrap_or(0) as usize;
-    let mut counts = vec![0usize; max_depth + 2];
-    for &d in depth {
-        counts[d as usize + 1] += 1;
-    }
-    for i in 1..counts.len() {
-        counts[i] += counts[i - 1];
-    }
+    let (counts, depth_members) = bucket(max_depth + 1, depth.iter().map(|&d| d as usize));
     let depth_ranges: Vec<(usize, usize)> = (0..=max_depth).map(|d| (counts[d], counts[d + 1])).collect();
-    let mut fill = counts.clone();
-    let mut depth_members = vec![0u32; n];
-    for i in 0..n {
-        let d = depth[i] as usize;
-        depth_members[fill[d]] = i as u32;
-        fill[d] += 1;
-    }
     let extent = end.iter().copied().max().unwrap_or(0) - start[0];
     let mut levels = Vec::new();
     for (d, &(b, e)) in depth_ranges.iter().enumerate() {
@@ -763,4 +735,24 @@ fn put_section(out: &mut Output, table: &mut Vec<SectionEntry>, id: u32, bytes: 
     out.write_all(bytes)?;
     table.push(SectionEntry { id, _pad: 0, offset: pos + pad, len: bytes.len() as u64 });
     Ok(())
+}
+
+/// A stable counting sort of indices `0..n` by a small key: returns the bucket offsets
+/// (`n_buckets + 1` of them) and the indices grouped by key, in their original order within
+/// each key. O(n); used to group spans by lane and a lane's members by depth.
+fn bucket(n_buckets: usize, keys: impl Iterator<Item = usize> + Clone) -> (Vec<usize>, Vec<u32>) {
+    let mut offsets = vec![0usize; n_buckets + 1];
+    for k in keys.clone() {
+        offsets[k + 1] += 1;
+    }
+    for i in 1..offsets.len() {
+        offsets[i] += offsets[i - 1];
+    }
+    let mut fill = offsets.clone();
+    let mut order = vec![0u32; offsets[n_buckets]];
+    for (i, k) in keys.enumerate() {
+        order[fill[k]] = i as u32;
+        fill[k] += 1;
+    }
+    (offsets, order)
 }
