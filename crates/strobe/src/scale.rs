@@ -42,6 +42,28 @@ fn fmt_us(ns: i64) -> String {
     format!("{sign}{}.{:03}", a / 1000, a % 1000)
 }
 
+/// Where an event's shiftable numbers are: `ts` (range, ns), `dur` (ns), and the flow and
+/// correlation ids (range, value).
+struct EventPlan {
+    ts: Option<(usize, usize, i64)>,
+    dur: i64,
+    ids: Vec<(usize, usize, i64)>,
+}
+
+impl EventPlan {
+    fn read(s: &str) -> EventPlan {
+        let micros = |key: &str| {
+            number_after(s, key)
+                .and_then(|(a, b)| strobe_import::time::decimal_to_ns(&s.as_bytes()[a..b], 1000).map(|v| (a, b, v)))
+        };
+        let ids = ["id", "correlation"]
+            .iter()
+            .filter_map(|k| number_after(s, k).and_then(|(a, b)| s[a..b].parse::<i64>().ok().map(|v| (a, b, v))))
+            .collect();
+        EventPlan { ts: micros("ts"), dur: micros("dur").map(|d| d.2).unwrap_or(0), ids }
+    }
+}
+
 /// Writes the scaled trace; returns the number of events written.
 pub fn generate(from: &Path, target_bytes: u64, out: &Path) -> anyhow::Result<u64> {
     let text = read_text(from)?;
@@ -49,69 +71,46 @@ pub fn generate(from: &Path, target_bytes: u64, out: &Path) -> anyhow::Result<u6
         serde_json::from_slice(&text).context("source must be an object-form chrome trace")?;
     let events_raw = rest.remove("traceEvents").context("no traceEvents")?;
     let events: Vec<&RawValue> = serde_json::from_str(events_raw.get())?;
-    struct Top<'a> {
-        events: Vec<&'a RawValue>,
-        rest: std::collections::BTreeMap<String, &'a RawValue>,
-    }
-    let top = Top { events, rest };
-    let mut lo = i64::MAX;
-    let mut hi = i64::MIN;
-    for e in &top.events {
-        let s = e.get();
-        if let Some((a, b)) = number_after(s, "ts") {
-            if let Some(ts) = strobe_import::time::decimal_to_ns(s[a..b].as_bytes(), 1000) {
-                let dur = number_after(s, "dur")
-                    .and_then(|(x, y)| strobe_import::time::decimal_to_ns(s[x..y].as_bytes(), 1000))
-                    .unwrap_or(0);
-                lo = lo.min(ts);
-                hi = hi.max(ts + dur);
-            }
-        }
-    }
-    anyhow::ensure!(lo <= hi, "no timestamps in {}", from.display());
+    // Read each event's numbers once; every copy then only formats shifted values.
+    let plans: Vec<EventPlan> = events.iter().map(|e| EventPlan::read(e.get())).collect();
+    let lo = plans.iter().filter_map(|p| p.ts.map(|t| t.2)).min();
+    let hi = plans.iter().filter_map(|p| p.ts.map(|t| t.2 + p.dur)).max();
+    let (Some(lo), Some(hi)) = (lo, hi) else { anyhow::bail!("no timestamps in {}", from.display()) };
     let period = hi - lo + 1_000_000;
-    let per_copy: u64 = top.events.iter().map(|e| e.get().len() as u64 + 2).sum();
+    let per_copy: u64 = events.iter().map(|e| e.get().len() as u64 + 2).sum();
     let copies = (target_bytes / per_copy.max(1)).max(1);
     let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(out)?);
     w.write_all(b"{\n")?;
-    for (k, v) in &top.rest {
+    for (k, v) in &rest {
         writeln!(w, "  {}: {},", serde_json::to_string(k)?, v.get())?;
     }
     w.write_all(b"  \"traceEvents\": [\n")?;
     let mut n = 0u64;
-    let mut first = true;
     for c in 0..copies as i64 {
         let shift = c * period;
-        for e in &top.events {
-            let s = e.get();
+        for (e, plan) in events.iter().zip(&plans) {
+            let s = e.get().as_bytes();
             let mut edits: Vec<(usize, usize, String)> = Vec::new();
-            if let Some((a, b)) = number_after(s, "ts") {
-                if let Some(ts) = strobe_import::time::decimal_to_ns(s[a..b].as_bytes(), 1000) {
-                    edits.push((a, b, fmt_us(ts + shift)));
-                }
+            if let Some((a, b, ts)) = plan.ts {
+                edits.push((a, b, fmt_us(ts + shift)));
             }
-            for key in ["id", "correlation"] {
-                if let Some((a, b)) = number_after(s, key) {
-                    if let Ok(v) = s[a..b].parse::<i64>() {
-                        edits.push((a, b, (v + c * 100_000_000).to_string()));
-                    }
-                }
+            for &(a, b, v) in &plan.ids {
+                edits.push((a, b, (v + c * 100_000_000).to_string()));
             }
             edits.sort_by_key(|x| x.0);
-            if !first {
+            if n > 0 {
                 w.write_all(b",\n")?;
             }
-            first = false;
             let mut pos = 0;
             for (a, b, rep) in edits {
                 if a < pos {
                     continue;
                 }
-                w.write_all(&s.as_bytes()[pos..a])?;
+                w.write_all(&s[pos..a])?;
                 w.write_all(rep.as_bytes())?;
                 pos = b;
             }
-            w.write_all(&s.as_bytes()[pos..])?;
+            w.write_all(&s[pos..])?;
             n += 1;
         }
     }
