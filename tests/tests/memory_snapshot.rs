@@ -154,13 +154,13 @@ fn hostile_pickles_give_clear_errors() {
     assert!(e.contains("BUILD"), "{e}");
     // 100k nested MARKs.
     let mut deep = vec![0x80, 4];
-    deep.extend(std::iter::repeat(b'(').take(100_000));
+    deep.extend(std::iter::repeat_n(b'(', 100_000));
     let e = hostile("deep.pickle", &deep);
     assert!(e.contains("nesting"), "{e}");
     // 100k nested lists (APPEND chain): parses without recursion, then is not a snapshot.
     let mut nested = vec![0x80, 4];
-    nested.extend(std::iter::repeat(b']').take(100_000));
-    nested.extend(std::iter::repeat(b'a').take(99_999));
+    nested.extend(std::iter::repeat_n(b']', 100_000));
+    nested.extend(std::iter::repeat_n(b'a', 99_999));
     nested.push(b'.');
     let e = hostile("nested.pickle", &nested);
     assert!(e.contains("not hold a dict"), "{e}");

@@ -12,9 +12,6 @@ use std::path::Path;
 use strobe_model::{flags, IdKey, LaneKind, SpanKind};
 use strobe_store::{Store, FLOW_CORRELATION};
 
-const SAMPLES: [&str; 5] =
-    ["nsys_gpt_single", "nsys_fuser_h200", "nsys_pipit_saxpy_mpi", "nsys_extrap_concurrent", "nsys_uvmtorch_cpu_only"];
-
 fn expected(stem: &str) -> Value {
     common::expected(&format!("nsys/{stem}.nsys.json"))
 }

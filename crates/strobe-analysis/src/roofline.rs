@@ -321,8 +321,10 @@ fn export_peak(l: &NcuLaunch, op: &str, x: f64) -> Option<f64> {
 }
 
 pub fn device(launches: &[NcuLaunch]) -> Device {
-    let mut d = Device::default();
-    d.cc = launches.iter().map(|l| l.cc.as_str()).find(|c| !c.is_empty()).unwrap_or("").to_string();
+    let mut d = Device {
+        cc: launches.iter().map(|l| l.cc.as_str()).find(|c| !c.is_empty()).unwrap_or("").to_string(),
+        ..Device::default()
+    };
     // Clocks vary per launch (`--clock-control none`); the device's ceilings use the median
     // over launches, which short kernels' clock readings do not skew.
     let med = |f: &dyn Fn(&NcuLaunch) -> Option<f64>| median(launches.iter().filter_map(f).collect());
@@ -421,7 +423,7 @@ pub fn aggregate(kernels: &[KernelSol]) -> Vec<KernelAgg> {
             }
         })
         .collect();
-    out.sort_by(|a, b| b.duration_ns.unwrap_or(0).cmp(&a.duration_ns.unwrap_or(0)));
+    out.sort_by_key(|k| std::cmp::Reverse(k.duration_ns.unwrap_or(0)));
     out
 }
 

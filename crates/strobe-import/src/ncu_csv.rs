@@ -153,7 +153,7 @@ struct Long {
     value: usize,
 }
 
-fn field<'a>(r: &'a csv::StringRecord, i: Option<usize>) -> &'a str {
+fn field(r: &csv::StringRecord, i: Option<usize>) -> &str {
     i.and_then(|i| r.get(i)).map(str::trim).unwrap_or("")
 }
 

@@ -105,7 +105,10 @@ impl Store {
         for i in 0..n {
             let e: SectionEntry = bytemuck::pod_read_unaligned(&tb[i * 24..i * 24 + 24]);
             let end = e.offset.checked_add(e.len).ok_or_else(|| bad("section overflows"))?;
-            if end > bytes.len() as u64 || e.offset % 8 != 0 && e.id != sid::ARGS || (e.id as usize) >= MAX_SECTIONS {
+            if end > bytes.len() as u64
+                || !e.offset.is_multiple_of(8) && e.id != sid::ARGS
+                || (e.id as usize) >= MAX_SECTIONS
+            {
                 return Err(bad("section out of bounds"));
             }
             sections[e.id as usize] = (e.offset as usize, e.len as usize);

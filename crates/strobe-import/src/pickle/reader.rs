@@ -440,7 +440,7 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
                 let items = stack.split_off(m);
                 push!(new_seq!(items, op != b'l'))
             }
-            0x85 | 0x86 | 0x87 => {
+            0x85..=0x87 => {
                 let n = (op - 0x84) as usize;
                 if stack.len() < n {
                     return Err(c.err("stack underflow"));
@@ -451,7 +451,7 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
             b'd' => {
                 let m = pop_mark!();
                 let items = stack.split_off(m);
-                if items.len() % 2 != 0 {
+                if !items.len().is_multiple_of(2) {
                     return Err(c.err("DICT with an odd number of items"));
                 }
                 out.dicts.push(items.chunks(2).map(|p| (p[0], p[1])).collect());
@@ -482,7 +482,7 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
             }
             b'u' => {
                 let m = pop_mark!();
-                if (stack.len() - m) % 2 != 0 {
+                if !(stack.len() - m).is_multiple_of(2) {
                     return Err(c.err("SETITEMS with an odd number of items"));
                 }
                 match m.checked_sub(1).map(|j| stack[j]) {
@@ -626,12 +626,12 @@ mod tests {
         assert!(p(b"\x80\x04\x8d\xff\xff\xff\xff\xff\xff\xff\xffab.").unwrap_err().what.contains("truncated"));
         assert!(p(b"\x80\x04]").unwrap_err().what.contains("before STOP"));
         let deep: Vec<u8> =
-            std::iter::once(0x80).chain(std::iter::once(4)).chain(std::iter::repeat(b'(').take(100_000)).collect();
+            std::iter::once(0x80).chain(std::iter::once(4)).chain(std::iter::repeat_n(b'(', 100_000)).collect();
         assert!(p(&deep).unwrap_err().what.contains("nesting"));
         // 100k nested lists via EMPTY_LIST/APPEND: fine, no recursion anywhere.
         let mut nested = vec![0x80, 4];
-        nested.extend(std::iter::repeat(b']').take(100_000));
-        nested.extend(std::iter::repeat(b'a').take(99_999));
+        nested.extend(std::iter::repeat_n(b']', 100_000));
+        nested.extend(std::iter::repeat_n(b'a', 99_999));
         nested.push(b'.');
         let pk = p(&nested).unwrap();
         assert!(matches!(pk.root(), Value::List(_)));
