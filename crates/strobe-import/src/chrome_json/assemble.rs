@@ -5,7 +5,7 @@
 use super::chunks::ChunkOut;
 use super::event::{CEv, Key};
 use rustc_hash::FxHashMap;
-use strobe_model::{flags, CopyDir, IdKey, LaneKind, SpanKind, TraceMeta};
+use strobe_model::{flags, CopyDir, IdKey, LaneKind, LoadSummary, SpanKind, TraceMeta};
 use strobe_store::{FlowEnd, FlowInput, SpanInput, StoreBuilder};
 
 struct Thread {
@@ -68,9 +68,8 @@ pub struct Assembler<'a> {
     seq: u64,
     max_ts: i64,
     pub kineto: bool,
-    by_phase: FxHashMap<String, u64>,
-    by_cat: FxHashMap<String, u64>,
-    skipped: FxHashMap<String, u64>,
+    /// Counts by phase and category, and what was skipped: handed to the trace's summary.
+    load: LoadSummary,
     open_array: bool,
     unclosed: u64,
 }
@@ -90,9 +89,7 @@ impl<'a> Assembler<'a> {
             seq: 0,
             max_ts: i64::MIN,
             kineto: false,
-            by_phase: FxHashMap::default(),
-            by_cat: FxHashMap::default(),
-            skipped: FxHashMap::default(),
+            load: LoadSummary::default(),
             open_array: false,
             unclosed: 0,
         }
@@ -139,25 +136,21 @@ impl<'a> Assembler<'a> {
         })
     }
 
-    fn skip(&mut self, why: &str) {
-        *self.skipped.entry(why.to_string()).or_default() += 1;
-    }
-
     pub fn add_chunk(&mut self, c: &ChunkOut<'_>, b: &mut StoreBuilder) -> std::io::Result<()> {
         self.events += c.events;
         let names: Vec<u32> = c.strings.iter().map(|s| b.intern(s)).collect();
         let kinds: Vec<SpanKind> = c.strings.iter().map(|s| SpanKind::from_chrome_category(s)).collect();
         for (&k, &v) in &c.by_phase {
-            *self.by_phase.entry(c.strings[k as usize].to_string()).or_default() += v;
+            *self.load.by_phase.entry(c.strings[k as usize].to_string()).or_default() += v;
         }
         for (&k, &v) in &c.by_cat {
-            *self.by_cat.entry(c.strings[k as usize].to_string()).or_default() += v;
+            *self.load.by_category.entry(c.strings[k as usize].to_string()).or_default() += v;
             if kinds[k as usize] != SpanKind::Other {
                 self.kineto = true;
             }
         }
         for (k, v) in &c.skipped {
-            *self.skipped.entry(k.to_string()).or_default() += v;
+            *self.load.skipped.entry(k.to_string()).or_default() += v;
         }
         let threads: Vec<u32> = c.threads.iter().map(|(p, t)| self.thread(p, t)).collect();
         for ev in &c.evs {
@@ -206,7 +199,7 @@ impl<'a> Assembler<'a> {
                 b'C' => self.counter(b, ev, th, &c.strings[ev.name as usize]),
                 b's' | b't' | b'f' => {
                     if !ev.has_id {
-                        self.skip("flow event without id");
+                        self.load.skip("flow event without id");
                         continue;
                     }
                     let seq = self.seq;
@@ -223,7 +216,7 @@ impl<'a> Assembler<'a> {
                 }
                 b'b' | b'e' | b'n' | b'S' | b'F' => {
                     if !ev.has_id {
-                        self.skip("async event without id");
+                        self.load.skip("async event without id");
                         continue;
                     }
                     let ph = match ev.ph {
@@ -247,7 +240,7 @@ impl<'a> Assembler<'a> {
                 b'M' => self.metadata(b, ev, th, &c.strings[ev.name as usize]),
                 other => {
                     let why = format!("phase '{}' is not shown", other as char);
-                    self.skip(&why);
+                    self.load.skip(&why);
                 }
             }
         }
@@ -349,7 +342,7 @@ impl<'a> Assembler<'a> {
     fn counter(&mut self, b: &mut StoreBuilder, ev: &CEv, th: u32, name: &str) {
         let args = self.args(ev.args_off, ev.args_len);
         let Ok(map) = serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(args) else {
-            self.skip("counter without an args object");
+            self.load.skip("counter without an args object");
             return;
         };
         let pid = self.threads[th as usize].pid.clone();
@@ -357,7 +350,7 @@ impl<'a> Assembler<'a> {
         for (k, v) in map {
             match v.as_f64() {
                 Some(x) if x.is_finite() => b.push_counter(pid.clone(), &full, &k, ev.ts, x),
-                _ => self.skip("counter value not a number"),
+                _ => self.load.skip("counter value not a number"),
             }
         }
     }
@@ -370,19 +363,19 @@ impl<'a> Assembler<'a> {
         match name {
             "process_name" => match v.get("name").and_then(|x| x.as_str()) {
                 Some(n) => b.names.processes.push((pid, n.to_string())),
-                None => self.skip("process_name without a name"),
+                None => self.load.skip("process_name without a name"),
             },
             "thread_name" => match v.get("name").and_then(|x| x.as_str()) {
                 Some(n) => b.names.threads.push(((pid, tid), n.to_string())),
-                None => self.skip("thread_name without a name"),
+                None => self.load.skip("thread_name without a name"),
             },
             "process_sort_index" => match v.get("sort_index").and_then(|x| x.as_i64()) {
                 Some(n) => b.names.process_sort.push((pid, n)),
-                None => self.skip("sort index not an integer"),
+                None => self.load.skip("sort index not an integer"),
             },
             "thread_sort_index" => match v.get("sort_index").and_then(|x| x.as_i64()) {
                 Some(n) => b.names.thread_sort.push(((pid, tid), n)),
-                None => self.skip("sort index not an integer"),
+                None => self.load.skip("sort index not an integer"),
             },
             // labels and other metadata carry nothing Strobe draws
             _ => {}
@@ -423,7 +416,7 @@ impl<'a> Assembler<'a> {
                         open.args_len,
                     )?;
                 } else {
-                    self.skip("E without a matching B");
+                    self.load.skip("E without a matching B");
                 }
             }
             for open in stack {
@@ -444,19 +437,8 @@ impl<'a> Assembler<'a> {
         }
         self.finish_async(b, trace_end)?;
         self.finish_flows(b);
-        meta.load.events = self.events;
-        for (k, v) in self.by_phase.drain() {
-            if v > 0 {
-                meta.load.by_phase.insert(k, v);
-            }
-        }
-        for (k, v) in self.by_cat.drain() {
-            meta.load.by_category.insert(k, v);
-        }
-        for (k, v) in self.skipped.drain() {
-            meta.load.skipped.insert(k, v);
-        }
-        meta.load.skipped.retain(|_, v| *v > 0);
+        self.load.events = self.events;
+        meta.load.merge(&self.load);
         if self.unclosed > 0 {
             meta.load.notes.push(format!("{} B event(s) without E: kept, marked unclosed", self.unclosed));
         }
@@ -516,7 +498,7 @@ impl<'a> Assembler<'a> {
                                     o.args_len,
                                 )?;
                             }
-                            None => self.skip("async end without a begin"),
+                            None => self.load.skip("async end without a begin"),
                         }
                     }
                     _ => {
