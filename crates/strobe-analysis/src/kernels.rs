@@ -17,7 +17,8 @@ pub struct KernelStat {
 
 /// Every kernel name with its statistics, by total time (descending), then name.
 pub fn kernel_stats(store: &Store) -> Vec<KernelStat> {
-    let mut by_name: rustc_hash_map::Map = Default::default();
+    // name → (count, total, min, max)
+    let mut by_name: std::collections::HashMap<u32, (u64, i64, i64, i64)> = Default::default();
     let (starts, ends) = store.span_times();
     let mut all = 0i64;
     for (lane, desc) in store.lanes.iter().enumerate() {
@@ -53,8 +54,4 @@ pub fn kernel_stats(store: &Store) -> Vec<KernelStat> {
         .collect();
     out.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.name.cmp(&b.name)));
     out
-}
-
-mod rustc_hash_map {
-    pub type Map = std::collections::HashMap<u32, (u64, i64, i64, i64)>;
 }
