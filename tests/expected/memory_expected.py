@@ -12,10 +12,16 @@ issue's definitions, written out here from scratch:
   Replay (DESIGN.md units): allocated in requested bytes (alloc +, free_completed -), anchored so
   it ends at sum(requested_size or size) of non-inactive blocks; reserved (segment_alloc/map +,
   segment_free/unmap -) anchored at sum(total_size). Peaks include the state before entry 0.
+  Allocator state at entry k (the state after k entries; an OOM entry's state is the one before
+  it): start from the final segments and blocks and undo entries n-1 .. k: alloc removes the block
+  at addr; free_completed puts back a block of the entry's size at addr; segment_alloc removes the
+  segment at addr; segment_free puts back one of the entry's size and stream; segment_map removes
+  the mapped range, segment_unmap puts it back (expandable: adjacent mapped ranges of one stream
+  form one region). Free memory = each region minus the occupied (not inactive) blocks in it.
   OOM verdicts: process_limit if device_free >= request; real_shortage if allocated + request >
-  reserved + device_free; else from the final blocks when nothing changes the allocator after the
-  OOM (largest free block >= request -> cache_held; free on the OOM's stream >= request ->
-  fragmentation; cached free >= request -> cache_held; else fragmentation), else fragmentation.
+  reserved + device_free; fragmentation if the free memory in regions of the OOM's stream plus
+  device_free could hold the request (it is there, in pieces); else cache_held (what is missing
+  is held free by other streams' segments).
 
 Usage: memory_expected.py SNAPSHOT.pickle > STEM.memory.json
 """
@@ -35,7 +41,78 @@ def load(path):
         return PlainData(f).load()
 
 
-CHANGES = {"alloc", "free_completed", "segment_alloc", "segment_free", "segment_map", "segment_unmap"}
+
+
+def state_at(snap, dev, k):
+    """Segments and occupied blocks after k entries of dev's trace (see the docstring)."""
+    traces = snap.get("device_traces") or []
+    trace = traces[dev] if dev < len(traces) else []
+    segs = {}  # start -> [end, stream, expandable]
+    occupied = {}  # addr -> size
+    for s in snap["segments"]:
+        if s.get("device", 0) != dev:
+            continue
+        segs[s["address"]] = [s["address"] + s["total_size"], s["stream"], bool(s.get("is_expandable", False))]
+        a = s["address"]
+        for b in s.get("blocks", []):
+            if b["state"] != "inactive":
+                occupied[a] = b["size"]
+            a += b["size"]
+
+    def cut(lo, hi):
+        for start in [x for x in segs if x < hi and segs[x][0] > lo]:
+            end, stream, exp = segs.pop(start)
+            if start < lo:
+                segs[start] = [lo, stream, exp]
+            if end > hi:
+                segs[hi] = [end, stream, exp]
+
+    for e in reversed(trace[k:]):
+        act, addr, size = e["action"], e.get("addr", 0), e.get("size", 0)
+        if act == "alloc":
+            occupied.pop(addr, None)
+        elif act == "free_completed":
+            occupied[addr] = size
+        elif act == "segment_alloc":
+            segs.pop(addr, None)
+        elif act == "segment_free":
+            segs[addr] = [addr + size, e["stream"], False]
+        elif act == "segment_map":
+            cut(addr, addr + size)
+        elif act == "segment_unmap":
+            segs[addr] = [addr + size, e["stream"], True]
+    # regions: adjacent expandable ranges of one stream join
+    regions = []
+    for start in sorted(segs):
+        end, stream, exp = segs[start]
+        if regions and exp and regions[-1][3] and regions[-1][1] == start and regions[-1][2] == stream:
+            regions[-1][1] = end
+        else:
+            regions.append([start, end, stream, exp])
+    addrs = sorted(occupied)
+    import bisect
+    largest, by_stream = 0, {}
+    for start, end, stream, _ in regions:
+        i = bisect.bisect_left(addrs, start)
+        cur = start
+        while i < len(addrs) and addrs[i] < end:
+            if addrs[i] > cur:
+                gap = addrs[i] - cur
+                largest = max(largest, gap)
+                by_stream[stream] = by_stream.get(stream, 0) + gap
+            cur = max(cur, addrs[i] + occupied[addrs[i]])
+            i += 1
+        if end > cur:
+            largest = max(largest, end - cur)
+            by_stream[stream] = by_stream.get(stream, 0) + end - cur
+    return {
+        "regions": len(regions),
+        "reserved_bytes": sum(e - s for s, e, _, _ in regions),
+        "occupied_blocks": len(occupied),
+        "occupied_bytes": sum(occupied.values()),
+        "largest_free_block": largest,
+        "free_by_stream": by_stream,
+    }
 
 
 def device_figures(snap, dev):
@@ -66,31 +143,22 @@ def device_figures(snap, dev):
         if e["action"] != "oom":
             continue
         request, free = e["size"], e.get("device_free", 0)
-        known = not any(x["action"] in CHANGES for x in trace[i + 1:])
-        cached = r - a
-        if known:
-            free_blocks = [(s["stream"], b["size"]) for s, b in blocks if b["state"] == "inactive"]
-            lf = max((sz for _, sz in free_blocks), default=0)
-            ss = sum(sz for st, sz in free_blocks if st == e["stream"])
-        else:
-            lf = ss = None
+        st = state_at(snap, dev, i)
+        lf, ss = st["largest_free_block"], st["free_by_stream"].get(e["stream"], 0)
         if free >= request:
             v = "process_limit"
         elif a + request > r + free:
             v = "real_shortage"
-        elif known and lf >= request:
-            v = "cache_held"
-        elif known and ss >= request:
+        elif ss + free >= request:
             v = "fragmentation"
-        elif known and cached >= request:
-            v = "cache_held"
         else:
-            v = "fragmentation"
+            v = "cache_held"
         ooms.append({"entry": i, "requested_bytes": request, "device_free_bytes": free, "verdict": v,
                      "allocated_bytes": a, "reserved_bytes": r, "largest_free_block": lf,
                      "same_stream_free_bytes": ss})
+    history = {str(k): state_at(snap, dev, k) for k in sorted({0, len(trace) // 2, len(trace)})}
     return {
-        "device": dev, "segments": len(segs), "blocks": len(blocks), "reserved_bytes": reserved,
+        "history": history, "device": dev, "segments": len(segs), "blocks": len(blocks), "reserved_bytes": reserved,
         "allocated_bytes": allocated, "active_awaiting_free_bytes": awaiting, "inactive_bytes": inactive,
         "largest_inactive_block": largest, "fragmentation": (1 - largest / inactive) if inactive else 0.0,
         "rounding_waste_bytes": waste, "trace_entries": len(trace), "peak_allocated_bytes": peak_a,

@@ -23,7 +23,7 @@ for file in $CHROME; do
 done
 
 # Memory snapshots (issue #5): stdlib pickle with every global refused.
-for stem in mem_train mem_oom mem_frag mem_expandable_oom mem_silmont mem_cranberrii; do
+for stem in mem_train mem_oom mem_frag mem_expandable_oom mem_silmont mem_cranberrii mem_frag_oom mem_cache_held_oom; do
   python3 tests/expected/memory_expected.py "sample-traces/$stem.pickle" \
     > "tests/expected/$stem.memory.json"
   echo "tests/expected/$stem.memory.json"

@@ -5,10 +5,19 @@
 mod common;
 use common::{expected, sample};
 use std::path::PathBuf;
-use strobe_analysis::memory::{analyse, replay};
+use strobe_analysis::memory::{analyse, replay, AllocatorHistory};
 use strobe_import::memory_snapshot;
 
-const STEMS: [&str; 6] = ["mem_train", "mem_oom", "mem_frag", "mem_expandable_oom", "mem_silmont", "mem_cranberrii"];
+const STEMS: [&str; 8] = [
+    "mem_train",
+    "mem_oom",
+    "mem_frag",
+    "mem_expandable_oom",
+    "mem_silmont",
+    "mem_cranberrii",
+    "mem_frag_oom",
+    "mem_cache_held_oom",
+];
 
 fn u(v: &serde_json::Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a u64: {v}"))
@@ -49,11 +58,74 @@ fn figures_match_the_python_oracle() {
                 assert_eq!(o.verdict, x["verdict"].as_str().unwrap(), "{ctx}");
                 assert_eq!(o.evidence.allocated_bytes, i(&x["allocated_bytes"]), "{ctx}");
                 assert_eq!(o.evidence.reserved_bytes, i(&x["reserved_bytes"]), "{ctx}");
-                assert_eq!(o.evidence.largest_free_block, x["largest_free_block"].as_u64(), "{ctx}");
-                assert_eq!(o.evidence.same_stream_free_bytes, x["same_stream_free_bytes"].as_u64(), "{ctx}");
+                assert_eq!(o.evidence.largest_free_block, u(&x["largest_free_block"]), "{ctx}");
+                assert_eq!(o.evidence.same_stream_free_bytes, u(&x["same_stream_free_bytes"]), "{ctx}");
                 assert!(!o.suggestion.is_empty());
             }
+            // The allocator state replayed back to the start, the middle and the end.
+            let mut h = AllocatorHistory::new(&snap, d.device);
+            for (k, x) in w["history"].as_object().unwrap().iter().rev() {
+                let k: usize = k.parse().unwrap();
+                h.seek(&snap, k);
+                let f = h.free_figures();
+                let ctx = format!("{ctx} at entry {k}");
+                assert_eq!(f.regions as u64, u(&x["regions"]), "{ctx}: regions");
+                assert_eq!(f.reserved_bytes, u(&x["reserved_bytes"]), "{ctx}: reserved");
+                assert_eq!(f.occupied_blocks as u64, u(&x["occupied_blocks"]), "{ctx}: blocks");
+                assert_eq!(f.occupied_bytes, u(&x["occupied_bytes"]), "{ctx}: occupied bytes");
+                assert_eq!(f.largest_free_block, u(&x["largest_free_block"]), "{ctx}: largest free");
+                let by: Vec<(i64, u64)> = x["free_by_stream"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .map(|(s, v)| (s.parse().unwrap(), u(v)))
+                    .collect::<std::collections::BTreeMap<_, _>>()
+                    .into_iter()
+                    .collect();
+                assert_eq!(f.free_by_stream, by, "{ctx}: free by stream");
+            }
         }
+    }
+}
+
+/// Scrubbing back and forth restores every state exactly (what an undo removed comes back).
+#[test]
+fn history_steps_back_and_forth_exactly() {
+    for stem in ["mem_train", "mem_expandable_oom", "mem_frag"] {
+        let snap = memory_snapshot::import(&sample(&format!("{stem}.pickle"))).unwrap();
+        for d in snap.devices() {
+            let mut h = AllocatorHistory::new(&snap, d);
+            let n = h.len();
+            let end = h.view();
+            let mid_k = n / 3;
+            h.seek(&snap, mid_k);
+            let mid = h.view();
+            h.seek(&snap, 0);
+            h.seek(&snap, n);
+            assert_eq!(h.view(), end, "{stem} device {d}: back at the end");
+            h.seek(&snap, mid_k);
+            assert_eq!(h.view(), mid, "{stem} device {d}: back at {mid_k}");
+            for _ in 0..50.min(n - mid_k) {
+                let p = h.position();
+                h.seek(&snap, p + 1);
+            }
+            h.seek(&snap, mid_k);
+            assert_eq!(h.view(), mid, "{stem} device {d}: 50 steps forward and back");
+        }
+    }
+}
+
+#[test]
+fn real_fragmentation_and_cache_held_ooms() {
+    // Recorded on an H200 by tests/tools/make_oom_snapshots.py: a 4 GiB request with 5 GiB
+    // cached free in 5 MiB pieces, on the failing stream (frag) or on a side stream (cache_held).
+    for (stem, verdict, same) in [("mem_frag_oom", "fragmentation", 5u64 << 30), ("mem_cache_held_oom", "cache_held", 0)] {
+        let r = analyse(&memory_snapshot::import(&sample(&format!("{stem}.pickle"))).unwrap());
+        let o = &r.devices[0].ooms[0];
+        assert_eq!((o.verdict, o.requested_bytes), (verdict, 4 << 30), "{stem}");
+        assert_eq!(o.evidence.largest_free_block, 5 << 20, "{stem}");
+        assert_eq!(o.evidence.same_stream_free_bytes, same, "{stem}");
+        assert!(o.device_free_bytes < o.requested_bytes, "{stem}: the device really ran out");
     }
 }
 

@@ -3,6 +3,10 @@
 //! definitions are issue #5's; units follow DESIGN.md ("Memory snapshot replay: mind the
 //! units"): allocations replay in requested bytes, segments in segment bytes.
 
+mod history;
+
+pub use history::{AllocatorHistory, BlockView, FreeFigures, LiveBlock, RegionView};
+
 use serde::Serialize;
 use strobe_model::memory::{Action, BlockState, MemorySnapshot};
 
@@ -50,11 +54,10 @@ pub struct OomEvidence {
     pub reserved_bytes: i64,
     /// reserved − allocated.
     pub cached_free_bytes: i64,
-    /// `final` when no allocator change follows the OOM, so the snapshot's blocks are the
-    /// state at the OOM; `unknown` otherwise (block-level figures are then null).
-    pub block_state: &'static str,
-    pub largest_free_block: Option<u64>,
-    pub same_stream_free_bytes: Option<u64>,
+    /// Largest free gap in any segment at the OOM (blocks replayed back from the final state).
+    pub largest_free_block: u64,
+    /// Free bytes inside the segments of the failing allocation's stream.
+    pub same_stream_free_bytes: u64,
     pub time_us: Option<i64>,
 }
 
@@ -171,41 +174,18 @@ pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
     let r = replay(s, d);
     m.peak_allocated_bytes = r.peak_allocated();
     m.peak_reserved_bytes = r.peak_reserved();
-    for (k, e) in trace.iter().enumerate().filter(|(_, e)| e.action == Action::Oom) {
-        let known = !trace[k + 1..].iter().any(|x| {
-            matches!(
-                x.action,
-                Action::Alloc
-                    | Action::FreeCompleted
-                    | Action::SegmentAlloc
-                    | Action::SegmentFree
-                    | Action::SegmentMap
-                    | Action::SegmentUnmap
-            )
-        });
-        let (largest, same_stream) = if known {
-            let free = segs
-                .iter()
-                .flat_map(|g| g.blocks.iter().map(move |b| (g.stream, b)))
-                .filter(|(_, b)| b.state == BlockState::Inactive);
-            let mut largest = 0u64;
-            let mut same = 0u64;
-            for (st, b) in free {
-                largest = largest.max(b.size);
-                if st == e.stream {
-                    same += b.size;
-                }
-            }
-            (Some(largest), Some(same))
-        } else {
-            (None, None)
-        };
+    // OOMs in descending order, so one walk back from the final state reaches them all
+    let mut hist = AllocatorHistory::new(s, d);
+    let mut ooms = Vec::new();
+    for (k, e) in trace.iter().enumerate().rev().filter(|(_, e)| e.action == Action::Oom) {
+        hist.seek(s, k);
+        let f = hist.free_figures();
+        let same_stream = f.free_by_stream.iter().find(|(st, _)| *st == e.stream).map_or(0, |x| x.1);
         let ev = OomEvidence {
             allocated_bytes: r.allocated[k + 1],
             reserved_bytes: r.reserved[k + 1],
             cached_free_bytes: r.reserved[k + 1] - r.allocated[k + 1],
-            block_state: if known { "final" } else { "unknown" },
-            largest_free_block: largest,
+            largest_free_block: f.largest_free_block,
             same_stream_free_bytes: same_stream,
             time_us: e.time_us,
         };
@@ -215,15 +195,13 @@ pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
             "process_limit"
         } else if ev.allocated_bytes + req as i64 > ev.reserved_bytes + free as i64 {
             "real_shortage"
+        } else if ev.same_stream_free_bytes + free >= req {
+            // the memory is there, on this stream, but in pieces no single block spans
+            "fragmentation"
         } else {
-            match (largest, same_stream) {
-                (Some(l), _) if l >= req => "cache_held",
-                (Some(_), Some(ss)) if ss >= req => "fragmentation",
-                (Some(_), _) if ev.cached_free_bytes >= req as i64 => "cache_held",
-                _ => "fragmentation",
-            }
+            "cache_held"
         };
-        m.ooms.push(OomVerdict {
+        ooms.push(OomVerdict {
             entry: k,
             requested_bytes: req,
             device_free_bytes: free,
@@ -232,6 +210,8 @@ pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
             evidence: ev,
         });
     }
+    ooms.reverse();
+    m.ooms = ooms;
     m
 }
 
@@ -246,12 +226,12 @@ fn suggestion(verdict: &str, req: u64, free: u64, ev: &OomEvidence) -> String {
             bytes(ev.allocated_bytes.max(0) as u64), bytes(req), bytes(ev.reserved_bytes.max(0) as u64), bytes(free)
         ),
         "fragmentation" => format!(
-            "The cached free memory ({}) could hold the request but no single free block can. Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (or max_split_size_mb), and allocate large long-lived buffers first.",
-            bytes(ev.cached_free_bytes.max(0) as u64)
+            "The free memory on the failing stream ({} cached + {} on the device) could hold the {} request, but the largest free block is {}: it is there, in pieces. Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (or max_split_size_mb), and allocate large long-lived buffers first.",
+            bytes(ev.same_stream_free_bytes), bytes(free), bytes(req), bytes(ev.largest_free_block)
         ),
         _ => format!(
-            "Reserved-but-free memory ({}) sits in blocks of other streams or pools. Call torch.cuda.empty_cache() before the large allocation, avoid cross-stream reuse (record_stream), or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.",
-            bytes(ev.cached_free_bytes.max(0) as u64)
+            "Reserved-but-free memory ({}) sits in segments of other streams or pools; the failing stream has only {} free. Free those tensors earlier or allocate them on the same stream (avoid record_stream across streams), call torch.cuda.empty_cache() between phases, or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.",
+            bytes(ev.cached_free_bytes.max(0) as u64), bytes(ev.same_stream_free_bytes)
         ),
     }
 }

@@ -1,0 +1,366 @@
+//! The allocator's segments and blocks as they were after any number of trace entries.
+//!
+//! A snapshot holds the final segments and blocks, and a ring buffer of the entries that led
+//! there. Walking back from the final state and undoing entries gives the state at any earlier
+//! entry — including the blocks alive before the ring's first entry, which a forward replay from
+//! nothing cannot know. Each step is O(log n), so arrow-key scrubbing costs nothing; what an
+//! undo or redo removes is kept per entry, so stepping back and forth restores exact sizes
+//! (rounded block sizes from the final state, not the requested sizes the trace carries).
+
+use std::collections::{BTreeMap, HashMap};
+use strobe_model::memory::{Action, BlockState, MemorySnapshot, StackId, TraceEntry};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LiveSegment {
+    pub size: u64,
+    pub stream: i64,
+    /// Mapped range of an expandable segment (adjacent ones of a stream form one region).
+    pub expandable: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LiveBlock {
+    pub size: u64,
+    pub requested: u64,
+    pub state: BlockState,
+    pub stack: StackId,
+}
+
+/// One region (a segment, or adjacent mapped ranges of an expandable segment) with its blocks
+/// in address order, free gaps included as `Inactive` blocks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegionView {
+    pub address: u64,
+    pub size: u64,
+    pub stream: i64,
+    pub expandable: bool,
+    pub blocks: Vec<BlockView>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BlockView {
+    pub address: u64,
+    pub size: u64,
+    pub requested: u64,
+    pub state: BlockState,
+    pub stack: StackId,
+}
+
+/// Free-memory figures of one state.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FreeFigures {
+    pub regions: usize,
+    pub reserved_bytes: u64,
+    pub occupied_blocks: usize,
+    pub occupied_bytes: u64,
+    pub largest_free_block: u64,
+    /// Free bytes inside regions, per stream, ascending by stream.
+    pub free_by_stream: Vec<(i64, u64)>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Removed {
+    Block(u64, LiveBlock),
+    Segment(u64, LiveSegment),
+}
+
+#[derive(Clone, Debug)]
+pub struct AllocatorHistory {
+    device: i64,
+    /// Entries applied: the state is the one after `pos` entries.
+    pos: usize,
+    len: usize,
+    segments: BTreeMap<u64, LiveSegment>,
+    blocks: BTreeMap<u64, LiveBlock>,
+    /// What undoing (or applying) entry i removed, to put back exactly when it is redone.
+    stash: HashMap<usize, Vec<Removed>>,
+    /// Whether the trace logs `free_requested` (older snapshots log only `free_completed`).
+    logs_free_requested: bool,
+}
+
+fn device_trace(s: &MemorySnapshot, device: i64) -> &[TraceEntry] {
+    usize::try_from(device).ok().and_then(|d| s.device_traces.get(d)).map(Vec::as_slice).unwrap_or(&[])
+}
+
+impl AllocatorHistory {
+    /// The final state (after every entry of `device`'s trace).
+    pub fn new(s: &MemorySnapshot, device: i64) -> AllocatorHistory {
+        let trace = device_trace(s, device);
+        let mut h = AllocatorHistory {
+            device,
+            pos: trace.len(),
+            len: trace.len(),
+            segments: BTreeMap::new(),
+            blocks: BTreeMap::new(),
+            stash: HashMap::new(),
+            logs_free_requested: trace.iter().any(|e| e.action == Action::FreeRequested),
+        };
+        for g in s.segments.iter().filter(|g| g.device == device) {
+            let seg = LiveSegment { size: g.total_size, stream: g.stream, expandable: g.is_expandable };
+            h.segments.insert(g.address, seg);
+            let mut a = g.address;
+            for b in &g.blocks {
+                if b.state != BlockState::Inactive {
+                    let lb = LiveBlock { size: b.size, requested: b.requested(), state: b.state, stack: b.stack };
+                    h.blocks.insert(a, lb);
+                }
+                a += b.size;
+            }
+        }
+        h
+    }
+
+    pub fn device(&self) -> i64 {
+        self.device
+    }
+    /// Entries applied so far (0 ..= len).
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Moves to the state after `k` entries (clamped to the trace), stepping one entry at a time.
+    pub fn seek(&mut self, s: &MemorySnapshot, k: usize) {
+        let trace = device_trace(s, self.device);
+        let k = k.min(trace.len());
+        while self.pos > k {
+            self.pos -= 1;
+            self.undo(self.pos, &trace[self.pos]);
+        }
+        while self.pos < k {
+            self.apply(self.pos, &trace[self.pos]);
+            self.pos += 1;
+        }
+    }
+
+    fn undo(&mut self, i: usize, e: &TraceEntry) {
+        if let Some(back) = self.stash.remove(&i) {
+            // applying i removed these; undoing it puts them back (and drops what i added)
+            self.drop_added(e);
+            for r in back {
+                self.restore(r);
+            }
+            return;
+        }
+        let mut removed = Vec::new();
+        match e.action {
+            Action::Alloc => removed.extend(self.blocks.remove(&e.addr).map(|b| Removed::Block(e.addr, b))),
+            Action::FreeRequested => match self.blocks.get_mut(&e.addr) {
+                Some(b) => b.state = BlockState::ActiveAllocated,
+                None => {
+                    self.blocks.insert(e.addr, trace_block(e, BlockState::ActiveAllocated));
+                }
+            },
+            Action::FreeCompleted => {
+                let state =
+                    if self.logs_free_requested { BlockState::ActiveAwaitingFree } else { BlockState::ActiveAllocated };
+                self.blocks.insert(e.addr, trace_block(e, state));
+            }
+            Action::SegmentAlloc => removed.extend(self.segments.remove(&e.addr).map(|g| Removed::Segment(e.addr, g))),
+            Action::SegmentFree => {
+                self.segments.insert(e.addr, LiveSegment { size: e.size, stream: e.stream, expandable: false });
+            }
+            Action::SegmentMap => removed.extend(self.cut(e.addr, e.size)),
+            Action::SegmentUnmap => self.add_mapped(e.addr, e.size, e.stream),
+            _ => {}
+        }
+        self.stash.insert(i, removed);
+    }
+
+    fn apply(&mut self, i: usize, e: &TraceEntry) {
+        if let Some(back) = self.stash.remove(&i) {
+            // undoing i removed these; applying it again puts them back
+            self.drop_undone(e);
+            for r in back {
+                self.restore(r);
+            }
+            return;
+        }
+        let mut removed = Vec::new();
+        match e.action {
+            Action::Alloc => {
+                self.blocks.insert(e.addr, trace_block(e, BlockState::ActiveAllocated));
+            }
+            Action::FreeRequested => {
+                if let Some(b) = self.blocks.get_mut(&e.addr) {
+                    b.state = BlockState::ActiveAwaitingFree;
+                }
+            }
+            Action::FreeCompleted => removed.extend(self.blocks.remove(&e.addr).map(|b| Removed::Block(e.addr, b))),
+            Action::SegmentAlloc => {
+                self.segments.insert(e.addr, LiveSegment { size: e.size, stream: e.stream, expandable: false });
+            }
+            Action::SegmentFree => removed.extend(self.segments.remove(&e.addr).map(|g| Removed::Segment(e.addr, g))),
+            Action::SegmentMap => self.add_mapped(e.addr, e.size, e.stream),
+            Action::SegmentUnmap => removed.extend(self.cut(e.addr, e.size)),
+            _ => {}
+        }
+        self.stash.insert(i, removed);
+    }
+
+    /// Undoing entry `e` after it was applied from the stash: remove what applying added.
+    fn drop_added(&mut self, e: &TraceEntry) {
+        match e.action {
+            Action::Alloc => {
+                self.blocks.remove(&e.addr);
+            }
+            Action::FreeRequested => {
+                if let Some(b) = self.blocks.get_mut(&e.addr) {
+                    b.state = BlockState::ActiveAllocated;
+                }
+            }
+            Action::SegmentAlloc => {
+                self.segments.remove(&e.addr);
+            }
+            Action::SegmentMap => {
+                self.cut(e.addr, e.size);
+            }
+            _ => {}
+        }
+    }
+
+    /// Applying entry `e` after it was undone from the stash: remove what undoing added.
+    fn drop_undone(&mut self, e: &TraceEntry) {
+        match e.action {
+            Action::FreeRequested => {
+                if let Some(b) = self.blocks.get_mut(&e.addr) {
+                    b.state = BlockState::ActiveAwaitingFree;
+                }
+            }
+            Action::FreeCompleted => {
+                self.blocks.remove(&e.addr);
+            }
+            Action::SegmentFree => {
+                self.segments.remove(&e.addr);
+            }
+            Action::SegmentUnmap => {
+                self.cut(e.addr, e.size);
+            }
+            _ => {}
+        }
+    }
+
+    fn restore(&mut self, r: Removed) {
+        match r {
+            Removed::Block(a, b) => {
+                self.blocks.insert(a, b);
+            }
+            Removed::Segment(a, g) => {
+                self.segments.insert(a, g);
+            }
+        }
+    }
+
+    /// Removes `[addr, addr + size)` from the segments, splitting any that straddle its ends.
+    /// Returns the pieces removed.
+    fn cut(&mut self, addr: u64, size: u64) -> Vec<Removed> {
+        let (lo, hi) = (addr, addr.saturating_add(size));
+        let hit: Vec<u64> = self
+            .segments
+            .range(..hi)
+            .rev()
+            .take_while(|(&a, g)| a + g.size > lo)
+            .map(|(&a, _)| a)
+            .collect();
+        let mut removed = Vec::new();
+        for a in hit {
+            let g = self.segments.remove(&a).expect("listed above");
+            let end = a + g.size;
+            let (cut_lo, cut_hi) = (a.max(lo), end.min(hi));
+            removed.push(Removed::Segment(cut_lo, LiveSegment { size: cut_hi - cut_lo, ..g }));
+            if a < lo {
+                self.segments.insert(a, LiveSegment { size: lo - a, ..g });
+            }
+            if end > hi {
+                self.segments.insert(hi, LiveSegment { size: end - hi, ..g });
+            }
+        }
+        removed
+    }
+
+    fn add_mapped(&mut self, addr: u64, size: u64, stream: i64) {
+        self.segments.insert(addr, LiveSegment { size, stream, expandable: true });
+    }
+
+    /// Regions in address order: segments, with adjacent mapped ranges of one stream joined.
+    fn regions(&self) -> Vec<(u64, LiveSegment)> {
+        let mut out: Vec<(u64, LiveSegment)> = Vec::with_capacity(self.segments.len());
+        for (&a, &g) in &self.segments {
+            if let Some((pa, pg)) = out.last_mut() {
+                if g.expandable && pg.expandable && *pa + pg.size == a && pg.stream == g.stream {
+                    pg.size += g.size;
+                    continue;
+                }
+            }
+            out.push((a, g));
+        }
+        out
+    }
+
+    /// Every region with its blocks and free gaps, in address order.
+    pub fn view(&self) -> Vec<RegionView> {
+        self.regions()
+            .into_iter()
+            .map(|(a, g)| {
+                let end = a + g.size;
+                let mut blocks = Vec::new();
+                let mut cur = a;
+                for (&ba, b) in self.blocks.range(a..end) {
+                    if ba > cur {
+                        blocks.push(free_block(cur, ba - cur));
+                    }
+                    blocks.push(BlockView {
+                        address: ba,
+                        size: b.size,
+                        requested: b.requested,
+                        state: b.state,
+                        stack: b.stack,
+                    });
+                    cur = cur.max(ba + b.size);
+                }
+                if end > cur {
+                    blocks.push(free_block(cur, end - cur));
+                }
+                RegionView { address: a, size: g.size, stream: g.stream, expandable: g.expandable, blocks }
+            })
+            .collect()
+    }
+
+    pub fn free_figures(&self) -> FreeFigures {
+        let regions = self.view();
+        let mut f = FreeFigures {
+            regions: regions.len(),
+            reserved_bytes: regions.iter().map(|r| r.size).sum(),
+            occupied_blocks: self.blocks.len(),
+            occupied_bytes: self.blocks.values().map(|b| b.size).sum(),
+            ..FreeFigures::default()
+        };
+        let mut by: BTreeMap<i64, u64> = BTreeMap::new();
+        for r in &regions {
+            for b in r.blocks.iter().filter(|b| b.state == BlockState::Inactive) {
+                f.largest_free_block = f.largest_free_block.max(b.size);
+                *by.entry(r.stream).or_default() += b.size;
+            }
+        }
+        f.free_by_stream = by.into_iter().collect();
+        f
+    }
+
+    /// The block (allocated or awaiting free) at `addr`, if any.
+    pub fn block(&self, addr: u64) -> Option<&LiveBlock> {
+        self.blocks.get(&addr)
+    }
+}
+
+fn trace_block(e: &TraceEntry, state: BlockState) -> LiveBlock {
+    LiveBlock { size: e.size, requested: e.size, state, stack: e.stack }
+}
+
+fn free_block(address: u64, size: u64) -> BlockView {
+    BlockView { address, size, requested: 0, state: BlockState::Inactive, stack: 0 }
+}
