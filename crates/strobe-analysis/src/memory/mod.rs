@@ -3,8 +3,10 @@
 //! definitions are issue #5's; units follow DESIGN.md ("Memory snapshot replay: mind the
 //! units"): allocations replay in requested bytes, segments in segment bytes.
 
+mod allocations;
 mod history;
 
+pub use allocations::{Allocation, AllocationTimeline};
 pub use history::{AllocatorHistory, BlockView, FreeFigures, LiveBlock, RegionView};
 
 use serde::Serialize;

@@ -1,18 +1,59 @@
 //! Memory pane (issue #5): a `torch.cuda.memory._dump_snapshot` pickle, shown as a summary
-//! of the analysis figures with the OOM verdicts, and a segment map (every segment an
-//! address-ordered bar, its blocks drawn to scale by state, rounding waste hatched darker;
-//! hover shows sizes and the allocation's stack, click pins it). Figures come from
-//! `strobe_analysis::memory`; this module only draws them.
+//! of the analysis figures with the OOM verdicts (each a link to its moment), the
+//! active-memory timeline (every allocation a band, reserved a line), and the allocator
+//! history: a scrubber over the trace entries (arrow keys step) with the segment map as it was
+//! at that entry. Figures come from `strobe_analysis::memory`; this module only draws them.
 
+mod history_bar;
 mod segment_map;
 mod summary;
+mod timeline;
 
+pub use history_bar::HistoryBar;
 pub use segment_map::SegmentMapView;
 pub use summary::SummaryView;
+pub use timeline::{rasterize, ActiveMemoryView, Raster, TimelineAction};
 
 use std::path::{Path, PathBuf};
-use strobe_analysis::memory::{analyse, MemoryReport};
+use strobe_analysis::memory::{analyse, AllocationTimeline, AllocatorHistory, MemoryReport, RegionView};
 use strobe_model::memory::MemorySnapshot;
+
+/// One device's timeline, allocator history and the segment map's current picture.
+pub struct DeviceState {
+    pub device: i64,
+    pub timeline: AllocationTimeline,
+    pub active: ActiveMemoryView,
+    pub history: AllocatorHistory,
+    /// The history's state as regions (rebuilt when the position moves).
+    pub regions: Vec<RegionView>,
+    /// Position of the peak of allocated bytes.
+    pub peak_position: usize,
+}
+
+impl DeviceState {
+    fn new(s: &MemorySnapshot, device: i64) -> DeviceState {
+        let timeline = AllocationTimeline::build(s, device);
+        let history = AllocatorHistory::new(s, device);
+        let peak_position = timeline.peak_in(0, timeline.len + 1);
+        DeviceState {
+            device,
+            active: ActiveMemoryView::new(&timeline),
+            regions: history.view(),
+            timeline,
+            history,
+            peak_position,
+        }
+    }
+
+    /// Moves the allocator history to position `k` and follows it in the timeline.
+    pub fn seek(&mut self, s: &MemorySnapshot, k: usize, center: bool) {
+        self.history.seek(s, k);
+        self.regions = self.history.view();
+        if center {
+            self.active.show_position(&self.timeline, self.history.position());
+        }
+    }
+}
 
 pub struct MemoryPane {
     pub path: PathBuf,
@@ -22,6 +63,9 @@ pub struct MemoryPane {
     pub device: usize,
     pub summary: SummaryView,
     pub segments: SegmentMapView,
+    pub history_bar: HistoryBar,
+    /// Per device of `report.devices`, built the first time it is shown.
+    pub states: Vec<Option<DeviceState>>,
 }
 
 impl MemoryPane {
@@ -32,8 +76,27 @@ impl MemoryPane {
 
     pub fn new(path: PathBuf, snapshot: MemorySnapshot) -> MemoryPane {
         let report = analyse(&snapshot);
-        let segments = SegmentMapView::new(&snapshot);
-        MemoryPane { path, snapshot, report, device: 0, summary: SummaryView::default(), segments }
+        let states = report.devices.iter().map(|_| None).collect();
+        MemoryPane {
+            path,
+            snapshot,
+            report,
+            device: 0,
+            summary: SummaryView::default(),
+            segments: SegmentMapView::default(),
+            history_bar: HistoryBar::default(),
+            states,
+        }
+    }
+
+    /// The shown device's state, built on first use.
+    pub fn state(&mut self) -> Option<&mut DeviceState> {
+        let d = self.report.devices.get(self.device)?.device;
+        let slot = self.states.get_mut(self.device)?;
+        if slot.is_none() {
+            *slot = Some(DeviceState::new(&self.snapshot, d));
+        }
+        slot.as_mut()
     }
 
     pub fn ui(&mut self, ui: &mut egui::Ui) {
@@ -44,15 +107,40 @@ impl MemoryPane {
                 ui.selectable_value(&mut self.device, i, format!("GPU {}", d.device));
             }
         });
-        let Some(dev) = self.report.devices.get(self.device) else {
+        let Some(dev) = self.report.devices.get(self.device).cloned() else {
             ui.weak("This snapshot has no segments and no trace entries.");
             return;
         };
-        let dev = dev.clone();
         ui.separator();
+        let peak = self.state().map(|st| st.peak_position);
+        let mut goto: Option<usize> = None;
         egui::Panel::left("strobe_memory_summary").resizable(true).default_size(380.0).show(ui, |ui| {
-            egui::ScrollArea::vertical().id_salt("mem_summary_scroll").show(ui, |ui| self.summary.ui(ui, &dev));
+            egui::ScrollArea::vertical().id_salt("mem_summary_scroll").show(ui, |ui| {
+                goto = self.summary.ui(ui, &dev, peak);
+            });
         });
-        egui::CentralPanel::default().show(ui, |ui| self.segments.ui(ui, &self.snapshot, dev.device));
+        let snapshot = &self.snapshot;
+        let Some(st) = self.states.get_mut(self.device).and_then(Option::as_mut) else { return };
+        if let Some(k) = goto {
+            st.seek(snapshot, k, true);
+        }
+        let ooms: Vec<usize> = dev.ooms.iter().map(|o| o.entry).collect();
+        egui::CentralPanel::default().show(ui, |ui| {
+            let h = (ui.available_height() * 0.42).clamp(160.0, 420.0);
+            let cursor = st.history.position();
+            let mut act = st.active.ui(ui, snapshot, &st.timeline, cursor, &ooms, h);
+            act = st.active.selected_ui(ui, snapshot, &st.timeline).or(act);
+            ui.separator();
+            if let Some(k) = self.history_bar.ui(ui, snapshot, &st.history) {
+                st.seek(snapshot, k, false);
+                st.active.show_position_if_hidden(&st.timeline, k);
+            }
+            if let Some(TimelineAction::Seek(k)) = act {
+                st.seek(snapshot, k, false);
+            }
+            ui.separator();
+            let highlight = self.history_bar.entry_block(snapshot, &st.history);
+            self.segments.ui(ui, snapshot, &st.regions, highlight);
+        });
     }
 }

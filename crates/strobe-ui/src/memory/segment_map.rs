@@ -1,16 +1,17 @@
-//! Segment map: one row per segment, address-ordered, each block drawn to scale inside it
-//! (width ∝ bytes within the row), coloured by state; the rounding waste of an allocated
-//! block (size − requested) is drawn darker at its end.
+//! Segment map: one row per segment (an expandable segment's adjacent mapped ranges are one
+//! row), address-ordered, each block drawn to scale inside it (width ∝ bytes within the row),
+//! coloured by state; the rounding waste of an allocated block (size − requested) is drawn
+//! darker at its end. It draws whatever allocator state it is given — the final one, or the
+//! one the history scrubber replayed to.
 
 use egui::{Color32, Pos2, Rect, Sense, Stroke, Vec2};
-use strobe_analysis::memory::bytes;
+use strobe_analysis::memory::{bytes, RegionView};
 use strobe_model::memory::{BlockState, MemorySnapshot};
 
+#[derive(Default)]
 pub struct SegmentMapView {
-    /// Segment indices of each device, address-ordered.
-    order: Vec<(i64, Vec<usize>)>,
-    /// (segment, block) pinned by a click.
-    pub pinned: Option<(usize, usize)>,
+    /// Address of the block pinned by a click.
+    pub pinned: Option<u64>,
     /// Segments and blocks drawn in the last frame (tests read them).
     pub segments_drawn: usize,
     pub blocks_drawn: usize,
@@ -28,27 +29,17 @@ pub fn state_color(s: BlockState) -> Color32 {
 const ROW_H: f32 = 16.0;
 
 impl SegmentMapView {
-    pub fn new(s: &MemorySnapshot) -> SegmentMapView {
-        let mut order: Vec<(i64, Vec<usize>)> = Vec::new();
-        for d in s.devices() {
-            let mut v: Vec<usize> = (0..s.segments.len()).filter(|&i| s.segments[i].device == d).collect();
-            v.sort_by_key(|&i| s.segments[i].address);
-            order.push((d, v));
-        }
-        SegmentMapView { order, pinned: None, segments_drawn: 0, blocks_drawn: 0 }
-    }
-
-    pub fn ui(&mut self, ui: &mut egui::Ui, s: &MemorySnapshot, device: i64) {
+    /// `highlight`: address of a block to outline (the history entry's block).
+    pub fn ui(&mut self, ui: &mut egui::Ui, s: &MemorySnapshot, regions: &[RegionView], highlight: Option<u64>) {
         self.segments_drawn = 0;
         self.blocks_drawn = 0;
-        let Some((_, segs)) = self.order.iter().find(|(d, _)| *d == device) else { return };
-        let max = segs.iter().map(|&i| s.segments[i].total_size).max().unwrap_or(1).max(1);
+        let max = regions.iter().map(|r| r.size).max().unwrap_or(1).max(1);
         ui.horizontal(|ui| {
-            ui.strong(format!("Segments ({}), address order; bar length proportional to segment size", segs.len()));
+            ui.strong(format!("Segments ({}), address order; bar length proportional to segment size", regions.len()));
             for (st, name) in [
                 (BlockState::ActiveAllocated, "allocated"),
                 (BlockState::ActiveAwaitingFree, "awaiting free"),
-                (BlockState::Inactive, "inactive"),
+                (BlockState::Inactive, "free (cached)"),
             ] {
                 let (r, _) = ui.allocate_exact_size(Vec2::splat(10.0), Sense::hover());
                 ui.painter().rect_filled(r, 1.0, state_color(st));
@@ -56,25 +47,25 @@ impl SegmentMapView {
             }
         });
         let mut hovered: Option<(usize, usize)> = None;
-        let mut clicked: Option<(usize, usize)> = None;
+        let mut clicked: Option<u64> = None;
         let pinned = self.pinned;
         let (mut nseg, mut nblk) = (0, 0);
         egui::ScrollArea::vertical()
             .id_salt("mem_segment_map")
             .auto_shrink([false, true])
-            .max_height(ui.available_height() * 0.7)
-            .show_rows(ui, ROW_H + 2.0, segs.len(), |ui, range| {
+            .max_height((ui.available_height() - 90.0).max(60.0))
+            .show_rows(ui, ROW_H + 2.0, regions.len(), |ui, range| {
                 let width = ui.available_width().max(100.0);
-                for &si in &segs[range] {
-                    let g = &s.segments[si];
+                for ri in range {
+                    let g = &regions[ri];
                     let (rect, resp) = ui.allocate_exact_size(Vec2::new(width, ROW_H), Sense::click());
-                    let bar_w = (width - 4.0) * (g.total_size as f64 / max as f64) as f32;
+                    let bar_w = (width - 4.0) * (g.size as f64 / max as f64) as f32;
                     let bar =
                         Rect::from_min_size(rect.min + Vec2::new(2.0, 1.0), Vec2::new(bar_w.max(2.0), ROW_H - 2.0));
                     let p = ui.painter_at(rect);
                     p.rect_filled(bar, 0.0, Color32::from_gray(40));
                     nseg += 1;
-                    let scale = bar.width() as f64 / g.total_size.max(1) as f64;
+                    let scale = bar.width() as f64 / g.size.max(1) as f64;
                     let hover_x = resp.hover_pos().map(|h| h.x);
                     for (bi, b) in g.blocks.iter().enumerate() {
                         let off = b.address.saturating_sub(g.address) as f64;
@@ -82,8 +73,8 @@ impl SegmentMapView {
                         let x1 = bar.min.x + ((off + b.size as f64) * scale) as f32;
                         let r = Rect::from_min_max(Pos2::new(x0, bar.min.y), Pos2::new(x1.max(x0 + 1.0), bar.max.y));
                         p.rect_filled(r, 0.0, state_color(b.state));
-                        if b.state == BlockState::ActiveAllocated && b.requested() < b.size {
-                            let xr = bar.min.x + ((off + b.requested() as f64) * scale) as f32;
+                        if b.state == BlockState::ActiveAllocated && b.requested < b.size {
+                            let xr = bar.min.x + ((off + b.requested as f64) * scale) as f32;
                             if x1 - xr >= 1.0 {
                                 p.rect_filled(
                                     Rect::from_min_max(Pos2::new(xr, bar.min.y), Pos2::new(x1, bar.max.y)),
@@ -98,15 +89,19 @@ impl SegmentMapView {
                                 Stroke::new(1.0, Color32::BLACK),
                             );
                         }
-                        if pinned == Some((si, bi)) {
+                        let is_block = b.state != BlockState::Inactive;
+                        if is_block && pinned == Some(b.address) {
                             p.rect_stroke(r, 0.0, Stroke::new(2.0, Color32::WHITE), egui::StrokeKind::Inside);
+                        }
+                        if highlight == Some(b.address) {
+                            p.rect_stroke(r, 0.0, Stroke::new(2.0, Color32::YELLOW), egui::StrokeKind::Outside);
                         }
                         nblk += 1;
                         if let Some(hx) = hover_x {
                             if hx >= r.min.x && hx < r.max.x {
-                                hovered = Some((si, bi));
-                                if resp.clicked() {
-                                    clicked = Some((si, bi));
+                                hovered = Some((ri, bi));
+                                if resp.clicked() && is_block {
+                                    clicked = Some(b.address);
                                 }
                             }
                         }
@@ -119,23 +114,34 @@ impl SegmentMapView {
             self.pinned = if self.pinned == Some(c) { None } else { Some(c) };
         }
         ui.separator();
-        let shown = hovered.or(self.pinned);
-        match shown {
-            Some((si, bi)) => {
-                let g = &s.segments[si];
+        let pinned_at = self.pinned.and_then(|a| {
+            regions.iter().enumerate().find_map(|(ri, g)| {
+                g.blocks.iter().position(|b| b.address == a && b.state != BlockState::Inactive).map(|bi| (ri, bi))
+            })
+        });
+        match hovered.or(pinned_at) {
+            Some((ri, bi)) => {
+                let g = &regions[ri];
                 let b = &g.blocks[bi];
+                let what = if b.state == BlockState::Inactive {
+                    format!("free gap 0x{:x}: {}", b.address, bytes(b.size))
+                } else {
+                    format!(
+                        "block 0x{:x}: {} ({} requested, {} rounding), {:?}{}",
+                        b.address,
+                        bytes(b.size),
+                        bytes(b.requested),
+                        bytes(b.size - b.requested.min(b.size)),
+                        b.state,
+                        if Some((ri, bi)) == pinned_at { ", pinned" } else { "" }
+                    )
+                };
                 ui.label(format!(
-                    "segment 0x{:x} ({}, stream {}, {}), block 0x{:x}: {} ({} requested, {} rounding), {:?}{}",
+                    "segment 0x{:x} ({}, stream {}{}), {what}",
                     g.address,
-                    bytes(g.total_size),
+                    bytes(g.size),
                     g.stream,
-                    g.segment_type,
-                    b.address,
-                    bytes(b.size),
-                    bytes(b.requested()),
-                    bytes(b.size - b.requested().min(b.size)),
-                    b.state,
-                    if Some((si, bi)) == self.pinned { ", pinned" } else { "" }
+                    if g.expandable { ", expandable" } else { "" }
                 ));
                 egui::ScrollArea::vertical().id_salt("mem_stack").show(ui, |ui| {
                     let mut any = false;

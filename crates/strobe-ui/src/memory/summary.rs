@@ -19,24 +19,35 @@ pub fn verdict_color(v: &str) -> Color32 {
 }
 
 impl SummaryView {
-    pub fn ui(&mut self, ui: &mut egui::Ui, d: &DeviceMemory) {
+    /// Returns a trace position to show when a link is clicked.
+    pub fn ui(&mut self, ui: &mut egui::Ui, d: &DeviceMemory, peak_position: Option<usize>) -> Option<usize> {
+        let mut goto = None;
         egui::Grid::new("mem_summary_grid").num_columns(2).striped(true).show(ui, |ui| {
-            let mut row = |k: &str, v: String| {
+            let row = |ui: &mut egui::Ui, k: &str, v: String| {
                 ui.label(k);
                 ui.monospace(v);
                 ui.end_row();
             };
-            row("segments / blocks", format!("{} / {}", d.segments, d.blocks));
-            row("reserved", bytes(d.reserved_bytes));
-            row("allocated", bytes(d.allocated_bytes));
-            row("awaiting free", bytes(d.active_awaiting_free_bytes));
-            row("inactive (cached)", bytes(d.inactive_bytes));
-            row("largest inactive block", bytes(d.largest_inactive_block));
-            row("fragmentation", format!("{:.3}", d.fragmentation));
-            row("rounding waste", bytes(d.rounding_waste_bytes));
-            row("trace entries", d.trace_entries.to_string());
-            row("peak allocated", bytes(d.peak_allocated_bytes.max(0) as u64));
-            row("peak reserved", bytes(d.peak_reserved_bytes.max(0) as u64));
+            row(ui, "segments / blocks", format!("{} / {}", d.segments, d.blocks));
+            row(ui, "reserved", bytes(d.reserved_bytes));
+            row(ui, "allocated", bytes(d.allocated_bytes));
+            row(ui, "awaiting free", bytes(d.active_awaiting_free_bytes));
+            row(ui, "inactive (cached)", bytes(d.inactive_bytes));
+            row(ui, "largest inactive block", bytes(d.largest_inactive_block));
+            row(ui, "fragmentation", format!("{:.3}", d.fragmentation));
+            row(ui, "rounding waste", bytes(d.rounding_waste_bytes));
+            row(ui, "trace entries", d.trace_entries.to_string());
+            ui.label("peak allocated");
+            ui.horizontal(|ui| {
+                ui.monospace(bytes(d.peak_allocated_bytes.max(0) as u64));
+                if let Some(k) = peak_position {
+                    if ui.link(format!("at entry {}", k.saturating_sub(1))).on_hover_text("show it in the timeline").clicked() {
+                        goto = Some(k);
+                    }
+                }
+            });
+            ui.end_row();
+            row(ui, "peak reserved", bytes(d.peak_reserved_bytes.max(0) as u64));
         });
         self.ooms_shown = d.ooms.len();
         if d.ooms.is_empty() {
@@ -58,6 +69,10 @@ impl SummaryView {
                 bytes(o.evidence.reserved_bytes.max(0) as u64)
             ));
             ui.label(RichText::new(&o.suggestion).italics());
+            if ui.link("Show this moment in the timeline").clicked() {
+                goto = Some(o.entry);
+            }
         }
+        goto
     }
 }

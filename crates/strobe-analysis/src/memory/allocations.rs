@@ -1,0 +1,148 @@
+//! Every allocation of one device as an interval of trace positions, stacked in allocation
+//! order — the data behind the active-memory timeline. Position k is the state after k
+//! entries (as in [`super::Replay`]); an allocation made by entry a and freed by entry f is
+//! alive at positions a+1 ..= f. Allocations alive before the ring buffer's first entry are
+//! rebuilt from what the trace frees without having allocated, and from the final blocks the
+//! trace never allocated, so the stack's height at every position equals the replayed
+//! allocated bytes. An implicit interval tree over the positions (the store's cgranges layout)
+//! answers "alive at k, bottom to top" in O(log n + alive), with no cap on how many exist.
+
+use super::{replay, Replay};
+use std::collections::HashMap;
+use strobe_model::memory::{Action, MemorySnapshot, StackId};
+use strobe_store::interval;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Allocation {
+    pub addr: u64,
+    /// Requested bytes (the replay's unit).
+    pub size: u64,
+    pub stream: i64,
+    pub stack: StackId,
+    /// The `alloc` entry; `None` when made before the trace's first entry.
+    pub alloc_entry: Option<u32>,
+    /// The `free_completed` entry; `None` when still alive at the end.
+    pub free_entry: Option<u32>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct AllocationTimeline {
+    pub device: i64,
+    /// Stacking order, bottom first: allocations from before the trace, then by alloc entry.
+    pub allocs: Vec<Allocation>,
+    /// Alive at positions `[start[i], end[i])`, sorted by start.
+    start: Vec<i64>,
+    end: Vec<i64>,
+    max_end: Vec<i64>,
+    pub replay: Replay,
+    /// Entry count (positions run 0 ..= len).
+    pub len: usize,
+}
+
+impl AllocationTimeline {
+    pub fn build(s: &MemorySnapshot, device: i64) -> AllocationTimeline {
+        let trace = usize::try_from(device).ok().and_then(|d| s.device_traces.get(d)).map(Vec::as_slice).unwrap_or(&[]);
+        let n = trace.len();
+        let mut before: Vec<Allocation> = Vec::new();
+        let mut during: Vec<Allocation> = Vec::new();
+        let mut open: HashMap<u64, usize> = HashMap::new();
+        for (i, e) in trace.iter().enumerate() {
+            match e.action {
+                Action::Alloc => {
+                    open.insert(e.addr, during.len());
+                    during.push(Allocation {
+                        addr: e.addr,
+                        size: e.size,
+                        stream: e.stream,
+                        stack: e.stack,
+                        alloc_entry: Some(i as u32),
+                        free_entry: None,
+                    });
+                }
+                Action::FreeCompleted => match open.remove(&e.addr) {
+                    Some(j) => during[j].free_entry = Some(i as u32),
+                    None => before.push(Allocation {
+                        addr: e.addr,
+                        size: e.size,
+                        stream: e.stream,
+                        stack: e.stack,
+                        alloc_entry: None,
+                        free_entry: Some(i as u32),
+                    }),
+                },
+                _ => {}
+            }
+        }
+        // final blocks the trace never allocated lived through all of it: bottom of the stack
+        let mut forever: Vec<Allocation> = Vec::new();
+        for g in s.segments.iter().filter(|g| g.device == device) {
+            let mut a = g.address;
+            for b in &g.blocks {
+                if b.state.is_active() && !open.contains_key(&a) {
+                    forever.push(Allocation {
+                        addr: a,
+                        size: b.requested(),
+                        stream: g.stream,
+                        stack: b.stack,
+                        alloc_entry: None,
+                        free_entry: None,
+                    });
+                }
+                a += b.size;
+            }
+        }
+        forever.sort_by_key(|a| a.addr);
+        // later-freed lower, so the bands that vanish first sit on top and the rest do not move
+        before.sort_by_key(|a| std::cmp::Reverse(a.free_entry));
+        let mut allocs = forever;
+        allocs.extend(before);
+        allocs.extend(during);
+        let start: Vec<i64> = allocs.iter().map(|a| a.alloc_entry.map_or(0, |e| e as i64 + 1)).collect();
+        let end: Vec<i64> = allocs.iter().map(|a| a.free_entry.map_or(n as i64 + 1, |e| e as i64 + 1)).collect();
+        let mut max_end = vec![0; end.len()];
+        interval::build_max_end(&end, &mut max_end);
+        AllocationTimeline { device, allocs, start, end, max_end, replay: replay(s, device), len: n }
+    }
+
+    /// Calls `f(index)` for each allocation alive at position `k`, bottom to top.
+    pub fn alive_at(&self, k: usize, f: impl FnMut(usize)) {
+        interval::query(&self.start, &self.end, &self.max_end, k as i64, k as i64 + 1, f);
+    }
+
+    /// The allocation whose band covers `bytes` (from the bottom) at position `k`.
+    pub fn band_at(&self, k: usize, bytes: f64) -> Option<usize> {
+        let mut y = 0.0;
+        let mut hit = None;
+        self.alive_at(k, |i| {
+            if hit.is_none() {
+                let top = y + self.allocs[i].size as f64;
+                if bytes >= y && bytes < top {
+                    hit = Some(i);
+                }
+                y = top;
+            }
+        });
+        hit
+    }
+
+    /// The position in `[k0, k1)` where allocated bytes peak (the first such), so a pixel
+    /// column standing for many entries shows the state at its peak and no peak is lost.
+    pub fn peak_in(&self, k0: usize, k1: usize) -> usize {
+        let a = &self.replay.allocated;
+        let (k0, k1) = (k0.min(a.len().saturating_sub(1)), k1.min(a.len()).max(k0 + 1));
+        let mut best = k0;
+        for k in k0..k1.min(a.len()) {
+            if a[k] > a[best] {
+                best = k;
+            }
+        }
+        best
+    }
+
+    /// Min and max reserved bytes over positions `[k0, k1)`.
+    pub fn reserved_range(&self, k0: usize, k1: usize) -> (i64, i64) {
+        let r = &self.replay.reserved;
+        let (k0, k1) = (k0.min(r.len().saturating_sub(1)), k1.min(r.len()).max(k0 + 1));
+        r[k0..k1.min(r.len())].iter().fold((i64::MAX, i64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+    }
+}

@@ -1,0 +1,369 @@
+//! Active-memory timeline: every allocation a band, stacked bottom-up in allocation order over
+//! trace positions, with reserved bytes as a line above. No top-N cap: each pixel column shows
+//! the allocations alive at the position where allocated bytes peak within the entries the
+//! column stands for (so no peak is lost when zoomed out), and the picture is rasterised into
+//! a texture only when the view, the size or the selection changes — a frame that changes
+//! nothing only draws the texture. Drag to brush-zoom, scroll to zoom, double-click to reset,
+//! click a band for its stack and its alloc and free entries.
+
+use egui::{Color32, ColorImage, Pos2, Rect, Sense, Stroke, TextureHandle, TextureOptions, Vec2};
+use rayon::prelude::*;
+use strobe_analysis::memory::{bytes, AllocationTimeline};
+
+/// The picture of one view: a W×H raster and the position each column shows.
+pub struct Raster {
+    pub width: usize,
+    pub height: usize,
+    pub pixels: Vec<Color32>,
+    /// Position shown by each column.
+    pub column_pos: Vec<usize>,
+    /// Bands painted (summed over columns) — how much work the raster did.
+    pub bands_painted: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+struct RasterKey {
+    k0: f64,
+    k1: f64,
+    w: usize,
+    h: usize,
+    y_max: f64,
+    selected: Option<usize>,
+}
+
+pub fn band_color(tl: &AllocationTimeline, i: usize) -> Color32 {
+    let a = &tl.allocs[i];
+    // one hue per call site, so one layer's buffers read as one colour; alternate lightness so
+    // neighbours of the same site stay apart
+    let mut h = (a.stack as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (a.stream as u64).rotate_left(17);
+    h ^= h >> 29;
+    let hue = (h % 360) as f32 / 360.0;
+    let light = if i % 2 == 0 { 0.55 } else { 0.45 };
+    egui::ecolor::Hsva::new(hue, 0.55, light + 0.2, 1.0).into()
+}
+
+/// Rasterises positions `[k0, k1)` into `w`×`h` pixels, `y_max` bytes at the top.
+pub fn rasterize(
+    tl: &AllocationTimeline,
+    k0: f64,
+    k1: f64,
+    w: usize,
+    h: usize,
+    y_max: f64,
+    selected: Option<usize>,
+) -> Raster {
+    let span = (k1 - k0).max(1e-9);
+    let column_pos: Vec<usize> = (0..w)
+        .map(|x| {
+            let a = (k0 + span * x as f64 / w as f64).floor().max(0.0) as usize;
+            let b = ((k0 + span * (x + 1) as f64 / w as f64).floor() as usize).max(a + 1);
+            tl.peak_in(a, b.min(tl.len + 1))
+        })
+        .collect();
+    let bpp = y_max.max(1.0) / h as f64;
+    let columns: Vec<(Vec<Color32>, usize)> = column_pos
+        .par_iter()
+        .map(|&k| {
+            let mut col = vec![Color32::TRANSPARENT; h];
+            let mut y = 0.0f64;
+            let mut n = 0;
+            tl.alive_at(k, |i| {
+                let top = y + tl.allocs[i].size as f64;
+                let r0 = (y / bpp) as usize;
+                let r1 = ((top / bpp).ceil() as usize).min(h);
+                if r0 < h {
+                    let c = if Some(i) == selected { Color32::WHITE } else { band_color(tl, i) };
+                    for row in r0..r1.max(r0 + 1) {
+                        col[h - 1 - row] = c;
+                    }
+                }
+                y = top;
+                n += 1;
+            });
+            (col, n)
+        })
+        .collect();
+    let mut pixels = vec![Color32::TRANSPARENT; w * h];
+    let mut bands = 0;
+    for (x, (col, n)) in columns.into_iter().enumerate() {
+        bands += n;
+        for (row, c) in col.into_iter().enumerate() {
+            pixels[row * w + x] = c;
+        }
+    }
+    Raster { width: w, height: h, pixels, column_pos, bands_painted: bands }
+}
+
+/// What a user did in the timeline that the rest of the pane follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimelineAction {
+    /// Show the allocator state after this many entries.
+    Seek(usize),
+}
+
+pub struct ActiveMemoryView {
+    /// Visible positions `[view.0, view.1)`.
+    pub view: (f64, f64),
+    pub selected: Option<usize>,
+    key: Option<RasterKey>,
+    texture: Option<TextureHandle>,
+    column_pos: Vec<usize>,
+    brush_from: Option<f32>,
+    /// Columns and bands of the last raster (tests and the bench read them).
+    pub columns_drawn: usize,
+    pub bands_painted: usize,
+    pub rasters_made: usize,
+}
+
+impl ActiveMemoryView {
+    pub fn new(tl: &AllocationTimeline) -> ActiveMemoryView {
+        ActiveMemoryView {
+            view: (0.0, tl.len as f64 + 1.0),
+            selected: None,
+            key: None,
+            texture: None,
+            column_pos: Vec::new(),
+            brush_from: None,
+            columns_drawn: 0,
+            bands_painted: 0,
+            rasters_made: 0,
+        }
+    }
+
+    pub fn reset(&mut self, tl: &AllocationTimeline) {
+        self.view = (0.0, tl.len as f64 + 1.0);
+    }
+
+    /// Centres the view on position `k` (keeping the zoom, or showing ±5 % when whole).
+    pub fn show_position(&mut self, tl: &AllocationTimeline, k: usize) {
+        let full = tl.len as f64 + 1.0;
+        let mut span = self.view.1 - self.view.0;
+        if span >= full * 0.99 {
+            span = (full * 0.1).max(50.0);
+        }
+        let c = k as f64 + 0.5;
+        let k0 = (c - span / 2.0).clamp(0.0, (full - span).max(0.0));
+        self.view = (k0, (k0 + span).min(full));
+    }
+
+    /// Moves the view to `k` only when it is off screen.
+    pub fn show_position_if_hidden(&mut self, tl: &AllocationTimeline, k: usize) {
+        let x = k as f64 + 0.5;
+        if x < self.view.0 || x >= self.view.1 {
+            self.show_position(tl, k);
+        }
+    }
+
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        s: &strobe_model::memory::MemorySnapshot,
+        tl: &AllocationTimeline,
+        cursor: usize,
+        ooms: &[usize],
+        height: f32,
+    ) -> Option<TimelineAction> {
+        let mut action = None;
+        let (outer, resp) =
+            ui.allocate_exact_size(Vec2::new(ui.available_width(), height), Sense::click_and_drag());
+        let plot = Rect::from_min_max(outer.min + Vec2::new(70.0, 4.0), outer.max - Vec2::new(4.0, 18.0));
+        let painter = ui.painter_at(outer);
+        painter.rect_filled(plot, 0.0, Color32::from_gray(20));
+        let full = tl.len as f64 + 1.0;
+        let (k0, k1) = self.view;
+        let ppp = ui.ctx().pixels_per_point();
+        let w = ((plot.width() * ppp) as usize).clamp(1, 8192);
+        let h = ((plot.height() * ppp) as usize).clamp(1, 4096);
+        let a0 = k0.floor().max(0.0) as usize;
+        let a1 = (k1.ceil() as usize).min(tl.len + 1).max(a0 + 1);
+        let (_, res_hi) = tl.reserved_range(a0, a1);
+        let alloc_hi = tl.replay.allocated[a0..a1].iter().copied().max().unwrap_or(0);
+        let y_max = (res_hi.max(alloc_hi).max(1) as f64) * 1.05;
+        let key = RasterKey { k0, k1, w, h, y_max, selected: self.selected };
+        if self.key != Some(key) || self.texture.is_none() {
+            let r = rasterize(tl, k0, k1, w, h, y_max, self.selected);
+            self.columns_drawn = r.width;
+            self.bands_painted = r.bands_painted;
+            self.rasters_made += 1;
+            self.column_pos = r.column_pos;
+            let img = ColorImage { size: [r.width, r.height], pixels: r.pixels, source_size: Vec2::new(w as f32, h as f32) };
+            match &mut self.texture {
+                Some(t) => t.set(img, TextureOptions::NEAREST),
+                None => self.texture = Some(ui.ctx().load_texture("strobe_active_memory", img, TextureOptions::NEAREST)),
+            }
+            self.key = Some(key);
+        }
+        if let Some(t) = &self.texture {
+            painter.image(t.id(), plot, Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)), Color32::WHITE);
+        }
+        let x_of = |k: f64| plot.min.x + ((k - k0) / (k1 - k0)) as f32 * plot.width();
+        let y_of = |b: f64| plot.max.y - (b / y_max) as f32 * plot.height();
+        // reserved: the max over each column's entries, with the column's min..max as a tick
+        let cols = plot.width().max(1.0) as usize;
+        let mut line: Vec<Pos2> = Vec::with_capacity(cols);
+        let res_stroke = Stroke::new(1.5, Color32::from_rgb(255, 120, 80));
+        for x in 0..cols {
+            let ka = (k0 + (k1 - k0) * x as f64 / cols as f64).floor().max(0.0) as usize;
+            let kb = ((k0 + (k1 - k0) * (x + 1) as f64 / cols as f64).floor() as usize).max(ka + 1);
+            if ka > tl.len {
+                break;
+            }
+            let (lo, hi) = tl.reserved_range(ka, kb.min(tl.len + 1));
+            let px = plot.min.x + x as f32 + 0.5;
+            let p = Pos2::new(px, y_of(hi as f64));
+            if lo < hi {
+                painter.line_segment([Pos2::new(px, y_of(lo as f64)), p], res_stroke);
+            }
+            line.push(p);
+        }
+        if line.len() > 1 {
+            painter.add(egui::Shape::line(line, res_stroke));
+        }
+        for &o in ooms {
+            let x = x_of(o as f64 + 0.5);
+            if x >= plot.min.x && x <= plot.max.x {
+                painter.line_segment([Pos2::new(x, plot.min.y), Pos2::new(x, plot.max.y)], Stroke::new(2.0, Color32::RED));
+            }
+        }
+        let cx = x_of(cursor as f64 + 0.5);
+        if cx >= plot.min.x && cx <= plot.max.x {
+            painter.line_segment([Pos2::new(cx, plot.min.y), Pos2::new(cx, plot.max.y)], Stroke::new(1.0, Color32::YELLOW));
+        }
+        // axes
+        let font = egui::FontId::proportional(11.0);
+        for i in 0..=4 {
+            let b = y_max * i as f64 / 4.0;
+            let y = y_of(b);
+            painter.line_segment([Pos2::new(plot.min.x - 4.0, y), Pos2::new(plot.min.x, y)], Stroke::new(1.0, Color32::GRAY));
+            painter.text(Pos2::new(plot.min.x - 6.0, y), egui::Align2::RIGHT_CENTER, bytes(b as u64), font.clone(), Color32::GRAY);
+        }
+        let lbl = |k: f64| {
+            let k = (k.max(0.0) as usize).min(tl.len);
+            match tl.replay.time_us.get(k).copied().flatten() {
+                Some(t) => {
+                    let t0 = tl.replay.time_us.iter().flatten().next().copied().unwrap_or(t);
+                    format!("entry {k} · {:.3} s", (t - t0) as f64 / 1e6)
+                }
+                None => format!("entry {k}"),
+            }
+        };
+        painter.text(Pos2::new(plot.min.x, plot.max.y + 2.0), egui::Align2::LEFT_TOP, lbl(k0), font.clone(), Color32::GRAY);
+        painter.text(Pos2::new(plot.max.x, plot.max.y + 2.0), egui::Align2::RIGHT_TOP, lbl(k1 - 1.0), font, Color32::GRAY);
+        painter.text(
+            plot.min + Vec2::new(6.0, 4.0),
+            egui::Align2::LEFT_TOP,
+            "active memory (bands: allocations) · reserved (line)",
+            egui::FontId::proportional(12.0),
+            Color32::from_gray(200),
+        );
+
+        // interaction
+        let hit = |pos: Pos2, column_pos: &[usize]| -> Option<(usize, Option<usize>)> {
+            if !plot.contains(pos) || column_pos.is_empty() {
+                return None;
+            }
+            let x = (((pos.x - plot.min.x) / plot.width()) * column_pos.len() as f32) as usize;
+            let k = column_pos[x.min(column_pos.len() - 1)];
+            let b = (plot.max.y - pos.y) as f64 / plot.height() as f64 * y_max;
+            Some((k, tl.band_at(k, b)))
+        };
+        if resp.drag_started() {
+            self.brush_from = resp.interact_pointer_pos().map(|p| p.x);
+        }
+        if let (Some(x0), Some(p)) = (self.brush_from, resp.interact_pointer_pos()) {
+            if resp.dragged() {
+                let r = Rect::from_x_y_ranges(x0.min(p.x)..=x0.max(p.x), plot.y_range());
+                painter.rect_filled(r, 0.0, Color32::from_rgba_unmultiplied(120, 160, 255, 50));
+            }
+        }
+        if resp.drag_stopped() {
+            if let (Some(x0), Some(p)) = (self.brush_from.take(), resp.interact_pointer_pos()) {
+                let (xa, xb) = (x0.min(p.x).max(plot.min.x), x0.max(p.x).min(plot.max.x));
+                if xb - xa >= 4.0 {
+                    let k_at = |x: f32| k0 + (k1 - k0) * ((x - plot.min.x) / plot.width()) as f64;
+                    self.view = (k_at(xa), k_at(xb).max(k_at(xa) + 1.0));
+                }
+            }
+        }
+        if resp.double_clicked() {
+            self.view = (0.0, full);
+        } else if resp.clicked() {
+            if let Some((k, band)) = resp.interact_pointer_pos().and_then(|p| hit(p, &self.column_pos)) {
+                self.selected = band;
+                action = Some(TimelineAction::Seek(k));
+            }
+        }
+        if resp.hovered() {
+            let scroll = ui.input(|i| i.smooth_scroll_delta.y + i.smooth_scroll_delta.x);
+            if scroll != 0.0 {
+                if let Some(p) = resp.hover_pos() {
+                    let f = (p.x - plot.min.x) as f64 / plot.width() as f64;
+                    let c = k0 + (k1 - k0) * f;
+                    let z = (-scroll as f64 / 200.0).exp();
+                    let span = ((k1 - k0) * z).clamp(4.0, full);
+                    let n0 = (c - span * f).clamp(0.0, full - span);
+                    self.view = (n0, n0 + span);
+                }
+            }
+            if let Some((k, Some(i))) = resp.hover_pos().and_then(|p| hit(p, &self.column_pos)) {
+                let a = tl.allocs[i];
+                resp.clone().on_hover_ui_at_pointer(|ui| {
+                    ui.label(format!("{} at 0x{:x}, stream {} (entry {k})", bytes(a.size), a.addr, a.stream));
+                    for f in s.stack(a.stack).take(4) {
+                        ui.monospace(format!("{}  {}:{}", f.name, f.filename, f.line));
+                    }
+                });
+            }
+        }
+        action
+    }
+
+    /// The selected allocation: sizes, its alloc and free entries (buttons seek to them), stack.
+    pub fn selected_ui(
+        &self,
+        ui: &mut egui::Ui,
+        s: &strobe_model::memory::MemorySnapshot,
+        tl: &AllocationTimeline,
+    ) -> Option<TimelineAction> {
+        let mut action = None;
+        let Some(i) = self.selected else {
+            ui.weak("Click a band for its stack and its alloc and free entries; drag to zoom, double-click to reset.");
+            return None;
+        };
+        let a = tl.allocs[i];
+        ui.horizontal_wrapped(|ui| {
+            ui.strong(format!("Allocation of {} at 0x{:x}, stream {}", bytes(a.size), a.addr, a.stream));
+            match a.alloc_entry {
+                Some(e) => {
+                    if ui.link(format!("alloc: entry {e}")).clicked() {
+                        action = Some(TimelineAction::Seek(e as usize + 1));
+                    }
+                }
+                None => {
+                    ui.label("allocated before the trace's first entry");
+                }
+            }
+            match a.free_entry {
+                Some(e) => {
+                    if ui.link(format!("free: entry {e}")).clicked() {
+                        action = Some(TimelineAction::Seek(e as usize + 1));
+                    }
+                }
+                None => {
+                    ui.label("still allocated at the end");
+                }
+            }
+        });
+        egui::ScrollArea::vertical().id_salt("mem_alloc_stack").max_height(90.0).show(ui, |ui| {
+            let mut any = false;
+            for f in s.stack(a.stack) {
+                any = true;
+                ui.monospace(format!("{}  {}:{}", f.name, f.filename, f.line));
+            }
+            if !any {
+                ui.weak("No stack recorded for this allocation.");
+            }
+        });
+        action
+    }
+}
