@@ -157,8 +157,28 @@ def device_figures(snap, dev):
                      "allocated_bytes": a, "reserved_bytes": r, "largest_free_block": lf,
                      "same_stream_free_bytes": ss})
     history = {str(k): state_at(snap, dev, k) for k in sorted({0, len(trace) // 2, len(trace)})}
+    # Allocations as the active-memory timeline has them: every alloc entry, every free of an
+    # address the trace never allocated (made before its first entry), and every final
+    # allocated or awaiting-free block the trace leaves without an open allocation.
+    open_addrs, before = set(), 0
+    for e in trace:
+        if e["action"] == "alloc":
+            open_addrs.add(e.get("addr", 0))
+        elif e["action"] == "free_completed":
+            if e.get("addr", 0) in open_addrs:
+                open_addrs.discard(e.get("addr", 0))
+            else:
+                before += 1
+    forever = 0
+    for s in segs:
+        a = s["address"]
+        for b in s.get("blocks", []):
+            if b["state"] != "inactive" and a not in open_addrs:
+                forever += 1
+            a += b["size"]
+    allocations = sum(1 for e in trace if e["action"] == "alloc") + before + forever
     return {
-        "history": history, "device": dev, "segments": len(segs), "blocks": len(blocks), "reserved_bytes": reserved,
+        "history": history, "allocations": allocations, "device": dev, "segments": len(segs), "blocks": len(blocks), "reserved_bytes": reserved,
         "allocated_bytes": allocated, "active_awaiting_free_bytes": awaiting, "inactive_bytes": inactive,
         "largest_inactive_block": largest, "fragmentation": (1 - largest / inactive) if inactive else 0.0,
         "rounding_waste_bytes": waste, "trace_entries": len(trace), "peak_allocated_bytes": peak_a,

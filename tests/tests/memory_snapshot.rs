@@ -5,7 +5,7 @@
 mod common;
 use common::{expected, sample};
 use std::path::PathBuf;
-use strobe_analysis::memory::{analyse, replay, AllocatorHistory};
+use strobe_analysis::memory::{analyse, replay, AllocationTimeline, AllocatorHistory};
 use strobe_import::memory_snapshot;
 
 const STEMS: [&str; 8] = [
@@ -62,6 +62,19 @@ fn figures_match_the_python_oracle() {
                 assert_eq!(o.evidence.same_stream_free_bytes, u(&x["same_stream_free_bytes"]), "{ctx}");
                 assert!(!o.suggestion.is_empty());
             }
+            // The active-memory timeline: every allocation, stacked to the replayed height.
+            let tl = AllocationTimeline::build(&snap, d.device);
+            assert_eq!(tl.allocs.len() as u64, u(&w["allocations"]), "{ctx}: allocations");
+            let mut peak = 0i64;
+            for k in 0..=tl.len {
+                let mut height = 0i64;
+                tl.alive_at(k, |j| height += tl.allocs[j].size as i64);
+                peak = peak.max(height);
+                if k % 97 == 0 || k == tl.len {
+                    assert_eq!(height, tl.replay.allocated[k], "{ctx}: stack height at {k}");
+                }
+            }
+            assert_eq!(peak, i(&w["peak_allocated_bytes"]), "{ctx}: tallest stack");
             // The allocator state replayed back to the start, the middle and the end.
             let mut h = AllocatorHistory::new(&snap, d.device);
             for (k, x) in w["history"].as_object().unwrap().iter().rev() {
@@ -119,7 +132,9 @@ fn history_steps_back_and_forth_exactly() {
 fn real_fragmentation_and_cache_held_ooms() {
     // Recorded on an H200 by tests/tools/make_oom_snapshots.py: a 4 GiB request with 5 GiB
     // cached free in 5 MiB pieces, on the failing stream (frag) or on a side stream (cache_held).
-    for (stem, verdict, same) in [("mem_frag_oom", "fragmentation", 5u64 << 30), ("mem_cache_held_oom", "cache_held", 0)] {
+    for (stem, verdict, same) in
+        [("mem_frag_oom", "fragmentation", 5u64 << 30), ("mem_cache_held_oom", "cache_held", 0)]
+    {
         let r = analyse(&memory_snapshot::import(&sample(&format!("{stem}.pickle"))).unwrap());
         let o = &r.devices[0].ooms[0];
         assert_eq!((o.verdict, o.requested_bytes), (verdict, 4 << 30), "{stem}");

@@ -75,3 +75,159 @@ fn hostile_pickle_is_a_clear_error() {
     assert!(app.memory.is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn pane<'a>(h: &'a Harness<'static, StrobeApp>) -> &'a strobe_ui::memory::DeviceState {
+    let p = h.state().memory.as_ref().expect("memory pane");
+    p.states[p.device].as_ref().expect("device state built")
+}
+
+fn click_at(h: &mut Harness<'static, StrobeApp>, pos: egui::Pos2) {
+    h.hover_at(pos);
+    h.run_steps(1);
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+    }
+    h.run_steps(2);
+}
+
+#[test]
+fn active_memory_timeline_draws_every_allocation_and_a_click_shows_its_stack() {
+    let mut h = harness(&["mem_train.pickle"]);
+    let (plot, allocs) = {
+        let st = pane(&h);
+        assert!(st.active.columns_drawn > 100, "one raster column per pixel");
+        assert!(st.active.bands_painted > st.active.columns_drawn, "bands stacked in each column");
+        // the oracle's count (tests/expected/mem_train.memory.json: "allocations")
+        assert_eq!(st.timeline.allocs.len(), 1509);
+        (st.active.plot_rect, st.timeline.allocs.len())
+    };
+    assert!(allocs > 0 && plot.width() > 100.0);
+    // low in the middle of the plot: a band of an allocation alive there
+    let pos = egui::pos2(plot.center().x, plot.max.y - 3.0);
+    click_at(&mut h, pos);
+    let st = pane(&h);
+    let i = st.active.selected.expect("a band is selected");
+    let k = st.history.position();
+    let a = st.timeline.allocs[i];
+    let born = a.alloc_entry.map_or(0, |e| e as usize + 1);
+    let dies = a.free_entry.map_or(usize::MAX, |e| e as usize + 1);
+    assert!(born <= k && k < dies, "selected allocation alive at the clicked position {k}: {a:?}");
+    // the bands below it sum to less than the clicked height, and it covers that height
+    let mut below = 0u64;
+    let mut seen = false;
+    st.timeline.alive_at(k, |j| {
+        if j == i {
+            seen = true;
+        } else if !seen {
+            below += st.timeline.allocs[j].size;
+        }
+    });
+    assert!(seen);
+    // 3 px above the bottom, with the y axis topped at 1.05 × the peak reserved (7444889600 B,
+    // tests/expected/mem_train.memory.json)
+    let clicked = 3.0 / plot.height() as f64 * 1.05 * 7444889600.0;
+    let size = st.timeline.allocs[i].size as f64;
+    assert!(below as f64 <= clicked && clicked < below as f64 + size + 1.0, "{below} + {size} vs {clicked}");
+    h.get_by_label_contains("Allocation of");
+    h.get_by_label_contains(&format!("Allocation of {} at 0x{:x}", strobe_analysis::memory::bytes(a.size), a.addr));
+}
+
+#[test]
+fn arrow_keys_scrub_the_allocator_history() {
+    let mut h = harness(&["mem_oom.pickle"]);
+    let n = pane(&h).history.len();
+    assert_eq!(pane(&h).history.position(), n, "starts at the final state");
+    h.key_press(egui::Key::Home);
+    h.run_steps(2);
+    assert_eq!(pane(&h).history.position(), 0);
+    assert_eq!(pane(&h).regions.len(), 0, "recording started before the first segment");
+    assert_eq!(h.state().memory.as_ref().unwrap().segments.segments_drawn, 0);
+    for _ in 0..3 {
+        h.key_press(egui::Key::ArrowRight);
+        h.run_steps(1);
+    }
+    assert_eq!(pane(&h).history.position(), 3);
+    h.get_by_label_contains("entry 2: ");
+    h.key_press(egui::Key::ArrowLeft);
+    h.run_steps(2);
+    assert_eq!(pane(&h).history.position(), 2);
+    h.key_press(egui::Key::End);
+    h.run_steps(2);
+    assert_eq!(pane(&h).history.position(), n);
+    assert_eq!(pane(&h).regions.len(), 71, "the final 71 segments");
+}
+
+#[test]
+fn oom_link_jumps_to_its_moment() {
+    let mut h = harness(&["mem_frag_oom.pickle"]);
+    h.key_press(egui::Key::Home);
+    h.run_steps(2);
+    h.get_by_label("OOM at entry 4610: fragmentation");
+    h.get_by_label("Show this moment in the timeline").click();
+    h.run_steps(3);
+    let st = pane(&h);
+    assert_eq!(st.history.position(), 4610, "the state the OOM saw");
+    let (k0, k1) = st.active.view;
+    assert!(k0 <= 4610.5 && 4610.5 <= k1, "the OOM is on screen: {k0}..{k1}");
+    h.get_by_label_contains("entry 4609: ");
+}
+
+#[test]
+fn brush_zooms_the_timeline_and_whole_trace_resets() {
+    let mut h = harness(&["mem_train.pickle"]);
+    let plot = pane(&h).active.plot_rect;
+    let full = pane(&h).active.view;
+    let (a, b) = (plot.min.x + plot.width() * 0.25, plot.min.x + plot.width() * 0.5);
+    let y = plot.center().y;
+    h.hover_at(egui::pos2(a, y));
+    h.run_steps(1);
+    h.event(egui::Event::PointerButton {
+        pos: egui::pos2(a, y),
+        button: egui::PointerButton::Primary,
+        pressed: true,
+        modifiers: egui::Modifiers::NONE,
+    });
+    h.run_steps(1);
+    for x in [a + 10.0, (a + b) / 2.0, b] {
+        h.hover_at(egui::pos2(x, y));
+        h.run_steps(1);
+    }
+    h.event(egui::Event::PointerButton {
+        pos: egui::pos2(b, y),
+        button: egui::PointerButton::Primary,
+        pressed: false,
+        modifiers: egui::Modifiers::NONE,
+    });
+    h.run_steps(2);
+    let (k0, k1) = pane(&h).active.view;
+    let span = full.1 - full.0;
+    assert!((k0 - span * 0.25).abs() < span * 0.01, "brush start {k0} of {span}");
+    assert!((k1 - span * 0.5).abs() < span * 0.01, "brush end {k1} of {span}");
+    let rasters = pane(&h).active.rasters_made;
+    h.run_steps(3);
+    assert_eq!(pane(&h).active.rasters_made, rasters, "an unchanged view is not rasterised again");
+    h.get_by_label("Whole trace").click();
+    h.run_steps(2);
+    assert_eq!(pane(&h).active.view, full, "the whole trace again");
+}
+
+#[test]
+fn clicking_a_block_pins_it_with_its_stack() {
+    let mut h = harness(&["mem_oom.pickle"]);
+    // the first row of the segment map: below the timeline, the history bar and the legend
+    let node = h.get_by_label_contains("Segments (71)");
+    let legend = node.rect();
+    let pos = egui::pos2(legend.min.x + 8.0, legend.max.y + 12.0);
+    click_at(&mut h, pos);
+    let p = h.state().memory.as_ref().unwrap();
+    let pinned = p.segments.pinned.expect("a block pinned");
+    let st = pane(&h);
+    let first = &st.regions[0];
+    assert_eq!(pinned, first.blocks[0].address, "the first block of the lowest-addressed segment");
+    h.get_by_label_contains(", pinned");
+}

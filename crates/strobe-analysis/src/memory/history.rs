@@ -260,13 +260,8 @@ impl AllocatorHistory {
     /// Returns the pieces removed.
     fn cut(&mut self, addr: u64, size: u64) -> Vec<Removed> {
         let (lo, hi) = (addr, addr.saturating_add(size));
-        let hit: Vec<u64> = self
-            .segments
-            .range(..hi)
-            .rev()
-            .take_while(|(&a, g)| a + g.size > lo)
-            .map(|(&a, _)| a)
-            .collect();
+        let hit: Vec<u64> =
+            self.segments.range(..hi).rev().take_while(|(&a, g)| a + g.size > lo).map(|(&a, _)| a).collect();
         let mut removed = Vec::new();
         for a in hit {
             let g = self.segments.remove(&a).expect("listed above");

@@ -41,7 +41,11 @@ impl SummaryView {
             ui.horizontal(|ui| {
                 ui.monospace(bytes(d.peak_allocated_bytes.max(0) as u64));
                 if let Some(k) = peak_position {
-                    if ui.link(format!("at entry {}", k.saturating_sub(1))).on_hover_text("show it in the timeline").clicked() {
+                    if ui
+                        .link(format!("at entry {}", k.saturating_sub(1)))
+                        .on_hover_text("show it in the timeline")
+                        .clicked()
+                    {
                         goto = Some(k);
                     }
                 }

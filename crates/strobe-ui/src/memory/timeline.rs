@@ -38,7 +38,7 @@ pub fn band_color(tl: &AllocationTimeline, i: usize) -> Color32 {
     let mut h = (a.stack as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (a.stream as u64).rotate_left(17);
     h ^= h >> 29;
     let hue = (h % 360) as f32 / 360.0;
-    let light = if i % 2 == 0 { 0.55 } else { 0.45 };
+    let light = if i.is_multiple_of(2) { 0.55 } else { 0.45 };
     egui::ecolor::Hsva::new(hue, 0.55, light + 0.2, 1.0).into()
 }
 
@@ -113,6 +113,8 @@ pub struct ActiveMemoryView {
     pub columns_drawn: usize,
     pub bands_painted: usize,
     pub rasters_made: usize,
+    /// Where the plot was drawn in the last frame (tests aim at it).
+    pub plot_rect: Rect,
 }
 
 impl ActiveMemoryView {
@@ -127,6 +129,7 @@ impl ActiveMemoryView {
             columns_drawn: 0,
             bands_painted: 0,
             rasters_made: 0,
+            plot_rect: Rect::NOTHING,
         }
     }
 
@@ -164,9 +167,9 @@ impl ActiveMemoryView {
         height: f32,
     ) -> Option<TimelineAction> {
         let mut action = None;
-        let (outer, resp) =
-            ui.allocate_exact_size(Vec2::new(ui.available_width(), height), Sense::click_and_drag());
+        let (outer, resp) = ui.allocate_exact_size(Vec2::new(ui.available_width(), height), Sense::click_and_drag());
         let plot = Rect::from_min_max(outer.min + Vec2::new(70.0, 4.0), outer.max - Vec2::new(4.0, 18.0));
+        self.plot_rect = plot;
         let painter = ui.painter_at(outer);
         painter.rect_filled(plot, 0.0, Color32::from_gray(20));
         let full = tl.len as f64 + 1.0;
@@ -186,10 +189,13 @@ impl ActiveMemoryView {
             self.bands_painted = r.bands_painted;
             self.rasters_made += 1;
             self.column_pos = r.column_pos;
-            let img = ColorImage { size: [r.width, r.height], pixels: r.pixels, source_size: Vec2::new(w as f32, h as f32) };
+            let img =
+                ColorImage { size: [r.width, r.height], pixels: r.pixels, source_size: Vec2::new(w as f32, h as f32) };
             match &mut self.texture {
                 Some(t) => t.set(img, TextureOptions::NEAREST),
-                None => self.texture = Some(ui.ctx().load_texture("strobe_active_memory", img, TextureOptions::NEAREST)),
+                None => {
+                    self.texture = Some(ui.ctx().load_texture("strobe_active_memory", img, TextureOptions::NEAREST))
+                }
             }
             self.key = Some(key);
         }
@@ -222,20 +228,33 @@ impl ActiveMemoryView {
         for &o in ooms {
             let x = x_of(o as f64 + 0.5);
             if x >= plot.min.x && x <= plot.max.x {
-                painter.line_segment([Pos2::new(x, plot.min.y), Pos2::new(x, plot.max.y)], Stroke::new(2.0, Color32::RED));
+                painter
+                    .line_segment([Pos2::new(x, plot.min.y), Pos2::new(x, plot.max.y)], Stroke::new(2.0, Color32::RED));
             }
         }
         let cx = x_of(cursor as f64 + 0.5);
         if cx >= plot.min.x && cx <= plot.max.x {
-            painter.line_segment([Pos2::new(cx, plot.min.y), Pos2::new(cx, plot.max.y)], Stroke::new(1.0, Color32::YELLOW));
+            painter.line_segment(
+                [Pos2::new(cx, plot.min.y), Pos2::new(cx, plot.max.y)],
+                Stroke::new(1.0, Color32::YELLOW),
+            );
         }
         // axes
         let font = egui::FontId::proportional(11.0);
         for i in 0..=4 {
             let b = y_max * i as f64 / 4.0;
             let y = y_of(b);
-            painter.line_segment([Pos2::new(plot.min.x - 4.0, y), Pos2::new(plot.min.x, y)], Stroke::new(1.0, Color32::GRAY));
-            painter.text(Pos2::new(plot.min.x - 6.0, y), egui::Align2::RIGHT_CENTER, bytes(b as u64), font.clone(), Color32::GRAY);
+            painter.line_segment(
+                [Pos2::new(plot.min.x - 4.0, y), Pos2::new(plot.min.x, y)],
+                Stroke::new(1.0, Color32::GRAY),
+            );
+            painter.text(
+                Pos2::new(plot.min.x - 6.0, y),
+                egui::Align2::RIGHT_CENTER,
+                bytes(b as u64),
+                font.clone(),
+                Color32::GRAY,
+            );
         }
         let lbl = |k: f64| {
             let k = (k.max(0.0) as usize).min(tl.len);
@@ -247,8 +266,20 @@ impl ActiveMemoryView {
                 None => format!("entry {k}"),
             }
         };
-        painter.text(Pos2::new(plot.min.x, plot.max.y + 2.0), egui::Align2::LEFT_TOP, lbl(k0), font.clone(), Color32::GRAY);
-        painter.text(Pos2::new(plot.max.x, plot.max.y + 2.0), egui::Align2::RIGHT_TOP, lbl(k1 - 1.0), font, Color32::GRAY);
+        painter.text(
+            Pos2::new(plot.min.x, plot.max.y + 2.0),
+            egui::Align2::LEFT_TOP,
+            lbl(k0),
+            font.clone(),
+            Color32::GRAY,
+        );
+        painter.text(
+            Pos2::new(plot.max.x, plot.max.y + 2.0),
+            egui::Align2::RIGHT_TOP,
+            lbl(k1 - 1.0),
+            font,
+            Color32::GRAY,
+        );
         painter.text(
             plot.min + Vec2::new(6.0, 4.0),
             egui::Align2::LEFT_TOP,
@@ -268,7 +299,8 @@ impl ActiveMemoryView {
             Some((k, tl.band_at(k, b)))
         };
         if resp.drag_started() {
-            self.brush_from = resp.interact_pointer_pos().map(|p| p.x);
+            // from where the button went down, not where the drag threshold was crossed
+            self.brush_from = ui.input(|i| i.pointer.press_origin()).or(resp.interact_pointer_pos()).map(|p| p.x);
         }
         if let (Some(x0), Some(p)) = (self.brush_from, resp.interact_pointer_pos()) {
             if resp.dragged() {
@@ -320,12 +352,16 @@ impl ActiveMemoryView {
 
     /// The selected allocation: sizes, its alloc and free entries (buttons seek to them), stack.
     pub fn selected_ui(
-        &self,
+        &mut self,
         ui: &mut egui::Ui,
         s: &strobe_model::memory::MemorySnapshot,
         tl: &AllocationTimeline,
     ) -> Option<TimelineAction> {
         let mut action = None;
+        let whole = (0.0, tl.len as f64 + 1.0);
+        if self.view != whole && ui.small_button("Whole trace").on_hover_text("or double-click the plot").clicked() {
+            self.view = whole;
+        }
         let Some(i) = self.selected else {
             ui.weak("Click a band for its stack and its alloc and free entries; drag to zoom, double-click to reset.");
             return None;
