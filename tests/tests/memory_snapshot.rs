@@ -5,7 +5,7 @@
 mod common;
 use common::{expected, sample};
 use std::path::PathBuf;
-use strobe_analysis::memory::{analyse, replay, AllocationTimeline, AllocatorHistory};
+use strobe_analysis::memory::{analyse, replay, AllocationTimeline, AllocatorHistory, StackSweep};
 use strobe_import::memory_snapshot;
 
 const STEMS: [&str; 8] = [
@@ -75,6 +75,15 @@ fn figures_match_the_python_oracle() {
                 }
             }
             assert_eq!(peak, i(&w["peak_allocated_bytes"]), "{ctx}: tallest stack");
+            // The sweep the raster uses agrees with the direct walk at every 50th position.
+            let mut sw = StackSweep::new(&tl, 0);
+            for k in (0..=tl.len).step_by(50) {
+                sw.advance_to(k);
+                assert_eq!(sw.total(), tl.replay.allocated[k], "{ctx}: sweep total at {k}");
+                for y in [0, sw.total() / 3, sw.total() - 1].into_iter().filter(|&y| y >= 0 && y < sw.total()) {
+                    assert_eq!(sw.band_at(y), tl.band_at(k, y as f64), "{ctx}: band at {y} B, position {k}");
+                }
+            }
             // The allocator state replayed back to the start, the middle and the end.
             let mut h = AllocatorHistory::new(&snap, d.device);
             for (k, x) in w["history"].as_object().unwrap().iter().rev() {

@@ -50,6 +50,15 @@ pub enum BenchWhat {
         #[arg(long, default_value_t = 30)]
         frames: usize,
     },
+    /// Open a memory snapshot as the pane does (parse, analysis, every device's allocation
+    /// timeline), then build whole memory-pane frames headlessly (1920×1080).
+    Memory {
+        file: PathBuf,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        #[arg(long, default_value_t = 60)]
+        frames: usize,
+    },
     /// LOD window queries over one lane of N synthetic spans, at whole-trace, mid and deep zoom.
     Lod {
         #[arg(long, default_value_t = 10_000_000)]
@@ -71,6 +80,7 @@ pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
         BenchWhat::ReopenOnce { file } => reopen_once(&file, cache),
         BenchWhat::Lod { spans, pixels } => lod(spans, pixels),
         BenchWhat::Frame { spans, frames } => frame(spans, frames),
+        BenchWhat::Memory { file, runs, frames } => memory(&file, runs, frames),
     }
 }
 
@@ -322,6 +332,67 @@ fn frame(spans: usize, frames: usize) -> anyhow::Result<()> {
             r.max_ms,
             r.tessellate_median_ms,
             r.items
+        );
+    }
+    Ok(())
+}
+
+fn memory(file: &Path, runs: usize, frames: usize) -> anyhow::Result<()> {
+    let size = std::fs::metadata(file).with_context(|| file.display().to_string())?.len();
+    let (mut parse, mut analyse, mut build, mut total) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut peak = 0;
+    let mut last = None;
+    for _ in 0..runs.max(1) {
+        drop(last.take()); // the previous run's pane goes before the next is measured
+        let mem = AnonPeak::start();
+        let t0 = Instant::now();
+        let snap = strobe_import::memory_snapshot::import(file).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let t1 = Instant::now();
+        let mut pane = strobe_ui::memory::MemoryPane::new(file.to_path_buf(), snap);
+        let t2 = Instant::now();
+        for d in 0..pane.report.devices.len() {
+            pane.device = d;
+            let _ = pane.state();
+        }
+        pane.device = 0;
+        let t3 = Instant::now();
+        peak = peak.max(mem.finish());
+        parse.push((t1 - t0).as_secs_f64());
+        analyse.push((t2 - t1).as_secs_f64());
+        build.push((t3 - t2).as_secs_f64());
+        total.push((t3 - t0).as_secs_f64());
+        last = Some(pane);
+    }
+    let pane = last.expect("at least one run");
+    let entries: usize = pane.snapshot.device_traces.iter().map(Vec::len).sum();
+    let allocs: usize = pane.states.iter().flatten().map(|s| s.timeline.allocs.len()).sum();
+    println!(
+        "{}: {:.1} MB, {} trace entries, {} allocations, {} devices",
+        file.display(),
+        size as f64 / 1e6,
+        entries,
+        allocs,
+        pane.report.devices.len()
+    );
+    println!(
+        "  open (median of {}): {:.2} s = parse {:.2} s ({:.0} MB/s) + analysis {:.2} s + timelines {:.2} s; peak anon memory {:.0} MB",
+        total.len(),
+        median(&mut total),
+        median(&mut parse),
+        size as f64 / 1e6 / median(&mut parse.clone()),
+        median(&mut analyse),
+        median(&mut build),
+        peak as f64 / 1024.0
+    );
+    println!("  memory pane frames, 1920x1080, {frames} per situation:");
+    println!(
+        "  {:<42} {:>9} {:>8} {:>8} {:>8} {:>10}",
+        "situation", "median ms", "p90 ms", "max ms", "rasters", "bands"
+    );
+    for r in strobe_ui::memory::bench::memory_frame_bench(pane, frames) {
+        println!(
+            "  {:<42} {:>9.2} {:>8.2} {:>8.2} {:>8} {:>10}",
+            r.situation, r.median_ms, r.p90_ms, r.max_ms, r.rasters, r.bands
         );
     }
     Ok(())

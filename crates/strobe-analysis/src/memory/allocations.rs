@@ -7,6 +7,7 @@
 //! allocated bytes. An implicit interval tree over the positions (the store's cgranges layout)
 //! answers "alive at k, bottom to top" in O(log n + alive), with no cap on how many exist.
 
+use super::range_max::RangeMinMax;
 use super::{replay, Replay};
 use std::collections::HashMap;
 use strobe_model::memory::{Action, MemorySnapshot, StackId};
@@ -34,6 +35,11 @@ pub struct AllocationTimeline {
     start: Vec<i64>,
     end: Vec<i64>,
     max_end: Vec<i64>,
+    /// Allocation indices ordered by `end`.
+    by_end: Vec<u32>,
+    /// Allocated and reserved bytes per position, with O(log n) range min/max.
+    pub allocated: RangeMinMax,
+    pub reserved: RangeMinMax,
     pub replay: Replay,
     /// Entry count (positions run 0 ..= len).
     pub len: usize,
@@ -101,7 +107,21 @@ impl AllocationTimeline {
         let end: Vec<i64> = allocs.iter().map(|a| a.free_entry.map_or(n as i64 + 1, |e| e as i64 + 1)).collect();
         let mut max_end = vec![0; end.len()];
         interval::build_max_end(&end, &mut max_end);
-        AllocationTimeline { device, allocs, start, end, max_end, replay: replay(s, device), len: n }
+        let mut by_end: Vec<u32> = (0..allocs.len() as u32).collect();
+        by_end.sort_by_key(|&i| end[i as usize]);
+        let rp = replay(s, device);
+        AllocationTimeline {
+            device,
+            allocs,
+            start,
+            end,
+            max_end,
+            by_end,
+            allocated: RangeMinMax::new(rp.allocated.clone()),
+            reserved: RangeMinMax::new(rp.reserved.clone()),
+            replay: rp,
+            len: n,
+        }
     }
 
     /// Calls `f(index)` for each allocation alive at position `k`, bottom to top.
@@ -125,24 +145,36 @@ impl AllocationTimeline {
         hit
     }
 
+    /// Indices of allocations that become alive in `(lo, hi]` (a contiguous run: they are
+    /// ordered by start).
+    pub fn starting_in(&self, lo: i64, hi: i64) -> std::ops::Range<usize> {
+        self.start.partition_point(|&x| x <= lo)..self.start.partition_point(|&x| x <= hi)
+    }
+
+    /// Indices of allocations that stop being alive in `(lo, hi]`.
+    pub fn ending_in(&self, lo: i64, hi: i64) -> &[u32] {
+        let a = self.by_end.partition_point(|&i| self.end[i as usize] <= lo);
+        let b = self.by_end.partition_point(|&i| self.end[i as usize] <= hi);
+        &self.by_end[a..b]
+    }
+
     /// The position in `[k0, k1)` where allocated bytes peak (the first such), so a pixel
     /// column standing for many entries shows the state at its peak and no peak is lost.
     pub fn peak_in(&self, k0: usize, k1: usize) -> usize {
-        let a = &self.replay.allocated;
-        let (k0, k1) = (k0.min(a.len().saturating_sub(1)), k1.min(a.len()).max(k0 + 1));
-        let mut best = k0;
-        for k in k0..k1.min(a.len()) {
-            if a[k] > a[best] {
-                best = k;
-            }
-        }
-        best
+        let last = self.len;
+        let k0 = k0.min(last);
+        self.allocated.query(k0, k1.max(k0 + 1)).map_or(k0, |x| x.2)
     }
 
     /// Min and max reserved bytes over positions `[k0, k1)`.
     pub fn reserved_range(&self, k0: usize, k1: usize) -> (i64, i64) {
-        let r = &self.replay.reserved;
-        let (k0, k1) = (k0.min(r.len().saturating_sub(1)), k1.min(r.len()).max(k0 + 1));
-        r[k0..k1.min(r.len())].iter().fold((i64::MAX, i64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+        let k0 = k0.min(self.len);
+        self.reserved.query(k0, k1.max(k0 + 1)).map_or((0, 0), |x| (x.0, x.1))
+    }
+
+    /// Max allocated bytes over positions `[k0, k1)`.
+    pub fn allocated_max(&self, k0: usize, k1: usize) -> i64 {
+        let k0 = k0.min(self.len);
+        self.allocated.query(k0, k1.max(k0 + 1)).map_or(0, |x| x.1)
     }
 }

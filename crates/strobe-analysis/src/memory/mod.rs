@@ -5,9 +5,13 @@
 
 mod allocations;
 mod history;
+mod range_max;
+mod stack_sweep;
 
 pub use allocations::{Allocation, AllocationTimeline};
 pub use history::{AllocatorHistory, BlockView, FreeFigures, LiveBlock, RegionView};
+pub use range_max::RangeMinMax;
+pub use stack_sweep::StackSweep;
 
 use serde::Serialize;
 use strobe_model::memory::{Action, BlockState, MemorySnapshot};

@@ -4,6 +4,7 @@
 //! history: a scrubber over the trace entries (arrow keys step) with the segment map as it was
 //! at that entry. Figures come from `strobe_analysis::memory`; this module only draws them.
 
+pub mod bench;
 mod history_bar;
 mod segment_map;
 mod summary;

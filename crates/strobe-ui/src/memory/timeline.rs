@@ -7,8 +7,7 @@
 //! click a band for its stack and its alloc and free entries.
 
 use egui::{Color32, ColorImage, Pos2, Rect, Sense, Stroke, TextureHandle, TextureOptions, Vec2};
-use rayon::prelude::*;
-use strobe_analysis::memory::{bytes, AllocationTimeline};
+use strobe_analysis::memory::{bytes, AllocationTimeline, StackSweep};
 
 /// The picture of one view: a W×H raster and the position each column shows.
 pub struct Raster {
@@ -17,7 +16,7 @@ pub struct Raster {
     pub pixels: Vec<Color32>,
     /// Position shown by each column.
     pub column_pos: Vec<usize>,
-    /// Bands painted (summed over columns) — how much work the raster did.
+    /// Pixel rows painted plus allocs and frees swept — how much work the raster did.
     pub bands_painted: usize,
 }
 
@@ -42,7 +41,9 @@ pub fn band_color(tl: &AllocationTimeline, i: usize) -> Color32 {
     egui::ecolor::Hsva::new(hue, 0.55, light + 0.2, 1.0).into()
 }
 
-/// Rasterises positions `[k0, k1)` into `w`×`h` pixels, `y_max` bytes at the top.
+/// Rasterises positions `[k0, k1)` into `w`×`h` pixels, `y_max` bytes at the top. One sweep
+/// forward over the window's allocs and frees; each pixel row of a column takes the band
+/// covering its centre.
 pub fn rasterize(
     tl: &AllocationTimeline,
     k0: f64,
@@ -61,37 +62,32 @@ pub fn rasterize(
         })
         .collect();
     let bpp = y_max.max(1.0) / h as f64;
-    let columns: Vec<(Vec<Color32>, usize)> = column_pos
-        .par_iter()
-        .map(|&k| {
-            let mut col = vec![Color32::TRANSPARENT; h];
-            let mut y = 0.0f64;
-            let mut n = 0;
-            tl.alive_at(k, |i| {
-                let top = y + tl.allocs[i].size as f64;
-                let r0 = (y / bpp) as usize;
-                let r1 = ((top / bpp).ceil() as usize).min(h);
-                if r0 < h {
-                    let c = if Some(i) == selected { Color32::WHITE } else { band_color(tl, i) };
-                    for row in r0..r1.max(r0 + 1) {
-                        col[h - 1 - row] = c;
-                    }
-                }
-                y = top;
-                n += 1;
-            });
-            (col, n)
-        })
-        .collect();
     let mut pixels = vec![Color32::TRANSPARENT; w * h];
-    let mut bands = 0;
-    for (x, (col, n)) in columns.into_iter().enumerate() {
-        bands += n;
-        for (row, c) in col.into_iter().enumerate() {
-            pixels[row * w + x] = c;
+    let mut sweep = StackSweep::new(tl, column_pos.first().copied().unwrap_or(0));
+    let mut rows_painted = 0;
+    for (x, &k) in column_pos.iter().enumerate() {
+        sweep.advance_to(k);
+        let top = sweep.total();
+        let mut last: Option<(usize, Color32)> = None;
+        for row in 0..h {
+            let y = ((row as f64 + 0.5) * bpp) as i64;
+            if y >= top {
+                break;
+            }
+            let Some(i) = sweep.band_at(y) else { break };
+            let c = match last {
+                Some((j, c)) if j == i => c,
+                _ => {
+                    let c = if Some(i) == selected { Color32::WHITE } else { band_color(tl, i) };
+                    last = Some((i, c));
+                    c
+                }
+            };
+            pixels[(h - 1 - row) * w + x] = c;
+            rows_painted += 1;
         }
     }
-    Raster { width: w, height: h, pixels, column_pos, bands_painted: bands }
+    Raster { width: w, height: h, pixels, column_pos, bands_painted: rows_painted + sweep.events }
 }
 
 /// What a user did in the timeline that the rest of the pane follows.
@@ -131,6 +127,11 @@ impl ActiveMemoryView {
             rasters_made: 0,
             plot_rect: Rect::NOTHING,
         }
+    }
+
+    /// Forces the next frame to rasterise again (benchmarks).
+    pub fn invalidate(&mut self) {
+        self.key = None;
     }
 
     pub fn reset(&mut self, tl: &AllocationTimeline) {
@@ -180,7 +181,7 @@ impl ActiveMemoryView {
         let a0 = k0.floor().max(0.0) as usize;
         let a1 = (k1.ceil() as usize).min(tl.len + 1).max(a0 + 1);
         let (_, res_hi) = tl.reserved_range(a0, a1);
-        let alloc_hi = tl.replay.allocated[a0..a1].iter().copied().max().unwrap_or(0);
+        let alloc_hi = tl.allocated_max(a0, a1);
         let y_max = (res_hi.max(alloc_hi).max(1) as f64) * 1.05;
         let key = RasterKey { k0, k1, w, h, y_max, selected: self.selected };
         if self.key != Some(key) || self.texture.is_none() {

@@ -1,0 +1,100 @@
+//! The memory pane's frame benchmark: whole pane frames (summary, active-memory timeline,
+//! history bar, segment map) built headlessly on a 1920×1080 screen, in the situations a user
+//! puts it in — still, re-rasterised, panned while zoomed, scrubbed one entry a frame.
+
+use super::MemoryPane;
+use std::time::Instant;
+
+#[derive(Clone, Debug)]
+pub struct MemFrameTiming {
+    pub situation: &'static str,
+    pub median_ms: f64,
+    pub p90_ms: f64,
+    pub max_ms: f64,
+    /// Rasters made over the frames (0 when the view never changed).
+    pub rasters: usize,
+    /// Bands painted by the last raster.
+    pub bands: usize,
+    pub columns: usize,
+}
+
+fn percentile(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+pub fn memory_frame_bench(mut pane: MemoryPane, frames: usize) -> Vec<MemFrameTiming> {
+    let ctx = egui::Context::default();
+    let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(1920.0, 1080.0));
+    let run = |pane: &mut MemoryPane| -> f64 {
+        let input = egui::RawInput { screen_rect: Some(screen), ..Default::default() };
+        let t0 = Instant::now();
+        let o = ctx.run_ui(input, |ui| {
+            egui::CentralPanel::default().show(ui, |ui| pane.ui(ui));
+        });
+        std::hint::black_box(o.shapes.len());
+        t0.elapsed().as_secs_f64() * 1e3
+    };
+    for _ in 0..3 {
+        run(&mut pane);
+    }
+    let n = pane.state().map_or(0, |s| s.timeline.len);
+    let full = n as f64 + 1.0;
+    let mut out = Vec::new();
+    type Step = fn(&mut MemoryPane, usize, f64);
+    let situations: [(&'static str, Step); 5] = [
+        ("still, whole trace", |_, _, _| {}),
+        ("whole trace, re-rasterised every frame", |p, _, _| {
+            if let Some(s) = p.state() {
+                s.active.invalidate();
+            }
+        }),
+        ("1/10 of the trace, panned 1 px a frame", |p, i, full| {
+            if let Some(s) = p.state() {
+                let span = full / 10.0;
+                let k0 = full * 0.45 + span / 1460.0 * i as f64;
+                s.active.view = (k0, k0 + span);
+            }
+        }),
+        ("1/1000 of the trace, panned 1 px a frame", |p, i, full| {
+            if let Some(s) = p.state() {
+                let span = (full / 1000.0).max(8.0);
+                let k0 = full * 0.45 + span / 1460.0 * i as f64;
+                s.active.view = (k0, k0 + span);
+            }
+        }),
+        ("history scrubbed one entry a frame", |p, i, full| {
+            let snap = std::mem::take(&mut p.snapshot);
+            if let Some(s) = p.state() {
+                s.active.view = (0.0, full);
+                let k = (full as usize / 2 + i).min(full as usize - 1);
+                s.seek(&snap, k, false);
+            }
+            p.snapshot = snap;
+        }),
+    ];
+    for (situation, step) in situations {
+        step(&mut pane, 0, full);
+        run(&mut pane);
+        let r0 = pane.state().map_or(0, |s| s.active.rasters_made);
+        let mut times = Vec::with_capacity(frames);
+        for i in 0..frames {
+            step(&mut pane, i + 1, full);
+            times.push(run(&mut pane));
+        }
+        let st = pane.state();
+        let (rasters, bands, columns) =
+            st.map_or((0, 0, 0), |s| (s.active.rasters_made - r0, s.active.bands_painted, s.active.columns_drawn));
+        let max = times.iter().cloned().fold(0.0, f64::max);
+        out.push(MemFrameTiming {
+            situation,
+            median_ms: percentile(&mut times.clone(), 0.5),
+            p90_ms: percentile(&mut times, 0.9),
+            max_ms: max,
+            rasters,
+            bands,
+            columns,
+        });
+    }
+    out
+}
