@@ -15,6 +15,16 @@ pub enum RankFrom {
     Order,
 }
 
+impl RankFrom {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RankFrom::Metadata => "trace metadata",
+            RankFrom::FileName => "file name",
+            RankFrom::Order => "order given",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RankIdentity {
     pub rank: i64,

@@ -19,6 +19,9 @@ pub mod step_table;
 pub mod straggler;
 pub mod unions;
 
+#[cfg(test)]
+mod tests;
+
 use strobe_store::Store;
 
 /// One rank: its number, where it came from, and its store.

@@ -127,10 +127,10 @@ pub fn to_text(r: &MultiRankReport) -> String {
         let idle: i64 = e.gpus.iter().map(|g| g.idle_ns).sum();
         let _ = writeln!(
             o,
-            "  rank {:<4} {} (rank from {:?}) offset {}  GPU busy {} idle {}",
+            "  rank {:<4} {} (rank from {}) offset {}  GPU busy {} idle {}",
             e.rank,
             e.source,
-            e.rank_from,
+            e.rank_from.as_str(),
             fmt_ns(e.offset_ns),
             fmt_ns(busy),
             fmt_ns(idle)

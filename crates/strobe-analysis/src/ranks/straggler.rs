@@ -262,12 +262,13 @@ fn before_collective(
     }
 }
 
+/// Kernel names run to hundreds of characters of template arguments; the evidence line keeps
+/// the first 60 (the structured evidence keeps them whole).
 fn short(name: &str) -> String {
-    let base = name.split('(').next().unwrap_or(name);
-    if base.chars().count() > 60 {
-        base.chars().take(59).chain(['…']).collect()
+    if name.chars().count() > 60 {
+        name.chars().take(59).chain(['…']).collect()
     } else {
-        base.to_string()
+        name.to_string()
     }
 }
 
