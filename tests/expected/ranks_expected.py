@@ -29,6 +29,12 @@ Plain Python (stdlib only), sharing no code with the Rust crates.  Definitions:
   compute kernels overlapping it grouped by name (count, clipped total, max), top 3 by total
   then name; compute = |compute ∩ window|, gpu idle = window - |busy ∩ window|.
 - Distributions: median as above; p90 = nearest rank (ceil(0.9 n)-th smallest); max.
+- HTA parity, per rank.  Launch pairs: every GPU op with a cuda_runtime / cuda_driver event of
+  the same correlation; delay = op start - (call ts + call dur).  short = kernels < 10 µs;
+  shorter_than_launch = call dur <= 50 µs and op dur < call dur; runtime outliers = call dur >
+  50 µs; delay outliers = delay > 100 µs; mean delay truncated toward zero.  Queue length per
+  (device, stream): +1 at each paired call's ts, -1 at the op's ts, a +1 counted before a -1 at
+  the same instant; its maximum.  Memcpy/memset per (device, name): ops and Σ args.bytes.
 - Diff (second mode): per name, kernels (cat kernel) and cpu ops (cat cpu_op): count, total;
   delta = B - A; sorted by |delta| descending, then name.
 
@@ -110,7 +116,7 @@ def read_rank(path):
     doc = load(path)
     ev = doc["traceEvents"]
     rank = doc["distributedInfo"]["rank"]
-    gpu, steps, launch = [], {}, {}
+    gpu, steps, launch, calls, ops = [], {}, {}, {}, []
     for e in ev:
         if e.get("ph") != "X":
             continue
@@ -124,6 +130,7 @@ def read_rank(path):
                 steps[name] = (s, t)
         if cat in ("cuda_runtime", "cuda_driver") and "correlation" in args:
             launch[args["correlation"]] = s
+            calls[args["correlation"]] = (s, t)
         if cat in ("kernel", "gpu_memcpy", "gpu_memset"):
             if cat != "kernel":
                 kind = "memory"
@@ -132,12 +139,46 @@ def read_rank(path):
             else:
                 kind = "compute"
             gpu.append((s, t, kind, name, args.get("correlation")))
+            ops.append((s, t, cat, name, args.get("correlation"), args.get("device", e.get("pid")),
+                        args.get("stream", e.get("tid")), args.get("bytes")))
     u = {k: union([[g[0], g[1]] for g in gpu if g[2] == k]) for k in ("compute", "comm")}
     u["busy"] = union([[g[0], g[1]] for g in gpu])
     u["overlap"] = inter(u["comm"], u["compute"])
     comm = sorted(((g[0], g[1], g[3], launch.get(g[4])) for g in gpu if g[2] == "comm"), key=lambda c: (c[0], c[1]))
     return {"rank": rank, "source": os.path.basename(path), "base": doc.get("baseTimeNanoseconds"),
-            "steps": sorted(steps.items(), key=lambda kv: kv[1][0]), "u": u, "gpu": gpu, "comm": comm}
+            "steps": sorted(steps.items(), key=lambda kv: kv[1][0]), "u": u, "gpu": gpu, "comm": comm,
+            "hta": hta(ops, calls)}
+
+
+def hta(ops, calls):
+    pairs = [(o, calls[o[4]]) for o in ops if o[4] in calls]
+    delays = [o[0] - c[1] for o, c in pairs]
+    mean = (abs(sum(delays)) // len(delays)) * (1 if sum(delays) >= 0 else -1) if delays else 0
+    launch = {"paired": len(pairs), "launch_delay": dist(delays), "mean_launch_delay_ns": mean,
+              "cpu_duration": dist([c[1] - c[0] for _, c in pairs]),
+              "gpu_duration": dist([o[1] - o[0] for o, _ in pairs]),
+              "short_kernels": sum(1 for o, _ in pairs if o[2] == "kernel" and o[1] - o[0] < 10000),
+              "shorter_than_launch": sum(1 for o, c in pairs if c[1] - c[0] <= 50000 and o[1] - o[0] < c[1] - c[0]),
+              "runtime_outliers": sum(1 for _, c in pairs if c[1] - c[0] > 50000),
+              "launch_delay_outliers": sum(1 for d in delays if d > 100000)}
+    events = defaultdict(list)
+    for o, c in pairs:
+        events[(o[5], o[6])] += [(c[0], 1), (o[0], -1)]
+    queue = []
+    for key in sorted(events):
+        n = peak = 0
+        for _, d in sorted(events[key], key=lambda x: (x[0], -x[1])):
+            n += d
+            peak = max(peak, n)
+        queue.append({"device": key[0], "stream": key[1], "max_len": peak})
+    mem = defaultdict(lambda: [0, 0])
+    for o in ops:
+        if o[2] != "kernel":
+            m = mem[(o[5], o[3])]
+            m[0] += 1
+            m[1] += int(o[7] or 0)
+    memcpy = [{"device": k[0], "name": k[1], "ops": v[0], "bytes": v[1]} for k, v in sorted(mem.items())]
+    return {"launch": launch, "queue": queue, "memcpy": memcpy}
 
 
 def step_of(r, t):
@@ -256,7 +297,7 @@ def ranks_mode(paths):
                         "wait": dist([p["wait_ns"] for p in mine])})
     for c in colls:
         del c["raw_start"], c["min_start"]
-    return {"ranks": [{"rank": r["rank"], "source": r["source"]} for r in R], "offsets": offsets,
+    return {"ranks": [{"rank": r["rank"], "source": r["source"], "hta": r["hta"]} for r in R], "offsets": offsets,
             "alignment_used": used, "collectives": colls, "steps": table, "median_step_ns": med_step,
             "straggler_steps": by_step, "rank_summary": summary}
 

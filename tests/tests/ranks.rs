@@ -7,6 +7,9 @@ use common::*;
 use serde_json::Value;
 use strobe_analysis::ranks::align::{align, Alignment};
 use strobe_analysis::ranks::collectives::match_collectives;
+use strobe_analysis::ranks::launch::{launch_stats, LaunchParams};
+use strobe_analysis::ranks::memcpy_bandwidth::memcpy_bandwidth;
+use strobe_analysis::ranks::queue::queue_length;
 use strobe_analysis::ranks::report::multi_rank_report;
 use strobe_analysis::ranks::step_table::{rank_summaries, step_table};
 use strobe_analysis::ranks::straggler::{find_stragglers, StragglerParams};
@@ -111,6 +114,56 @@ fn check(files: &[&str], stem: &str) {
             assert_eq!(k.name, x["name"].as_str().unwrap());
             assert_eq!((k.count as i64, k.total_ns, k.max_ns), (i(&x["count"]), i(&x["total_ns"]), i(&x["max_ns"])));
         }
+    }
+
+    // HTA parity: launch statistics, queue length, memcpy bytes
+    for (r, e) in ranks.iter().zip(exp["ranks"].as_array().unwrap()) {
+        let h = &e["hta"];
+        let l = launch_stats(r.rank, r.store, &LaunchParams::default());
+        let x = &h["launch"];
+        assert_eq!(l.paired as i64, i(&x["paired"]), "{stem}: rank {} launches", r.rank);
+        for (d, k) in
+            [(&l.launch_delay, "launch_delay"), (&l.cpu_duration, "cpu_duration"), (&l.gpu_duration, "gpu_duration")]
+        {
+            let y = &x[k];
+            assert_eq!(
+                (d.count as i64, d.median_ns, d.p90_ns, d.max_ns),
+                (i(&y["count"]), i(&y["median_ns"]), i(&y["p90_ns"]), i(&y["max_ns"])),
+                "{stem}: rank {} {k}",
+                r.rank
+            );
+        }
+        assert_eq!(l.mean_launch_delay_ns, i(&x["mean_launch_delay_ns"]));
+        let counts = [l.short_kernels, l.shorter_than_launch, l.runtime_outliers, l.launch_delay_outliers];
+        let want: Vec<i64> = ["short_kernels", "shorter_than_launch", "runtime_outliers", "launch_delay_outliers"]
+            .iter()
+            .map(|k| i(&x[*k]))
+            .collect();
+        assert_eq!(counts.iter().map(|&c| c as i64).collect::<Vec<_>>(), want, "{stem}: rank {}", r.rank);
+        let q: Vec<(i64, i64, i64)> = queue_length(r.store).iter().map(|q| (q.device, q.stream, q.max_len)).collect();
+        let eq: Vec<(i64, i64, i64)> = h["queue"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|y| (i(&y["device"]), i(&y["stream"]), i(&y["max_len"])))
+            .collect();
+        assert_eq!(q, eq, "{stem}: rank {} queue length", r.rank);
+        let m: Vec<(i64, String, u64, u64)> =
+            memcpy_bandwidth(r.store).into_iter().map(|b| (b.device, b.name, b.ops, b.bytes)).collect();
+        let em: Vec<(i64, String, u64, u64)> = h["memcpy"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|y| {
+                (
+                    i(&y["device"]),
+                    y["name"].as_str().unwrap().to_string(),
+                    y["ops"].as_u64().unwrap(),
+                    y["bytes"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(m, em, "{stem}: rank {} memcpy", r.rank);
     }
 
     // per-rank distributions
