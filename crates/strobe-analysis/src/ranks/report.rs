@@ -16,6 +16,7 @@ use super::straggler::{find_stragglers, StepStraggler, Straggler, StragglerParam
 use super::RankTrace;
 use crate::gpu_time::GpuTime;
 use crate::report::{fmt_ns, report, Report};
+use rayon::prelude::*;
 use serde::Serialize;
 use std::fmt::Write;
 use strobe_store::Store;
@@ -77,24 +78,21 @@ pub fn multi_rank_report(traces: &[(&str, &Store)], how: Alignment, top: usize) 
     let collectives = match_collectives(&ranks, &alignment.offsets_ns);
     let mut steps = step_table(&ranks, &collectives);
     let st = find_stragglers(&ranks, &collectives, &mut steps, &StragglerParams::default());
-    let entries = order
-        .iter()
-        .zip(&ranks)
-        .zip(&alignment.offsets_ns)
-        .map(|((&i, r), &offset_ns)| {
-            let rep = report(r.store, top);
-            RankEntry {
-                rank: r.rank,
-                source: r.source.to_string(),
-                rank_from: ids[i].from,
-                offset_ns,
-                gpus: rep.gpus.clone(),
-                report: rep,
-            }
+    // the per-rank tables are independent: one rank per core (64 ranks must stay quick)
+    let per_rank: Vec<PerRank> = ranks
+        .par_iter()
+        .map(|r| PerRank {
+            report: report(r.store, top),
+            temporal: temporal_breakdown(r.rank, r.store),
+            kernels: kernel_breakdown(r.rank, r.store, 0.8),
+            overlap: comm_overlap(r.rank, r.store),
+            launch: launch_stats(r.rank, r.store, &LaunchParams::default()),
+            queues: RankQueues { rank: r.rank, streams: queue_length(r.store) },
+            bandwidth: RankBandwidth { rank: r.rank, copies: memcpy_bandwidth(r.store) },
         })
         .collect();
-    MultiRankReport {
-        ranks: entries,
+    let mut out = MultiRankReport {
+        ranks: Vec::with_capacity(ranks.len()),
         rank_summary: rank_summaries(&ranks, &steps),
         steps,
         stragglers: st.stragglers,
@@ -102,17 +100,41 @@ pub fn multi_rank_report(traces: &[(&str, &Store)], how: Alignment, top: usize) 
         median_step_ns: st.median_step_ns,
         straggler_threshold_ns: st.threshold_ns,
         collectives,
-        temporal_breakdown: ranks.iter().map(|r| temporal_breakdown(r.rank, r.store)).collect(),
-        kernel_breakdown: ranks.iter().map(|r| kernel_breakdown(r.rank, r.store, 0.8)).collect(),
-        comm_overlap: ranks.iter().map(|r| comm_overlap(r.rank, r.store)).collect(),
-        launch_stats: ranks.iter().map(|r| launch_stats(r.rank, r.store, &LaunchParams::default())).collect(),
-        queue_length: ranks.iter().map(|r| RankQueues { rank: r.rank, streams: queue_length(r.store) }).collect(),
-        memcpy_bandwidth: ranks
-            .iter()
-            .map(|r| RankBandwidth { rank: r.rank, copies: memcpy_bandwidth(r.store) })
-            .collect(),
-        alignment,
+        temporal_breakdown: Vec::new(),
+        kernel_breakdown: Vec::new(),
+        comm_overlap: Vec::new(),
+        launch_stats: Vec::new(),
+        queue_length: Vec::new(),
+        memcpy_bandwidth: Vec::new(),
+        alignment: alignment.clone(),
+    };
+    for (((&i, r), &offset_ns), p) in order.iter().zip(&ranks).zip(&alignment.offsets_ns).zip(per_rank) {
+        out.ranks.push(RankEntry {
+            rank: r.rank,
+            source: r.source.to_string(),
+            rank_from: ids[i].from,
+            offset_ns,
+            gpus: p.report.gpus.clone(),
+            report: p.report,
+        });
+        out.temporal_breakdown.push(p.temporal);
+        out.kernel_breakdown.push(p.kernels);
+        out.comm_overlap.push(p.overlap);
+        out.launch_stats.push(p.launch);
+        out.queue_length.push(p.queues);
+        out.memcpy_bandwidth.push(p.bandwidth);
     }
+    out
+}
+
+struct PerRank {
+    report: Report,
+    temporal: TemporalBreakdown,
+    kernels: KernelBreakdown,
+    overlap: CommOverlap,
+    launch: LaunchStats,
+    queues: RankQueues,
+    bandwidth: RankBandwidth,
 }
 
 fn ms(ns: i64) -> String {
