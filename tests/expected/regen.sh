@@ -38,3 +38,12 @@ for file in $NCU; do
   python3 tests/expected/ncu_expected.py "sample-traces/$file" > "tests/expected/$stem.ncu.json"
   echo "tests/expected/$stem.ncu.json"
 done
+
+# Several ranks (issue 7): alignment, collectives, rank-step table, stragglers; and trace diff.
+python3 tests/expected/ranks_expected.py ranks sample-traces/ddp_rank0.json.gz sample-traces/ddp_rank1.json.gz \
+  > tests/expected/ddp.ranks.json
+python3 tests/expected/ranks_expected.py ranks sample-traces/hta_sampled_rank0.json.gz \
+  sample-traces/hta_sampled_rank1.json.gz > tests/expected/hta_sampled.ranks.json
+python3 tests/expected/ranks_expected.py diff sample-traces/ddp_rank0.json.gz sample-traces/ddp_rank1.json.gz \
+  > tests/expected/ddp.diff.json
+echo tests/expected/ddp.ranks.json tests/expected/hta_sampled.ranks.json tests/expected/ddp.diff.json

@@ -1,6 +1,7 @@
 //! Analyses: plain functions over a `Store`, one module per question. The CLI and the GUI
 //! both call these; neither re-derives a number.
 
+pub mod diff;
 pub mod export;
 pub mod gpu_time;
 pub mod idle;
@@ -8,6 +9,7 @@ pub mod intervals;
 pub mod kernels;
 pub mod memory;
 pub mod ncu_match;
+pub mod ranks;
 pub mod report;
 pub mod roofline;
 pub mod steps;

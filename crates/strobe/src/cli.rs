@@ -41,13 +41,30 @@ fn parse_ms_range(s: &str) -> Result<(f64, f64), String> {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Summarise a trace: GPU busy/idle, compute/comm/memory, overlap, top kernels, streams, steps.
+    /// With several traces (or a directory of them): one per rank, side by side — the rank–step
+    /// table, collective skew, stragglers with evidence, HTA-parity tables.
     Report {
-        file: PathBuf,
+        #[arg(required = true, num_args = 1..)]
+        files: Vec<PathBuf>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
         /// How many kernels to list.
         #[arg(long, default_value_t = 20)]
+        top: usize,
+        /// With several ranks: how to line up their clocks (falls back to recorded, saying why).
+        #[arg(long, value_enum, default_value = "collective")]
+        align: AlignArg,
+    },
+    /// Compare two traces per kernel and CPU-op name: counts, total time, delta, ratio.
+    Diff {
+        a: PathBuf,
+        b: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// How many names of each table the text lists.
+        #[arg(long, default_value_t = 30)]
         top: usize,
     },
     /// Export spans, flows, counters or the kernel table as CSV or JSON Lines (docs/export.md).
@@ -66,6 +83,24 @@ pub enum Command {
     },
     /// Benchmarks: generate scaled traces and measure ingest, reopen and queries.
     Bench(crate::bench::BenchArgs),
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum AlignArg {
+    Recorded,
+    Step,
+    Collective,
+}
+
+impl From<AlignArg> for strobe_analysis::ranks::align::Alignment {
+    fn from(a: AlignArg) -> Self {
+        use strobe_analysis::ranks::align::Alignment;
+        match a {
+            AlignArg::Recorded => Alignment::Recorded,
+            AlignArg::Step => Alignment::StepStart,
+            AlignArg::Collective => Alignment::CollectiveEnd,
+        }
+    }
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -106,7 +141,12 @@ impl From<ExportFormat> for strobe_analysis::export::Format {
 impl Cli {
     pub fn run(self) -> anyhow::Result<()> {
         match self.command {
-            Some(Command::Report { file, json, top }) => {
+            Some(Command::Report { files, json, top, align }) => {
+                let expanded = crate::ranks::expand_inputs(&files)?;
+                if expanded.len() > 1 {
+                    return crate::ranks::report(&expanded, self.cache_dir.as_deref(), json, top, align.into());
+                }
+                let file = expanded.into_iter().next().unwrap_or_default();
                 if matches!(strobe_import::detect(&file), Ok(Some(strobe_import::Format::MemorySnapshot))) {
                     let snap = strobe_import::memory_snapshot::import(&file)?;
                     let r = strobe_analysis::memory::analyse(&snap);
@@ -142,6 +182,7 @@ impl Cli {
                 }
                 Ok(())
             }
+            Some(Command::Diff { a, b, json, top }) => crate::ranks::diff(&a, &b, self.cache_dir.as_deref(), json, top),
             Some(Command::Export { file, what, format, output }) => {
                 let store = crate::load::load_with_progress(&file, self.cache_dir.as_deref())?;
                 crate::export::run(&store, what.into(), format.into(), output.as_deref())

@@ -1,9 +1,10 @@
-//! `strobe`: the GUI by default, and the command-line tools (`report`, `bench`).
+//! `strobe`: the GUI by default, and the command-line tools (`report`, `diff`, `export`, `bench`).
 
 mod bench;
 mod cli;
 mod export;
 mod load;
+mod ranks;
 mod scale;
 
 use clap::Parser;

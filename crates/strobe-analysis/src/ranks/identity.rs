@@ -1,0 +1,89 @@
+//! Which rank a trace is: `distributedInfo.rank` where the trace says, else a number after
+//! `rank` in the file name (`rank3`, `rank-3`, `rank_3`, any case), else its place in the
+//! order given. If that leaves two traces with the same rank (two files claiming rank 0), the
+//! order given wins for all of them: a wrong but unique numbering beats a silent merge.
+
+use serde::Serialize;
+use strobe_store::Store;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RankFrom {
+    /// `distributedInfo.rank` (Kineto) or the equivalent the importer stored.
+    Metadata,
+    FileName,
+    Order,
+}
+
+impl RankFrom {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RankFrom::Metadata => "trace metadata",
+            RankFrom::FileName => "file name",
+            RankFrom::Order => "order given",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RankIdentity {
+    pub rank: i64,
+    pub from: RankFrom,
+}
+
+/// The number after the last `rank` in a file name, optionally after `-` or `_`.
+pub fn rank_from_file_name(path: &str) -> Option<i64> {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path).to_ascii_lowercase();
+    let mut found = None;
+    let mut from = 0;
+    while let Some(i) = name[from..].find("rank") {
+        let rest = &name[from + i + 4..];
+        let rest = rest.strip_prefix(['-', '_']).unwrap_or(rest);
+        let digits: &str = &rest[..rest.bytes().take_while(|b| b.is_ascii_digit()).count()];
+        if let Ok(n) = digits.parse::<i64>() {
+            found = Some(n);
+        }
+        from += i + 4;
+    }
+    found
+}
+
+/// The rank of each trace, in the order given (`sources[i]` is the path of `stores[i]`).
+pub fn identify_ranks(stores: &[&Store], sources: &[&str]) -> Vec<RankIdentity> {
+    let ids: Vec<RankIdentity> = stores
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if let Some(r) = s.meta.distributed.as_ref().and_then(|d| d.rank) {
+                RankIdentity { rank: r, from: RankFrom::Metadata }
+            } else if let Some(r) = sources.get(i).and_then(|p| rank_from_file_name(p)) {
+                RankIdentity { rank: r, from: RankFrom::FileName }
+            } else {
+                RankIdentity { rank: i as i64, from: RankFrom::Order }
+            }
+        })
+        .collect();
+    let mut seen: Vec<i64> = ids.iter().map(|r| r.rank).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() == ids.len() {
+        ids
+    } else {
+        (0..ids.len()).map(|i| RankIdentity { rank: i as i64, from: RankFrom::Order }).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names() {
+        assert_eq!(rank_from_file_name("traces/ddp_rank0.json.gz"), Some(0));
+        assert_eq!(rank_from_file_name("sampled_rank-1.json.gz"), Some(1));
+        assert_eq!(rank_from_file_name("/x/RANK_12.pt.trace.json"), Some(12));
+        assert_eq!(rank_from_file_name("rank3/worker.json"), None);
+        assert_eq!(rank_from_file_name("ranking_trace.json"), None);
+        assert_eq!(rank_from_file_name("trace.json"), None);
+    }
+}

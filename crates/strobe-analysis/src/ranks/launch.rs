@@ -1,0 +1,138 @@
+//! CUDA launch statistics (HTA `get_cuda_kernel_launch_stats`): each GPU op paired with the
+//! CPU call that launched it (the correlation flow the importer binds), its CPU duration, its
+//! GPU duration and its **launch delay** = GPU start − launch-call end.
+//!
+//! Differences from HTA, deliberately: HTA pairs only `cudaLaunchKernel`, `cudaMemcpyAsync`
+//! and `cudaMemsetAsync`; Strobe pairs any CUDA runtime or driver call the trace links to GPU
+//! work (`cuLaunchKernel`, `cudaLaunchKernelExC`, …), so the counts can be higher. HTA calls a
+//! kernel short when it ran shorter than its launch call (`shorter_than_launch` here); Strobe
+//! also counts kernels under a fixed `short_kernel_ns` (10 µs), which does not depend on how
+//! slow the CPU was. The outlier cutoffs are HTA's: launch calls over 50 µs, delays over 100 µs.
+
+use super::distribution::Distribution;
+use crate::gpu_time::classify;
+use serde::Serialize;
+use strobe_model::{LaneKind, SpanKind};
+use strobe_store::Store;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LaunchParams {
+    pub short_kernel_ns: i64,
+    pub runtime_cutoff_ns: i64,
+    pub launch_delay_cutoff_ns: i64,
+}
+
+impl Default for LaunchParams {
+    fn default() -> Self {
+        LaunchParams { short_kernel_ns: 10_000, runtime_cutoff_ns: 50_000, launch_delay_cutoff_ns: 100_000 }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LaunchPair {
+    pub gpu_span: u32,
+    pub launch_span: u32,
+    pub device: i64,
+    pub stream: i64,
+    pub gpu_start_ns: i64,
+    pub gpu_dur_ns: i64,
+    pub launch_start_ns: i64,
+    pub launch_dur_ns: i64,
+    pub launch_delay_ns: i64,
+}
+
+/// Every GPU op (kernel, memcpy, memset) of `store` whose launch call the trace links, in
+/// GPU start order.
+pub fn launch_pairs(store: &Store) -> Vec<LaunchPair> {
+    let mut out = Vec::new();
+    for (lane, desc) in store.lanes.iter().enumerate() {
+        let LaneKind::GpuStream { device, stream } = desc.kind else { continue };
+        let v = store.lane_view(lane as u32);
+        for (k, &sid) in v.span.iter().enumerate() {
+            let m = store.span_meta(sid);
+            if classify(SpanKind::from_u8(m.kind), store.string(m.name)).is_none() {
+                continue;
+            }
+            let Some(l) = super::collectives::launch_of(store, sid) else { continue };
+            if !matches!(store.span_kind(l), SpanKind::CudaRuntime | SpanKind::CudaDriver) {
+                continue;
+            }
+            let (ls, le) = (store.span_start(l), store.span_end(l));
+            out.push(LaunchPair {
+                gpu_span: sid,
+                launch_span: l,
+                device,
+                stream,
+                gpu_start_ns: v.starts[k],
+                gpu_dur_ns: v.ends[k] - v.starts[k],
+                launch_start_ns: ls,
+                launch_dur_ns: le - ls,
+                launch_delay_ns: v.starts[k] - le,
+            });
+        }
+    }
+    out.sort_by_key(|p| (p.gpu_start_ns, p.gpu_span));
+    out
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LaunchOutlier {
+    pub name: String,
+    pub gpu_start_ns: i64,
+    pub value_ns: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LaunchStats {
+    pub rank: i64,
+    pub params: LaunchParams,
+    pub paired: usize,
+    pub cpu_duration: Distribution,
+    pub gpu_duration: Distribution,
+    pub launch_delay: Distribution,
+    pub mean_launch_delay_ns: i64,
+    /// Kernels shorter than `short_kernel_ns`.
+    pub short_kernels: usize,
+    /// HTA's "short": the GPU op ran shorter than its launch call took.
+    pub shorter_than_launch: usize,
+    pub runtime_outliers: usize,
+    pub launch_delay_outliers: usize,
+    /// The longest launch delays (up to 10).
+    pub worst_delays: Vec<LaunchOutlier>,
+}
+
+pub fn launch_stats(rank: i64, store: &Store, params: &LaunchParams) -> LaunchStats {
+    let pairs = launch_pairs(store);
+    let col = |f: fn(&LaunchPair) -> i64| pairs.iter().map(f).collect::<Vec<i64>>();
+    let delays = col(|p| p.launch_delay_ns);
+    let mut worst: Vec<&LaunchPair> = pairs.iter().collect();
+    worst.sort_by_key(|p| (std::cmp::Reverse(p.launch_delay_ns), p.gpu_start_ns));
+    worst.truncate(10);
+    LaunchStats {
+        rank,
+        params: *params,
+        paired: pairs.len(),
+        cpu_duration: Distribution::of(&col(|p| p.launch_dur_ns)),
+        gpu_duration: Distribution::of(&col(|p| p.gpu_dur_ns)),
+        launch_delay: Distribution::of(&delays),
+        mean_launch_delay_ns: if delays.is_empty() { 0 } else { delays.iter().sum::<i64>() / delays.len() as i64 },
+        short_kernels: pairs
+            .iter()
+            .filter(|p| store.span_kind(p.gpu_span) == SpanKind::Kernel && p.gpu_dur_ns < params.short_kernel_ns)
+            .count(),
+        shorter_than_launch: pairs
+            .iter()
+            .filter(|p| p.launch_dur_ns <= params.runtime_cutoff_ns && p.gpu_dur_ns < p.launch_dur_ns)
+            .count(),
+        runtime_outliers: pairs.iter().filter(|p| p.launch_dur_ns > params.runtime_cutoff_ns).count(),
+        launch_delay_outliers: pairs.iter().filter(|p| p.launch_delay_ns > params.launch_delay_cutoff_ns).count(),
+        worst_delays: worst
+            .into_iter()
+            .map(|p| LaunchOutlier {
+                name: store.span_name(p.gpu_span).to_string(),
+                gpu_start_ns: p.gpu_start_ns,
+                value_ns: p.launch_delay_ns,
+            })
+            .collect(),
+    }
+}

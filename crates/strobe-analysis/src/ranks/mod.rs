@@ -1,0 +1,52 @@
+//! Several ranks of one training job side by side: who they are, how their clocks line up,
+//! which collectives match, the per-step rank table, the straggler and the HTA-parity
+//! tables. Every function takes the ranks' stores as they are (one store per rank, each in its
+//! own clock) and never rewrites a store: alignment is an offset per rank applied on read.
+//!
+//! Ranks are always handled in ascending rank order (`RankTrace`s sorted by `rank`); the
+//! reference rank of the alignment is the first, the lowest.
+
+pub mod align;
+pub mod breakdown;
+pub mod collectives;
+pub mod distribution;
+pub mod identity;
+pub mod launch;
+pub mod memcpy_bandwidth;
+pub mod queue;
+pub mod report;
+pub mod step_table;
+pub mod straggler;
+pub mod unions;
+
+#[cfg(test)]
+mod tests;
+
+use strobe_store::Store;
+
+/// One rank: its number, where it came from, and its store.
+#[derive(Clone, Copy)]
+pub struct RankTrace<'a> {
+    pub rank: i64,
+    pub source: &'a str,
+    pub store: &'a Store,
+}
+
+/// The rank's `ProfilerStep#N` ranges (`steps::steps`), each name once: where a name repeats
+/// (the same step recorded on two threads) the earliest is kept, so a step has one range.
+pub fn rank_steps(store: &Store) -> Vec<crate::steps::Step> {
+    let mut seen = std::collections::HashSet::new();
+    crate::steps::steps(store).into_iter().filter(|s| seen.insert(s.name.clone())).collect()
+}
+
+/// The step of `steps` whose range `[start, start + dur)` holds `ts`.
+pub fn step_at(steps: &[crate::steps::Step], ts: i64) -> Option<&crate::steps::Step> {
+    steps.iter().find(|s| s.start_ns <= ts && ts < s.start_ns + s.dur_ns)
+}
+
+/// The ranks sorted by rank number: the order every table here uses.
+pub fn sorted_ranks<'a>(ranks: &[RankTrace<'a>]) -> Vec<RankTrace<'a>> {
+    let mut v = ranks.to_vec();
+    v.sort_by_key(|r| r.rank);
+    v
+}
