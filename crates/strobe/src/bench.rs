@@ -386,13 +386,13 @@ fn memory(file: &Path, runs: usize, frames: usize) -> anyhow::Result<()> {
     );
     println!("  memory pane frames, 1920x1080, {frames} per situation:");
     println!(
-        "  {:<42} {:>9} {:>8} {:>8} {:>8} {:>10}",
-        "situation", "median ms", "p90 ms", "max ms", "rasters", "bands"
+        "  {:<42} {:>9} {:>8} {:>8} {:>8} {:>10} {:>10}",
+        "situation", "median ms", "p90 ms", "max ms", "rasters", "raster ms", "work"
     );
     for r in strobe_ui::memory::bench::memory_frame_bench(pane, frames) {
         println!(
-            "  {:<42} {:>9.2} {:>8.2} {:>8.2} {:>8} {:>10}",
-            r.situation, r.median_ms, r.p90_ms, r.max_ms, r.rasters, r.bands
+            "  {:<42} {:>9.2} {:>8.2} {:>8.2} {:>8} {:>10.1} {:>10}",
+            r.situation, r.median_ms, r.p90_ms, r.max_ms, r.rasters, r.raster_median_ms, r.bands
         );
     }
     Ok(())

@@ -15,6 +15,8 @@ pub struct MemFrameTiming {
     pub rasters: usize,
     /// Bands painted by the last raster.
     pub bands: usize,
+    /// Median time to make one raster (on a worker when it exceeds a frame's budget).
+    pub raster_median_ms: f64,
     pub columns: usize,
 }
 
@@ -78,9 +80,30 @@ pub fn memory_frame_bench(mut pane: MemoryPane, frames: usize) -> Vec<MemFrameTi
         run(&mut pane);
         let r0 = pane.state().map_or(0, |s| s.active.rasters_made);
         let mut times = Vec::with_capacity(frames);
+        let mut raster_ms = Vec::new();
+        let mut made = r0;
         for i in 0..frames {
             step(&mut pane, i + 1, full);
-            times.push(run(&mut pane));
+            let t = run(&mut pane);
+            times.push(t);
+            // paced like a 60 Hz display, so rasters on a worker can land between frames
+            std::thread::sleep(std::time::Duration::from_secs_f64((1000.0 / 60.0 - t).max(0.0) / 1e3));
+            if let Some(s) = pane.state() {
+                if s.active.rasters_made > made {
+                    made = s.active.rasters_made;
+                    raster_ms.push(s.active.last_raster_ms);
+                }
+            }
+        }
+        // let a raster still on a worker land, so the next situation starts clean
+        while pane.state().is_some_and(|s| s.active.raster_pending()) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            run(&mut pane);
+        }
+        if let Some(s) = pane.state() {
+            if s.active.rasters_made > made {
+                raster_ms.push(s.active.last_raster_ms);
+            }
         }
         let st = pane.state();
         let (rasters, bands, columns) =
@@ -94,6 +117,7 @@ pub fn memory_frame_bench(mut pane: MemoryPane, frames: usize) -> Vec<MemFrameTi
             rasters,
             bands,
             columns,
+            raster_median_ms: if raster_ms.is_empty() { 0.0 } else { percentile(&mut raster_ms, 0.5) },
         });
     }
     out

@@ -16,13 +16,14 @@ pub use summary::SummaryView;
 pub use timeline::{rasterize, ActiveMemoryView, Raster, TimelineAction};
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use strobe_analysis::memory::{analyse, AllocationTimeline, AllocatorHistory, MemoryReport, RegionView};
 use strobe_model::memory::MemorySnapshot;
 
 /// One device's timeline, allocator history and the segment map's current picture.
 pub struct DeviceState {
     pub device: i64,
-    pub timeline: AllocationTimeline,
+    pub timeline: Arc<AllocationTimeline>,
     pub active: ActiveMemoryView,
     pub history: AllocatorHistory,
     /// The history's state as regions (rebuilt when the position moves).
@@ -33,7 +34,7 @@ pub struct DeviceState {
 
 impl DeviceState {
     fn new(s: &MemorySnapshot, device: i64) -> DeviceState {
-        let timeline = AllocationTimeline::build(s, device);
+        let timeline = Arc::new(AllocationTimeline::build(s, device));
         let history = AllocatorHistory::new(s, device);
         let peak_position = timeline.peak_in(0, timeline.len + 1);
         DeviceState {

@@ -7,6 +7,8 @@
 //! click a band for its stack and its alloc and free entries.
 
 use egui::{Color32, ColorImage, Pos2, Rect, Sense, Stroke, TextureHandle, TextureOptions, Vec2};
+use std::sync::mpsc::{channel, Receiver, TryRecvError};
+use std::sync::Arc;
 use strobe_analysis::memory::{bytes, AllocationTimeline, StackSweep};
 
 /// The picture of one view: a W×H raster and the position each column shows.
@@ -101,9 +103,15 @@ pub struct ActiveMemoryView {
     /// Visible positions `[view.0, view.1)`.
     pub view: (f64, f64),
     pub selected: Option<usize>,
+    /// What the texture shows; drawn mapped onto the current view until a fresh one arrives.
     key: Option<RasterKey>,
+    stale: bool,
     texture: Option<TextureHandle>,
-    column_pos: Vec<usize>,
+    /// A raster being made on a worker thread, for this key.
+    pending: Option<(RasterKey, Receiver<(Raster, f64)>)>,
+    /// How long the last raster took (ms): above a frame's budget, the next one goes to a
+    /// worker and frames keep drawing the old picture, moved and scaled to the new view.
+    pub last_raster_ms: f64,
     brush_from: Option<f32>,
     /// Columns and bands of the last raster (tests and the bench read them).
     pub columns_drawn: usize,
@@ -119,8 +127,10 @@ impl ActiveMemoryView {
             view: (0.0, tl.len as f64 + 1.0),
             selected: None,
             key: None,
+            stale: false,
             texture: None,
-            column_pos: Vec::new(),
+            pending: None,
+            last_raster_ms: 0.0,
             brush_from: None,
             columns_drawn: 0,
             bands_painted: 0,
@@ -131,7 +141,12 @@ impl ActiveMemoryView {
 
     /// Forces the next frame to rasterise again (benchmarks).
     pub fn invalidate(&mut self) {
-        self.key = None;
+        self.stale = true;
+    }
+
+    /// Whether a raster is being made on a worker.
+    pub fn raster_pending(&self) -> bool {
+        self.pending.is_some()
     }
 
     pub fn reset(&mut self, tl: &AllocationTimeline) {
@@ -150,6 +165,23 @@ impl ActiveMemoryView {
         self.view = (k0, (k0 + span).min(full));
     }
 
+    fn install(&mut self, ctx: &egui::Context, key: RasterKey, r: Raster, ms: f64) {
+        self.columns_drawn = r.width;
+        self.bands_painted = r.bands_painted;
+        self.rasters_made += 1;
+        self.last_raster_ms = ms;
+        let img = ColorImage {
+            size: [r.width, r.height],
+            pixels: r.pixels,
+            source_size: Vec2::new(r.width as f32, r.height as f32),
+        };
+        match &mut self.texture {
+            Some(t) => t.set(img, TextureOptions::NEAREST),
+            None => self.texture = Some(ctx.load_texture("strobe_active_memory", img, TextureOptions::NEAREST)),
+        }
+        self.key = Some(key);
+    }
+
     /// Moves the view to `k` only when it is off screen.
     pub fn show_position_if_hidden(&mut self, tl: &AllocationTimeline, k: usize) {
         let x = k as f64 + 0.5;
@@ -162,7 +194,7 @@ impl ActiveMemoryView {
         &mut self,
         ui: &mut egui::Ui,
         s: &strobe_model::memory::MemorySnapshot,
-        tl: &AllocationTimeline,
+        tl: &Arc<AllocationTimeline>,
         cursor: usize,
         ooms: &[usize],
         height: f32,
@@ -184,24 +216,43 @@ impl ActiveMemoryView {
         let alloc_hi = tl.allocated_max(a0, a1);
         let y_max = (res_hi.max(alloc_hi).max(1) as f64) * 1.05;
         let key = RasterKey { k0, k1, w, h, y_max, selected: self.selected };
-        if self.key != Some(key) || self.texture.is_none() {
-            let r = rasterize(tl, k0, k1, w, h, y_max, self.selected);
-            self.columns_drawn = r.width;
-            self.bands_painted = r.bands_painted;
-            self.rasters_made += 1;
-            self.column_pos = r.column_pos;
-            let img =
-                ColorImage { size: [r.width, r.height], pixels: r.pixels, source_size: Vec2::new(w as f32, h as f32) };
-            match &mut self.texture {
-                Some(t) => t.set(img, TextureOptions::NEAREST),
-                None => {
-                    self.texture = Some(ui.ctx().load_texture("strobe_active_memory", img, TextureOptions::NEAREST))
+        if let Some((pk, rx)) = &self.pending {
+            match rx.try_recv() {
+                Ok((r, ms)) => {
+                    let pk = *pk;
+                    self.pending = None;
+                    self.install(ui.ctx(), pk, r, ms);
                 }
+                Err(TryRecvError::Empty) => ui.ctx().request_repaint(),
+                Err(TryRecvError::Disconnected) => self.pending = None,
             }
-            self.key = Some(key);
         }
-        if let Some(t) = &self.texture {
-            painter.image(t.id(), plot, Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)), Color32::WHITE);
+        if (self.key != Some(key) || self.stale) && self.pending.is_none() {
+            self.stale = false;
+            if self.texture.is_none() || self.last_raster_ms <= 8.0 {
+                let t0 = std::time::Instant::now();
+                let r = rasterize(tl, k0, k1, w, h, y_max, self.selected);
+                self.install(ui.ctx(), key, r, t0.elapsed().as_secs_f64() * 1e3);
+            } else {
+                let (tx, rx) = channel();
+                let tl = Arc::clone(tl);
+                let ctx = ui.ctx().clone();
+                std::thread::spawn(move || {
+                    let t0 = std::time::Instant::now();
+                    let r = rasterize(&tl, k0, k1, w, h, y_max, key.selected);
+                    let _ = tx.send((r, t0.elapsed().as_secs_f64() * 1e3));
+                    ctx.request_repaint();
+                });
+                self.pending = Some((key, rx));
+            }
+        }
+        if let (Some(t), Some(tk)) = (&self.texture, self.key) {
+            // the picture of view tk, placed where its positions and bytes fall in this view
+            let xa = plot.min.x + ((tk.k0 - k0) / (k1 - k0)) as f32 * plot.width();
+            let xb = plot.min.x + ((tk.k1 - k0) / (k1 - k0)) as f32 * plot.width();
+            let yt = plot.max.y - (tk.y_max / y_max) as f32 * plot.height();
+            let r = Rect::from_min_max(Pos2::new(xa, yt), Pos2::new(xb, plot.max.y));
+            ui.painter_at(plot).image(t.id(), r, Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)), Color32::WHITE);
         }
         let x_of = |k: f64| plot.min.x + ((k - k0) / (k1 - k0)) as f32 * plot.width();
         let y_of = |b: f64| plot.max.y - (b / y_max) as f32 * plot.height();
@@ -290,12 +341,15 @@ impl ActiveMemoryView {
         );
 
         // interaction
-        let hit = |pos: Pos2, column_pos: &[usize]| -> Option<(usize, Option<usize>)> {
-            if !plot.contains(pos) || column_pos.is_empty() {
+        let hit = |pos: Pos2| -> Option<(usize, Option<usize>)> {
+            if !plot.contains(pos) {
                 return None;
             }
-            let x = (((pos.x - plot.min.x) / plot.width()) * column_pos.len() as f32) as usize;
-            let k = column_pos[x.min(column_pos.len() - 1)];
+            // the column's position as the raster chose it: the peak among its entries
+            let x = ((pos.x - plot.min.x) / plot.width() * w as f32).floor() as f64;
+            let ka = (k0 + (k1 - k0) * x / w as f64).floor().max(0.0) as usize;
+            let kb = ((k0 + (k1 - k0) * (x + 1.0) / w as f64).floor() as usize).max(ka + 1);
+            let k = tl.peak_in(ka, kb.min(tl.len + 1));
             let b = (plot.max.y - pos.y) as f64 / plot.height() as f64 * y_max;
             Some((k, tl.band_at(k, b)))
         };
@@ -321,7 +375,7 @@ impl ActiveMemoryView {
         if resp.double_clicked() {
             self.view = (0.0, full);
         } else if resp.clicked() {
-            if let Some((k, band)) = resp.interact_pointer_pos().and_then(|p| hit(p, &self.column_pos)) {
+            if let Some((k, band)) = resp.interact_pointer_pos().and_then(|p| hit(p)) {
                 self.selected = band;
                 action = Some(TimelineAction::Seek(k));
             }
@@ -338,7 +392,7 @@ impl ActiveMemoryView {
                     self.view = (n0, n0 + span);
                 }
             }
-            if let Some((k, Some(i))) = resp.hover_pos().and_then(|p| hit(p, &self.column_pos)) {
+            if let Some((k, Some(i))) = resp.hover_pos().and_then(|p| hit(p)) {
                 let a = tl.allocs[i];
                 resp.clone().on_hover_ui_at_pointer(|ui| {
                     ui.label(format!("{} at 0x{:x}, stream {} (entry {k})", bytes(a.size), a.addr, a.stream));
