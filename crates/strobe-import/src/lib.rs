@@ -2,6 +2,7 @@
 //! flows and counters into a `StoreBuilder`; none of them draws or analyses anything.
 
 pub mod chrome_json;
+mod dir;
 mod detect;
 mod error;
 pub mod memory_snapshot;
@@ -13,6 +14,7 @@ mod progress;
 pub mod time;
 
 pub use detect::{detect, Format};
+pub use dir::trace_files_in;
 pub use error::ImportError;
 pub use open::{load, LoadOptions};
 pub use progress::Progress;

@@ -44,6 +44,8 @@ pub enum BottomTab {
     KernelSol,
     /// The memory pane (when a memory snapshot is open).
     Memory,
+    /// Ranks side by side (when two or more traces are open).
+    Ranks,
 }
 
 /// `--screenshot`: wait for the loads, lay out, grab a frame, write the PNG, close.
@@ -82,6 +84,8 @@ pub struct StrobeApp {
     pub kernel_sol: Option<crate::kernel_sol::KernelSolPane>,
     /// The open memory snapshot, if any (`memory` pane).
     pub memory: Option<crate::memory::MemoryPane>,
+    /// Ranks side by side: alignment, rank × step table, stragglers (when 2+ traces are open).
+    pub ranks: crate::ranks::RanksPane,
     kernel_highlight: Highlight,
     dialog: Option<(Receiver<Option<Vec<PathBuf>>>, Instant)>,
     pending: Vec<Command>,
@@ -108,6 +112,7 @@ impl StrobeApp {
             screenshot: None,
             kernel_sol: None,
             memory: None,
+            ranks: crate::ranks::RanksPane::default(),
             kernel_highlight: Highlight::default(),
             dialog: None,
             pending: Vec::new(),
@@ -116,7 +121,22 @@ impl StrobeApp {
 
     /// Starts loading files off the UI thread.
     pub fn open_files(&mut self, paths: Vec<PathBuf>, ctx: &egui::Context) {
+        let mut files = Vec::new();
         for p in paths {
+            if p.is_dir() {
+                // a folder of rank traces: open them all, side by side
+                match strobe_import::trace_files_in(&p) {
+                    Ok(f) => {
+                        files.extend(f);
+                        self.bottom_tab = BottomTab::Ranks;
+                    }
+                    Err(e) => self.errors.push(e),
+                }
+            } else {
+                files.push(p);
+            }
+        }
+        for p in files {
             if let Some(r) = self.open_memory(&p) {
                 if let Err(e) = r {
                     self.errors.push(e);
@@ -134,6 +154,17 @@ impl StrobeApp {
             self.settings.recent.retain(|r| r != &p);
             self.settings.recent.insert(0, p);
             self.settings.recent.truncate(12);
+        }
+    }
+
+    /// Hands the ranks pane's alignment offsets to the traces (the timeline draws with them).
+    pub fn apply_rank_offsets(&mut self) {
+        if let Some(offs) = self.ranks.offsets_to_apply.take() {
+            for (t, o) in offs {
+                if let Some(tr) = self.ws.traces.get_mut(t) {
+                    tr.offset_ns = o;
+                }
+            }
         }
     }
 
@@ -193,7 +224,27 @@ impl StrobeApp {
     }
 
     pub fn add_trace(&mut self, t: crate::workspace::Trace) {
-        self.ws.traces.push(t);
+        // ranks in rank order whatever order their loads finish in
+        let key = |t: &crate::workspace::Trace| {
+            let p = t.path.to_string_lossy();
+            let rank = t.store.meta.distributed.as_ref().and_then(|d| d.rank).or_else(|| {
+                strobe_analysis::ranks::identity::rank_from_file_name(&p)
+            });
+            (rank.unwrap_or(i64::MAX), p.into_owned())
+        };
+        let k = key(&t);
+        let at = self.ws.traces.partition_point(|x| key(x) <= k);
+        let shifts = at < self.ws.traces.len();
+        self.ws.traces.insert(at, t);
+        if shifts {
+            // indices moved: what referred to a trace by index is stale
+            self.sel = Selection::default();
+            self.kernel_highlight = Highlight::default();
+        }
+        if self.ws.traces.len() >= 3 {
+            // many ranks: each starts as its summary lane; expand the ones to read
+            self.timeline.collapsed = (0..self.ws.traces.len()).map(|i| format!("t{i}")).collect();
+        }
         self.timeline.fit_pending = true;
     }
 
@@ -228,6 +279,8 @@ impl StrobeApp {
         }
         self.link_ncu();
         self.poll_dialog();
+        self.ranks.update(&self.ws, &ctx);
+        self.apply_rank_offsets();
         let dropped: Vec<PathBuf> = ctx.input(|i| {
             i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty()).collect()
         });
@@ -338,12 +391,16 @@ impl StrobeApp {
                 if self.memory.is_some() {
                     ui.selectable_value(&mut self.bottom_tab, BottomTab::Memory, "Memory");
                 }
+                if crate::ranks::RanksPane::applies(&self.ws) {
+                    ui.selectable_value(&mut self.bottom_tab, BottomTab::Ranks, "Ranks");
+                }
             });
             ui.separator();
             match self.bottom_tab {
                 BottomTab::Kernels => self.kernels.ui(ui, &self.ws, &self.sel, &mut cmds),
                 BottomTab::Area => self.area.ui(ui, &self.ws),
                 BottomTab::Load => load_summary(ui, &self.ws),
+                BottomTab::Ranks => self.ranks.ui(ui, &self.ws, &mut cmds),
                 BottomTab::Memory => match &mut self.memory {
                     Some(_) if self.ws.traces.is_empty() => {
                         ui.weak("The memory pane fills the main area while no timeline is open.");
@@ -461,6 +518,13 @@ impl StrobeApp {
                 self.timeline.view.fit(t0, t1, w);
             }
             Command::FitAll => self.timeline.fit_all(&self.ws),
+            Command::ShowRankStep { trace, t0, t1 } => {
+                let off = self.ws.traces.get(trace).map_or(0, |t| t.offset_ns);
+                let pad = (t1 - t0) / 40;
+                let w = self.timeline.plot_width;
+                self.timeline.view.fit(t0 + off - pad, t1 + off + pad, w);
+                self.timeline.show_trace(trace);
+            }
             Command::AreaSelected { t0, t1, lanes } => {
                 self.area.compute(&self.ws, t0, t1, &lanes);
                 self.sel.range = Some((t0, t1));

@@ -26,6 +26,9 @@ impl AreaTable {
         for &(ti, lane) in lanes {
             let Some(st) = ws.store(ti) else { continue };
             let v = st.lane_view(lane);
+            // the area is on the shared axis; this trace's own clock is offset from it
+            let off = ws.traces[ti].offset_ns;
+            let (t0, t1) = (t0 - off, t1 - off);
             let mut per: std::collections::HashMap<u32, (u64, i64)> = Default::default();
             st.query_window(lane, t0, t1, |i| {
                 let sid = v.span[i];

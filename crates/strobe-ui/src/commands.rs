@@ -27,6 +27,12 @@ pub enum Command {
     },
     /// Fit everything.
     FitAll,
+    /// Show a rank's step: `[t0, t1)` in that trace's own clock; expand it and scroll to it.
+    ShowRankStep {
+        trace: usize,
+        t0: i64,
+        t1: i64,
+    },
     /// An area of the timeline: time range and the lanes it covers.
     AreaSelected {
         t0: i64,

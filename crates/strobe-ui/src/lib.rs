@@ -13,6 +13,7 @@ pub mod kernel_sol;
 pub mod kernel_table;
 pub mod loader;
 pub mod memory;
+pub mod ranks;
 pub mod sample;
 pub mod search;
 pub mod summary;

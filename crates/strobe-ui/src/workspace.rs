@@ -63,6 +63,8 @@ pub struct Trace {
     /// First start and last end over all lanes.
     pub t_min: i64,
     pub t_max: i64,
+    /// Added to this trace's times on the shared axis (rank alignment; 0 = as recorded).
+    pub offset_ns: i64,
     /// Per device: idle gaps at least the threshold long (what the timeline marks).
     pub long_gaps: Vec<(i64, Vec<IdleGap>)>,
     /// Per name id: cached colour (0 = not yet computed).
@@ -96,6 +98,7 @@ impl Trace {
             derived,
             t_min,
             t_max,
+            offset_ns: 0,
             long_gaps,
             name_colors: std::cell::RefCell::new(vec![0; n]),
         }
@@ -122,8 +125,8 @@ pub struct Workspace {
 impl Workspace {
     /// Time range covering every open trace (absolute ns).
     pub fn extent(&self) -> Option<(i64, i64)> {
-        let a = self.traces.iter().map(|t| t.t_min).min()?;
-        let b = self.traces.iter().map(|t| t.t_max).max()?;
+        let a = self.traces.iter().map(|t| t.t_min + t.offset_ns).min()?;
+        let b = self.traces.iter().map(|t| t.t_max + t.offset_ns).max()?;
         Some((a, b.max(a + 1)))
     }
 

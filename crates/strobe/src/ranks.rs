@@ -15,18 +15,7 @@ pub fn expand_inputs(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
             out.push(p.clone());
             continue;
         }
-        let rd = std::fs::read_dir(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-        let mut found: Vec<PathBuf> = rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|f| {
-                let n = f.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-                f.is_file() && (n.ends_with(".json") || n.ends_with(".json.gz") || n.ends_with(".sqlite"))
-            })
-            .collect();
-        if found.is_empty() {
-            anyhow::bail!("{}: no .json, .json.gz or .sqlite traces in this directory", p.display());
-        }
-        found.sort();
+        let found = strobe_import::trace_files_in(p).map_err(|e| anyhow::anyhow!(e))?;
         out.extend(found);
     }
     Ok(out)

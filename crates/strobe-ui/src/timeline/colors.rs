@@ -48,6 +48,7 @@ pub fn lerp(a: Color32, b: Color32, t: f32) -> Color32 {
 
 pub const OVERLAPPED: Color32 = Color32::from_rgb(60, 140, 255);
 pub const EXPOSED_COMM: Color32 = Color32::from_rgb(235, 90, 50);
+pub const MEMORY_BUSY: Color32 = Color32::from_rgb(80, 190, 120);
 pub const IDLE: Color32 = Color32::from_rgb(175, 175, 190);
 pub const IDLE_TINT: Color32 = Color32::from_rgba_premultiplied(22, 22, 26, 26);
 pub const SELECTED: Color32 = Color32::from_rgb(255, 255, 255);

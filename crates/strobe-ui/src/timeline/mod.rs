@@ -80,6 +80,8 @@ pub enum RowKind {
     Lane { trace: usize, lane: u32, depths: u32 },
     Bands { trace: usize, device: i64 },
     Counter { trace: usize, series: usize },
+    /// A collapsed trace (rank) as one lane: GPU compute / comm / memory busy and long idle gaps.
+    RankSummary { trace: usize },
 }
 
 #[derive(Clone, Debug)]
@@ -113,6 +115,8 @@ pub struct TimelineView {
     pub plot_width: f32,
     pub scroll_y: f32,
     pub collapsed: HashSet<String>,
+    /// Scroll this trace's header to the top on the next frame.
+    pub scroll_to_trace: Option<usize>,
     pub show_bands: bool,
     pub marks: Vec<i64>,
     pub stats: FrameStats,
@@ -135,6 +139,7 @@ impl Default for TimelineView {
             plot_width: 1000.0,
             scroll_y: 0.0,
             collapsed: HashSet::new(),
+            scroll_to_trace: None,
             show_bands: true,
             marks: Vec::new(),
             stats: FrameStats::default(),
@@ -176,8 +181,16 @@ impl TimelineView {
             let s = &*t.store;
             let key = format!("t{ti}");
             let collapsed = self.collapsed.contains(&key);
-            push(&mut rows, &mut y, RowKind::Header { key, label: t.label.clone(), level: 0, collapsed }, HEADER_H);
+            let label = if t.offset_ns != 0 {
+                format!("{}  (aligned {:+.3} ms)", t.label, t.offset_ns as f64 / 1e6)
+            } else {
+                t.label.clone()
+            };
+            push(&mut rows, &mut y, RowKind::Header { key, label, level: 0, collapsed }, HEADER_H);
             if collapsed {
+                if !t.derived.unions.is_empty() {
+                    push(&mut rows, &mut y, RowKind::RankSummary { trace: ti }, BANDS_H);
+                }
                 continue;
             }
             let mut devices: BTreeMap<i64, Vec<u32>> = BTreeMap::new();
@@ -276,6 +289,17 @@ impl TimelineView {
         self.rows = rows;
     }
 
+    /// The view as trace `t`'s own clock sees it: its alignment offset moves its times.
+    pub fn tview(&self, t: &Trace) -> View {
+        View { origin: self.view.origin - t.offset_ns, ..self.view }
+    }
+
+    /// Expands trace `ti` and scrolls its header to the top (on the next layout).
+    pub fn show_trace(&mut self, ti: usize) {
+        self.collapsed.remove(&format!("t{ti}"));
+        self.scroll_to_trace = Some(ti);
+    }
+
     pub fn fit_all(&mut self, ws: &Workspace) {
         if let Some((a, b)) = ws.extent() {
             self.view.origin = a;
@@ -288,7 +312,8 @@ impl TimelineView {
     /// past what is shown when it already reads well).
     pub fn reveal(&mut self, ws: &Workspace, r: SpanRef) {
         let Some(s) = ws.store(r.trace) else { return };
-        let (a, b) = (s.span_start(r.span), s.span_end(r.span));
+        let off = ws.traces[r.trace].offset_ns;
+        let (a, b) = (s.span_start(r.span) + off, s.span_end(r.span) + off);
         let d = (b - a).max(1);
         let (w0, w1) = self.view.window(self.plot_width);
         let px = d as f64 / self.view.npp;
@@ -307,8 +332,8 @@ impl TimelineView {
         let m = st.span_meta(r.span);
         let y = self.lane_y.get(&(r.trace, m.lane))?;
         let plot = self.last_plot;
-        let (x0, x1) =
-            (self.view.x_of(st.span_start(r.span), plot.min.x), self.view.x_of(st.span_end(r.span), plot.min.x));
+        let tv = self.tview(&ws.traces[r.trace]);
+        let (x0, x1) = (tv.x_of(st.span_start(r.span), plot.min.x), tv.x_of(st.span_end(r.span), plot.min.x));
         let x = ((x0 + x1) / 2.0).clamp(x0.max(plot.min.x) + 1.0, x1.min(plot.max.x) - 1.0);
         let p = pos2(x, plot.min.y - self.scroll_y + y + m.depth as f32 * ROW_H + ROW_H / 2.0);
         plot.contains(p).then_some(p)
@@ -326,6 +351,12 @@ impl TimelineView {
             self.fit_pending = false;
         }
         self.layout(ws);
+        if let Some(ti) = self.scroll_to_trace.take() {
+            let key = format!("t{ti}");
+            if let Some(r) = self.rows.iter().find(|r| matches!(&r.kind, RowKind::Header { key: k, .. } if *k == key)) {
+                self.scroll_y = r.y;
+            }
+        }
         if let Some(key) = self.reveal_lane.take() {
             if let Some(&y) = self.lane_y.get(&key) {
                 if y < self.scroll_y || y + ROW_H > self.scroll_y + body.height() {
@@ -363,7 +394,6 @@ impl TimelineView {
                 f.layout_no_wrap("0000000000".into(), FontId::monospace(10.0), Color32::WHITE).size().x / 10.0
             })
             .max(1.0);
-        let (w0, w1) = self.view.window(plot.width());
         let top = body.min.y - self.scroll_y;
 
         // device-wide idle tint behind the stream lanes
@@ -383,12 +413,13 @@ impl TimelineView {
                     continue;
                 }
                 let t = &ws.traces[ti];
+                let tv = self.tview(t);
                 if let Some(gaps) = t.long_gaps(dev) {
                     draw_intervals_iter(
                         &mut mesh,
                         gaps.len(),
                         |i| (gaps[i].start, gaps[i].end),
-                        &self.view,
+                        &tv,
                         plot,
                         y0,
                         y1,
@@ -396,7 +427,7 @@ impl TimelineView {
                     );
                     if let Some(p) = pointer {
                         if p.y >= y0 && p.y < y1 && plot.contains(p) {
-                            let tp = self.view.t_of(p.x, plot.min.x);
+                            let tp = tv.t_of(p.x, plot.min.x);
                             if let Some(g) =
                                 find_containing(gaps.len(), |i| (gaps[i].start, gaps[i].end), tp, self.view.npp * 2.0)
                             {
@@ -463,8 +494,8 @@ impl TimelineView {
                         *lane,
                         y0,
                         plot,
-                        &self.view,
-                        (w0, w1),
+                        &self.tview(t),
+                        self.tview(t).window(plot.width()),
                         hl,
                         sel,
                         pointer,
@@ -475,6 +506,7 @@ impl TimelineView {
                 }
                 RowKind::Bands { trace, device } => {
                     let t = &ws.traces[*trace];
+                    let tv = self.tview(t);
                     painter.text(
                         pos2(body.min.x + 28.0, y0 + 5.0),
                         Align2::LEFT_CENTER,
@@ -495,7 +527,7 @@ impl TimelineView {
                             &mut mesh,
                             b.overlapped.len(),
                             |i| b.overlapped[i],
-                            &self.view,
+                            &tv,
                             plot,
                             y0 + 1.0,
                             mid,
@@ -505,14 +537,14 @@ impl TimelineView {
                             &mut mesh,
                             b.exposed_comm.len(),
                             |i| b.exposed_comm[i],
-                            &self.view,
+                            &tv,
                             plot,
                             y0 + 1.0,
                             mid,
                             EXPOSED_COMM,
                         );
                         if let Some(p) = pointer.filter(|p| p.y >= y0 && p.y < mid && plot.contains(*p)) {
-                            let tp = self.view.t_of(p.x, plot.min.x);
+                            let tp = tv.t_of(p.x, plot.min.x);
                             if let Some(i) =
                                 find_containing(b.overlapped.len(), |i| b.overlapped[i], tp, self.view.npp * 2.0)
                             {
@@ -529,14 +561,14 @@ impl TimelineView {
                             &mut mesh,
                             gaps.len(),
                             |i| (gaps[i].start, gaps[i].end),
-                            &self.view,
+                            &tv,
                             plot,
                             mid,
                             y1 - 1.0,
                             IDLE,
                         );
                         if let Some(p) = pointer.filter(|p| p.y >= mid && p.y < y1 && plot.contains(*p)) {
-                            let tp = self.view.t_of(p.x, plot.min.x);
+                            let tp = tv.t_of(p.x, plot.min.x);
                             if let Some(g) =
                                 find_containing(gaps.len(), |i| (gaps[i].start, gaps[i].end), tp, self.view.npp * 2.0)
                             {
@@ -544,6 +576,40 @@ impl TimelineView {
                             }
                         }
                     }
+                }
+                RowKind::RankSummary { trace } => {
+                    let t = &ws.traces[*trace];
+                    let tv = self.tview(t);
+                    painter.text(
+                        pos2(body.min.x + 28.0, (y0 + y1) / 2.0),
+                        Align2::LEFT_CENTER,
+                        "GPU: compute / comm / memory / idle",
+                        FontId::proportional(9.5),
+                        ui.visuals().weak_text_color(),
+                    );
+                    let strip = (y1 - y0 - 2.0) / 4.0;
+                    for u in &t.derived.unions {
+                        for (k, (iv, c)) in
+                            [(&u.compute, OVERLAPPED), (&u.comm, EXPOSED_COMM), (&u.memory, MEMORY_BUSY)].into_iter().enumerate()
+                        {
+                            let a = y0 + 1.0 + strip * k as f32;
+                            draw_intervals_iter(&mut mesh, iv.len(), |i| iv[i], &tv, plot, a, a + strip - 0.5, c);
+                        }
+                        if let Some(gaps) = t.long_gaps(u.device) {
+                            let a = y0 + 1.0 + strip * 3.0;
+                            draw_intervals_iter(
+                                &mut mesh,
+                                gaps.len(),
+                                |i| (gaps[i].start, gaps[i].end),
+                                &tv,
+                                plot,
+                                a,
+                                a + strip - 0.5,
+                                IDLE,
+                            );
+                        }
+                    }
+                    painter.hline(body.x_range(), y1 - 0.5, Stroke::new(0.5, ui.visuals().faint_bg_color));
                 }
                 RowKind::Counter { trace, series } => {
                     let t = &ws.traces[*trace];
@@ -556,7 +622,7 @@ impl TimelineView {
                         FontId::monospace(10.0),
                         ui.visuals().text_color(),
                     );
-                    draw_counter(&plot_painter, t, *series, &self.view, plot, y0 + 2.0, y1 - 2.0);
+                    draw_counter(&plot_painter, t, *series, &self.tview(t), plot, y0 + 2.0, y1 - 2.0);
                 }
             }
         }
@@ -641,10 +707,13 @@ impl TimelineView {
         if resp.clicked() {
             match hover {
                 Some(Hover::Item { trace, span, .. }) => cmds.push(Command::SelectSpan(SpanRef { trace, span })),
-                Some(Hover::Gap { gap, .. }) => cmds.push(Command::ZoomTo {
-                    t0: gap.start - (gap.end - gap.start) / 2,
-                    t1: gap.end + (gap.end - gap.start) / 2,
-                }),
+                Some(Hover::Gap { gap, trace }) => {
+                    let off = ws.traces[trace].offset_ns;
+                    cmds.push(Command::ZoomTo {
+                        t0: gap.start - (gap.end - gap.start) / 2 + off,
+                        t1: gap.end + (gap.end - gap.start) / 2 + off,
+                    })
+                }
                 _ => {
                     // header rows toggle collapse
                     if let Some(p) = resp.interact_pointer_pos() {
@@ -663,9 +732,10 @@ impl TimelineView {
             }
         }
         if resp.double_clicked() {
-            if let Some(Hover::Item { item, .. }) = hover {
+            if let Some(Hover::Item { item, trace, .. }) = hover {
                 let pad = (item.end - item.start) / 10;
-                cmds.push(Command::ZoomTo { t0: item.start - pad, t1: item.end + pad });
+                let off = ws.traces[trace].offset_ns;
+                cmds.push(Command::ZoomTo { t0: item.start - pad + off, t1: item.end + pad + off });
             }
         }
         self.stats = stats;
@@ -783,10 +853,11 @@ impl TimelineView {
     fn draw_flows(&self, painter: &egui::Painter, ws: &Workspace, sel: &Selection, plot: Rect, top: f32) {
         let Some(r) = sel.span else { return };
         let Some(st) = ws.store(r.trace) else { return };
+        let tv = self.tview(&ws.traces[r.trace]);
         let pos = |span: u32| -> Option<Pos2> {
             let m = st.span_meta(span);
             let y = self.lane_y.get(&(r.trace, m.lane))?;
-            Some(pos2(self.view.x_of(st.span_start(span), plot.min.x), top + y + m.depth as f32 * ROW_H + ROW_H / 2.0))
+            Some(pos2(tv.x_of(st.span_start(span), plot.min.x), top + y + m.depth as f32 * ROW_H + ROW_H / 2.0))
         };
         let stroke = Stroke::new(1.6, Color32::from_rgb(255, 255, 255));
         let mut flows: Vec<(u32, u32)> = st.flows_to(r.span).map(|f| (f.from, f.to)).collect();

@@ -1,0 +1,172 @@
+//! The stragglers with their evidence, the HTA-parity tables and the A/B diff, as plain
+//! tables of the figures `strobe_analysis` computed.
+
+use super::Computed;
+use egui::RichText;
+use egui_extras::{Column, TableBuilder};
+use strobe_analysis::diff::{DiffRow, DiffStatus};
+
+fn ms(ns: i64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+
+pub fn stragglers(ui: &mut egui::Ui, c: &Computed) {
+    let r = &c.report;
+    ui.label(format!(
+        "A rank is the straggler of a step when it arrives last at most of the step's collectives and the others waited for it at least {} ms more than it waited (10 % of the median step, {} ms).",
+        ms(r.straggler_threshold_ns),
+        ms(r.median_step_ns)
+    ));
+    if r.straggler_steps.is_empty() {
+        ui.add_space(6.0);
+        ui.strong("No straggler: no rank held the others back materially in any step.");
+        return;
+    }
+    egui::ScrollArea::vertical().id_salt("straggler_scroll").show(ui, |ui| {
+        for s in &r.straggler_steps {
+            ui.add_space(6.0);
+            ui.label(
+                RichText::new(format!(
+                    "{}: rank {} is the straggler (last at {} of {} collectives)",
+                    s.step, s.rank, s.last_at, s.collectives
+                ))
+                .strong()
+                .color(egui::Color32::from_rgb(235, 120, 60)),
+            );
+            ui.label(&s.evidence);
+            egui::CollapsingHeader::new(format!("arrival skew per collective ({})", s.per_collective.len()))
+                .id_salt(("skew", &s.step))
+                .show(ui, |ui| {
+                    for e in &s.per_collective {
+                        ui.monospace(format!(
+                            "{} #{}: skew {} ms, straggler arrived +{} ms{}",
+                            e.name,
+                            e.occurrence,
+                            ms(e.skew_ns),
+                            ms(e.straggler_arrival_ns),
+                            if e.straggler_last { " (last)" } else { "" }
+                        ));
+                    }
+                });
+            if let Some(b) = &s.before {
+                egui::CollapsingHeader::new(format!(
+                    "what rank {} did before its first late {}: {} ms compute, {} ms GPU idle",
+                    s.rank,
+                    b.collective,
+                    ms(b.compute_ns),
+                    ms(b.gpu_idle_ns)
+                ))
+                .id_salt(("before", &s.step))
+                .show(ui, |ui| {
+                    for k in &b.top_kernels {
+                        ui.monospace(format!("{:>4}× {:>9} ms  {}", k.count, ms(k.total_ns), k.name));
+                    }
+                });
+            }
+        }
+    });
+}
+
+pub fn hta(ui: &mut egui::Ui, c: &Computed) {
+    let r = &c.report;
+    TableBuilder::new(ui)
+        .id_salt("hta_table")
+        .striped(true)
+        .column(Column::auto())
+        .columns(Column::auto().at_least(80.0), 8)
+        .header(18.0, |mut h| {
+            for t in [
+                "rank",
+                "compute %",
+                "non-compute %",
+                "idle %",
+                "comm overlap %",
+                "launches paired",
+                "median launch delay µs",
+                "kernels < 10 µs",
+                "delay outliers",
+            ] {
+                h.col(|ui| {
+                    ui.strong(t);
+                });
+            }
+        })
+        .body(|mut b| {
+            for (i, rk) in r.ranks.iter().enumerate() {
+                let t = &r.temporal_breakdown[i];
+                let o = &r.comm_overlap[i];
+                let l = &r.launch_stats[i];
+                b.row(18.0, |mut row| {
+                    let cells = [
+                        format!("rank {}", rk.rank),
+                        format!("{:.1}", t.compute_pct),
+                        format!("{:.1}", t.non_compute_pct),
+                        format!("{:.1}", t.idle_pct),
+                        format!("{:.1}", o.overlap_pct),
+                        l.paired.to_string(),
+                        format!("{:.1}", l.launch_delay.median_ns as f64 / 1e3),
+                        l.short_kernels.to_string(),
+                        l.launch_delay_outliers.to_string(),
+                    ];
+                    for s in cells {
+                        row.col(|ui| {
+                            ui.monospace(s);
+                        });
+                    }
+                });
+            }
+        });
+}
+
+fn diff_rows(ui: &mut egui::Ui, id: &str, rows: &[DiffRow]) {
+    TableBuilder::new(ui)
+        .id_salt(id)
+        .striped(true)
+        .column(Column::remainder().at_least(240.0).clip(true))
+        .columns(Column::auto().at_least(70.0), 6)
+        .max_scroll_height(260.0)
+        .header(18.0, |mut h| {
+            for t in ["name", "count A", "count B", "total A ms", "total B ms", "Δ ms", "B/A"] {
+                h.col(|ui| {
+                    ui.strong(t);
+                });
+            }
+        })
+        .body(|b| {
+            b.rows(18.0, rows.len(), |mut row| {
+                let d = &rows[row.index()];
+                let tag = match d.status {
+                    DiffStatus::Added => " (added)",
+                    DiffStatus::Removed => " (removed)",
+                    DiffStatus::Both => "",
+                };
+                let cells = [
+                    format!("{}{tag}", d.name),
+                    d.count_a.to_string(),
+                    d.count_b.to_string(),
+                    ms(d.total_a_ns),
+                    ms(d.total_b_ns),
+                    format!("{:+.3}", d.delta_ns as f64 / 1e6),
+                    d.ratio.map_or("—".into(), |x| format!("{x:.2}")),
+                ];
+                for s in cells {
+                    row.col(|ui| {
+                        ui.monospace(s);
+                    });
+                }
+            });
+        });
+}
+
+pub fn diff(ui: &mut egui::Ui, c: &Computed) {
+    let Some(d) = &c.diff else {
+        ui.weak("Diff compares exactly two traces: open two (A = the lower rank, B = the other).");
+        return;
+    };
+    ui.label(format!("A = {}   B = {}   (sorted by |Δ|; the timelines above share the aligned axis)", d.a, d.b));
+    ui.strong(format!("GPU kernels ({})", d.kernels.len()));
+    diff_rows(ui, "diff_kernels", &d.kernels);
+    ui.separator();
+    ui.strong(format!("CPU ops ({})", d.cpu_ops.len()));
+    diff_rows(ui, "diff_ops", &d.cpu_ops);
+}

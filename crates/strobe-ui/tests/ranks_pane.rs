@@ -1,0 +1,103 @@
+//! Ranks side by side (issue #7) with egui_kittest: two DDP ranks open, the Ranks tab shows
+//! the alignment, the rank × step heat map with the straggler starred, a cell click shows that
+//! rank's step in the timeline, the stragglers' evidence and the A/B diff. Expected figures
+//! from tests/expected/ddp.ranks.json (tests/expected/ranks_expected.py, independent).
+
+use egui_kittest::kittest::Queryable;
+use egui_kittest::Harness;
+use std::path::PathBuf;
+use strobe_ui::app::BottomTab;
+use strobe_ui::ranks::Section;
+use strobe_ui::{Settings, StrobeApp};
+
+fn sample(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces").join(name)
+}
+
+fn expected() -> serde_json::Value {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/expected/ddp.ranks.json");
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+fn harness() -> Harness<'static, StrobeApp> {
+    let mut app = StrobeApp::new(None, Settings::default());
+    app.loader.no_cache = true;
+    // rank 1 first: the workspace puts ranks in rank order whatever order they arrive in
+    for f in ["ddp_rank1.json.gz", "ddp_rank0.json.gz"] {
+        app.open_blocking(&sample(f)).expect("open sample");
+    }
+    app.ranks.update_blocking(&app.ws);
+    app.apply_rank_offsets();
+    app.bottom_tab = BottomTab::Ranks;
+    let mut h =
+        Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    h.run_steps(3);
+    h
+}
+
+#[test]
+fn two_ranks_are_aligned_and_the_straggler_is_starred() {
+    let h = harness();
+    let want = expected();
+    let app = h.state();
+    assert_eq!(app.ws.traces.len(), 2);
+    let c = app.ranks.computed.as_ref().expect("ranks computed");
+    assert_eq!(c.report.ranks.iter().map(|r| r.rank).collect::<Vec<_>>(), vec![0, 1]);
+    assert_eq!(c.trace_of_rank, vec![0, 1], "rank 0 is the first trace");
+    // collective-end alignment: the oracle's offsets, applied to the traces the timeline draws
+    let offs: Vec<i64> = want["offsets"]["collective_end"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    assert_eq!(app.ws.traces[0].offset_ns, offs[0]);
+    assert_eq!(app.ws.traces[1].offset_ns, offs[1]);
+    // the heat map cell of the planted straggler (rank 1, ProfilerStep#3: 60.350 ms) is starred
+    h.get_by_label("ProfilerStep#3 rank 1: 60.350 *");
+    h.get_by_label("ProfilerStep#3 rank 0: 58.669");
+    h.get_by_label("ProfilerStep#4 rank 1: 37.740");
+    h.get_by_label_contains("rank 1: -0.008 ms");
+}
+
+#[test]
+fn clicking_a_cell_shows_that_ranks_step_in_the_timeline() {
+    let mut h = harness();
+    let want = expected();
+    let s3 = &want["steps"][1]["per_rank"][1];
+    assert_eq!(want["steps"][1]["name"], "ProfilerStep#3");
+    let (start, dur) = (s3["start_ns"].as_i64().unwrap(), s3["dur_ns"].as_i64().unwrap());
+    let off = h.state().ws.traces[1].offset_ns;
+    h.state_mut().timeline.collapsed.insert("t1".into());
+    h.get_by_label("ProfilerStep#3 rank 1: 60.350 *").click();
+    h.run_steps(3);
+    let app = h.state();
+    let (w0, w1) = app.timeline.view.window(app.timeline.plot_width);
+    assert!(w0 <= start + off && start + off + dur <= w1, "step on screen: {w0}..{w1}");
+    assert!(w1 - w0 < dur * 2, "zoomed to the step, not the whole trace: {}", w1 - w0);
+    assert!(!app.timeline.collapsed.contains("t1"), "rank 1 expanded");
+}
+
+#[test]
+fn stragglers_and_diff_sections() {
+    let mut h = harness();
+    h.state_mut().ranks.section = Section::Stragglers;
+    h.run_steps(2);
+    h.get_by_label("ProfilerStep#3: rank 1 is the straggler (last at 10 of 10 collectives)");
+    h.state_mut().ranks.section = Section::Diff;
+    h.run_steps(2);
+    let d = h.state().ranks.computed.as_ref().unwrap().diff.as_ref().expect("two traces: a diff");
+    // the planted extra matmuls: 24 launches only in rank 1, the largest |Δ| (oracle: ddp.diff.json)
+    let top = &d.kernels[0];
+    assert_eq!((top.count_a, top.count_b), (0, 24), "{}", top.name);
+    assert!(top.name.starts_with("nvjet_sm90"), "{}", top.name);
+    h.get_by_label_contains("(added)");
+}
+
+#[test]
+fn collapsed_rank_is_a_summary_lane() {
+    let mut h = harness();
+    h.state_mut().timeline.collapsed.insert("t0".into());
+    h.run_steps(2);
+    let rows = &h.state().timeline.rows;
+    assert!(
+        rows.iter().any(|r| matches!(r.kind, strobe_ui::timeline::RowKind::RankSummary { trace: 0 })),
+        "rank 0 collapsed to its summary lane"
+    );
+    assert!(!rows.iter().any(|r| matches!(r.kind, strobe_ui::timeline::RowKind::Lane { trace: 0, .. })));
+}
