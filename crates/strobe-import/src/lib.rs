@@ -2,8 +2,8 @@
 //! flows and counters into a `StoreBuilder`; none of them draws or analyses anything.
 
 pub mod chrome_json;
-mod dir;
 mod detect;
+mod dir;
 mod error;
 pub mod memory_snapshot;
 pub mod ncu_csv;

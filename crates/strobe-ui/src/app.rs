@@ -86,6 +86,7 @@ pub struct StrobeApp {
     pub memory: Option<crate::memory::MemoryPane>,
     /// Ranks side by side: alignment, rank × step table, stragglers (when 2+ traces are open).
     pub ranks: crate::ranks::RanksPane,
+    ranks_shown: bool,
     kernel_highlight: Highlight,
     dialog: Option<(Receiver<Option<Vec<PathBuf>>>, Instant)>,
     pending: Vec<Command>,
@@ -113,6 +114,7 @@ impl StrobeApp {
             kernel_sol: None,
             memory: None,
             ranks: crate::ranks::RanksPane::default(),
+            ranks_shown: false,
             kernel_highlight: Highlight::default(),
             dialog: None,
             pending: Vec::new(),
@@ -160,9 +162,17 @@ impl StrobeApp {
     /// Hands the ranks pane's alignment offsets to the traces (the timeline draws with them).
     pub fn apply_rank_offsets(&mut self) {
         if let Some(offs) = self.ranks.offsets_to_apply.take() {
-            for (t, o) in offs {
+            // several ranks just opened: what the user came for is the rank table
+            if self.bottom_tab == BottomTab::Kernels && !self.ranks_shown {
+                self.bottom_tab = BottomTab::Ranks;
+            }
+            self.ranks_shown = true;
+            for (t, o, rank) in offs {
                 if let Some(tr) = self.ws.traces.get_mut(t) {
                     tr.offset_ns = o;
+                    // the rank the comparison settled on (files may all claim the same one)
+                    let file = tr.path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+                    tr.label = format!("rank {rank} · {file}");
                 }
             }
         }
@@ -227,9 +237,13 @@ impl StrobeApp {
         // ranks in rank order whatever order their loads finish in
         let key = |t: &crate::workspace::Trace| {
             let p = t.path.to_string_lossy();
-            let rank = t.store.meta.distributed.as_ref().and_then(|d| d.rank).or_else(|| {
-                strobe_analysis::ranks::identity::rank_from_file_name(&p)
-            });
+            let rank = t
+                .store
+                .meta
+                .distributed
+                .as_ref()
+                .and_then(|d| d.rank)
+                .or_else(|| strobe_analysis::ranks::identity::rank_from_file_name(&p));
             (rank.unwrap_or(i64::MAX), p.into_owned())
         };
         let k = key(&t);
@@ -378,7 +392,13 @@ impl StrobeApp {
             }
         });
         if !self.ws.traces.is_empty() {
-            egui::Panel::top("strobe_summary").show(ui, |ui| crate::summary::ui(ui, &self.ws, &mut cmds));
+            egui::Panel::top("strobe_summary").show(ui, |ui| {
+                // many ranks: a few lines, the rest scroll (the Ranks tab compares them)
+                egui::ScrollArea::vertical()
+                    .id_salt("summary_scroll")
+                    .max_height(96.0)
+                    .show(ui, |ui| crate::summary::ui(ui, &self.ws, &mut cmds));
+            });
         }
         egui::Panel::bottom("strobe_bottom").resizable(true).default_size(250.0).show(ui, |ui| {
             ui.horizontal(|ui| {
@@ -661,6 +681,7 @@ impl StrobeApp {
             return;
         }
         if self.loader.busy()
+            || self.ranks.busy()
             || (self.ws.traces.is_empty()
                 && self.errors.is_empty()
                 && self.kernel_sol.is_none()

@@ -45,7 +45,8 @@ fn two_ranks_are_aligned_and_the_straggler_is_starred() {
     assert_eq!(c.report.ranks.iter().map(|r| r.rank).collect::<Vec<_>>(), vec![0, 1]);
     assert_eq!(c.trace_of_rank, vec![0, 1], "rank 0 is the first trace");
     // collective-end alignment: the oracle's offsets, applied to the traces the timeline draws
-    let offs: Vec<i64> = want["offsets"]["collective_end"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    let offs: Vec<i64> =
+        want["offsets"]["collective_end"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
     assert_eq!(app.ws.traces[0].offset_ns, offs[0]);
     assert_eq!(app.ws.traces[1].offset_ns, offs[1]);
     // the heat map cell of the planted straggler (rank 1, ProfilerStep#3: 60.350 ms) is starred

@@ -120,6 +120,50 @@ fn screenshot_memory_pane() {
     assert!(st.success(), "strobe --screenshot failed: {st}");
     // The summary and the segment map fill the main area while no timeline is open.
     let (colours, fg, _) = timeline_stats(&out);
-    assert!(colours >= 4, "only {colours} colours: blank memory pane?");
+    // the active-memory timeline's bands: many colours
+    assert!(colours >= 30, "only {colours} colours: blank memory pane?");
     assert!(fg > 0.05, "only {:.1}% of the pane drawn", fg * 100.0);
+}
+
+#[test]
+fn screenshot_folder_of_ranks() {
+    if !has_display() {
+        eprintln!("skipped: no display (run under Xvfb)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap().keep();
+    let ranks = dir.join("job");
+    std::fs::create_dir_all(&ranks).unwrap();
+    for i in 0..4 {
+        let src = repo().join(format!("sample-traces/ddp_rank{}.json.gz", i % 2));
+        std::fs::copy(src, ranks.join(format!("rank{i}.json.gz"))).unwrap();
+    }
+    let out = dir.join("ranks.png");
+    let st = Command::new(env!("CARGO_BIN_EXE_strobe"))
+        .arg("--cache-dir")
+        .arg(dir.join("cache"))
+        .arg("--screenshot")
+        .arg(&out)
+        .arg(&ranks)
+        .status()
+        .expect("run strobe");
+    assert!(st.success(), "strobe --screenshot failed: {st}");
+    // four collapsed ranks' summary lanes in the timeline
+    let (colours, fg, _) = timeline_stats(&out);
+    assert!(colours >= 8, "only {colours} colours: no summary lanes?");
+    assert!(fg > 0.02, "only {:.1}% of the timeline drawn", fg * 100.0);
+    // the Ranks tab's heat map below: cells at both ends of the scale
+    let img = image::open(&out).unwrap().to_rgba8();
+    let (w, h) = img.dimensions();
+    let (mut green, mut red) = (0, 0);
+    for y in h * 70 / 100..h {
+        for x in 0..w {
+            match img.get_pixel(x, y).0 {
+                [40, 110, 60, _] => green += 1,
+                [170, 50, 40, _] => red += 1,
+                _ => {}
+            }
+        }
+    }
+    assert!(green > 500 && red > 500, "heat map cells: {green} green, {red} red pixels");
 }

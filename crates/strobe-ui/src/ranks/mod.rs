@@ -41,8 +41,8 @@ pub struct RanksPane {
     pub computed: Option<Computed>,
     key: Option<Key>,
     pending: Option<(Key, Receiver<Computed>)>,
-    /// Offsets not yet handed to the timeline (the app applies them).
-    pub offsets_to_apply: Option<Vec<(usize, i64)>>,
+    /// (trace, offset, rank) not yet handed to the timeline (the app applies them).
+    pub offsets_to_apply: Option<Vec<(usize, i64, i64)>>,
     pub section: Section,
 }
 
@@ -93,7 +93,12 @@ impl RanksPane {
             match rx.try_recv() {
                 Ok(c) => {
                     self.offsets_to_apply = Some(
-                        c.trace_of_rank.iter().zip(&c.report.alignment.offsets_ns).map(|(&t, &o)| (t, o)).collect(),
+                        c.trace_of_rank
+                            .iter()
+                            .zip(&c.report.alignment.offsets_ns)
+                            .zip(&c.report.ranks)
+                            .map(|((&t, &o), r)| (t, o, r.rank))
+                            .collect(),
                     );
                     self.key = Some(k.clone());
                     self.computed = Some(c);
@@ -123,6 +128,11 @@ impl RanksPane {
         }
     }
 
+    /// Whether figures are being computed.
+    pub fn busy(&self) -> bool {
+        self.pending.is_some()
+    }
+
     /// Computes on this thread (tests).
     pub fn update_blocking(&mut self, ws: &Workspace) {
         if !Self::applies(ws) {
@@ -134,8 +144,14 @@ impl RanksPane {
         }
         let stores: Vec<Arc<Store>> = ws.traces.iter().map(|t| Arc::clone(&t.store)).collect();
         let c = compute(want.paths.clone(), stores, want.alignment);
-        self.offsets_to_apply =
-            Some(c.trace_of_rank.iter().zip(&c.report.alignment.offsets_ns).map(|(&t, &o)| (t, o)).collect());
+        self.offsets_to_apply = Some(
+            c.trace_of_rank
+                .iter()
+                .zip(&c.report.alignment.offsets_ns)
+                .zip(&c.report.ranks)
+                .map(|((&t, &o), r)| (t, o, r.rank))
+                .collect(),
+        );
         self.key = Some(want);
         self.computed = Some(c);
     }

@@ -76,12 +76,29 @@ pub const MAX_NPP: f64 = 1e13;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum RowKind {
-    Header { key: String, label: String, level: u8, collapsed: bool },
-    Lane { trace: usize, lane: u32, depths: u32 },
-    Bands { trace: usize, device: i64 },
-    Counter { trace: usize, series: usize },
+    Header {
+        key: String,
+        label: String,
+        level: u8,
+        collapsed: bool,
+    },
+    Lane {
+        trace: usize,
+        lane: u32,
+        depths: u32,
+    },
+    Bands {
+        trace: usize,
+        device: i64,
+    },
+    Counter {
+        trace: usize,
+        series: usize,
+    },
     /// A collapsed trace (rank) as one lane: GPU compute / comm / memory busy and long idle gaps.
-    RankSummary { trace: usize },
+    RankSummary {
+        trace: usize,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -590,7 +607,9 @@ impl TimelineView {
                     let strip = (y1 - y0 - 2.0) / 4.0;
                     for u in &t.derived.unions {
                         for (k, (iv, c)) in
-                            [(&u.compute, OVERLAPPED), (&u.comm, EXPOSED_COMM), (&u.memory, MEMORY_BUSY)].into_iter().enumerate()
+                            [(&u.compute, OVERLAPPED), (&u.comm, EXPOSED_COMM), (&u.memory, MEMORY_BUSY)]
+                                .into_iter()
+                                .enumerate()
                         {
                             let a = y0 + 1.0 + strip * k as f32;
                             draw_intervals_iter(&mut mesh, iv.len(), |i| iv[i], &tv, plot, a, a + strip - 0.5, c);
