@@ -280,7 +280,7 @@ impl StrobeApp {
         let ctx = ui.ctx().clone();
         for ev in self.loader.poll() {
             match ev {
-                LoadEvent::Loaded(t) => self.add_trace(t),
+                LoadEvent::Loaded(t) => self.add_trace(*t),
                 LoadEvent::Failed { path, error } => {
                     let msg = format!("{}: {error}", path.display());
                     eprintln!("strobe: {msg}");

@@ -33,7 +33,7 @@ impl Job {
 }
 
 pub enum LoadEvent {
-    Loaded(Trace),
+    Loaded(Box<Trace>),
     Failed { path: PathBuf, error: String },
 }
 
@@ -81,7 +81,7 @@ impl Loader {
         let mut out = Vec::new();
         self.jobs.retain(|j| match j.rx.try_recv() {
             Ok(Ok(t)) => {
-                out.push(LoadEvent::Loaded(t));
+                out.push(LoadEvent::Loaded(Box::new(t)));
                 false
             }
             Ok(Err(e)) => {

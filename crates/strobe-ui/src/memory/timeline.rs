@@ -375,7 +375,7 @@ impl ActiveMemoryView {
         if resp.double_clicked() {
             self.view = (0.0, full);
         } else if resp.clicked() {
-            if let Some((k, band)) = resp.interact_pointer_pos().and_then(|p| hit(p)) {
+            if let Some((k, band)) = resp.interact_pointer_pos().and_then(&hit) {
                 self.selected = band;
                 action = Some(TimelineAction::Seek(k));
             }
@@ -392,7 +392,7 @@ impl ActiveMemoryView {
                     self.view = (n0, n0 + span);
                 }
             }
-            if let Some((k, Some(i))) = resp.hover_pos().and_then(|p| hit(p)) {
+            if let Some((k, Some(i))) = resp.hover_pos().and_then(&hit) {
                 let a = tl.allocs[i];
                 resp.clone().on_hover_ui_at_pointer(|ui| {
                     ui.label(format!("{} at 0x{:x}, stream {} (entry {k})", bytes(a.size), a.addr, a.stream));
