@@ -24,6 +24,14 @@ pub struct DeviceBands {
     pub exposed_comm: Vec<(i64, i64)>,
 }
 
+/// A time series derived from the trace and drawn as a counter lane (a step function).
+#[derive(Clone, Debug, Default)]
+pub struct DerivedSeries {
+    pub name: String,
+    pub ts: Vec<i64>,
+    pub vals: Vec<f64>,
+}
+
 /// Everything the panes show about one trace that is not drawn straight from the store.
 pub struct Derived {
     pub gpu: Vec<GpuTime>,
@@ -31,6 +39,8 @@ pub struct Derived {
     pub bands: Vec<DeviceBands>,
     pub idle: Vec<DeviceIdle>,
     pub kernels: Vec<KernelStat>,
+    /// HTA's queue length per stream and memcpy bandwidth per device, as counter lanes.
+    pub series: Vec<DerivedSeries>,
 }
 
 impl Derived {
@@ -50,8 +60,28 @@ impl Derived {
             bands,
             idle: idle::idle_breakdown(store, idle_threshold_ns),
             kernels: kernels::kernel_stats(store),
+            series: derived_series(store),
         }
     }
+}
+
+fn derived_series(store: &Store) -> Vec<DerivedSeries> {
+    let mut out = Vec::new();
+    for q in strobe_analysis::ranks::queue::queue_length(store) {
+        out.push(DerivedSeries {
+            name: format!("queue length · GPU {} stream {}", q.device, q.stream),
+            ts: q.points.iter().map(|p| p.0).collect(),
+            vals: q.points.iter().map(|p| p.1 as f64).collect(),
+        });
+    }
+    for b in strobe_analysis::ranks::memcpy_bandwidth::memcpy_bandwidth(store) {
+        out.push(DerivedSeries {
+            name: format!("GB/s · GPU {} {}", b.device, b.name),
+            ts: b.points.iter().map(|p| p.0).collect(),
+            vals: b.points.iter().map(|p| p.1).collect(),
+        });
+    }
+    out
 }
 
 pub struct Trace {

@@ -102,3 +102,41 @@ fn collapsed_rank_is_a_summary_lane() {
     );
     assert!(!rows.iter().any(|r| matches!(r.kind, strobe_ui::timeline::RowKind::Lane { trace: 0, .. })));
 }
+
+#[test]
+fn diff_aligns_the_two_timelines_at_a_chosen_step() {
+    let mut h = harness();
+    let want = expected();
+    h.state_mut().ranks.section = Section::Diff;
+    h.run_steps(2);
+    // the step's button (the diff table below lists a ProfilerStep#3 op too)
+    h.get_by_role_and_label(egui::accesskit::Role::Button, "ProfilerStep#3").click_accesskit();
+    h.run_steps(3);
+    let s3 = &want["steps"][1]["per_rank"];
+    let (a, b) = (s3[0]["start_ns"].as_i64().unwrap(), s3[1]["start_ns"].as_i64().unwrap());
+    let app = h.state();
+    assert_eq!(app.ws.traces[0].offset_ns, 0);
+    assert_eq!(app.ws.traces[1].offset_ns, a - b, "ProfilerStep#3 starts together");
+}
+
+#[test]
+fn queue_length_and_memcpy_bandwidth_are_counter_lanes() {
+    let mut h = harness();
+    let want = expected();
+    // the group starts collapsed; a click on its header opens it
+    h.state_mut().timeline.collapsed.insert("+t0/series".into());
+    h.run_steps(2);
+    let app = h.state();
+    let series = &app.ws.traces[0].derived.series;
+    let rows =
+        app.timeline.rows.iter().filter(|r| matches!(r.kind, strobe_ui::timeline::RowKind::Series { trace: 0, .. }));
+    assert_eq!(rows.count(), series.len());
+    // the oracle's per-stream maxima (tests/expected/ddp.ranks.json, ranks[0].hta.queue)
+    for q in want["ranks"][0]["hta"]["queue"].as_array().unwrap() {
+        let name = format!("queue length · GPU {} stream {}", q["device"], q["stream"]);
+        let s = series.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("{name}"));
+        let max = s.vals.iter().copied().fold(f64::MIN, f64::max);
+        assert_eq!(max as i64, q["max_len"].as_i64().unwrap(), "{name}");
+    }
+    assert!(series.iter().any(|s| s.name.starts_with("GB/s · GPU 0 Memcpy DtoH")));
+}

@@ -207,7 +207,11 @@ impl RanksPane {
             Section::Steps => heat_map::ui(ui, c, &mut self.metric, ws, cmds),
             Section::Stragglers => tables::stragglers(ui, c),
             Section::Hta => tables::hta(ui, c),
-            Section::Diff => tables::diff(ui, c),
+            Section::Diff => {
+                if let Some(offs) = tables::diff(ui, c) {
+                    self.offsets_to_apply = Some(offs);
+                }
+            }
         }
     }
 }

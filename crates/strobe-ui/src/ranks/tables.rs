@@ -158,15 +158,34 @@ fn diff_rows(ui: &mut egui::Ui, id: &str, rows: &[DiffRow]) {
         });
 }
 
-pub fn diff(ui: &mut egui::Ui, c: &Computed) {
+/// Returns (trace, offset, rank) for both traces when the user aligns them at a step.
+pub fn diff(ui: &mut egui::Ui, c: &Computed) -> Option<Vec<(usize, i64, i64)>> {
     let Some(d) = &c.diff else {
         ui.weak("Diff compares exactly two traces: open two (A = the lower rank, B = the other).");
-        return;
+        return None;
     };
     ui.label(format!("A = {}   B = {}   (sorted by |Δ|; the timelines above share the aligned axis)", d.a, d.b));
+    let mut align = None;
+    let both: Vec<&strobe_analysis::ranks::step_table::StepRow> =
+        c.report.steps.iter().filter(|s| s.per_rank.len() == 2).collect();
+    if !both.is_empty() {
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Align the two timelines at:");
+            for s in both {
+                if ui.small_button(&s.name).on_hover_text("this step starts at the same time in A and B").clicked() {
+                    let (a, b) = (&s.per_rank[0], &s.per_rank[1]);
+                    align = Some(vec![
+                        (c.trace_of_rank[0], 0, a.rank),
+                        (c.trace_of_rank[1], a.start_ns - b.start_ns, b.rank),
+                    ]);
+                }
+            }
+        });
+    }
     ui.strong(format!("GPU kernels ({})", d.kernels.len()));
     diff_rows(ui, "diff_kernels", &d.kernels);
     ui.separator();
     ui.strong(format!("CPU ops ({})", d.cpu_ops.len()));
     diff_rows(ui, "diff_ops", &d.cpu_ops);
+    align
 }

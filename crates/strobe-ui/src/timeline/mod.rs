@@ -95,6 +95,12 @@ pub enum RowKind {
         trace: usize,
         series: usize,
     },
+    /// A series derived from the trace (queue length, memcpy bandwidth), index into
+    /// `Derived::series`.
+    Series {
+        trace: usize,
+        series: usize,
+    },
     /// A collapsed trace (rank) as one lane: GPU compute / comm / memory busy and long idle gaps.
     RankSummary {
         trace: usize,
@@ -298,6 +304,18 @@ impl TimelineView {
                 if !collapsed {
                     for i in 0..s.counters.len() {
                         push(&mut rows, &mut y, RowKind::Counter { trace: ti, series: i }, COUNTER_H);
+                    }
+                }
+            }
+            if !t.derived.series.is_empty() {
+                // "+" keys start collapsed: being in the set means expanded
+                let key = format!("+t{ti}/series");
+                let collapsed = !self.collapsed.contains(&key);
+                let label = "Queue length per stream · memcpy bandwidth (HTA)".to_string();
+                push(&mut rows, &mut y, RowKind::Header { key, label, level: 1, collapsed }, HEADER_H);
+                if !collapsed {
+                    for i in 0..t.derived.series.len() {
+                        push(&mut rows, &mut y, RowKind::Series { trace: ti, series: i }, COUNTER_H);
                     }
                 }
             }
@@ -641,7 +659,21 @@ impl TimelineView {
                         FontId::monospace(10.0),
                         ui.visuals().text_color(),
                     );
-                    draw_counter(&plot_painter, t, *series, &self.tview(t), plot, y0 + 2.0, y1 - 2.0);
+                    let (ts, vals) = t.store.counter_points(c);
+                    draw_counter(&plot_painter, ts, vals, &self.tview(t), plot, y0 + 2.0, y1 - 2.0);
+                }
+                RowKind::Series { trace, series } => {
+                    let t = &ws.traces[*trace];
+                    let d = &t.derived.series[*series];
+                    let lab = truncate(&d.name, ((LABEL_W - 28.0) / char_w) as usize);
+                    painter.text(
+                        pos2(body.min.x + 28.0, y0 + 10.0),
+                        Align2::LEFT_CENTER,
+                        lab,
+                        FontId::monospace(10.0),
+                        ui.visuals().text_color(),
+                    );
+                    draw_counter(&plot_painter, &d.ts, &d.vals, &self.tview(t), plot, y0 + 2.0, y1 - 2.0);
                 }
             }
         }
@@ -1090,9 +1122,8 @@ fn find_containing(n: usize, get: impl Fn(usize) -> (i64, i64), t: i64, slack: f
     None
 }
 
-fn draw_counter(painter: &egui::Painter, t: &Trace, series: usize, view: &View, plot: Rect, y0: f32, y1: f32) {
-    let st = &*t.store;
-    let (ts, vals) = st.counter_points(&st.counters[series]);
+/// A step-function series as a line, min..max per pixel column.
+fn draw_counter(painter: &egui::Painter, ts: &[i64], vals: &[f64], view: &View, plot: Rect, y0: f32, y1: f32) {
     if ts.is_empty() {
         return;
     }
