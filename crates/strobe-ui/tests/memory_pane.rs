@@ -81,17 +81,20 @@ fn pane<'a>(h: &'a Harness<'static, StrobeApp>) -> &'a strobe_ui::memory::Device
     p.states[p.device].as_ref().expect("device state built")
 }
 
+fn button(h: &Harness<'static, StrobeApp>, pos: egui::Pos2, pressed: bool) {
+    h.event(egui::Event::PointerButton {
+        pos,
+        button: egui::PointerButton::Primary,
+        pressed,
+        modifiers: egui::Modifiers::NONE,
+    });
+}
+
 fn click_at(h: &mut Harness<'static, StrobeApp>, pos: egui::Pos2) {
     h.hover_at(pos);
     h.run_steps(1);
-    for pressed in [true, false] {
-        h.event(egui::Event::PointerButton {
-            pos,
-            button: egui::PointerButton::Primary,
-            pressed,
-            modifiers: egui::Modifiers::NONE,
-        });
-    }
+    button(h, pos, true);
+    button(h, pos, false);
     h.run_steps(2);
 }
 
@@ -186,23 +189,13 @@ fn brush_zooms_the_timeline_and_whole_trace_resets() {
     let y = plot.center().y;
     h.hover_at(egui::pos2(a, y));
     h.run_steps(1);
-    h.event(egui::Event::PointerButton {
-        pos: egui::pos2(a, y),
-        button: egui::PointerButton::Primary,
-        pressed: true,
-        modifiers: egui::Modifiers::NONE,
-    });
+    button(&h, egui::pos2(a, y), true);
     h.run_steps(1);
     for x in [a + 10.0, (a + b) / 2.0, b] {
         h.hover_at(egui::pos2(x, y));
         h.run_steps(1);
     }
-    h.event(egui::Event::PointerButton {
-        pos: egui::pos2(b, y),
-        button: egui::PointerButton::Primary,
-        pressed: false,
-        modifiers: egui::Modifiers::NONE,
-    });
+    button(&h, egui::pos2(b, y), false);
     h.run_steps(2);
     let (k0, k1) = pane(&h).active.view;
     let span = full.1 - full.0;

@@ -35,7 +35,8 @@ fn timeline_stats(png: &std::path::Path) -> (usize, f64, (u32, u32)) {
     (colours.len(), fg as f64 / all as f64, (w, h))
 }
 
-fn shot(name: &str, extra: &[&str]) -> PathBuf {
+/// `strobe --screenshot DIR/name ARGS...` in a fresh temp dir (its own cache); the PNG's path.
+fn screenshot(name: &str, args: &[PathBuf]) -> PathBuf {
     let dir = tempfile::tempdir().unwrap().keep();
     let out = dir.join(name);
     let st = Command::new(env!("CARGO_BIN_EXE_strobe"))
@@ -43,13 +44,18 @@ fn shot(name: &str, extra: &[&str]) -> PathBuf {
         .arg(dir.join("cache"))
         .arg("--screenshot")
         .arg(&out)
-        .args(extra)
-        .arg(repo().join("sample-traces/ddp_rank0.json.gz"))
-        .arg(repo().join("sample-traces/ddp_rank1.json.gz"))
+        .args(args)
         .status()
         .expect("run strobe");
     assert!(st.success(), "strobe --screenshot failed: {st}");
     out
+}
+
+fn shot(name: &str, extra: &[&str]) -> PathBuf {
+    let mut args: Vec<PathBuf> = extra.iter().map(PathBuf::from).collect();
+    args.push(repo().join("sample-traces/ddp_rank0.json.gz"));
+    args.push(repo().join("sample-traces/ddp_rank1.json.gz"));
+    screenshot(name, &args)
 }
 
 #[test]
@@ -83,18 +89,10 @@ fn screenshot_ncu_kernel_pane() {
         eprintln!("skipped: no display (run under Xvfb)");
         return;
     }
-    let dir = tempfile::tempdir().unwrap().keep();
-    let out = dir.join("kernel_pane.png");
-    let st = Command::new(env!("CARGO_BIN_EXE_strobe"))
-        .arg("--cache-dir")
-        .arg(dir.join("cache"))
-        .arg("--screenshot")
-        .arg(&out)
-        .args(["--select", "cunn_SoftMax"])
-        .arg(repo().join("sample-traces/ncu_raw.csv"))
-        .status()
-        .expect("run strobe");
-    assert!(st.success(), "strobe --screenshot failed: {st}");
+    let out = screenshot(
+        "kernel_pane.png",
+        &["--select".into(), "cunn_SoftMax".into(), repo().join("sample-traces/ncu_raw.csv")],
+    );
     // The SOL table and the roofline fill the main area (same region the timeline uses).
     let (colours, fg, _) = timeline_stats(&out);
     assert!(colours >= 30, "only {colours} colours: blank kernel pane?");
@@ -107,17 +105,7 @@ fn screenshot_memory_pane() {
         eprintln!("skipped: no display (run under Xvfb)");
         return;
     }
-    let dir = tempfile::tempdir().unwrap().keep();
-    let out = dir.join("memory_pane.png");
-    let st = Command::new(env!("CARGO_BIN_EXE_strobe"))
-        .arg("--cache-dir")
-        .arg(dir.join("cache"))
-        .arg("--screenshot")
-        .arg(&out)
-        .arg(repo().join("sample-traces/mem_oom.pickle"))
-        .status()
-        .expect("run strobe");
-    assert!(st.success(), "strobe --screenshot failed: {st}");
+    let out = screenshot("memory_pane.png", &[repo().join("sample-traces/mem_oom.pickle")]);
     // The summary and the segment map fill the main area while no timeline is open.
     let (colours, fg, _) = timeline_stats(&out);
     // the active-memory timeline's bands: many colours
@@ -138,16 +126,7 @@ fn screenshot_folder_of_ranks() {
         let src = repo().join(format!("sample-traces/ddp_rank{}.json.gz", i % 2));
         std::fs::copy(src, ranks.join(format!("rank{i}.json.gz"))).unwrap();
     }
-    let out = dir.join("ranks.png");
-    let st = Command::new(env!("CARGO_BIN_EXE_strobe"))
-        .arg("--cache-dir")
-        .arg(dir.join("cache"))
-        .arg("--screenshot")
-        .arg(&out)
-        .arg(&ranks)
-        .status()
-        .expect("run strobe");
-    assert!(st.success(), "strobe --screenshot failed: {st}");
+    let out = screenshot("ranks.png", &[ranks]);
     // four collapsed ranks' summary lanes in the timeline
     let (colours, fg, _) = timeline_stats(&out);
     assert!(colours >= 8, "only {colours} colours: no summary lanes?");

@@ -424,24 +424,19 @@ impl ActiveMemoryView {
         let a = tl.allocs[i];
         ui.horizontal_wrapped(|ui| {
             ui.strong(format!("Allocation of {} at 0x{:x}, stream {}", bytes(a.size), a.addr, a.stream));
-            match a.alloc_entry {
-                Some(e) => {
-                    if ui.link(format!("alloc: entry {e}")).clicked() {
-                        action = Some(TimelineAction::Seek(e as usize + 1));
+            for (what, entry, missing) in [
+                ("alloc", a.alloc_entry, "allocated before the trace's first entry"),
+                ("free", a.free_entry, "still allocated at the end"),
+            ] {
+                match entry {
+                    Some(e) => {
+                        if ui.link(format!("{what}: entry {e}")).clicked() {
+                            action = Some(TimelineAction::Seek(e as usize + 1));
+                        }
                     }
-                }
-                None => {
-                    ui.label("allocated before the trace's first entry");
-                }
-            }
-            match a.free_entry {
-                Some(e) => {
-                    if ui.link(format!("free: entry {e}")).clicked() {
-                        action = Some(TimelineAction::Seek(e as usize + 1));
+                    None => {
+                        ui.label(missing);
                     }
-                }
-                None => {
-                    ui.label("still allocated at the end");
                 }
             }
         });

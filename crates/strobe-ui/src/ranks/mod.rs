@@ -92,17 +92,9 @@ impl RanksPane {
         if let Some((k, rx)) = &self.pending {
             match rx.try_recv() {
                 Ok(c) => {
-                    self.offsets_to_apply = Some(
-                        c.trace_of_rank
-                            .iter()
-                            .zip(&c.report.alignment.offsets_ns)
-                            .zip(&c.report.ranks)
-                            .map(|((&t, &o), r)| (t, o, r.rank))
-                            .collect(),
-                    );
-                    self.key = Some(k.clone());
-                    self.computed = Some(c);
+                    let k = k.clone();
                     self.pending = None;
+                    self.install(k, c);
                 }
                 Err(TryRecvError::Empty) => ctx.request_repaint_after(std::time::Duration::from_millis(50)),
                 Err(TryRecvError::Disconnected) => self.pending = None,
@@ -144,15 +136,13 @@ impl RanksPane {
         }
         let stores: Vec<Arc<Store>> = ws.traces.iter().map(|t| Arc::clone(&t.store)).collect();
         let c = compute(want.paths.clone(), stores, want.alignment);
-        self.offsets_to_apply = Some(
-            c.trace_of_rank
-                .iter()
-                .zip(&c.report.alignment.offsets_ns)
-                .zip(&c.report.ranks)
-                .map(|((&t, &o), r)| (t, o, r.rank))
-                .collect(),
-        );
-        self.key = Some(want);
+        self.install(want, c);
+    }
+
+    fn install(&mut self, key: Key, c: Computed) {
+        let ranks = c.trace_of_rank.iter().zip(&c.report.alignment.offsets_ns).zip(&c.report.ranks);
+        self.offsets_to_apply = Some(ranks.map(|((&t, &o), r)| (t, o, r.rank)).collect());
+        self.key = Some(key);
         self.computed = Some(c);
     }
 
