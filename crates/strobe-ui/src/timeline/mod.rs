@@ -450,16 +450,7 @@ impl TimelineView {
                 let t = &ws.traces[ti];
                 let tv = self.tview(t);
                 if let Some(gaps) = t.long_gaps(dev) {
-                    draw_intervals_iter(
-                        &mut mesh,
-                        gaps.len(),
-                        |i| (gaps[i].start, gaps[i].end),
-                        &tv,
-                        plot,
-                        y0,
-                        y1,
-                        IDLE_TINT,
-                    );
+                    draw_gaps(&mut mesh, gaps, &tv, plot, y0, y1, IDLE_TINT);
                     if let Some(p) = pointer {
                         if p.y >= y0 && p.y < y1 && plot.contains(p) {
                             let tp = tv.t_of(p.x, plot.min.x);
@@ -592,16 +583,7 @@ impl TimelineView {
                         }
                     }
                     if let Some(gaps) = t.long_gaps(*device) {
-                        draw_intervals_iter(
-                            &mut mesh,
-                            gaps.len(),
-                            |i| (gaps[i].start, gaps[i].end),
-                            &tv,
-                            plot,
-                            mid,
-                            y1 - 1.0,
-                            IDLE,
-                        );
+                        draw_gaps(&mut mesh, gaps, &tv, plot, mid, y1 - 1.0, IDLE);
                         if let Some(p) = pointer.filter(|p| p.y >= mid && p.y < y1 && plot.contains(*p)) {
                             let tp = tv.t_of(p.x, plot.min.x);
                             if let Some(g) =
@@ -634,16 +616,7 @@ impl TimelineView {
                         }
                         if let Some(gaps) = t.long_gaps(u.device) {
                             let a = y0 + 1.0 + strip * 3.0;
-                            draw_intervals_iter(
-                                &mut mesh,
-                                gaps.len(),
-                                |i| (gaps[i].start, gaps[i].end),
-                                &tv,
-                                plot,
-                                a,
-                                a + strip - 0.5,
-                                IDLE,
-                            );
+                            draw_gaps(&mut mesh, gaps, &tv, plot, a, a + strip - 0.5, IDLE);
                         }
                     }
                     painter.hline(body.x_range(), y1 - 0.5, Stroke::new(0.5, ui.visuals().faint_bg_color));
@@ -1051,6 +1024,10 @@ fn draw_lane(
 /// Draws sorted disjoint intervals in O(pixels · log n): runs narrower than a pixel are
 /// merged by jumping to the next pixel boundary with a binary search.
 #[allow(clippy::too_many_arguments)]
+fn draw_gaps(mesh: &mut Mesh, gaps: &[IdleGap], view: &View, plot: Rect, y0: f32, y1: f32, c: Color32) {
+    draw_intervals_iter(mesh, gaps.len(), |i| (gaps[i].start, gaps[i].end), view, plot, y0, y1, c);
+}
+
 fn draw_intervals_iter(
     mesh: &mut Mesh,
     n: usize,
