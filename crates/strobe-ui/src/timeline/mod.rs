@@ -1023,11 +1023,11 @@ fn draw_lane(
 
 /// Draws sorted disjoint intervals in O(pixels · log n): runs narrower than a pixel are
 /// merged by jumping to the next pixel boundary with a binary search.
-#[allow(clippy::too_many_arguments)]
 fn draw_gaps(mesh: &mut Mesh, gaps: &[IdleGap], view: &View, plot: Rect, y0: f32, y1: f32, c: Color32) {
     draw_intervals_iter(mesh, gaps.len(), |i| (gaps[i].start, gaps[i].end), view, plot, y0, y1, c);
 }
 
+#[allow(clippy::too_many_arguments)]
 fn draw_intervals_iter(
     mesh: &mut Mesh,
     n: usize,
