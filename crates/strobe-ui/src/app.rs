@@ -310,6 +310,10 @@ impl StrobeApp {
                         cmds.push(Command::ShowOpenDialog);
                         ui.close();
                     }
+                    if ui.button("Open folder of ranks…").clicked() {
+                        cmds.push(Command::ShowOpenFolderDialog);
+                        ui.close();
+                    }
                     if ui.button("Open (built-in browser)…").clicked() {
                         self.browser.show();
                         ui.close();
@@ -551,14 +555,20 @@ impl StrobeApp {
                 self.bottom_tab = BottomTab::Area;
             }
             Command::OpenFiles(p) => self.open_files(p, ctx),
-            Command::ShowOpenDialog => {
+            Command::ShowOpenDialog | Command::ShowOpenFolderDialog => {
+                let folder = matches!(c, Command::ShowOpenFolderDialog);
                 let (tx, rx) = std::sync::mpsc::channel();
                 let c = ctx.clone();
                 std::thread::spawn(move || {
-                    let r = rfd::FileDialog::new()
-                        .add_filter("traces", &["json", "gz", "sqlite", "nsys-rep"])
-                        .add_filter("all files", &["*"])
-                        .pick_files();
+                    let r = if folder {
+                        // a folder of rank traces, opened side by side
+                        rfd::FileDialog::new().pick_folder().map(|d| vec![d])
+                    } else {
+                        rfd::FileDialog::new()
+                            .add_filter("traces", &["json", "gz", "sqlite", "nsys-rep", "pickle", "csv", "ncu-rep"])
+                            .add_filter("all files", &["*"])
+                            .pick_files()
+                    };
                     let _ = tx.send(r);
                     c.request_repaint();
                 });

@@ -42,6 +42,8 @@ pub enum Command {
     OpenFiles(Vec<PathBuf>),
     /// Show the Open… dialog (portal, or the in-app browser when no portal answers).
     ShowOpenDialog,
+    /// Pick a folder: every trace in it opens, one per rank.
+    ShowOpenFolderDialog,
     CloseAll,
     FocusSearch,
     SetIdleThreshold(i64),

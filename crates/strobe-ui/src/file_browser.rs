@@ -101,6 +101,10 @@ impl FileBrowser {
                         }
                     }
                     ui.checkbox(&mut self.show_all, "all files");
+                    if ui.button("Open this folder (ranks)").on_hover_text("every trace in it, side by side").clicked()
+                    {
+                        picked.push(self.dir.clone());
+                    }
                 });
                 if let Some(e) = &self.error {
                     ui.colored_label(egui::Color32::from_rgb(235, 90, 70), e);

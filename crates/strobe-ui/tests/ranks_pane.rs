@@ -140,3 +140,47 @@ fn queue_length_and_memcpy_bandwidth_are_counter_lanes() {
     }
     assert!(series.iter().any(|s| s.name.starts_with("GB/s · GPU 0 Memcpy DtoH")));
 }
+
+/// What a window integration hands egui when a folder is dropped on it.
+#[derive(Debug)]
+struct DroppedFolder(PathBuf);
+
+impl egui::DroppedFile for DroppedFolder {
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        Err("a folder".into())
+    }
+}
+
+#[test]
+fn dropping_a_folder_opens_its_ranks_side_by_side() {
+    let dir = std::env::temp_dir().join(format!("strobe-ranks-drop-{}", std::process::id()));
+    let job = dir.join("job");
+    std::fs::create_dir_all(&job).unwrap();
+    for i in 0..2 {
+        std::fs::copy(sample(&format!("ddp_rank{i}.json.gz")), job.join(format!("rank{i}.json.gz"))).unwrap();
+    }
+    std::fs::write(job.join("notes.txt"), "not a trace").unwrap();
+    let mut app = StrobeApp::new(Some(dir.join("cache")), Settings::default());
+    app.loader.no_cache = true;
+    let mut h =
+        Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    h.input_mut().dropped_files.push(std::sync::Arc::new(DroppedFolder(job.clone())));
+    for _ in 0..1500 {
+        h.step();
+        let app = h.state();
+        if app.ws.traces.len() == 2 && app.ranks.computed.is_some() && !app.ranks.busy() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let app = h.state();
+    assert_eq!(app.ws.traces.len(), 2, "errors: {:?}", app.errors);
+    assert_eq!(app.bottom_tab, BottomTab::Ranks);
+    let c = app.ranks.computed.as_ref().expect("ranks computed on the worker");
+    assert_eq!(c.report.steps.iter().find(|s| s.name == "ProfilerStep#3").and_then(|s| s.straggler), Some(1));
+    assert!(app.ws.traces[0].label.starts_with("rank 0"), "{}", app.ws.traces[0].label);
+    let _ = std::fs::remove_dir_all(&dir);
+}
