@@ -105,7 +105,7 @@ pub enum BenchWhat {
 pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
     match a.what {
         BenchWhat::Generate { from, size_mb, out, rank, world_size, renumber_steps } => {
-            let o = crate::scale::Options { rank: rank.zip(world_size), renumber_steps };
+            let o = crate::scale::Options { rank: rank.zip(world_size), renumber_steps, period_ns: None };
             let n = crate::scale::generate(&from, size_mb << 20, &out, o)?;
             println!("wrote {} ({} events, {:.1} MB)", out.display(), n, std::fs::metadata(&out)?.len() as f64 / 1e6);
             Ok(())

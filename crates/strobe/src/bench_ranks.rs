@@ -40,10 +40,13 @@ fn ensure_files(o: &Opts) -> anyhow::Result<Vec<PathBuf>> {
         .collect();
     if !missing.is_empty() {
         let t = Instant::now();
+        // one copy period for all: every rank's k-th copy starts at the same offset
+        let period = from.iter().map(|f| crate::scale::period_ns(f)).collect::<anyhow::Result<Vec<i64>>>()?;
+        let period_ns = period.into_iter().max();
         missing.par_iter().try_for_each(|&i| -> anyhow::Result<()> {
             // write beside, then rename: an interrupted run never leaves a short rank file
             let tmp = files[i].with_extension("json.part");
-            let g = crate::scale::Options { rank: Some((i as i64, o.n as i64)), renumber_steps: true };
+            let g = crate::scale::Options { rank: Some((i as i64, o.n as i64)), renumber_steps: true, period_ns };
             crate::scale::generate(&from[i % from.len()], target, &tmp, g)?;
             std::fs::rename(&tmp, &files[i])?;
             Ok(())

@@ -83,6 +83,28 @@ pub struct Options {
     /// Number each copy's `ProfilerStep#N` past the previous copy's (N + copy × the source's
     /// step count), so the scaled trace has as many distinct steps as it has step ranges.
     pub renumber_steps: bool,
+    /// Copy k starts k × this after the source (default: the source's time span + 1 ms). Give
+    /// every rank of a set the same period, else their copies drift apart step by step.
+    pub period_ns: Option<i64>,
+}
+
+/// The default copy period of `from`: its time span (first start to last end) + 1 ms.
+pub fn period_ns(from: &Path) -> anyhow::Result<i64> {
+    let text = read_text(from)?;
+    #[derive(serde::Deserialize)]
+    struct Doc<'a> {
+        #[serde(borrow, rename = "traceEvents")]
+        events: Vec<&'a RawValue>,
+    }
+    let d: Doc = serde_json::from_slice(&text).context("source must be an object-form chrome trace")?;
+    let plans: Vec<EventPlan> = d.events.iter().map(|e| EventPlan::read(e.get())).collect();
+    span_period(&plans).with_context(|| format!("no timestamps in {}", from.display()))
+}
+
+fn span_period(plans: &[EventPlan]) -> Option<i64> {
+    let lo = plans.iter().filter_map(|p| p.ts.map(|t| t.2)).min()?;
+    let hi = plans.iter().filter_map(|p| p.ts.map(|t| t.2 + p.dur)).max()?;
+    Some(hi - lo + 1_000_000)
 }
 
 /// Writes the scaled trace; returns the number of events written.
@@ -113,10 +135,8 @@ pub fn generate(from: &Path, target_bytes: u64, out: &Path, o: Options) -> anyho
     let events: Vec<&RawValue> = serde_json::from_str(events_raw.get())?;
     // Read each event's numbers once; every copy then only formats shifted values.
     let plans: Vec<EventPlan> = events.iter().map(|e| EventPlan::read(e.get())).collect();
-    let lo = plans.iter().filter_map(|p| p.ts.map(|t| t.2)).min();
-    let hi = plans.iter().filter_map(|p| p.ts.map(|t| t.2 + p.dur)).max();
-    let (Some(lo), Some(hi)) = (lo, hi) else { anyhow::bail!("no timestamps in {}", from.display()) };
-    let period = hi - lo + 1_000_000;
+    let Some(own) = span_period(&plans) else { anyhow::bail!("no timestamps in {}", from.display()) };
+    let period = o.period_ns.unwrap_or(own);
     let steps = plans.iter().filter_map(|p| p.step.map(|s| s.2));
     let step_stride = match (steps.clone().min(), steps.max()) {
         (Some(a), Some(b)) if o.renumber_steps => b - a + 1,
