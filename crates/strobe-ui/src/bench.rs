@@ -234,3 +234,86 @@ pub fn frame_bench(store: Store, plot_width: f32, frames: usize) -> Vec<FrameTim
     }
     out
 }
+
+#[derive(Clone, Debug)]
+pub struct WorkspaceFrameTiming {
+    pub situation: String,
+    /// Rows laid out (headers, bands, lanes, counters) over all traces.
+    pub rows: usize,
+    pub median_ms: f64,
+    pub p90_ms: f64,
+    pub max_ms: f64,
+    pub tessellate_median_ms: f64,
+    pub lanes_drawn: usize,
+    pub items: usize,
+}
+
+/// Frames of the timeline over a workspace of many open traces (one per rank), with a
+/// `plot_width`-pixel plot, whole-trace view: every trace expanded (scrolled to the top, then
+/// to the middle of the rows) and every trace collapsed to its header, panning a pixel per
+/// frame. Same frame as `frame_bench` builds: the real `TimelineView::ui` in a headless egui
+/// context, then tessellated.
+pub fn workspace_frame_bench(ws: &Workspace, plot_width: f32, frames: usize) -> Vec<WorkspaceFrameTiming> {
+    if ws.traces.is_empty() {
+        return Vec::new();
+    }
+    let ctx = egui::Context::default();
+    let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(plot_width + LABEL_W + 16.0, 1080.0));
+    let sel = Selection::default();
+    let hl = Highlight::default();
+    let run_frame = |tl: &mut TimelineView| -> (f64, f64) {
+        let input = egui::RawInput { screen_rect: Some(screen), ..Default::default() };
+        let mut cmds: Vec<Command> = Vec::new();
+        let t0 = Instant::now();
+        let o = ctx.run_ui(input, |ui| {
+            egui::CentralPanel::default().show(ui, |ui| tl.ui(ui, ws, &sel, &hl, &mut cmds));
+        });
+        let build = t0.elapsed().as_secs_f64() * 1e3;
+        let t1 = Instant::now();
+        std::hint::black_box(ctx.tessellate(o.shapes, o.pixels_per_point));
+        (build, t1.elapsed().as_secs_f64() * 1e3)
+    };
+    // the header key `TimelineView::layout` gives trace `ti`
+    let all_keys: Vec<String> = (0..ws.traces.len()).map(|ti| format!("t{ti}")).collect();
+    let mut out = Vec::new();
+    for (label, collapse, scroll_mid) in [
+        ("whole trace, every rank expanded, top", false, false),
+        ("whole trace, every rank expanded, middle", false, true),
+        ("whole trace, every rank collapsed", true, false),
+    ] {
+        let mut tl = TimelineView::default();
+        if collapse {
+            tl.collapsed.extend(all_keys.iter().cloned());
+        }
+        tl.fit_pending = true;
+        for _ in 0..3 {
+            run_frame(&mut tl); // fonts, layout, the fit
+        }
+        if scroll_mid {
+            let content = tl.rows.last().map(|r| r.y + r.h).unwrap_or(0.0);
+            tl.scroll_y = content / 2.0;
+        }
+        let mut builds = Vec::new();
+        let mut tess = Vec::new();
+        let mut stats = tl.stats;
+        for _ in 0..frames.max(1) {
+            let (b, t) = run_frame(&mut tl);
+            builds.push(b);
+            tess.push(t);
+            stats = tl.stats;
+            tl.view.t0 += tl.view.npp; // pan one pixel
+        }
+        let max = builds.iter().cloned().fold(0.0, f64::max);
+        out.push(WorkspaceFrameTiming {
+            situation: label.into(),
+            rows: tl.rows.len(),
+            median_ms: percentile(&mut builds.clone(), 0.5),
+            p90_ms: percentile(&mut builds, 0.9),
+            max_ms: max,
+            tessellate_median_ms: percentile(&mut tess, 0.5),
+            lanes_drawn: stats.lanes_drawn,
+            items: stats.items,
+        });
+    }
+    out
+}

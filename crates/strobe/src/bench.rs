@@ -23,6 +23,14 @@ pub enum BenchWhat {
         size_mb: u64,
         #[arg(short, long)]
         out: PathBuf,
+        /// Set the output's `distributedInfo.rank` (with --world-size): one rank of a scaled run.
+        #[arg(long, requires = "world_size")]
+        rank: Option<i64>,
+        #[arg(long, requires = "rank")]
+        world_size: Option<i64>,
+        /// Number each copy's `ProfilerStep#N` on from the previous copy's (distinct steps).
+        #[arg(long)]
+        renumber_steps: bool,
     },
     /// Ingest FILE into a fresh store (median of --runs), with throughput and peak memory.
     Ingest {
@@ -59,6 +67,32 @@ pub enum BenchWhat {
         #[arg(long, default_value_t = 60)]
         frames: usize,
     },
+    /// Many ranks at once (issue 7): generate N rank files of about SIZE_MB from the 2-rank DDP
+    /// sample (even ranks from rank 0, odd from rank 1, `distributedInfo.rank` set), open them
+    /// all in parallel as the GUI does (cold, into a fresh cache; then warm, from it) with wall
+    /// time and peak memory, time the multi-rank report, then build timeline frames with all open.
+    Ranks {
+        #[arg(long, default_value_t = 64)]
+        ranks: usize,
+        #[arg(long, default_value_t = 50)]
+        size_mb: u64,
+        /// Where the rank files are (generated there when missing).
+        #[arg(long, default_value = "bench-data/ranks64")]
+        dir: PathBuf,
+        /// Frames per timeline situation.
+        #[arg(long, default_value_t = 30)]
+        frames: usize,
+        /// Cold and warm opens, and reports, each (figures are medians).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Open with at most K loads at a time (K worker threads over the GUI's `load_trace`)
+        /// instead of the GUI loader's one thread per file.
+        #[arg(long)]
+        pool: Option<usize>,
+        /// The traces to scale, used in turn (default: sample-traces/ddp_rank{0,1}.json.gz).
+        #[arg(long)]
+        from: Vec<PathBuf>,
+    },
     /// LOD window queries over one lane of N synthetic spans, at whole-trace, mid and deep zoom.
     Lod {
         #[arg(long, default_value_t = 10_000_000)]
@@ -70,8 +104,9 @@ pub enum BenchWhat {
 
 pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
     match a.what {
-        BenchWhat::Generate { from, size_mb, out } => {
-            let n = crate::scale::generate(&from, size_mb << 20, &out)?;
+        BenchWhat::Generate { from, size_mb, out, rank, world_size, renumber_steps } => {
+            let o = crate::scale::Options { rank: rank.zip(world_size), renumber_steps, period_ns: None };
+            let n = crate::scale::generate(&from, size_mb << 20, &out, o)?;
             println!("wrote {} ({} events, {:.1} MB)", out.display(), n, std::fs::metadata(&out)?.len() as f64 / 1e6);
             Ok(())
         }
@@ -81,6 +116,9 @@ pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
         BenchWhat::Lod { spans, pixels } => lod(spans, pixels),
         BenchWhat::Frame { spans, frames } => frame(spans, frames),
         BenchWhat::Memory { file, runs, frames } => memory(&file, runs, frames),
+        BenchWhat::Ranks { ranks: n, size_mb, dir, frames, runs, pool, from } => {
+            crate::bench_ranks::run(&crate::bench_ranks::Opts { n, size_mb, dir, frames, runs, pool, from })
+        }
     }
 }
 
@@ -93,13 +131,14 @@ pub fn median(v: &mut [f64]) -> f64 {
 }
 
 /// Samples this process's anonymous resident memory (what it allocated, not the mapped
-/// input) every few ms and keeps the peak.
-struct AnonPeak {
+/// input) and its whole resident set (VmRSS: also the mapped inputs and stores) every few ms
+/// and keeps the peaks.
+pub(crate) struct AnonPeak {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    handle: Option<std::thread::JoinHandle<u64>>,
+    handle: Option<std::thread::JoinHandle<(u64, u64)>>,
 }
 
-fn status_kb(field: &str) -> u64 {
+pub(crate) fn status_kb(field: &str) -> u64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     s.lines()
         .find(|l| l.starts_with(field))
@@ -109,22 +148,38 @@ fn status_kb(field: &str) -> u64 {
 }
 
 impl AnonPeak {
-    fn start() -> AnonPeak {
+    pub(crate) fn start() -> AnonPeak {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let s2 = stop.clone();
         let handle = std::thread::spawn(move || {
-            let mut peak = 0;
-            while !s2.load(std::sync::atomic::Ordering::Relaxed) {
-                peak = peak.max(status_kb("RssAnon:"));
+            let (mut anon, mut rss) = (0, 0);
+            loop {
+                let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+                let kb = |field: &str| {
+                    s.lines()
+                        .find(|l| l.starts_with(field))
+                        .and_then(|l| l.split_whitespace().nth(1))
+                        .and_then(|x| x.parse::<u64>().ok())
+                        .unwrap_or(0)
+                };
+                anon = anon.max(kb("RssAnon:"));
+                rss = rss.max(kb("VmRSS:"));
+                if s2.load(std::sync::atomic::Ordering::Relaxed) {
+                    return (anon, rss);
+                }
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
-            peak.max(status_kb("RssAnon:"))
         });
         AnonPeak { stop, handle: Some(handle) }
     }
-    fn finish(mut self) -> u64 {
+    /// Peak RssAnon, kB.
+    fn finish(self) -> u64 {
+        self.finish_both().0
+    }
+    /// Peak (RssAnon, VmRSS), kB.
+    pub(crate) fn finish_both(mut self) -> (u64, u64) {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        self.handle.take().map(|h| h.join().unwrap_or(0)).unwrap_or(0)
+        self.handle.take().map(|h| h.join().unwrap_or((0, 0))).unwrap_or((0, 0))
     }
 }
 

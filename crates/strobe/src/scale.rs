@@ -48,6 +48,8 @@ struct EventPlan {
     ts: Option<(usize, usize, i64)>,
     dur: i64,
     ids: Vec<(usize, usize, i64)>,
+    /// The number N of a `ProfilerStep#N` name (range, value).
+    step: Option<(usize, usize, i64)>,
 }
 
 impl EventPlan {
@@ -60,23 +62,86 @@ impl EventPlan {
             .iter()
             .filter_map(|k| number_after(s, k).and_then(|(a, b)| s[a..b].parse::<i64>().ok().map(|v| (a, b, v))))
             .collect();
-        EventPlan { ts: micros("ts"), dur: micros("dur").map(|d| d.2).unwrap_or(0), ids }
+        const STEP: &str = "\"ProfilerStep#";
+        let step = s.find(STEP).and_then(|i| {
+            let a = i + STEP.len();
+            let b = a + s[a..].bytes().take_while(u8::is_ascii_digit).count();
+            s[a..b].parse::<i64>().ok().map(|n| (a, b, n))
+        });
+        EventPlan { ts: micros("ts"), dur: micros("dur").map(|d| d.2).unwrap_or(0), ids, step }
     }
 }
 
+/// What `generate` changes beyond the times and ids; the default changes nothing else (its
+/// output is what it always was).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// `(rank, world_size)`: the output's `distributedInfo` (added when the source has none)
+    /// says it is that rank of that many, its process groups that size, so a set of scaled
+    /// files is told apart by metadata as a real multi-rank run is.
+    pub rank: Option<(i64, i64)>,
+    /// Number each copy's `ProfilerStep#N` past the previous copy's (N + copy × the source's
+    /// step count), so the scaled trace has as many distinct steps as it has step ranges.
+    pub renumber_steps: bool,
+    /// Copy k starts k × this after the source (default: the source's time span + 1 ms). Give
+    /// every rank of a set the same period, else their copies drift apart step by step.
+    pub period_ns: Option<i64>,
+}
+
+/// The default copy period of `from`: its time span (first start to last end) + 1 ms.
+pub fn period_ns(from: &Path) -> anyhow::Result<i64> {
+    let text = read_text(from)?;
+    #[derive(serde::Deserialize)]
+    struct Doc<'a> {
+        #[serde(borrow, rename = "traceEvents")]
+        events: Vec<&'a RawValue>,
+    }
+    let d: Doc = serde_json::from_slice(&text).context("source must be an object-form chrome trace")?;
+    let plans: Vec<EventPlan> = d.events.iter().map(|e| EventPlan::read(e.get())).collect();
+    span_period(&plans).with_context(|| format!("no timestamps in {}", from.display()))
+}
+
+fn span_period(plans: &[EventPlan]) -> Option<i64> {
+    let lo = plans.iter().filter_map(|p| p.ts.map(|t| t.2)).min()?;
+    let hi = plans.iter().filter_map(|p| p.ts.map(|t| t.2 + p.dur)).max()?;
+    Some(hi - lo + 1_000_000)
+}
+
 /// Writes the scaled trace; returns the number of events written.
-pub fn generate(from: &Path, target_bytes: u64, out: &Path) -> anyhow::Result<u64> {
+pub fn generate(from: &Path, target_bytes: u64, out: &Path, o: Options) -> anyhow::Result<u64> {
+    let rank = o.rank;
+    let dist_owned: Box<RawValue>;
     let text = read_text(from)?;
     let mut rest: std::collections::BTreeMap<String, &RawValue> =
         serde_json::from_slice(&text).context("source must be an object-form chrome trace")?;
+    if let Some((r, world)) = rank {
+        let mut di: serde_json::Map<String, serde_json::Value> = match rest.get("distributedInfo") {
+            Some(v) => serde_json::from_str(v.get()).context("distributedInfo must be an object")?,
+            None => serde_json::Map::new(),
+        };
+        di.insert("rank".into(), r.into());
+        di.insert("world_size".into(), world.into());
+        // the process groups the source names are of its own world: say the new one's
+        if let Some(serde_json::Value::Array(pgs)) = di.get_mut("pg_config") {
+            for pg in pgs.iter_mut().filter_map(|p| p.as_object_mut()) {
+                pg.insert("pg_size".into(), world.into());
+                pg.insert("ranks".into(), (0..world).collect::<Vec<i64>>().into());
+            }
+        }
+        dist_owned = serde_json::value::to_raw_value(&di)?;
+        rest.insert("distributedInfo".into(), &dist_owned);
+    }
     let events_raw = rest.remove("traceEvents").context("no traceEvents")?;
     let events: Vec<&RawValue> = serde_json::from_str(events_raw.get())?;
     // Read each event's numbers once; every copy then only formats shifted values.
     let plans: Vec<EventPlan> = events.iter().map(|e| EventPlan::read(e.get())).collect();
-    let lo = plans.iter().filter_map(|p| p.ts.map(|t| t.2)).min();
-    let hi = plans.iter().filter_map(|p| p.ts.map(|t| t.2 + p.dur)).max();
-    let (Some(lo), Some(hi)) = (lo, hi) else { anyhow::bail!("no timestamps in {}", from.display()) };
-    let period = hi - lo + 1_000_000;
+    let Some(own) = span_period(&plans) else { anyhow::bail!("no timestamps in {}", from.display()) };
+    let period = o.period_ns.unwrap_or(own);
+    let steps = plans.iter().filter_map(|p| p.step.map(|s| s.2));
+    let step_stride = match (steps.clone().min(), steps.max()) {
+        (Some(a), Some(b)) if o.renumber_steps => b - a + 1,
+        _ => 0,
+    };
     let per_copy: u64 = events.iter().map(|e| e.get().len() as u64 + 2).sum();
     let copies = (target_bytes / per_copy.max(1)).max(1);
     let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(out)?);
@@ -96,6 +161,9 @@ pub fn generate(from: &Path, target_bytes: u64, out: &Path) -> anyhow::Result<u6
             }
             for &(a, b, v) in &plan.ids {
                 edits.push((a, b, (v + c * 100_000_000).to_string()));
+            }
+            if let (Some((a, b, n)), true) = (plan.step, step_stride > 0) {
+                edits.push((a, b, (n + c * step_stride).to_string()));
             }
             edits.sort_by_key(|x| x.0);
             if n > 0 {
