@@ -364,7 +364,24 @@ impl StrobeApp {
                     );
                 });
             });
-            for j in &self.loader.jobs {
+            let jobs = &self.loader.jobs;
+            if jobs.len() > 4 {
+                // many ranks: one bar for all of them
+                ui.horizontal(|ui| {
+                    let done: f32 = jobs.iter().map(|j| j.fraction()).sum();
+                    let opened = self.ws.traces.len();
+                    ui.label(format!("Loading {} traces ({opened} open)", jobs.len()));
+                    ui.add(egui::ProgressBar::new(done / jobs.len() as f32).desired_width(300.0).text(format!(
+                        "{:.0} of {} files' bytes",
+                        done,
+                        jobs.len()
+                    )));
+                    if ui.button("Cancel all").clicked() {
+                        jobs.iter().for_each(|j| j.cancel());
+                    }
+                });
+            }
+            for j in jobs.iter().filter(|_| jobs.len() <= 4) {
                 ui.horizontal(|ui| {
                     let p = &j.progress;
                     use std::sync::atomic::Ordering::Relaxed;

@@ -87,7 +87,7 @@ fn open_all(files: &[PathBuf], cache: &Path, pool: Option<usize>) -> anyhow::Res
                     match ev {
                         LoadEvent::Loaded(tr) => {
                             first_s.get_or_insert(t.elapsed().as_secs_f64());
-                            traces.push(tr)
+                            traces.push(*tr)
                         }
                         LoadEvent::Failed { path, error } => anyhow::bail!("{}: {error}", path.display()),
                     }
