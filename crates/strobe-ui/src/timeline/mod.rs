@@ -1061,18 +1061,36 @@ fn draw_intervals_iter(
             break;
         }
         let x0 = view.x_of(s, plot.min.x).max(plot.min.x - 1.0);
-        let x1 = view.x_of(e, plot.min.x).min(plot.max.x + 1.0);
-        if x1 - x0 >= 1.0 {
-            mesh.add_colored_rect(Rect::from_min_max(pos2(x0, y0), pos2(x1, y1)), c);
-            i += 1;
-        } else {
-            let boundary = view.t_of(x0.floor() + 1.0, plot.min.x);
-            let j = pp(&|k| get(k).0 < boundary).max(i + 1);
-            let last_end = get(j - 1).1;
-            let xe = view.x_of(last_end, plot.min.x).max(x0 + 1.0);
-            mesh.add_colored_rect(Rect::from_min_max(pos2(x0, y0), pos2(xe, y1)), c);
-            i = j;
+        let mut xe = view.x_of(e, plot.min.x).max(x0 + 1.0);
+        // one rect for a run of intervals whose gaps are under a pixel: dense busy stretches
+        // (a GPU's union of kernels) cost one rect, not one per pixel
+        let mut j = i + 1;
+        while xe <= plot.max.x + 1.0 {
+            let boundary = view.t_of(xe.floor() + 1.0, plot.min.x);
+            // gallop from j: the next pixel's intervals are near, a search of the whole list
+            // per pixel would cost log n each (64 ranks' summary lanes felt it)
+            let mut hi = 1usize;
+            while j + hi < n && get(j + hi - 1).0 < boundary {
+                hi *= 2;
+            }
+            let (mut lo, mut hi) = (j, (j + hi).min(n));
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if get(mid).0 < boundary {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            let k = lo.max(j);
+            if k == j {
+                break;
+            }
+            xe = xe.max(view.x_of(get(k - 1).1, plot.min.x));
+            j = k;
         }
+        mesh.add_colored_rect(Rect::from_min_max(pos2(x0, y0), pos2(xe.min(plot.max.x + 1.0), y1)), c);
+        i = j;
     }
 }
 
