@@ -287,3 +287,23 @@ fn hostile_pickles_give_clear_errors() {
     std::fs::write(&p, b"[1,2]").unwrap();
     assert!(memory_snapshot::import_stats(&p).unwrap_err().to_string().contains("stats.json"));
 }
+
+#[test]
+fn memory_stats_dump_is_detected_and_read() {
+    for stem in ["mem_train", "mem_oom", "mem_frag"] {
+        let p = sample(&format!("{stem}.memory_stats.json"));
+        assert_eq!(strobe_import::detect(&p).unwrap(), Some(strobe_import::Format::MemoryStats), "{stem}");
+        let raw: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        let r = strobe_analysis::memory::stats_report(&memory_snapshot::import_stats(&p).unwrap());
+        let want = |k: &str| raw[k].as_u64();
+        assert_eq!(r.allocated_bytes, want("allocated_bytes.all.current"), "{stem}");
+        assert_eq!(r.reserved_peak_bytes, want("reserved_bytes.all.peak"), "{stem}");
+        assert_eq!(r.inactive_split_bytes, want("inactive_split_bytes.all.current"), "{stem}");
+        assert_eq!(r.num_ooms, want("num_ooms"), "{stem}");
+        assert_eq!(r.num_alloc_retries, want("num_alloc_retries"), "{stem}");
+        // the OOM recording says so in words
+        assert_eq!(r.notes.iter().any(|n| n.contains("OOM")), stem == "mem_oom", "{stem}: {:?}", r.notes);
+    }
+    // a Kineto trace is still a trace
+    assert_eq!(strobe_import::detect(&sample("gpt_train.json.gz")).unwrap(), Some(strobe_import::Format::ChromeJson));
+}

@@ -19,6 +19,8 @@ pub enum Format {
     NcuCsv,
     /// Nsight Compute report (`.ncu-rep`): needs `ncu --import ... --csv` first.
     NcuRep,
+    /// `torch.cuda.memory_stats()` dumped as a JSON object of counters.
+    MemoryStats,
 }
 
 pub fn detect(path: &Path) -> std::io::Result<Option<Format>> {
@@ -45,6 +47,9 @@ pub fn detect(path: &Path) -> std::io::Result<Option<Format>> {
     if is_ncu_csv(path, &name)? {
         return Ok(Some(Format::NcuCsv));
     }
+    if is_memory_stats(path, head)? {
+        return Ok(Some(Format::MemoryStats));
+    }
     if head.starts_with(&[0x1f, 0x8b]) || name.ends_with(".json") || name.ends_with(".json.gz") {
         return Ok(Some(Format::ChromeJson));
     }
@@ -56,6 +61,18 @@ pub fn detect(path: &Path) -> std::io::Result<Option<Format>> {
         return Ok(Some(Format::NsysSqlite));
     }
     Ok(None)
+}
+
+/// A plain JSON object whose first 64 KiB name the caching allocator's counters and no trace
+/// events.
+fn is_memory_stats(path: &Path, head: &[u8]) -> std::io::Result<bool> {
+    if head.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Ok(false);
+    }
+    let mut buf = Vec::new();
+    std::fs::File::open(path)?.take(1 << 16).read_to_end(&mut buf)?;
+    let has = |needle: &[u8]| memchr::memmem::find(&buf, needle).is_some();
+    Ok((has(b"\"allocated_bytes.all.current\"") || has(b"\"num_alloc_retries\"")) && !has(b"\"traceEvents\""))
 }
 
 /// An ncu CSV: the first line that is not ncu noise (`==PROF==`, `==WARNING==`, blank) is

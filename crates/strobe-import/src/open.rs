@@ -25,10 +25,11 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
     if matches!(fmt, Format::NcuCsv | Format::NcuRep) {
         return Err(ncu_not_a_trace(path));
     }
-    if fmt == Format::MemorySnapshot {
+    if matches!(fmt, Format::MemorySnapshot | Format::MemoryStats) {
+        let what = if fmt == Format::MemorySnapshot { "a memory snapshot" } else { "a torch.cuda.memory_stats() dump" };
         return Err(ImportError::bad(
             path,
-            "a memory snapshot, not a timeline: use `strobe report FILE` or the memory pane",
+            format!("{what}, not a timeline: use `strobe report FILE` or the memory pane"),
         ));
     }
     let progress = opts.progress.clone().unwrap_or_default();
@@ -48,12 +49,7 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
             nsys_sqlite::import_as(&nsys_sqlite::export_rep(path, dir.as_deref())?, path, &mut b, &progress)?
         }
         Format::NcuCsv | Format::NcuRep => return Err(ncu_not_a_trace(path)),
-        Format::MemorySnapshot => {
-            return Err(ImportError::bad(
-                path,
-                "a memory snapshot, not a timeline: use `strobe report FILE` or the memory pane",
-            ))
-        }
+        Format::MemorySnapshot | Format::MemoryStats => unreachable!("refused above"),
     };
     let built = b.finish(&meta).map_err(|e| ImportError::io(path, e))?;
     cache::open_built(built).map_err(|e| ImportError::bad(path, e.to_string()))

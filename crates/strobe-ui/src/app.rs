@@ -87,6 +87,8 @@ pub struct StrobeApp {
     /// Ranks side by side: alignment, rank × step table, stragglers (when 2+ traces are open).
     pub ranks: crate::ranks::RanksPane,
     ranks_shown: bool,
+    /// A memory_stats() dump opened before its snapshot.
+    pending_stats: Option<strobe_analysis::memory::StatsReport>,
     kernel_highlight: Highlight,
     dialog: Option<(Receiver<Option<Vec<PathBuf>>>, Instant)>,
     pending: Vec<Command>,
@@ -115,6 +117,7 @@ impl StrobeApp {
             memory: None,
             ranks: crate::ranks::RanksPane::default(),
             ranks_shown: false,
+            pending_stats: None,
             kernel_highlight: Highlight::default(),
             dialog: None,
             pending: Vec::new(),
@@ -199,10 +202,22 @@ impl StrobeApp {
     /// Memory snapshots open in the memory pane (read here: the reader is fast). None for
     /// anything else.
     pub fn open_memory(&mut self, path: &std::path::Path) -> Option<Result<(), String>> {
-        if !matches!(strobe_import::detect(path), Ok(Some(strobe_import::Format::MemorySnapshot))) {
-            return None;
+        match strobe_import::detect(path) {
+            Ok(Some(strobe_import::Format::MemorySnapshot)) => {}
+            Ok(Some(strobe_import::Format::MemoryStats)) => {
+                // memory_stats() beside its snapshot: shown in the pane's summary
+                return Some(strobe_import::memory_snapshot::import_stats(path).map_err(|e| e.to_string()).map(|st| {
+                    let r = strobe_analysis::memory::stats_report(&st);
+                    match &mut self.memory {
+                        Some(p) => p.stats = Some(r),
+                        None => self.pending_stats = Some(r),
+                    }
+                }));
+            }
+            _ => return None,
         }
-        Some(crate::memory::MemoryPane::open(path).map(|p| {
+        Some(crate::memory::MemoryPane::open(path).map(|mut p| {
+            p.stats = self.pending_stats.take().or(p.stats);
             self.memory = Some(p);
             self.bottom_tab = BottomTab::Memory;
         }))

@@ -230,3 +230,13 @@ fn clicking_a_block_pins_it_with_its_stack() {
     assert_eq!(pinned, first.blocks[0].address, "the first block of the lowest-addressed segment");
     h.get_by_label_contains(", pinned");
 }
+
+#[test]
+fn memory_stats_beside_the_snapshot_show_in_the_summary() {
+    // the stats first: they wait for the snapshot
+    let h = harness(&["mem_oom.memory_stats.json", "mem_oom.pickle"]);
+    let p = h.state().memory.as_ref().unwrap();
+    assert_eq!(p.stats.as_ref().and_then(|s| s.num_alloc_retries), Some(2));
+    h.get_by_label("torch.cuda.memory_stats()");
+    h.get_by_label("2 / 1");
+}

@@ -147,6 +147,16 @@ impl Cli {
                     return crate::ranks::report(&expanded, self.cache_dir.as_deref(), json, top, align.into());
                 }
                 let file = expanded.into_iter().next().unwrap_or_default();
+                if matches!(strobe_import::detect(&file), Ok(Some(strobe_import::Format::MemoryStats))) {
+                    let r =
+                        strobe_analysis::memory::stats_report(&strobe_import::memory_snapshot::import_stats(&file)?);
+                    if json {
+                        println!("{}", serde_json::to_string_pretty(&r)?);
+                    } else {
+                        print!("{}", strobe_analysis::memory::stats_text(&r));
+                    }
+                    return Ok(());
+                }
                 if matches!(strobe_import::detect(&file), Ok(Some(strobe_import::Format::MemorySnapshot))) {
                     let snap = strobe_import::memory_snapshot::import(&file)?;
                     let r = strobe_analysis::memory::analyse(&snap);

@@ -7,11 +7,13 @@ mod allocations;
 mod history;
 mod range_max;
 mod stack_sweep;
+mod stats;
 
 pub use allocations::{Allocation, AllocationTimeline};
 pub use history::{AllocatorHistory, BlockView, FreeFigures, LiveBlock, RegionView};
 pub use range_max::RangeMinMax;
 pub use stack_sweep::StackSweep;
+pub use stats::{stats_report, stats_text, StatsReport};
 
 use serde::Serialize;
 use strobe_model::memory::{Action, BlockState, MemorySnapshot};

@@ -68,6 +68,8 @@ pub struct MemoryPane {
     pub history_bar: HistoryBar,
     /// Per device of `report.devices`, built the first time it is shown.
     pub states: Vec<Option<DeviceState>>,
+    /// `torch.cuda.memory_stats()` opened beside the snapshot.
+    pub stats: Option<strobe_analysis::memory::StatsReport>,
 }
 
 impl MemoryPane {
@@ -88,6 +90,7 @@ impl MemoryPane {
             segments: SegmentMapView::default(),
             history_bar: HistoryBar::default(),
             states,
+            stats: None,
         }
     }
 
@@ -119,6 +122,9 @@ impl MemoryPane {
         egui::Panel::left("strobe_memory_summary").resizable(true).default_size(380.0).show(ui, |ui| {
             egui::ScrollArea::vertical().id_salt("mem_summary_scroll").show(ui, |ui| {
                 goto = self.summary.ui(ui, &dev, peak);
+                if let Some(st) = &self.stats {
+                    summary::stats_ui(ui, st);
+                }
             });
         });
         let snapshot = &self.snapshot;

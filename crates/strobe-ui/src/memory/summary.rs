@@ -80,3 +80,27 @@ impl SummaryView {
         goto
     }
 }
+
+/// `torch.cuda.memory_stats()` figures, when a dump was opened beside the snapshot.
+pub fn stats_ui(ui: &mut egui::Ui, s: &strobe_analysis::memory::StatsReport) {
+    ui.add_space(10.0);
+    ui.strong("torch.cuda.memory_stats()");
+    let b = |v: Option<u64>| v.map(bytes).unwrap_or_else(|| "—".into());
+    let n = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "—".into());
+    egui::Grid::new("mem_stats_grid").num_columns(2).striped(true).show(ui, |ui| {
+        for (k, v) in [
+            ("allocated / peak", format!("{} / {}", b(s.allocated_bytes), b(s.allocated_peak_bytes))),
+            ("reserved / peak", format!("{} / {}", b(s.reserved_bytes), b(s.reserved_peak_bytes))),
+            ("free in split blocks", b(s.inactive_split_bytes)),
+            ("alloc retries / OOMs", format!("{} / {}", n(s.num_alloc_retries), n(s.num_ooms))),
+            ("cudaMalloc / cudaFree", format!("{} / {}", n(s.num_device_alloc), n(s.num_device_free))),
+        ] {
+            ui.label(k);
+            ui.monospace(v);
+            ui.end_row();
+        }
+    });
+    for note in &s.notes {
+        ui.label(RichText::new(note).italics());
+    }
+}
