@@ -184,3 +184,23 @@ fn dropping_a_folder_opens_its_ranks_side_by_side() {
     assert!(app.ws.traces[0].label.starts_with("rank 0"), "{}", app.ws.traces[0].label);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn hta_tables_show_overlap_launches_and_kernel_types() {
+    let mut h = harness();
+    h.state_mut().ranks.section = Section::Hta;
+    h.run_steps(2);
+    let report = |stem: &str| -> serde_json::Value {
+        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/expected/{stem}.report.json"));
+        serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+    };
+    for (rank, stem) in [(0usize, "ddp_rank0"), (1, "ddp_rank1")] {
+        // comm–compute overlap: the single-trace oracle's (tests/expected/ddp_rankN.report.json)
+        let want = report(stem)["gpus"][0]["overlap_pct"].as_f64().unwrap();
+        let c = h.state().ranks.computed.as_ref().unwrap();
+        assert!((c.report.comm_overlap[rank].overlap_pct - want).abs() < 1e-9, "rank {rank}");
+        h.get_by_label(&format!("{want:.1}"));
+    }
+    h.get_by_label_contains("rank 0: compute");
+    h.get_by_label_contains("rank 1: compute");
+}

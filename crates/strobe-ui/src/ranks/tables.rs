@@ -68,6 +68,11 @@ pub fn stragglers(ui: &mut egui::Ui, c: &Computed) {
 }
 
 pub fn hta(ui: &mut egui::Ui, c: &Computed) {
+    ui.push_id("hta_rank_table", |ui| hta_table(ui, c));
+    kernel_breakdown(ui, c);
+}
+
+fn hta_table(ui: &mut egui::Ui, c: &Computed) {
     let r = &c.report;
     TableBuilder::new(ui)
         .id_salt("hta_table")
@@ -116,6 +121,30 @@ pub fn hta(ui: &mut egui::Ui, c: &Computed) {
                 });
             }
         });
+}
+
+/// Per rank: GPU kernel time by type (compute / comm / memory) and the kernels covering 80 %.
+fn kernel_breakdown(ui: &mut egui::Ui, c: &Computed) {
+    ui.add_space(6.0);
+    ui.strong("Kernel time by type (HTA get_gpu_kernel_breakdown): the kernels covering 80 % of each type");
+    egui::ScrollArea::vertical().id_salt("kernel_breakdown_scroll").max_height(240.0).show(ui, |ui| {
+        for kb in &c.report.kernel_breakdown {
+            let line = kb
+                .types
+                .iter()
+                .map(|t| format!("{} {:.1}% ({} ms)", t.kind, t.pct, ms(t.total_ns)))
+                .collect::<Vec<_>>()
+                .join(" · ");
+            egui::CollapsingHeader::new(format!("rank {}: {line}", kb.rank)).id_salt(("kb", kb.rank)).show(ui, |ui| {
+                for t in &kb.types {
+                    ui.label(RichText::new(&t.kind).strong());
+                    for k in &t.top {
+                        ui.monospace(format!("{:>5.1}%  {:>6}×  {:>9} ms  {}", k.pct, k.count, ms(k.total_ns), k.name));
+                    }
+                }
+            });
+        }
+    });
 }
 
 fn diff_rows(ui: &mut egui::Ui, id: &str, rows: &[DiffRow]) {
