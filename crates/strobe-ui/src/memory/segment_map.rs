@@ -12,6 +12,10 @@ use strobe_model::memory::{BlockState, MemorySnapshot};
 pub struct SegmentMapView {
     /// Address of the block pinned by a click.
     pub pinned: Option<u64>,
+    /// Every bar the full width (blocks still to scale within it); `None` = decide from the
+    /// sizes: when the largest segment dwarfs the typical one, proportional bars of the small
+    /// ones would be slivers.
+    pub full_width: Option<bool>,
     /// Segments and blocks drawn in the last frame (tests read them).
     pub segments_drawn: usize,
     pub blocks_drawn: usize,
@@ -34,8 +38,12 @@ impl SegmentMapView {
         self.segments_drawn = 0;
         self.blocks_drawn = 0;
         let max = regions.iter().map(|r| r.size).max().unwrap_or(1).max(1);
+        let mut sizes: Vec<u64> = regions.iter().map(|r| r.size).collect();
+        sizes.sort_unstable();
+        let median = sizes.get(sizes.len() / 2).copied().unwrap_or(1).max(1);
+        let mut full = self.full_width.unwrap_or(max / median > 50);
         ui.horizontal(|ui| {
-            ui.strong(format!("Segments ({}), address order; bar length proportional to segment size", regions.len()));
+            ui.strong(format!("Segments ({}), address order", regions.len()));
             for (st, name) in [
                 (BlockState::ActiveAllocated, "allocated"),
                 (BlockState::ActiveAwaitingFree, "awaiting free"),
@@ -44,6 +52,13 @@ impl SegmentMapView {
                 let (r, _) = ui.allocate_exact_size(Vec2::splat(10.0), Sense::hover());
                 ui.painter().rect_filled(r, 1.0, state_color(st));
                 ui.label(name);
+            }
+            if ui
+                .checkbox(&mut full, "full-width bars")
+                .on_hover_text("each segment the full width; blocks to scale within it")
+                .changed()
+            {
+                self.full_width = Some(full);
             }
         });
         let mut hovered: Option<(usize, usize)> = None;
@@ -59,7 +74,7 @@ impl SegmentMapView {
                 for ri in range {
                     let g = &regions[ri];
                     let (rect, resp) = ui.allocate_exact_size(Vec2::new(width, ROW_H), Sense::click());
-                    let bar_w = (width - 4.0) * (g.size as f64 / max as f64) as f32;
+                    let bar_w = if full { width - 4.0 } else { (width - 4.0) * (g.size as f64 / max as f64) as f32 };
                     let bar =
                         Rect::from_min_size(rect.min + Vec2::new(2.0, 1.0), Vec2::new(bar_w.max(2.0), ROW_H - 2.0));
                     let p = ui.painter_at(rect);
