@@ -240,3 +240,31 @@ fn memory_stats_beside_the_snapshot_show_in_the_summary() {
     h.get_by_label("torch.cuda.memory_stats()");
     h.get_by_label("2 / 1");
 }
+
+/// The raster (Fenwick sweeps, one per core) paints each pixel with the band the plain
+/// interval-tree walk finds at that column's position and that row's height.
+#[test]
+fn raster_pixels_match_the_direct_walk() {
+    use strobe_analysis::memory::AllocationTimeline;
+    use strobe_ui::memory::{rasterize, timeline_band_color};
+    let snap = strobe_import::memory_snapshot::import(&sample("mem_train.pickle")).unwrap();
+    let tl = AllocationTimeline::build(&snap, 0);
+    let (w, h) = (301usize, 97usize);
+    let y_max = tl.replay.peak_allocated() as f64 * 1.1;
+    for (k0, k1) in [(0.0, tl.len as f64 + 1.0), (1800.0, 2100.5)] {
+        let r = rasterize(&tl, k0, k1, w, h, y_max, None);
+        let bpp = y_max / h as f64;
+        let mut checked = 0;
+        for x in (0..w).step_by(7) {
+            let k = r.column_pos[x];
+            for row in (0..h).step_by(5) {
+                let y = ((row as f64 + 0.5) * bpp) as i64;
+                let want = tl.band_at(k, y as f64).map(|i| timeline_band_color(&tl, i));
+                let got = r.pixels[(h - 1 - row) * w + x];
+                assert_eq!(got, want.unwrap_or(egui::Color32::TRANSPARENT), "column {x} (position {k}), row {row}");
+                checked += want.is_some() as usize;
+            }
+        }
+        assert!(checked > 50, "only {checked} painted pixels checked");
+    }
+}

@@ -13,7 +13,7 @@ mod timeline;
 pub use history_bar::HistoryBar;
 pub use segment_map::SegmentMapView;
 pub use summary::SummaryView;
-pub use timeline::{rasterize, ActiveMemoryView, Raster, TimelineAction};
+pub use timeline::{band_color as timeline_band_color, rasterize, ActiveMemoryView, Raster, TimelineAction};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -7,6 +7,7 @@
 //! click a band for its stack and its alloc and free entries.
 
 use egui::{Color32, ColorImage, Pos2, Rect, Sense, Stroke, TextureHandle, TextureOptions, Vec2};
+use rayon::prelude::*;
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
 use std::sync::Arc;
 use strobe_analysis::memory::{bytes, AllocationTimeline, StackSweep};
@@ -64,32 +65,52 @@ pub fn rasterize(
         })
         .collect();
     let bpp = y_max.max(1.0) / h as f64;
-    let mut pixels = vec![Color32::TRANSPARENT; w * h];
-    let mut sweep = StackSweep::new(tl, column_pos.first().copied().unwrap_or(0));
-    let mut rows_painted = 0;
-    for (x, &k) in column_pos.iter().enumerate() {
-        sweep.advance_to(k);
-        let top = sweep.total();
-        let mut last: Option<(usize, Color32)> = None;
-        for row in 0..h {
-            let y = ((row as f64 + 0.5) * bpp) as i64;
-            if y >= top {
-                break;
-            }
-            let Some(i) = sweep.band_at(y) else { break };
-            let c = match last {
-                Some((j, c)) if j == i => c,
-                _ => {
-                    let c = if Some(i) == selected { Color32::WHITE } else { band_color(tl, i) };
-                    last = Some((i, c));
-                    c
+    // one sweep per core over its share of the columns (each starts from an interval query)
+    let parts = rayon::current_num_threads().clamp(1, 8).min(w.max(1));
+    let chunk = w.div_ceil(parts);
+    let painted: Vec<(Vec<Color32>, usize)> = column_pos
+        .par_chunks(chunk.max(1))
+        .map(|cols| {
+            let mut out = vec![Color32::TRANSPARENT; cols.len() * h];
+            let mut sweep = StackSweep::new(tl, cols.first().copied().unwrap_or(0));
+            let mut rows_painted = 0;
+            for (cx, &k) in cols.iter().enumerate() {
+                sweep.advance_to(k);
+                let top = sweep.total();
+                let mut last: Option<(usize, Color32)> = None;
+                for row in 0..h {
+                    let y = ((row as f64 + 0.5) * bpp) as i64;
+                    if y >= top {
+                        break;
+                    }
+                    let Some(i) = sweep.band_at(y) else { break };
+                    let c = match last {
+                        Some((j, c)) if j == i => c,
+                        _ => {
+                            let c = if Some(i) == selected { Color32::WHITE } else { band_color(tl, i) };
+                            last = Some((i, c));
+                            c
+                        }
+                    };
+                    out[cx * h + row] = c;
+                    rows_painted += 1;
                 }
-            };
-            pixels[(h - 1 - row) * w + x] = c;
-            rows_painted += 1;
+            }
+            (out, rows_painted + sweep.events)
+        })
+        .collect();
+    let mut pixels = vec![Color32::TRANSPARENT; w * h];
+    let mut work = 0;
+    for (ci, (out, n)) in painted.into_iter().enumerate() {
+        work += n;
+        for (cx, col) in out.chunks(h).enumerate() {
+            let x = ci * chunk + cx;
+            for (row, &c) in col.iter().enumerate() {
+                pixels[(h - 1 - row) * w + x] = c;
+            }
         }
     }
-    Raster { width: w, height: h, pixels, column_pos, bands_painted: rows_painted + sweep.events }
+    Raster { width: w, height: h, pixels, column_pos, bands_painted: work }
 }
 
 /// What a user did in the timeline that the rest of the pane follows.
