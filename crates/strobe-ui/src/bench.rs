@@ -4,7 +4,7 @@
 //! compute kernels, NCCL and copies on a GPU, ops with launch calls on a CPU thread.
 
 use crate::commands::{Command, Highlight, Selection};
-use crate::timeline::{TimelineView, LABEL_W};
+use crate::timeline::{FrameStats, TimelineView, LABEL_W};
 use crate::workspace::{Trace, Workspace};
 use std::time::Instant;
 use strobe_model::{CopyDir, IdKey, LaneKind, SourceFormat, SpanKind, TraceMeta};
@@ -162,6 +162,25 @@ pub struct FrameTiming {
     pub labels: usize,
 }
 
+/// `frames` frames, panning a pixel after each: (build ms, tessellate ms) per frame and the
+/// last frame's stats.
+fn pan_frames(
+    tl: &mut TimelineView,
+    frames: usize,
+    run_frame: &dyn Fn(&mut TimelineView) -> (f64, f64),
+) -> (Vec<f64>, Vec<f64>, FrameStats) {
+    let (mut builds, mut tess) = (Vec::with_capacity(frames), Vec::with_capacity(frames));
+    let mut stats = tl.stats;
+    for _ in 0..frames {
+        let (b, t) = run_frame(tl);
+        builds.push(b);
+        tess.push(t);
+        stats = tl.stats;
+        tl.view.t0 += tl.view.npp; // pan one pixel
+    }
+    (builds, tess, stats)
+}
+
 fn percentile(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[((v.len() - 1) as f64 * p).round() as usize]
@@ -191,11 +210,13 @@ pub fn frame_bench(store: Store, plot_width: f32, frames: usize) -> Vec<FrameTim
         let input = egui::RawInput { screen_rect: Some(screen), ..Default::default() };
         let mut cmds: Vec<Command> = Vec::new();
         let t0 = Instant::now();
-        let o = ctx.run_ui(input, |ui| {
+        let mut o = ctx.run_ui(input, |ui| {
             egui::CentralPanel::default().show(ui, |ui| tl.ui(ui, &ws, &sel, &hl, &mut cmds));
         });
         let build = t0.elapsed().as_secs_f64() * 1e3;
         let t1 = Instant::now();
+        // no painter here to upload textures to
+        o.textures_delta.clear();
         let prims = ctx.tessellate(o.shapes, o.pixels_per_point);
         let tess = t1.elapsed().as_secs_f64() * 1e3;
         std::hint::black_box(prims);
@@ -209,16 +230,7 @@ pub fn frame_bench(store: Store, plot_width: f32, frames: usize) -> Vec<FrameTim
     for (label, a, b) in zooms {
         tl.view.origin = t_min;
         tl.view.fit(a, b, tl.plot_width);
-        let mut builds = Vec::new();
-        let mut tess = Vec::new();
-        let mut stats = tl.stats;
-        for _ in 0..frames {
-            let (bm, tm) = run_frame(&mut tl);
-            builds.push(bm);
-            tess.push(tm);
-            stats = tl.stats;
-            tl.view.t0 += tl.view.npp; // pan one pixel
-        }
+        let (mut builds, mut tess, stats) = pan_frames(&mut tl, frames, &run_frame);
         let max = builds.iter().cloned().fold(0.0, f64::max);
         out.push(FrameTiming {
             zoom: label,
@@ -265,11 +277,12 @@ pub fn workspace_frame_bench(ws: &Workspace, plot_width: f32, frames: usize) -> 
         let input = egui::RawInput { screen_rect: Some(screen), ..Default::default() };
         let mut cmds: Vec<Command> = Vec::new();
         let t0 = Instant::now();
-        let o = ctx.run_ui(input, |ui| {
+        let mut o = ctx.run_ui(input, |ui| {
             egui::CentralPanel::default().show(ui, |ui| tl.ui(ui, ws, &sel, &hl, &mut cmds));
         });
         let build = t0.elapsed().as_secs_f64() * 1e3;
         let t1 = Instant::now();
+        o.textures_delta.clear(); // no painter here to upload textures to
         std::hint::black_box(ctx.tessellate(o.shapes, o.pixels_per_point));
         (build, t1.elapsed().as_secs_f64() * 1e3)
     };
@@ -293,16 +306,7 @@ pub fn workspace_frame_bench(ws: &Workspace, plot_width: f32, frames: usize) -> 
             let content = tl.rows.last().map(|r| r.y + r.h).unwrap_or(0.0);
             tl.scroll_y = content / 2.0;
         }
-        let mut builds = Vec::new();
-        let mut tess = Vec::new();
-        let mut stats = tl.stats;
-        for _ in 0..frames.max(1) {
-            let (b, t) = run_frame(&mut tl);
-            builds.push(b);
-            tess.push(t);
-            stats = tl.stats;
-            tl.view.t0 += tl.view.npp; // pan one pixel
-        }
+        let (mut builds, mut tess, stats) = pan_frames(&mut tl, frames.max(1), &run_frame);
         let max = builds.iter().cloned().fold(0.0, f64::max);
         out.push(WorkspaceFrameTiming {
             situation: label.into(),

@@ -621,32 +621,25 @@ impl TimelineView {
                     }
                     painter.hline(body.x_range(), y1 - 0.5, Stroke::new(0.5, ui.visuals().faint_bg_color));
                 }
-                RowKind::Counter { trace, series } => {
+                RowKind::Counter { trace, series } | RowKind::Series { trace, series } => {
                     let t = &ws.traces[*trace];
-                    let c = &t.store.counters[*series];
-                    let lab = truncate(&format!("{} {}", c.name, c.series), ((LABEL_W - 28.0) / char_w) as usize);
+                    // a store counter, or a series derived from the trace: drawn alike
+                    let (name, ts, vals) = if matches!(r.kind, RowKind::Counter { .. }) {
+                        let c = &t.store.counters[*series];
+                        let (ts, vals) = t.store.counter_points(c);
+                        (format!("{} {}", c.name, c.series), ts, vals)
+                    } else {
+                        let d = &t.derived.series[*series];
+                        (d.name.clone(), d.ts.as_slice(), d.vals.as_slice())
+                    };
                     painter.text(
                         pos2(body.min.x + 28.0, y0 + 10.0),
                         Align2::LEFT_CENTER,
-                        lab,
+                        truncate(&name, ((LABEL_W - 28.0) / char_w) as usize),
                         FontId::monospace(10.0),
                         ui.visuals().text_color(),
                     );
-                    let (ts, vals) = t.store.counter_points(c);
                     draw_counter(&plot_painter, ts, vals, &self.tview(t), plot, y0 + 2.0, y1 - 2.0);
-                }
-                RowKind::Series { trace, series } => {
-                    let t = &ws.traces[*trace];
-                    let d = &t.derived.series[*series];
-                    let lab = truncate(&d.name, ((LABEL_W - 28.0) / char_w) as usize);
-                    painter.text(
-                        pos2(body.min.x + 28.0, y0 + 10.0),
-                        Align2::LEFT_CENTER,
-                        lab,
-                        FontId::monospace(10.0),
-                        ui.visuals().text_color(),
-                    );
-                    draw_counter(&plot_painter, &d.ts, &d.vals, &self.tview(t), plot, y0 + 2.0, y1 - 2.0);
                 }
             }
         }
