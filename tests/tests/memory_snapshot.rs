@@ -75,6 +75,7 @@ fn figures_match_the_python_oracle() {
                 }
             }
             assert_eq!(peak, i(&w["peak_allocated_bytes"]), "{ctx}: tallest stack");
+            assert_eq!(tl.allocated.values(), &tl.replay.allocated[..], "{ctx}: drawn height = replay");
             // The sweep the raster uses agrees with the direct walk at every 50th position.
             let mut sw = StackSweep::new(&tl, 0);
             for k in (0..=tl.len).step_by(50) {

@@ -37,12 +37,31 @@ pub struct AllocationTimeline {
     max_end: Vec<i64>,
     /// Allocation indices ordered by `end`.
     by_end: Vec<u32>,
-    /// Allocated and reserved bytes per position, with O(log n) range min/max.
+    /// Allocated and reserved bytes per position, with O(log n) range min/max. `allocated` is
+    /// the height of the stack drawn (Σ alive sizes): the replayed allocated bytes whenever the
+    /// trace is consistent with the final blocks, and still what is on screen when it is not.
     pub allocated: RangeMinMax,
     pub reserved: RangeMinMax,
     pub replay: Replay,
     /// Entry count (positions run 0 ..= len).
     pub len: usize,
+}
+
+/// Σ sizes alive at each position 0 ..= n.
+fn stack_heights(allocs: &[Allocation], start: &[i64], end: &[i64], n: usize) -> Vec<i64> {
+    let mut diff = vec![0i64; n + 2];
+    for (i, a) in allocs.iter().enumerate() {
+        diff[start[i] as usize] += a.size as i64;
+        diff[(end[i] as usize).min(n + 1)] -= a.size as i64;
+    }
+    let mut h = 0;
+    diff.iter()
+        .take(n + 1)
+        .map(|d| {
+            h += d;
+            h
+        })
+        .collect()
 }
 
 impl AllocationTimeline {
@@ -110,6 +129,7 @@ impl AllocationTimeline {
         let mut by_end: Vec<u32> = (0..allocs.len() as u32).collect();
         by_end.sort_by_key(|&i| end[i as usize]);
         let rp = replay(s, device);
+        let heights = stack_heights(&allocs, &start, &end, n);
         AllocationTimeline {
             device,
             allocs,
@@ -117,7 +137,7 @@ impl AllocationTimeline {
             end,
             max_end,
             by_end,
-            allocated: RangeMinMax::new(rp.allocated.clone()),
+            allocated: RangeMinMax::new(heights),
             reserved: RangeMinMax::new(rp.reserved.clone()),
             replay: rp,
             len: n,
