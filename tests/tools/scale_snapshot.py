@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Scales a real memory snapshot N times for benchmarks: every device trace is repeated N times.
+"""Scales a real memory snapshot N times for benchmarks: every device trace is repeated N times,
+like a long run of the same steps.
 
-Copy k lives at its own addresses (shifted by (N-1-k) * 2^40, so the last copy keeps the original
-addresses and ends at the snapshot's own final segments and blocks), and each copy but the last
-is closed after itself: what it allocated and never freed is freed (free_requested +
-free_completed), what segments it created and never released are released. So every copy starts
-from the state the original started from, the replay stays consistent (allocated never goes
-below zero, the stack of allocations equals the replayed bytes) and the scaled trace looks like a
-long run of the same steps. Frames stay shared, so the memo structure stays realistic.
+Copies reuse the original addresses. Each copy but the last is closed after itself: what it
+allocated and never freed is freed (free_requested + free_completed), so the next copy's
+allocations find their addresses free. Segments stay reserved, as a caching allocator keeps them
+in steady state: copies after the first leave out the segment entries. So the last copy ends at
+the snapshot's own final segments and blocks and the replay stays consistent (allocated never
+goes below zero, the stack of allocations equals the replayed bytes, reserved stays flat after
+the first copy). Frames stay shared, so the memo structure stays realistic.
 
 Usage: scale_snapshot.py IN.pickle OUT.pickle N
 """
@@ -20,35 +21,29 @@ class PlainData(pickle.Unpickler):
 
 
 def closing_entries(copy):
-    """Entries that undo what `copy` left allocated or reserved at its end."""
-    blocks, segs = {}, {}
+    """free_requested + free_completed for what `copy` allocated and never freed."""
+    blocks = {}
     for e in copy:
         a, act = e.get("addr", 0), e["action"]
         if act == "alloc":
             blocks[a] = e
         elif act == "free_completed":
             blocks.pop(a, None)
-        elif act in ("segment_alloc", "segment_map"):
-            segs[a] = e
-        elif act in ("segment_free", "segment_unmap"):
-            segs.pop(a, None)
     out = []
     for e in blocks.values():
         for act in ("free_requested", "free_completed"):
             x = dict(e)
             x["action"] = act
             out.append(x)
-    for e in segs.values():
-        x = dict(e)
-        x["action"] = "segment_free" if e["action"] == "segment_alloc" else "segment_unmap"
-        out.append(x)
     return out
+
+
+SEGMENT_ACTIONS = {"segment_alloc", "segment_free", "segment_map", "segment_unmap"}
 
 
 def main(src, dst, n):
     with open(src, "rb") as f:
         snap = PlainData(f).load()
-    shift = 1 << 40
     traces = []
     for t in snap.get("device_traces") or []:
         out = []
@@ -58,8 +53,8 @@ def main(src, dst, n):
                 e = dict(e)
                 if e["action"] == "oom" and k < n - 1:
                     continue
-                if "addr" in e or e["action"] != "oom":
-                    e["addr"] = e.get("addr", 0) + (n - 1 - k) * shift
+                if e["action"] in SEGMENT_ACTIONS and k > 0:
+                    continue
                 if "time_us" in e:
                     e["time_us"] += (k - (n - 1)) * 10_000_000
                 copy.append(e)
