@@ -64,6 +64,7 @@ fn figures_match_the_python_oracle() {
             }
             // The active-memory timeline: every allocation, stacked to the replayed height.
             let tl = AllocationTimeline::build(&snap, d.device);
+            let rp = replay(&snap, d.device);
             assert_eq!(tl.allocs.len() as u64, u(&w["allocations"]), "{ctx}: allocations");
             let mut peak = 0i64;
             for k in 0..=tl.len {
@@ -71,16 +72,16 @@ fn figures_match_the_python_oracle() {
                 tl.alive_at(k, |j| height += tl.allocs[j].size as i64);
                 peak = peak.max(height);
                 if k % 97 == 0 || k == tl.len {
-                    assert_eq!(height, tl.replay.allocated[k], "{ctx}: stack height at {k}");
+                    assert_eq!(height, rp.allocated[k], "{ctx}: stack height at {k}");
                 }
             }
             assert_eq!(peak, i(&w["peak_allocated_bytes"]), "{ctx}: tallest stack");
-            assert_eq!(tl.allocated.values(), &tl.replay.allocated[..], "{ctx}: drawn height = replay");
+            assert_eq!(tl.allocated.values(), &rp.allocated[..], "{ctx}: drawn height = replay");
             // The sweep the raster uses agrees with the direct walk at every 50th position.
             let mut sw = StackSweep::new(&tl, 0);
             for k in (0..=tl.len).step_by(50) {
                 sw.advance_to(k);
-                assert_eq!(sw.total(), tl.replay.allocated[k], "{ctx}: sweep total at {k}");
+                assert_eq!(sw.total(), rp.allocated[k], "{ctx}: sweep total at {k}");
                 for y in [0, sw.total() / 3, sw.total() - 1].into_iter().filter(|&y| y >= 0 && y < sw.total()) {
                     assert_eq!(sw.band_at(y), tl.band_at(k, y as f64), "{ctx}: band at {y} B, position {k}");
                 }

@@ -246,13 +246,13 @@ fn memory_stats_beside_the_snapshot_show_in_the_summary() {
 #[test]
 fn raster_pixels_match_the_direct_walk() {
     use strobe_analysis::memory::AllocationTimeline;
-    use strobe_ui::memory::{rasterize, timeline_band_color};
+    use strobe_ui::memory::{rasterize, timeline_band_color, RasterKey};
     let snap = strobe_import::memory_snapshot::import(&sample("mem_train.pickle")).unwrap();
     let tl = AllocationTimeline::build(&snap, 0);
     let (w, h) = (301usize, 97usize);
-    let y_max = tl.replay.peak_allocated() as f64 * 1.1;
+    let y_max = strobe_analysis::memory::replay(&snap, 0).peak_allocated() as f64 * 1.1;
     for (k0, k1) in [(0.0, tl.len as f64 + 1.0), (1800.0, 2100.5)] {
-        let r = rasterize(&tl, k0, k1, w, h, y_max, None);
+        let r = rasterize(&tl, &RasterKey { k0, k1, w, h, y_max, selected: None });
         let bpp = y_max / h as f64;
         let mut checked = 0;
         for x in (0..w).step_by(7) {

@@ -42,7 +42,8 @@ pub struct AllocationTimeline {
     /// trace is consistent with the final blocks, and still what is on screen when it is not.
     pub allocated: RangeMinMax,
     pub reserved: RangeMinMax,
-    pub replay: Replay,
+    /// `time_us` of each position (the replay's).
+    pub time_us: Vec<Option<i64>>,
     /// Entry count (positions run 0 ..= len).
     pub len: usize,
 }
@@ -128,7 +129,7 @@ impl AllocationTimeline {
         interval::build_max_end(&end, &mut max_end);
         let mut by_end: Vec<u32> = (0..allocs.len() as u32).collect();
         by_end.sort_by_key(|&i| end[i as usize]);
-        let rp = replay(s, device);
+        let Replay { reserved, time_us, .. } = replay(s, device);
         let heights = stack_heights(&allocs, &start, &end, n);
         AllocationTimeline {
             device,
@@ -138,8 +139,8 @@ impl AllocationTimeline {
             max_end,
             by_end,
             allocated: RangeMinMax::new(heights),
-            reserved: RangeMinMax::new(rp.reserved.clone()),
-            replay: rp,
+            reserved: RangeMinMax::new(reserved),
+            time_us,
             len: n,
         }
     }

@@ -3,6 +3,7 @@
 //! puts it in — still, re-rasterised, panned while zoomed, scrubbed one entry a frame.
 
 use super::MemoryPane;
+use crate::bench::percentile;
 use std::time::Instant;
 
 #[derive(Clone, Debug)]
@@ -18,11 +19,6 @@ pub struct MemFrameTiming {
     /// Median time to make one raster (on a worker when it exceeds a frame's budget).
     pub raster_median_ms: f64,
     pub columns: usize,
-}
-
-fn percentile(v: &mut [f64], p: f64) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[((v.len() - 1) as f64 * p).round() as usize]
 }
 
 pub fn memory_frame_bench(mut pane: MemoryPane, frames: usize) -> Vec<MemFrameTiming> {

@@ -13,7 +13,7 @@ mod timeline;
 pub use history_bar::HistoryBar;
 pub use segment_map::SegmentMapView;
 pub use summary::SummaryView;
-pub use timeline::{band_color as timeline_band_color, rasterize, ActiveMemoryView, Raster, TimelineAction};
+pub use timeline::{band_color as timeline_band_color, rasterize, ActiveMemoryView, Raster, RasterKey, TimelineAction};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,23 +28,13 @@ pub struct DeviceState {
     pub history: AllocatorHistory,
     /// The history's state as regions (rebuilt when the position moves).
     pub regions: Vec<RegionView>,
-    /// Position of the peak of allocated bytes.
-    pub peak_position: usize,
 }
 
 impl DeviceState {
     fn new(s: &MemorySnapshot, device: i64) -> DeviceState {
         let timeline = Arc::new(AllocationTimeline::build(s, device));
         let history = AllocatorHistory::new(s, device);
-        let peak_position = timeline.peak_in(0, timeline.len + 1);
-        DeviceState {
-            device,
-            active: ActiveMemoryView::new(&timeline),
-            regions: history.view(),
-            timeline,
-            history,
-            peak_position,
-        }
+        DeviceState { device, active: ActiveMemoryView::new(&timeline), regions: history.view(), timeline, history }
     }
 
     /// Moves the allocator history to position `k` and follows it in the timeline.
@@ -117,7 +107,7 @@ impl MemoryPane {
             return;
         };
         ui.separator();
-        let peak = self.state().map(|st| st.peak_position);
+        let peak = self.state().map(|st| st.timeline.peak_in(0, st.timeline.len + 1));
         let mut goto: Option<usize> = None;
         egui::Panel::left("strobe_memory_summary").resizable(true).default_size(380.0).show(ui, |ui| {
             egui::ScrollArea::vertical().id_salt("mem_summary_scroll").show(ui, |ui| {

@@ -23,14 +23,16 @@ pub struct Raster {
     pub bands_painted: usize,
 }
 
+/// What a raster shows: positions `[k0, k1)` in `w`×`h` pixels, `y_max` bytes at the top, the
+/// selected allocation painted white.
 #[derive(Clone, Copy, PartialEq, Debug)]
-struct RasterKey {
-    k0: f64,
-    k1: f64,
-    w: usize,
-    h: usize,
-    y_max: f64,
-    selected: Option<usize>,
+pub struct RasterKey {
+    pub k0: f64,
+    pub k1: f64,
+    pub w: usize,
+    pub h: usize,
+    pub y_max: f64,
+    pub selected: Option<usize>,
 }
 
 pub fn band_color(tl: &AllocationTimeline, i: usize) -> Color32 {
@@ -44,18 +46,10 @@ pub fn band_color(tl: &AllocationTimeline, i: usize) -> Color32 {
     egui::ecolor::Hsva::new(hue, 0.55, light + 0.2, 1.0).into()
 }
 
-/// Rasterises positions `[k0, k1)` into `w`×`h` pixels, `y_max` bytes at the top. One sweep
-/// forward over the window's allocs and frees; each pixel row of a column takes the band
-/// covering its centre.
-pub fn rasterize(
-    tl: &AllocationTimeline,
-    k0: f64,
-    k1: f64,
-    w: usize,
-    h: usize,
-    y_max: f64,
-    selected: Option<usize>,
-) -> Raster {
+/// Rasterises what `key` asks for. Each core sweeps forward over its share of the columns
+/// (allocs and frees in between); each pixel row of a column takes the band covering its centre.
+pub fn rasterize(tl: &AllocationTimeline, key: &RasterKey) -> Raster {
+    let RasterKey { k0, k1, w, h, y_max, selected } = *key;
     let span = (k1 - k0).max(1e-9);
     let column_pos: Vec<usize> = (0..w)
         .map(|x| {
@@ -252,7 +246,7 @@ impl ActiveMemoryView {
             self.stale = false;
             if self.texture.is_none() || self.last_raster_ms <= 8.0 {
                 let t0 = std::time::Instant::now();
-                let r = rasterize(tl, k0, k1, w, h, y_max, self.selected);
+                let r = rasterize(tl, &key);
                 self.install(ui.ctx(), key, r, t0.elapsed().as_secs_f64() * 1e3);
             } else {
                 let (tx, rx) = channel();
@@ -260,7 +254,7 @@ impl ActiveMemoryView {
                 let ctx = ui.ctx().clone();
                 std::thread::spawn(move || {
                     let t0 = std::time::Instant::now();
-                    let r = rasterize(&tl, k0, k1, w, h, y_max, key.selected);
+                    let r = rasterize(&tl, &key);
                     let _ = tx.send((r, t0.elapsed().as_secs_f64() * 1e3));
                     ctx.request_repaint();
                 });
@@ -331,9 +325,9 @@ impl ActiveMemoryView {
         }
         let lbl = |k: f64| {
             let k = (k.max(0.0) as usize).min(tl.len);
-            match tl.replay.time_us.get(k).copied().flatten() {
+            match tl.time_us.get(k).copied().flatten() {
                 Some(t) => {
-                    let t0 = tl.replay.time_us.iter().flatten().next().copied().unwrap_or(t);
+                    let t0 = tl.time_us.iter().flatten().next().copied().unwrap_or(t);
                     format!("entry {k} · {:.3} s", (t - t0) as f64 / 1e6)
                 }
                 None => format!("entry {k}"),
