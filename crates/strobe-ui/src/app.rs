@@ -174,8 +174,7 @@ impl StrobeApp {
                 if let Some(tr) = self.ws.traces.get_mut(t) {
                     tr.offset_ns = o;
                     // the rank the comparison settled on (files may all claim the same one)
-                    let file = tr.path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-                    tr.label = format!("rank {rank} · {file}");
+                    tr.label = crate::workspace::trace_label(&tr.path, Some(rank));
                 }
             }
         }

@@ -84,6 +84,15 @@ fn derived_series(store: &Store) -> Vec<DerivedSeries> {
     out
 }
 
+/// "rank N · file" where the rank is known, else the file name.
+pub fn trace_label(path: &std::path::Path, rank: Option<i64>) -> String {
+    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    match rank {
+        Some(r) => format!("rank {r} · {file}"),
+        None => file,
+    }
+}
+
 pub struct Trace {
     pub path: PathBuf,
     /// Short name for headers: the rank where the trace says, else the file name.
@@ -114,11 +123,7 @@ impl Trace {
         if t_min > t_max {
             (t_min, t_max) = (0, 1);
         }
-        let file = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
-        let label = match store.meta.distributed.as_ref().and_then(|d| d.rank) {
-            Some(r) => format!("rank {r} · {file}"),
-            None => file,
-        };
+        let label = trace_label(&path, store.meta.distributed.as_ref().and_then(|d| d.rank));
         let n = store.string_count();
         let long_gaps = long_gaps(&derived.idle);
         Trace {

@@ -41,6 +41,17 @@ fn opens_a_sample_and_draws_lanes() {
     h.get_by_label(&idle);
 }
 
+/// Steps the app until `n` traces are loaded (or 12 s pass).
+fn wait_for_traces(h: &mut Harness<'static, StrobeApp>, n: usize) {
+    for _ in 0..600 {
+        h.step();
+        if h.state().ws.traces.len() == n {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn async_loader_finishes() {
     let mut app = StrobeApp::new(None, Settings::default());
@@ -49,13 +60,7 @@ fn async_loader_finishes() {
         Harness::builder().with_size([1200.0, 800.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     let ctx = h.ctx.clone();
     h.state_mut().open_files(vec![sample("gpt_train.json.gz")], &ctx);
-    for _ in 0..600 {
-        h.step();
-        if h.state().ws.traces.len() == 1 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_for_traces(&mut h, 1);
     assert_eq!(h.state().ws.traces.len(), 1, "errors: {:?}", h.state().errors);
 }
 
@@ -187,13 +192,7 @@ fn built_in_file_browser_opens_a_trace() {
         Harness::builder().with_size([1400.0, 900.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     h.run_steps(2);
     h.get_by_label_contains("gpt_train.json.gz").click();
-    for _ in 0..600 {
-        h.step();
-        if h.state().ws.traces.len() == 1 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_for_traces(&mut h, 1);
     assert_eq!(h.state().ws.traces.len(), 1, "errors: {:?}", h.state().errors);
     assert!(!h.state().browser.open, "the browser closes after a pick");
     assert_eq!(h.state().settings.recent.len(), 1, "recent files remember it");

@@ -87,6 +87,11 @@ impl RanksPane {
         ws.traces.len() >= 2
     }
 
+    /// What the figures should be computed for now.
+    fn wanted(&self, ws: &Workspace) -> Key {
+        Key { paths: ws.traces.iter().map(|t| t.path.clone()).collect(), alignment: self.alignment }
+    }
+
     /// Starts (or picks up) the computation for the open traces; call every frame.
     pub fn update(&mut self, ws: &Workspace, ctx: &egui::Context) {
         if let Some((k, rx)) = &self.pending {
@@ -105,7 +110,7 @@ impl RanksPane {
             self.key = None;
             return;
         }
-        let want = Key { paths: ws.traces.iter().map(|t| t.path.clone()).collect(), alignment: self.alignment };
+        let want = self.wanted(ws);
         let in_flight = self.pending.as_ref().map(|(k, _)| k);
         if self.key.as_ref() != Some(&want) && in_flight != Some(&want) && self.pending.is_none() {
             let stores: Vec<Arc<Store>> = ws.traces.iter().map(|t| Arc::clone(&t.store)).collect();
@@ -130,7 +135,7 @@ impl RanksPane {
         if !Self::applies(ws) {
             return;
         }
-        let want = Key { paths: ws.traces.iter().map(|t| t.path.clone()).collect(), alignment: self.alignment };
+        let want = self.wanted(ws);
         if self.key.as_ref() == Some(&want) {
             return;
         }

@@ -199,6 +199,21 @@ impl TimelineView {
             *y += h;
             at
         }
+        /// A row per lane, as tall as its nesting; where each starts goes to `lane_y`.
+        fn push_lanes(
+            rows: &mut Vec<Row>,
+            y: &mut f32,
+            lane_y: &mut HashMap<(usize, u32), f32>,
+            s: &strobe_store::Store,
+            ti: usize,
+            lanes: &[u32],
+        ) {
+            for &l in lanes {
+                let depths = s.lane_index()[l as usize].max_depth + 1;
+                let kind = RowKind::Lane { trace: ti, lane: l, depths };
+                lane_y.insert((ti, l), push(rows, y, kind, depths as f32 * ROW_H + LANE_PAD));
+            }
+        }
         self.lane_y.clear();
         for (ti, t) in ws.traces.iter().enumerate() {
             let s = &*t.store;
@@ -263,16 +278,7 @@ impl TimelineView {
                 if self.show_bands && has_device_rows.contains(&d) {
                     push(&mut rows, &mut y, RowKind::Bands { trace: ti, device: d }, BANDS_H);
                 }
-                for l in lanes {
-                    let depths = s.lane_index()[l as usize].max_depth + 1;
-                    let at = push(
-                        &mut rows,
-                        &mut y,
-                        RowKind::Lane { trace: ti, lane: l, depths },
-                        depths as f32 * ROW_H + LANE_PAD,
-                    );
-                    self.lane_y.insert((ti, l), at);
-                }
+                push_lanes(&mut rows, &mut y, &mut self.lane_y, s, ti, &lanes);
             }
             for (pi, (label, lanes)) in procs.into_iter().enumerate() {
                 let key = format!("t{ti}/p{pi}");
@@ -281,16 +287,7 @@ impl TimelineView {
                 if collapsed {
                     continue;
                 }
-                for l in lanes {
-                    let depths = s.lane_index()[l as usize].max_depth + 1;
-                    let at = push(
-                        &mut rows,
-                        &mut y,
-                        RowKind::Lane { trace: ti, lane: l, depths },
-                        depths as f32 * ROW_H + LANE_PAD,
-                    );
-                    self.lane_y.insert((ti, l), at);
-                }
+                push_lanes(&mut rows, &mut y, &mut self.lane_y, s, ti, &lanes);
             }
             if !s.counters.is_empty() {
                 let key = format!("t{ti}/counters");
