@@ -269,12 +269,8 @@ impl StrobeApp {
             self.sel = Selection::default();
             self.kernel_highlight = Highlight::default();
         }
-        if self.ws.traces.len() == 2 {
-            // two ranks: their GPU lanes one above the other; CPU groups fold (a click opens them)
-            for ti in 0..2 {
-                self.timeline.collapsed.extend((0..64).map(|pi| format!("t{ti}/p{pi}")));
-            }
-        }
+        // ranks side by side: their GPU lanes one above the other; a click opens a CPU group
+        self.timeline.fold_cpu_groups = self.ws.traces.len() >= 2;
         if self.ws.traces.len() >= 3 {
             // many ranks: each starts as its summary lane; expand the ones to read
             self.timeline.collapsed = (0..self.ws.traces.len()).map(|i| format!("t{i}")).collect();

@@ -101,6 +101,10 @@ fn collapsed_rank_is_a_summary_lane() {
         "rank 0 collapsed to its summary lane"
     );
     assert!(!rows.iter().any(|r| matches!(r.kind, strobe_ui::timeline::RowKind::Lane { trace: 0, .. })));
+    // two ranks: rank 1's CPU groups start folded, so both GPUs fit on screen
+    assert!(rows.iter().any(
+        |r| matches!(&r.kind, strobe_ui::timeline::RowKind::Header { key, collapsed: true, .. } if key == "t1/p0")
+    ));
 }
 
 #[test]

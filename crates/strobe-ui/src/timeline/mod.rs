@@ -140,6 +140,8 @@ pub struct TimelineView {
     pub collapsed: HashSet<String>,
     /// Scroll this trace's header to the top on the next frame.
     pub scroll_to_trace: Option<usize>,
+    /// CPU process groups start folded (ranks side by side: their GPUs one above the other).
+    pub fold_cpu_groups: bool,
     pub show_bands: bool,
     pub marks: Vec<i64>,
     pub stats: FrameStats,
@@ -163,6 +165,7 @@ impl Default for TimelineView {
             scroll_y: 0.0,
             collapsed: HashSet::new(),
             scroll_to_trace: None,
+            fold_cpu_groups: false,
             show_bands: true,
             marks: Vec::new(),
             stats: FrameStats::default(),
@@ -218,7 +221,7 @@ impl TimelineView {
         for (ti, t) in ws.traces.iter().enumerate() {
             let s = &*t.store;
             let key = format!("t{ti}");
-            let collapsed = self.collapsed.contains(&key);
+            let collapsed = self.is_collapsed(&key);
             let label = if t.offset_ns != 0 {
                 format!("{}  (aligned {:+.3} ms)", t.label, t.offset_ns as f64 / 1e6)
             } else {
@@ -263,7 +266,7 @@ impl TimelineView {
             for (d, mut lanes) in devices {
                 lanes.sort_by_key(|&l| (lane_group_order(&s.lanes[l as usize].kind), s.lanes[l as usize].kind.clone()));
                 let key = format!("t{ti}/gpu{d}");
-                let collapsed = self.collapsed.contains(&key);
+                let collapsed = self.is_collapsed(&key);
                 let dev_name =
                     s.meta.devices.iter().find(|x| x.id == d).map(|x| format!(" · {}", x.name)).unwrap_or_default();
                 push(
@@ -282,7 +285,7 @@ impl TimelineView {
             }
             for (pi, (label, lanes)) in procs.into_iter().enumerate() {
                 let key = format!("t{ti}/p{pi}");
-                let collapsed = self.collapsed.contains(&key);
+                let collapsed = self.is_collapsed(&key);
                 push(&mut rows, &mut y, RowKind::Header { key, label, level: 1, collapsed }, HEADER_H);
                 if collapsed {
                     continue;
@@ -291,7 +294,7 @@ impl TimelineView {
             }
             if !s.counters.is_empty() {
                 let key = format!("t{ti}/counters");
-                let collapsed = self.collapsed.contains(&key);
+                let collapsed = self.is_collapsed(&key);
                 push(
                     &mut rows,
                     &mut y,
@@ -305,9 +308,8 @@ impl TimelineView {
                 }
             }
             if !t.derived.series.is_empty() {
-                // "+" keys start collapsed: being in the set means expanded
                 let key = format!("+t{ti}/series");
-                let collapsed = !self.collapsed.contains(&key);
+                let collapsed = self.is_collapsed(&key);
                 let label = "Queue length per stream · memcpy bandwidth (HTA)".to_string();
                 push(&mut rows, &mut y, RowKind::Header { key, label, level: 1, collapsed }, HEADER_H);
                 if !collapsed {
@@ -324,6 +326,18 @@ impl TimelineView {
     /// The view as trace `t`'s own clock sees it: its alignment offset moves its times.
     pub fn tview(&self, t: &Trace) -> View {
         View { origin: self.view.origin - t.offset_ns, ..self.view }
+    }
+
+    /// Whether a group is folded. Groups that start folded ("+" keys; CPU process groups while
+    /// `fold_cpu_groups`) are open when in `collapsed`, the others folded: a click on a header
+    /// toggles its key either way.
+    pub fn is_collapsed(&self, key: &str) -> bool {
+        let cpu_group = key
+            .split_once('/')
+            .and_then(|(_, g)| g.strip_prefix('p'))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        let starts_folded = key.starts_with('+') || (self.fold_cpu_groups && cpu_group);
+        self.collapsed.contains(key) != starts_folded
     }
 
     /// Expands trace `ti` and scrolls its header to the top (on the next layout).
