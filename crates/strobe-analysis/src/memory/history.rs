@@ -72,7 +72,7 @@ pub struct AllocatorHistory {
     len: usize,
     segments: BTreeMap<u64, LiveSegment>,
     blocks: BTreeMap<u64, LiveBlock>,
-    /// What undoing (or applying) entry i removed, to put back exactly when it is redone.
+    /// What applying or undoing entry i took out, to put back exactly in the other direction.
     stash: HashMap<usize, Vec<Removed>>,
     /// Whether the trace logs `free_requested` (older snapshots log only `free_completed`).
     logs_free_requested: bool,
@@ -139,109 +139,67 @@ impl AllocatorHistory {
     }
 
     fn undo(&mut self, i: usize, e: &TraceEntry) {
-        if let Some(back) = self.stash.remove(&i) {
-            // applying i removed these; undoing it puts them back (and drops what i added)
-            self.drop_added(e);
-            for r in back {
-                self.restore(r);
-            }
-            return;
-        }
-        let mut removed = Vec::new();
-        match e.action {
-            Action::Alloc => removed.extend(self.blocks.remove(&e.addr).map(|b| Removed::Block(e.addr, b))),
-            Action::FreeRequested => match self.blocks.get_mut(&e.addr) {
-                Some(b) => b.state = BlockState::ActiveAllocated,
-                None => {
-                    self.blocks.insert(e.addr, trace_block(e, BlockState::ActiveAllocated));
-                }
-            },
-            Action::FreeCompleted => {
-                let state =
-                    if self.logs_free_requested { BlockState::ActiveAwaitingFree } else { BlockState::ActiveAllocated };
-                self.blocks.insert(e.addr, trace_block(e, state));
-            }
-            Action::SegmentAlloc => removed.extend(self.segments.remove(&e.addr).map(|g| Removed::Segment(e.addr, g))),
-            Action::SegmentFree => {
-                self.segments.insert(e.addr, LiveSegment { size: e.size, stream: e.stream, expandable: false });
-            }
-            Action::SegmentMap => removed.extend(self.cut(e.addr, e.size)),
-            Action::SegmentUnmap => self.add_mapped(e.addr, e.size, e.stream),
-            _ => {}
-        }
-        self.stash.insert(i, removed);
+        self.step(i, e, false);
     }
 
     fn apply(&mut self, i: usize, e: &TraceEntry) {
+        self.step(i, e, true);
+    }
+
+    /// Entry `i` applied (`forward`) or undone. Each direction of an entry either puts
+    /// something in (a block, a segment, a mapped range) or takes it out; what is taken out is
+    /// kept under `i`, so putting it back in the other direction restores it exactly instead of
+    /// rebuilding it from the entry's (requested) size.
+    fn step(&mut self, i: usize, e: &TraceEntry, forward: bool) {
+        let (addr, size, stream) = (e.addr, e.size, e.stream);
+        if e.action == Action::FreeRequested {
+            match self.blocks.get_mut(&addr) {
+                Some(b) => b.state = if forward { BlockState::ActiveAwaitingFree } else { BlockState::ActiveAllocated },
+                None if !forward => {
+                    self.blocks.insert(addr, trace_block(e, BlockState::ActiveAllocated));
+                }
+                None => {}
+            }
+            return;
+        }
+        let adds_forward = match e.action {
+            Action::Alloc | Action::SegmentAlloc | Action::SegmentMap => true,
+            Action::FreeCompleted | Action::SegmentFree | Action::SegmentUnmap => false,
+            _ => return,
+        };
+        if adds_forward != forward {
+            let removed: Vec<Removed> = match e.action {
+                Action::Alloc | Action::FreeCompleted => {
+                    self.blocks.remove(&addr).map(|b| Removed::Block(addr, b)).into_iter().collect()
+                }
+                Action::SegmentAlloc | Action::SegmentFree => {
+                    self.segments.remove(&addr).map(|g| Removed::Segment(addr, g)).into_iter().collect()
+                }
+                _ => self.cut(addr, size),
+            };
+            self.stash.insert(i, removed);
+            return;
+        }
+        // kept (even if empty: nothing was there to take out) → exactly that; else from the entry
         if let Some(back) = self.stash.remove(&i) {
-            // undoing i removed these; applying it again puts them back
-            self.drop_undone(e);
             for r in back {
                 self.restore(r);
             }
             return;
         }
-        let mut removed = Vec::new();
         match e.action {
             Action::Alloc => {
-                self.blocks.insert(e.addr, trace_block(e, BlockState::ActiveAllocated));
-            }
-            Action::FreeRequested => {
-                if let Some(b) = self.blocks.get_mut(&e.addr) {
-                    b.state = BlockState::ActiveAwaitingFree;
-                }
-            }
-            Action::FreeCompleted => removed.extend(self.blocks.remove(&e.addr).map(|b| Removed::Block(e.addr, b))),
-            Action::SegmentAlloc => {
-                self.segments.insert(e.addr, LiveSegment { size: e.size, stream: e.stream, expandable: false });
-            }
-            Action::SegmentFree => removed.extend(self.segments.remove(&e.addr).map(|g| Removed::Segment(e.addr, g))),
-            Action::SegmentMap => self.add_mapped(e.addr, e.size, e.stream),
-            Action::SegmentUnmap => removed.extend(self.cut(e.addr, e.size)),
-            _ => {}
-        }
-        self.stash.insert(i, removed);
-    }
-
-    /// Undoing entry `e` after it was applied from the stash: remove what applying added.
-    fn drop_added(&mut self, e: &TraceEntry) {
-        match e.action {
-            Action::Alloc => {
-                self.blocks.remove(&e.addr);
-            }
-            Action::FreeRequested => {
-                if let Some(b) = self.blocks.get_mut(&e.addr) {
-                    b.state = BlockState::ActiveAllocated;
-                }
-            }
-            Action::SegmentAlloc => {
-                self.segments.remove(&e.addr);
-            }
-            Action::SegmentMap => {
-                self.cut(e.addr, e.size);
-            }
-            _ => {}
-        }
-    }
-
-    /// Applying entry `e` after it was undone from the stash: remove what undoing added.
-    fn drop_undone(&mut self, e: &TraceEntry) {
-        match e.action {
-            Action::FreeRequested => {
-                if let Some(b) = self.blocks.get_mut(&e.addr) {
-                    b.state = BlockState::ActiveAwaitingFree;
-                }
+                self.blocks.insert(addr, trace_block(e, BlockState::ActiveAllocated));
             }
             Action::FreeCompleted => {
-                self.blocks.remove(&e.addr);
+                let state =
+                    if self.logs_free_requested { BlockState::ActiveAwaitingFree } else { BlockState::ActiveAllocated };
+                self.blocks.insert(addr, trace_block(e, state));
             }
-            Action::SegmentFree => {
-                self.segments.remove(&e.addr);
+            Action::SegmentAlloc | Action::SegmentFree => {
+                self.segments.insert(addr, LiveSegment { size, stream, expandable: false });
             }
-            Action::SegmentUnmap => {
-                self.cut(e.addr, e.size);
-            }
-            _ => {}
+            _ => self.add_mapped(addr, size, stream),
         }
     }
 
