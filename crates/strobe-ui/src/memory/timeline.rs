@@ -46,18 +46,25 @@ pub fn band_color(tl: &AllocationTimeline, i: usize) -> Color32 {
     egui::ecolor::Hsva::new(hue, 0.55, light + 0.2, 1.0).into()
 }
 
+/// Positions `[a, b)` that pixel column `x` of `w` stands for in the view `[k0, k1)`.
+fn column_range(k0: f64, k1: f64, w: usize, x: usize) -> (usize, usize) {
+    let span = (k1 - k0).max(1e-9);
+    let a = (k0 + span * x as f64 / w as f64).floor().max(0.0) as usize;
+    let b = ((k0 + span * (x + 1) as f64 / w as f64).floor() as usize).max(a + 1);
+    (a, b)
+}
+
+/// The position column `x` shows: where allocated bytes peak among its entries.
+fn column_position(tl: &AllocationTimeline, k0: f64, k1: f64, w: usize, x: usize) -> usize {
+    let (a, b) = column_range(k0, k1, w, x);
+    tl.peak_in(a, b.min(tl.len + 1))
+}
+
 /// Rasterises what `key` asks for. Each core sweeps forward over its share of the columns
 /// (allocs and frees in between); each pixel row of a column takes the band covering its centre.
 pub fn rasterize(tl: &AllocationTimeline, key: &RasterKey) -> Raster {
     let RasterKey { k0, k1, w, h, y_max, selected } = *key;
-    let span = (k1 - k0).max(1e-9);
-    let column_pos: Vec<usize> = (0..w)
-        .map(|x| {
-            let a = (k0 + span * x as f64 / w as f64).floor().max(0.0) as usize;
-            let b = ((k0 + span * (x + 1) as f64 / w as f64).floor() as usize).max(a + 1);
-            tl.peak_in(a, b.min(tl.len + 1))
-        })
-        .collect();
+    let column_pos: Vec<usize> = (0..w).map(|x| column_position(tl, k0, k1, w, x)).collect();
     let bpp = y_max.max(1.0) / h as f64;
     // one sweep per core over its share of the columns (each starts from an interval query)
     let parts = rayon::current_num_threads().clamp(1, 8).min(w.max(1));
@@ -276,8 +283,7 @@ impl ActiveMemoryView {
         let mut line: Vec<Pos2> = Vec::with_capacity(cols);
         let res_stroke = Stroke::new(1.5, Color32::from_rgb(255, 120, 80));
         for x in 0..cols {
-            let ka = (k0 + (k1 - k0) * x as f64 / cols as f64).floor().max(0.0) as usize;
-            let kb = ((k0 + (k1 - k0) * (x + 1) as f64 / cols as f64).floor() as usize).max(ka + 1);
+            let (ka, kb) = column_range(k0, k1, cols, x);
             if ka > tl.len {
                 break;
             }
@@ -361,10 +367,8 @@ impl ActiveMemoryView {
                 return None;
             }
             // the column's position as the raster chose it: the peak among its entries
-            let x = ((pos.x - plot.min.x) / plot.width() * w as f32).floor() as f64;
-            let ka = (k0 + (k1 - k0) * x / w as f64).floor().max(0.0) as usize;
-            let kb = ((k0 + (k1 - k0) * (x + 1.0) / w as f64).floor() as usize).max(ka + 1);
-            let k = tl.peak_in(ka, kb.min(tl.len + 1));
+            let x = ((pos.x - plot.min.x) / plot.width() * w as f32).floor() as usize;
+            let k = column_position(tl, k0, k1, w, x.min(w - 1));
             let b = (plot.max.y - pos.y) as f64 / plot.height() as f64 * y_max;
             Some((k, tl.band_at(k, b)))
         };
