@@ -4,7 +4,6 @@
 
 use super::Computed;
 use crate::commands::Command;
-use crate::workspace::Workspace;
 use egui::{Color32, RichText, Sense, Vec2};
 use strobe_analysis::ranks::step_table::RankStep;
 
@@ -54,7 +53,7 @@ fn heat(v: i64, lo: i64, hi: i64) -> Color32 {
     )
 }
 
-pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, _ws: &Workspace, cmds: &mut Vec<Command>) {
+pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, cmds: &mut Vec<Command>) {
     ui.horizontal(|ui| {
         ui.label("Cell:");
         for m in Metric::ALL {

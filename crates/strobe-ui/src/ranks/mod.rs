@@ -199,7 +199,7 @@ impl RanksPane {
         });
         ui.separator();
         match self.section {
-            Section::Steps => heat_map::ui(ui, c, &mut self.metric, ws, cmds),
+            Section::Steps => heat_map::ui(ui, c, &mut self.metric, cmds),
             Section::Stragglers => tables::stragglers(ui, c),
             Section::Hta => tables::hta(ui, c),
             Section::Diff => {
