@@ -142,13 +142,7 @@ impl StrobeApp {
             }
         }
         for p in files {
-            if let Some(r) = self.open_memory(&p) {
-                if let Err(e) = r {
-                    self.errors.push(e);
-                }
-                continue;
-            }
-            if let Some(r) = self.open_ncu(&p) {
+            if let Some(r) = self.open_in_pane(&p) {
                 if let Err(e) = r {
                     self.errors.push(e);
                 }
@@ -182,10 +176,7 @@ impl StrobeApp {
 
     /// Loads a file on this thread (tests, benchmarks).
     pub fn open_blocking(&mut self, path: &std::path::Path) -> Result<(), String> {
-        if let Some(r) = self.open_memory(path) {
-            return r;
-        }
-        if let Some(r) = self.open_ncu(path) {
+        if let Some(r) = self.open_in_pane(path) {
             return r;
         }
         let opts = strobe_import::LoadOptions {
@@ -198,53 +189,50 @@ impl StrobeApp {
         Ok(())
     }
 
-    /// Memory snapshots open in the memory pane (read here: the reader is fast). None for
-    /// anything else.
-    pub fn open_memory(&mut self, path: &std::path::Path) -> Option<Result<(), String>> {
+    /// Files that open in a pane, not as a timeline (memory snapshots and memory_stats() dumps
+    /// in the memory pane, Nsight Compute exports in the kernel pane), read here: the readers
+    /// are fast and the files small. None for traces. The format is detected once.
+    pub fn open_in_pane(&mut self, path: &std::path::Path) -> Option<Result<(), String>> {
+        use strobe_import::Format;
         match strobe_import::detect(path) {
-            Ok(Some(strobe_import::Format::MemorySnapshot)) => {}
-            Ok(Some(strobe_import::Format::MemoryStats)) => {
-                // memory_stats() beside its snapshot: shown in the pane's summary
-                return Some(strobe_import::memory_snapshot::import_stats(path).map_err(|e| e.to_string()).map(|st| {
-                    let r = strobe_analysis::memory::stats_report(&st);
-                    match &mut self.memory {
-                        Some(p) => p.stats = Some(r),
-                        None => self.pending_stats = Some(r),
-                    }
-                }));
-            }
-            _ => return None,
+            Ok(Some(Format::MemorySnapshot)) => Some(self.open_memory(path)),
+            Ok(Some(Format::MemoryStats)) => Some(self.open_memory_stats(path)),
+            Ok(Some(f @ (Format::NcuCsv | Format::NcuRep))) => Some(self.open_ncu(path, f)),
+            _ => None,
         }
-        Some(crate::memory::MemoryPane::open(path).map(|mut p| {
+    }
+
+    fn open_memory(&mut self, path: &std::path::Path) -> Result<(), String> {
+        crate::memory::MemoryPane::open(path).map(|mut p| {
             p.stats = self.pending_stats.take().or(p.stats);
             self.memory = Some(p);
             self.bottom_tab = BottomTab::Memory;
-        }))
+        })
     }
 
-    /// Nsight Compute exports open in the kernel pane (read here: they are small). None for
-    /// anything else.
-    pub fn open_ncu(&mut self, path: &std::path::Path) -> Option<Result<(), String>> {
-        use strobe_import::Format;
-        let fmt = match strobe_import::detect(path) {
-            Ok(Some(f @ (Format::NcuCsv | Format::NcuRep))) => f,
-            _ => return None,
-        };
-        let r = if fmt == Format::NcuRep {
+    /// memory_stats() beside its snapshot: shown in the pane's summary (kept until the
+    /// snapshot opens when it comes first).
+    fn open_memory_stats(&mut self, path: &std::path::Path) -> Result<(), String> {
+        let st = strobe_import::memory_snapshot::import_stats(path).map_err(|e| e.to_string())?;
+        let r = strobe_analysis::memory::stats_report(&st);
+        match &mut self.memory {
+            Some(p) => p.stats = Some(r),
+            None => self.pending_stats = Some(r),
+        }
+        Ok(())
+    }
+
+    fn open_ncu(&mut self, path: &std::path::Path, fmt: strobe_import::Format) -> Result<(), String> {
+        let r = if fmt == strobe_import::Format::NcuRep {
             strobe_import::ncu_csv::import_rep(path)
         } else {
             strobe_import::ncu_csv::import(path)
         };
-        Some(match r {
-            Ok(r) => {
-                let report = strobe_analysis::roofline::analyse(&r);
-                self.kernels.sol = Some(crate::kernel_table::SolColumns::from_report(&report));
-                self.kernel_sol = Some(crate::kernel_sol::KernelSolPane::new(report));
-                self.bottom_tab = BottomTab::KernelSol;
-                Ok(())
-            }
-            Err(e) => Err(e.to_string()),
-        })
+        let report = strobe_analysis::roofline::analyse(&r.map_err(|e| e.to_string())?);
+        self.kernels.sol = Some(crate::kernel_table::SolColumns::from_report(&report));
+        self.kernel_sol = Some(crate::kernel_sol::KernelSolPane::new(report));
+        self.bottom_tab = BottomTab::KernelSol;
+        Ok(())
     }
 
     pub fn add_trace(&mut self, t: crate::workspace::Trace) {
