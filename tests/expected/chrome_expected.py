@@ -165,8 +165,7 @@ def build_flows(events, scale, slices, notes):
 def report(path):
     doc = load(path)
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
-    unit_ns = isinstance(doc, dict) and doc.get("displayTimeUnit") == "ns"
-    scale = 1 if unit_ns else 1000
+    scale = 1000  # ts/dur are µs; displayTimeUnit is a display hint only
     notes = Counter()
     slices = build_slices(events, scale, notes)
     flows = build_flows(events, scale, slices, notes)
@@ -186,7 +185,7 @@ def report(path):
 
     return {
         "source": os.path.basename(path),
-        "time_unit": "ns" if unit_ns else "us",
+        "time_unit": "us",
         "events": len(events),
         "by_phase": dict(sorted(Counter(str(e.get("ph", "")) for e in events).items())),
         "slices": total,

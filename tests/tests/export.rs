@@ -327,7 +327,7 @@ fn csv_and_jsonl_agree() {
     }
 }
 
-/// String pid/tid, missing tid, `displayTimeUnit: ns`, later metadata names winning, args
+/// String pid/tid, missing tid, `displayTimeUnit: ns` (a display hint: times stay µs), later metadata names winning, args
 /// with line breaks and big integers, a non-object args, an unclosed B and an instant.
 #[test]
 fn fixture_ids_names_units() {
@@ -335,11 +335,11 @@ fn fixture_ids_names_units() {
     let want = r#"pid,tid,process_name,thread_name,lane,device,stream,depth,ts_ns,dur_ns,name,category,args
 7,7,seven,main thread,CPU · main thread (tid 7),,,0,1790857026000000000,10,main,,{}
 7,7,seven,main thread,CPU · main thread (tid 7),,,1,1790857026000000001,2,no tid,,"{""value"":5}"
-7,8,seven,,CPU · seven (tid 8),,,0,5,1,other thread,,{}
-Renderer,Compositor,renderer,comp,CPU · comp (tid Compositor),,,0,1000,2000,outer,c1,{}
-Renderer,Compositor,renderer,comp,CPU · comp (tid Compositor),,,1,1500,250,inner,c2,"{      ""big"": 12345678901234567890,      ""text"": ""line\nbreak \""quoted\"", comma""    }"
-Renderer,Compositor,renderer,comp,CPU · comp (tid Compositor),,,2,1600,0,mark,,{}
-Renderer,Compositor,renderer,comp,CPU · comp (tid Compositor),,,0,3500,-1,never ends,,{}
+7,8,seven,,CPU · seven (tid 8),,,0,5000,1000,other thread,,{}
+Renderer,Compositor,renderer,comp,CPU · comp (tid Compositor),,,0,1000000,2000000,outer,c1,{}
+Renderer,Compositor,renderer,comp,CPU · comp (tid Compositor),,,1,1500000,250000,inner,c2,"{      ""big"": 12345678901234567890,      ""text"": ""line\nbreak \""quoted\"", comma""    }"
+Renderer,Compositor,renderer,comp,CPU · comp (tid Compositor),,,2,1600000,0,mark,,{}
+Renderer,Compositor,renderer,comp,CPU · comp (tid Compositor),,,0,3500000,-1,never ends,,{}
 "#;
     assert_eq!(csv_text(&store, What::Spans), want);
     let j = jsonl_rows(&store, What::Spans);

@@ -124,3 +124,29 @@ fn ddp_metadata_and_flows() {
     assert!(names.contains(&"GPU 1 · copy D2H"), "{names:?}");
     assert!(names.contains(&"GPU 1 · stream 17"), "{names:?}");
 }
+
+/// PyTorch writes `"displayTimeUnit": "ns"` for nanosecond-resolution traces whose `ts`/`dur`
+/// are still microseconds: the key is a display hint and must not change a single figure.
+#[test]
+fn display_time_unit_ns_changes_nothing() {
+    use std::io::{Read, Write};
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(sample("gpt_train.json.gz")).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    let n = text.matches("\"displayTimeUnit\": \"ms\"").count();
+    assert_eq!(n, 1, "the sample declares displayTimeUnit ms once");
+    let dir = tempfile::tempdir().unwrap();
+    let ns = dir.path().join("gpt_train_ns.json");
+    std::fs::File::create(&ns)
+        .unwrap()
+        .write_all(text.replace("\"displayTimeUnit\": \"ms\"", "\"displayTimeUnit\": \"ns\"").as_bytes())
+        .unwrap();
+    let a = strobe_analysis::report::report(&load("gpt_train.json.gz"), 20);
+    let b = strobe_analysis::report::report(&load_in(&ns, dir.path()).unwrap(), 20);
+    let exp = expected("gpt_train.report.json");
+    assert_eq!(b.gpus[0].window_ns, exp["gpus"][0]["window_ns"].as_i64().unwrap());
+    assert_eq!(serde_json::to_value(&a.gpus).unwrap(), serde_json::to_value(&b.gpus).unwrap());
+    assert_eq!(serde_json::to_value(&a.steps).unwrap(), serde_json::to_value(&b.steps).unwrap());
+    assert_eq!(serde_json::to_value(&a.top_kernels).unwrap(), serde_json::to_value(&b.top_kernels).unwrap());
+}

@@ -114,18 +114,15 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
         return Err(ImportError::bad(path, "empty file: no JSON in it"));
     }
     let mut asm = Assembler::new(buf);
-    let mut unit_ns = 1000i64;
+    // `ts`/`dur` are microseconds whatever `displayTimeUnit` says: the trace-event format
+    // defines that key as a display hint only, and Perfetto's importer ignores it for
+    // timestamps. PyTorch writes `"ns"` for traces whose µs values carry ns digits.
+    let unit_ns = 1000i64;
     match buf[p] {
         b'[' => {
             parse_events(path, buf, p + 1, unit_ns, &mut asm, b, progress)?;
         }
         b'{' => {
-            // Peek for displayTimeUnit before the events, so times are scaled as they're read.
-            if let Some(u) = find_display_time_unit(buf) {
-                if u == "ns" {
-                    unit_ns = 1;
-                }
-            }
             p += 1;
             let mut saw_events = false;
             loop {
@@ -289,23 +286,6 @@ fn parse_events(
         ready = next;
     }
     Ok(expected)
-}
-
-/// `displayTimeUnit` near the top of the object (Kineto writes it before the events; a
-/// bounded look keeps this O(1) on huge files).
-fn find_display_time_unit(buf: &[u8]) -> Option<String> {
-    let head = &buf[..buf.len().min(1 << 16)];
-    let tail = &buf[buf.len().saturating_sub(1 << 16)..];
-    for part in [head, tail] {
-        if let Some(i) = memchr::memmem::find(part, b"\"displayTimeUnit\"") {
-            let rest = &part[i + 17..];
-            let q1 = memchr::memchr(b'"', rest)?;
-            let rest = &rest[q1 + 1..];
-            let q2 = memchr::memchr(b'"', rest)?;
-            return Some(String::from_utf8_lossy(&rest[..q2]).into_owned());
-        }
-    }
-    None
 }
 
 fn top_level_key(meta: &mut TraceMeta, key: &str, v: serde_json::Value) {
