@@ -76,20 +76,34 @@ def build_slices(events, scale, notes):
                 continue
             out.append(s)
 
-        # Depth: slices open (start <= ts < end) when this one starts.
+        # Depth (README "Nesting"): a slice's parent is the innermost earlier slice still
+        # open at its start that holds it, or holds at least half of it (a near-miss end);
+        # a slice lying mostly after the one it starts in goes beside it. An unclosed B
+        # nests where it began. Ends are clipped to the parent's, so an overhang holds
+        # nothing down. Written as a walk up parent links (the Rust side keeps a stack).
         out.sort(key=lambda s: (s["ts"], -(INF if s["dur"] < 0 else s["dur"]), s["idx"]))
-        active, prev = [], None  # active: (end, slice) still open
+        last, prev = None, None
         for s in out:
             end = INF if s["dur"] < 0 else s["ts"] + s["dur"]
-            active = [(e, a) for e, a in active if e > s["ts"]]
-            s["depth"] = len(active)
-            if any(e < end for e, _ in active):
-                notes["improperly_nested"] += 1
-            if end > s["ts"]:
-                active.append((end, s))
-            elif prev and prev["dur"] == 0 and prev["ts"] == s["ts"]:
+            c = last
+            while c is not None:
+                ce = c["eff_end"]
+                if ce <= s["ts"]:
+                    c = c["parent"]
+                    continue
+                if end <= ce or s["dur"] < 0:
+                    break
+                if ce - s["ts"] >= end - ce:
+                    notes["nested_end_after_parent_clipped"] += 1
+                    break
+                notes["nested_mostly_after_reparented"] += 1
+                c = c["parent"]
+            s["parent"] = c
+            s["depth"] = 0 if c is None else c["depth"] + 1
+            s["eff_end"] = end if c is None else min(end, c["eff_end"])
+            if end == s["ts"] and prev and prev["dur"] == 0 and prev["ts"] == s["ts"]:
                 notes["zero_dur_after_zero_dur_same_ts"] += 1  # Perfetto stacks these
-            prev = s
+            last, prev = s, s
         slices[thread] = out
     return slices
 

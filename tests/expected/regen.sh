@@ -8,7 +8,7 @@ KINETO="gpt_train ddp_rank0 ddp_rank1 hta_nccl_data kineto_tbplugin_resnet50
         tracelens_mi300_resnet_act_checkpoint hta_sampled_rank0"
 CHROME="catapult_flow.json catapult_main_thread_has_unclosed_slices.json
         speedscope_trace-event_simple-partial.json perfetto_flow_events_json_v1.json
-        catapult_lthi_cats.json.gz"
+        catapult_lthi_cats.json.gz nesting_near_miss.json gpt_train.json.gz ddp_rank0.json.gz"
 
 for stem in $KINETO; do
   python3 tests/expected/kineto_expected.py "sample-traces/$stem.json.gz" \

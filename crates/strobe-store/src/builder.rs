@@ -4,6 +4,7 @@
 
 use crate::format::*;
 use crate::lod::{build_depth_levels, LodItem, LodLevel};
+use crate::nesting::{assign_depth, Crossings};
 use crate::output::Output;
 use crate::strings::Interner;
 use rayon::prelude::*;
@@ -323,6 +324,7 @@ impl StoreBuilder {
         self.spans = Vec::new();
         let mut m_depth = vec![0u32; n];
         let mut m_max = vec![0i64; n];
+        let mut crossings = Crossings::default();
         let pack_lane: Vec<bool> = self
             .lanes
             .iter()
@@ -348,12 +350,22 @@ impl StoreBuilder {
                 at = e;
                 jobs.push((l, b, e, d, x));
             }
-            let (ms, me) = (&m_start, &m_end);
-            jobs.into_par_iter().for_each(|(l, b, e, d, x)| {
-                assign_depth(&ms[b..e], &me[b..e], d, pack_lane[l]);
-                crate::interval::build_max_end(&me[b..e], x);
-            });
+            let (ms, me, sm) = (&m_start, &m_end, &span_meta);
+            let found: Vec<(usize, Crossings)> = jobs
+                .into_par_iter()
+                .map(|(l, b, e, d, x)| {
+                    let unclosed = |i: usize| sm[b + i].flags as u16 & strobe_model::flags::UNCLOSED != 0;
+                    let c = assign_depth(&ms[b..e], &me[b..e], unclosed, d, pack_lane[l]);
+                    crate::interval::build_max_end(&me[b..e], x);
+                    (b, c)
+                })
+                .collect();
+            for (b, c) in found {
+                crossings.add(&Crossings { example: c.example.map(|(i, p)| (b as u32 + i, b as u32 + p)), ..c });
+            }
         }
+        let crossings_note = (crossings.clipped + crossings.reparented > 0)
+            .then(|| crossings_note(&crossings, &self.strings, &span_meta, &m_start));
         for (k, m) in span_meta.iter_mut().enumerate() {
             m.depth = m_depth[k].min(u16::MAX as u32) as u16;
         }
@@ -373,7 +385,7 @@ impl StoreBuilder {
             let st: Vec<i64> = ids.iter().map(|&p| m_start[p as usize]).collect();
             let en: Vec<i64> = ids.iter().map(|&p| m_end[p as usize]).collect();
             let mut d = vec![0u32; ids.len()];
-            assign_depth(&st, &en, &mut d, true);
+            assign_depth(&st, &en, |_| false, &mut d, true);
             let mut x = vec![0i64; ids.len()];
             crate::interval::build_max_end(&en, &mut x);
             m_start.extend_from_slice(&st);
@@ -491,6 +503,7 @@ impl StoreBuilder {
         put(sid::COUNTER_POINTS_VAL, bytemuck::cast_slice(&c_val), &mut table)?;
         put(sid::COUNTERS_JSON, &serde_json::to_vec(&counter_series).map_err(std::io::Error::other)?, &mut table)?;
         let mut meta = meta.clone();
+        meta.load.notes.extend(crossings_note);
         if self.unbound_flows > 0 {
             *meta.load.skipped.entry("flow end with no span to bind to".into()).or_default() += self.unbound_flows;
         }
@@ -665,38 +678,6 @@ impl StoreBuilder {
     }
 }
 
-/// Assigns depth to a lane's spans (start-sorted, longer first on ties). `pack` puts
-/// overlapping spans on the first free row (GPU streams, copy engines: overlap there is clock
-/// jitter or concurrency, not nesting); otherwise depth is nesting depth.
-fn assign_depth(start: &[i64], end: &[i64], depth: &mut [u32], pack: bool) {
-    let n = start.len();
-    if pack {
-        let mut row_end: Vec<i64> = Vec::new();
-        for i in 0..n {
-            let r = row_end.iter().position(|&e| e <= start[i]).unwrap_or(row_end.len());
-            if r == row_end.len() {
-                row_end.push(end[i]);
-            } else {
-                row_end[r] = end[i];
-            }
-            depth[i] = r as u32;
-        }
-    } else {
-        let mut stack: Vec<i64> = Vec::new();
-        for i in 0..n {
-            while let Some(&top) = stack.last() {
-                if top <= start[i] {
-                    stack.pop();
-                } else {
-                    break;
-                }
-            }
-            depth[i] = stack.len() as u32;
-            stack.push(end[i]);
-        }
-    }
-}
-
 struct LaneLod {
     /// Member indices grouped by depth (start order within a depth): the finest level.
     depth_members: Vec<u32>,
@@ -755,4 +736,18 @@ fn bucket(n_buckets: usize, keys: impl Iterator<Item = usize> + Clone) -> (Vec<u
         fill[k] += 1;
     }
     (offsets, order)
+}
+
+/// The load-summary line for the improperly nested spans, with one example by name.
+fn crossings_note(c: &Crossings, strings: &Interner, span_meta: &[SpanMeta], start: &[i64]) -> String {
+    let mut note = format!(
+        "improperly nested slices: {} ending after their parent (kept as children), {} starting inside a \
+         slice but lying mostly after it (placed beside it)",
+        c.clipped, c.reparented
+    );
+    if let Some((i, p)) = c.example {
+        let name = |k: u32| strings.get(span_meta[k as usize].name).to_string();
+        note.push_str(&format!("; e.g. {:?} at {} ns starts inside {:?}", name(i), start[i as usize], name(p)));
+    }
+    note
 }

@@ -9,6 +9,7 @@ pub mod format;
 pub mod interval;
 pub mod lod;
 mod names;
+pub mod nesting;
 mod output;
 mod reader;
 mod strings;
