@@ -54,19 +54,62 @@ impl<R: std::io::Read> ReadAll for R {
     }
 }
 
+/// Byte ranges of the events in `traceEvents`, read by serde_json (not Strobe's scanner).
+fn event_ranges(text: &[u8]) -> Vec<(usize, usize)> {
+    #[derive(serde::Deserialize)]
+    struct Doc<'a> {
+        #[serde(borrow, rename = "traceEvents")]
+        events: Vec<&'a serde_json::value::RawValue>,
+    }
+    let doc: Doc = serde_json::from_slice(text).unwrap();
+    let base = text.as_ptr() as usize;
+    doc.events
+        .iter()
+        .map(|r| (r.get().as_ptr() as usize - base, r.get().as_ptr() as usize - base + r.get().len()))
+        .collect()
+}
+
+/// A trace cut anywhere (a killed job, a partial copy) opens with every complete event before
+/// the cut and says where it stopped (issue 12.9).
 #[test]
-fn truncated_json_names_the_byte() {
+fn truncated_json_keeps_every_complete_event() {
     let t = real_trace_text();
-    let cut = &t[..t.len() * 2 / 3];
-    let e = load_err("cut.json", cut);
-    assert!(e.contains("truncated") && e.contains("at byte"), "{e}");
+    let ranges = event_ranges(&t);
+    let (first, last) = (ranges[0].0, ranges.last().unwrap().1);
+    let mut cuts: Vec<usize> = (1..12).map(|k| first + (last - first) * k / 12 + k * 7).collect();
+    cuts.extend([4, first - 1, first + 1, ranges[5].1, ranges[5].1 + 1, last, last + 1, t.len() - 2, t.len() - 1]);
+    for cut in cuts {
+        let s = load_ok("cut.json", &t[..cut]);
+        let tr = s.meta.load.truncated.as_ref().unwrap_or_else(|| panic!("cut at {cut}: not marked truncated"));
+        let complete = ranges.iter().filter(|r| r.1 <= cut).count() as u64;
+        assert_eq!(tr.events_read, complete, "cut at {cut}: {tr:?}");
+        assert_eq!(s.meta.load.events, complete, "cut at {cut}");
+        if let Some(r) = ranges.iter().find(|r| r.0 < cut && r.1 > cut) {
+            assert_eq!(tr.at_byte, r.0 as u64, "cut at {cut} inside the event at {}: {tr:?}", r.0);
+            assert!(tr.what.contains("inside an event"), "{tr:?}");
+        }
+    }
+    // the whole file is not truncated
+    assert!(load_ok("whole.json", &t).meta.load.truncated.is_none());
 }
 
 #[test]
-fn truncated_gzip() {
+fn truncated_gzip_keeps_what_inflated() {
+    let t = real_trace_text();
+    let ranges = event_ranges(&t);
     let g = std::fs::read(sample("gpt_train.json.gz")).unwrap();
-    let e = load_err("cut.json.gz", &g[..g.len() / 2]);
-    assert!(e.contains("gzip") || e.contains("truncated"), "{e}");
+    for k in [4, 2, 1] {
+        let cut = g.len() - g.len() / (k + 1);
+        let s = load_ok("cut.json.gz", &g[..cut]);
+        let tr = s.meta.load.truncated.as_ref().expect("marked truncated");
+        assert!(tr.what.contains("gzip stream ends early"), "{tr:?}");
+        // what inflated is a prefix of the text: every event before the cut point is there
+        let n = ranges.iter().filter(|r| r.1 as u64 <= tr.at_byte).count() as u64;
+        assert_eq!(tr.events_read, n, "{tr:?}");
+        assert!(n > 1000);
+    }
+    let e = load_err("empty.json.gz", &g[..10]);
+    assert!(e.contains("gzip"), "{e}");
 }
 
 #[test]

@@ -80,6 +80,9 @@ pub fn fmt_ns(ns: i64) -> String {
 pub fn to_text(r: &Report) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "{} ({}) — {} events", r.source, r.format, r.events);
+    if let Some(t) = &r.load.truncated {
+        let _ = writeln!(o, "WARNING: {} — the figures cover what was read", t.message());
+    }
     if r.gpus.is_empty() {
         let _ = writeln!(o, "\nNo GPU activity in this trace.");
     }
@@ -159,6 +162,9 @@ pub fn to_text(r: &Report) -> String {
     }
     for n in &r.load.notes {
         let _ = writeln!(o, "  note: {n}");
+    }
+    if let Some(t) = &r.load.truncated {
+        let _ = writeln!(o, "  WARNING: {}", t.message());
     }
     o
 }

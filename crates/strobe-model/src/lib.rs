@@ -7,7 +7,7 @@ mod meta;
 pub mod ncu;
 
 pub use kinds::{CopyDir, LaneKind, SpanKind};
-pub use meta::{DeviceInfo, DistributedInfo, LoadSummary, SourceFormat, TraceMeta};
+pub use meta::{DeviceInfo, DistributedInfo, LoadSummary, SourceFormat, TraceMeta, Truncation};
 
 /// Nanoseconds.
 pub type Ns = i64;

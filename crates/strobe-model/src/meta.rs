@@ -58,6 +58,29 @@ pub struct LoadSummary {
     /// Free-form notes (e.g. "no kernel table: CPU-only capture").
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Set when the source ends early (a killed job, a partial copy): everything complete
+    /// before the cut was read. `strobe report` exits 3 then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<Truncation>,
+}
+
+/// Where a source was cut short.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Truncation {
+    /// Byte of the (decompressed) text where reading stopped: the start of the first event
+    /// that is not complete, or the end of what could be read.
+    pub at_byte: u64,
+    /// Complete events read before the cut.
+    pub events_read: u64,
+    /// What was cut, in words ("the file ends inside an event", "the gzip stream ends early …").
+    pub what: String,
+}
+
+impl Truncation {
+    /// The one-line warning the report and the window show.
+    pub fn message(&self) -> String {
+        format!("truncated at byte {}; {} events read ({})", self.at_byte, self.events_read, self.what)
+    }
 }
 
 impl LoadSummary {
@@ -77,6 +100,9 @@ impl LoadSummary {
             *self.skipped.entry(k.clone()).or_default() += v;
         }
         self.notes.extend(other.notes.iter().cloned());
+        if self.truncated.is_none() {
+            self.truncated = other.truncated.clone();
+        }
     }
 }
 

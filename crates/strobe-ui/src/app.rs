@@ -415,6 +415,15 @@ impl StrobeApp {
             if let Some(i) = dismiss {
                 self.errors.remove(i);
             }
+            // a cut file stays marked while it is open: its figures cover only what was read
+            for t in &self.ws.traces {
+                if let Some(cut) = &t.store.meta.load.truncated {
+                    ui.colored_label(
+                        egui::Color32::from_rgb(230, 180, 60),
+                        format!("Warning: {}: {}", t.label, cut.message()),
+                    );
+                }
+            }
         });
         if !self.ws.traces.is_empty() {
             egui::Panel::top("strobe_summary").show(ui, |ui| {
@@ -791,6 +800,9 @@ fn load_summary(ui: &mut egui::Ui, ws: &Workspace) {
             }
             for n in &m.load.notes {
                 ui.label(format!("note: {n}"));
+            }
+            if let Some(cut) = &m.load.truncated {
+                ui.colored_label(egui::Color32::from_rgb(230, 180, 60), cut.message());
             }
             ui.separator();
         }

@@ -197,3 +197,22 @@ fn built_in_file_browser_opens_a_trace() {
     assert!(!h.state().browser.open, "the browser closes after a pick");
     assert_eq!(h.state().settings.recent.len(), 1, "recent files remember it");
 }
+
+/// A trace cut short (a partial copy: half of the gzip stream) opens with what was read and
+/// says so in the window for as long as it is open.
+#[test]
+fn truncated_trace_opens_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = std::fs::read(sample("gpt_train.json.gz")).unwrap();
+    let cut = dir.path().join("cut.json.gz");
+    std::fs::write(&cut, &gz[..gz.len() / 2]).unwrap();
+    let mut app = StrobeApp::new(None, Settings::default());
+    app.loader.no_cache = true;
+    app.open_blocking(&cut).expect("a cut trace opens");
+    let mut h = harness(app);
+    h.run_steps(2);
+    let t = h.state().ws.traces[0].store.meta.load.truncated.clone().expect("marked truncated");
+    assert!(t.events_read > 1000, "{t:?}");
+    assert!(h.state().timeline.stats.items > 100, "what was read is drawn");
+    h.get_by_label_contains(&format!("truncated at byte {}; {} events read", t.at_byte, t.events_read));
+}

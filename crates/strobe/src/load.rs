@@ -8,7 +8,25 @@ use std::sync::Arc;
 use strobe_import::{LoadOptions, Progress};
 use strobe_store::Store;
 
+/// Set once any input of this run was cut short: `main` then exits with status 3 (the output
+/// is complete for what was read), so scripts can tell a partial read from a full one.
+pub static TRUNCATED_INPUT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Says on stderr that `store`'s source was cut short, and remembers it for the exit status.
+pub fn warn_if_truncated(path: &Path, store: &Store) {
+    if let Some(t) = &store.meta.load.truncated {
+        eprintln!("strobe: warning: {}: {}", path.display(), t.message());
+        TRUNCATED_INPUT.store(true, Ordering::Relaxed);
+    }
+}
+
 pub fn load_with_progress(path: &Path, cache_dir: Option<&Path>) -> anyhow::Result<Store> {
+    let store = load_with_bar(path, cache_dir)?;
+    warn_if_truncated(path, &store);
+    Ok(store)
+}
+
+fn load_with_bar(path: &Path, cache_dir: Option<&Path>) -> anyhow::Result<Store> {
     let progress = Arc::new(Progress::default());
     let opts = LoadOptions {
         cache_dir: cache_dir.map(|p| p.to_path_buf()),

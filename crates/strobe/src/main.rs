@@ -13,6 +13,8 @@ use clap::Parser;
 fn main() {
     let cli = cli::Cli::parse();
     let code = match cli.run() {
+        // 3: the output is complete for what was read, but an input was cut short
+        Ok(()) if load::TRUNCATED_INPUT.load(std::sync::atomic::Ordering::Relaxed) => 3,
         Ok(()) => 0,
         Err(e) => {
             eprintln!("strobe: {e:#}");

@@ -36,7 +36,11 @@ pub fn load_all(files: &[PathBuf], cache_dir: Option<&Path>) -> anyhow::Result<V
             })
             .collect()
     });
-    results.into_iter().map(|r| r.map_err(anyhow::Error::from)).collect()
+    let stores: Vec<Store> = results.into_iter().map(|r| r.map_err(anyhow::Error::from)).collect::<Result<_, _>>()?;
+    for (s, f) in stores.iter().zip(files) {
+        crate::load::warn_if_truncated(f, s);
+    }
+    Ok(stores)
 }
 
 pub fn report(

@@ -68,6 +68,8 @@ pub struct Assembler<'a> {
     seq: u64,
     max_ts: i64,
     pub kineto: bool,
+    /// Where the input was cut short, and how (set by the parse; see `Truncation`).
+    pub cut: Option<(u64, String)>,
     /// Counts by phase and category, and what was skipped: handed to the trace's summary.
     load: LoadSummary,
     open_array: bool,
@@ -92,6 +94,7 @@ impl<'a> Assembler<'a> {
             load: LoadSummary::default(),
             open_array: false,
             unclosed: 0,
+            cut: None,
         }
     }
 

@@ -18,6 +18,8 @@ pub struct ChunkOut<'a> {
     /// End of input reached without `]` (allowed by the format).
     pub eof: bool,
     pub error: Option<(usize, String)>,
+    /// The error is the input ending inside an event (a cut file), not bad JSON.
+    pub truncated: bool,
     pub strings: Vec<Cow<'a, str>>,
     pub threads: Vec<(Key<'a>, Key<'a>)>,
     pub evs: Vec<CEv>,
@@ -115,6 +117,7 @@ pub fn parse_chunk<'a>(text: &'a str, start: usize, end: usize, unit_ns: i64) ->
         array_end: None,
         eof: false,
         error: None,
+        truncated: false,
         strings: Vec::new(),
         threads: Vec::new(),
         evs: Vec::with_capacity((end.saturating_sub(start)) / 200),
@@ -143,8 +146,9 @@ pub fn parse_chunk<'a>(text: &'a str, start: usize, end: usize, unit_ns: i64) ->
         let (ev, next) = match RawEvent::scan(text, pos) {
             Ok(x) => x,
             Err(e) => {
+                out.truncated = e.eof;
                 let what = if e.eof {
-                    "truncated: the file ends inside an event".to_string()
+                    "the file ends inside an event".to_string()
                 } else if buf[pos] != b'{' {
                     format!("expected an event object, found {:?}", snippet(&buf[pos..]))
                 } else {

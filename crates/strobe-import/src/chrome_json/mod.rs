@@ -32,7 +32,9 @@ impl Input {
     }
 }
 
-fn read_input(path: &Path, progress: &Progress) -> Result<Input, ImportError> {
+/// Reads the source. A gzip stream that ends early (a partial copy) keeps what inflated and
+/// says so in the second value; corrupt deflate data is an error.
+fn read_input(path: &Path, progress: &Progress) -> Result<(Input, Option<String>), ImportError> {
     let mut f = std::fs::File::open(path).map_err(|e| ImportError::io(path, e))?;
     let len = f.metadata().map_err(|e| ImportError::io(path, e))?.len();
     let mut magic = [0u8; 2];
@@ -50,6 +52,13 @@ fn read_input(path: &Path, progress: &Progress) -> Result<Input, ImportError> {
             match dec.read(&mut buf) {
                 Ok(0) => break,
                 Ok(k) => out.extend_from_slice(&buf[..k]),
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    let cut =
+                        format!("the gzip stream ends early: {len} compressed bytes inflate to {} bytes", out.len());
+                    progress.bytes_done.store(0, Ordering::Relaxed);
+                    progress.bytes_total.store(out.len() as u64, Ordering::Relaxed);
+                    return Ok((Input::Owned(out), Some(cut)));
+                }
                 Err(e) => {
                     return Err(ImportError::bad(
                         path,
@@ -60,16 +69,16 @@ fn read_input(path: &Path, progress: &Progress) -> Result<Input, ImportError> {
         }
         progress.bytes_done.store(0, Ordering::Relaxed);
         progress.bytes_total.store(out.len() as u64, Ordering::Relaxed);
-        return Ok(Input::Owned(out));
+        return Ok((Input::Owned(out), None));
     }
     progress.bytes_total.store(len, Ordering::Relaxed);
     if len == 0 {
-        return Ok(Input::Owned(Vec::new()));
+        return Ok((Input::Owned(Vec::new()), None));
     }
     // SAFETY: the input is only read; a file truncated while mapped can fault, which every
     // mmap-based reader accepts (the cache key catches changes made before opening).
     let m = unsafe { memmap2::Mmap::map(&f) }.map_err(|e| ImportError::io(path, e))?;
-    Ok(Input::Map(m))
+    Ok((Input::Map(m), None))
 }
 
 struct CountingReader<'p> {
@@ -85,6 +94,31 @@ impl Read for CountingReader<'_> {
     }
 }
 
+/// The input less a UTF-8 character cut by the end of the file (a partial copy can end
+/// mid-character): the JSON is then cut inside a string, which the parse reports as the cut.
+fn without_cut_char(b: &[u8]) -> &[u8] {
+    for k in 1..=b.len().min(3) {
+        let c = b[b.len() - k];
+        if c < 0x80 {
+            break;
+        }
+        if c >= 0xC0 {
+            let need = if c >= 0xF0 {
+                4
+            } else if c >= 0xE0 {
+                3
+            } else {
+                2
+            };
+            if need > k {
+                return &b[..b.len() - k];
+            }
+            break;
+        }
+    }
+    b
+}
+
 fn skip_ws(b: &[u8], mut p: usize) -> usize {
     while p < b.len() && b[p].is_ascii_whitespace() {
         p += 1;
@@ -96,7 +130,7 @@ fn skip_ws(b: &[u8], mut p: usize) -> usize {
 pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<TraceMeta, ImportError> {
     let t_all = strobe_store::timing::Phase::start("chrome import (total)");
     let t_read = strobe_store::timing::Phase::start("read/decompress input");
-    let input = read_input(path, progress)?;
+    let (input, gzip_cut) = read_input(path, progress)?;
     drop(t_read);
     if let Input::Map(m) = &input {
         // the file is mapped and pinned by the cache key: keep args there instead of copying
@@ -104,14 +138,16 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
             b.args_in_source(m, &abs.to_string_lossy());
         }
     }
-    let buf = input.bytes();
+    let buf = without_cut_char(input.bytes());
     let mut meta = TraceMeta::new(SourceFormat::Chrome, path.display().to_string());
     let mut p = skip_ws(buf, 0);
     if buf[p..].starts_with(&[0xEF, 0xBB, 0xBF]) {
         p = skip_ws(buf, p + 3);
     }
     if p >= buf.len() {
-        return Err(ImportError::bad(path, "empty file: no JSON in it"));
+        let what =
+            if gzip_cut.is_some() { "the gzip stream ends before any JSON" } else { "empty file: no JSON in it" };
+        return Err(ImportError::bad(path, what));
     }
     let mut asm = Assembler::new(buf);
     // `ts`/`dur` are microseconds whatever `displayTimeUnit` says: the trace-event format
@@ -128,7 +164,9 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
             loop {
                 p = skip_ws(buf, p);
                 if p >= buf.len() {
-                    break; // object left open: tolerated like an open array
+                    // the object left open: a cut file (Kineto always closes it); what was read stays
+                    asm.cut.get_or_insert((buf.len() as u64, "the file ends before the top-level object's '}'".into()));
+                    break;
                 }
                 match buf[p] {
                     b'}' => break,
@@ -147,13 +185,22 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
                 let mut de = serde_json::Deserializer::from_slice(&buf[p..]).into_iter::<String>();
                 let key: String = match de.next() {
                     Some(Ok(k)) => k,
+                    Some(Err(e)) if e.is_eof() => {
+                        asm.cut.get_or_insert((p as u64, "the file ends inside a key of the top-level object".into()));
+                        break;
+                    }
                     Some(Err(e)) => return Err(ImportError::bad(path, format!("at byte {p}: bad key: {e}"))),
                     None => {
-                        return Err(ImportError::bad(path, format!("at byte {p}: truncated in the top-level object")))
+                        asm.cut.get_or_insert((p as u64, "the file ends inside the top-level object".into()));
+                        break;
                     }
                 };
                 p += de.byte_offset();
                 p = skip_ws(buf, p);
+                if p >= buf.len() {
+                    asm.cut.get_or_insert((p as u64, format!("the file ends after the key {key:?}")));
+                    break;
+                }
                 if buf.get(p) != Some(&b':') {
                     return Err(ImportError::bad(path, format!("at byte {p}: expected ':' after key {key:?}")));
                 }
@@ -169,11 +216,16 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
                 let mut de = serde_json::Deserializer::from_slice(&buf[p..]).into_iter::<serde_json::Value>();
                 let v: serde_json::Value = match de.next() {
                     Some(Ok(v)) => v,
+                    Some(Err(e)) if e.is_eof() => {
+                        asm.cut.get_or_insert((p as u64, format!("the file ends inside the value of {key:?}")));
+                        break;
+                    }
                     Some(Err(e)) => {
                         return Err(ImportError::bad(path, format!("at byte {p}: bad value of {key:?}: {e}")))
                     }
                     None => {
-                        return Err(ImportError::bad(path, format!("at byte {p}: truncated: no value for {key:?}")))
+                        asm.cut.get_or_insert((p as u64, format!("the file ends before the value of {key:?}")));
+                        break;
                     }
                 };
                 p += de.byte_offset();
@@ -193,6 +245,15 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
     let t_fin = strobe_store::timing::Phase::start("assemble finish (B/E, flows)");
     asm.finish(b, &mut meta).map_err(|e| ImportError::io(path, e))?;
     drop(t_fin);
+    if asm.cut.is_some() || gzip_cut.is_some() {
+        let (at, what) = asm.cut.clone().unwrap_or((buf.len() as u64, String::new()));
+        let what = match (gzip_cut, what.is_empty()) {
+            (Some(g), true) => g,
+            (Some(g), false) => format!("{g}; {what}"),
+            (None, _) => what,
+        };
+        meta.load.truncated = Some(strobe_model::Truncation { at_byte: at, events_read: meta.load.events, what });
+    }
     drop(t_all);
     if asm.kineto || meta.extra.contains_key("schemaVersion") || !meta.devices.is_empty() {
         meta.format = SourceFormat::Kineto;
@@ -257,6 +318,13 @@ fn parse_events(
                         // the guess was inside a string: parse again from the true boundary
                         chunks::parse_chunk(text, expected, ranges[i].1.max(expected), unit_ns)
                     };
+                    if let (Some((at, what)), true) = (&out.error, out.truncated) {
+                        // a cut file: keep every complete event before the cut
+                        asm.add_chunk(&out, b).map_err(|e| ImportError::io(path, e))?;
+                        progress.add_events(out.events);
+                        asm.cut = Some((*at as u64, what.clone()));
+                        return Ok(Some(buf.len()));
+                    }
                     if let Some((at, what)) = &out.error {
                         return Err(ImportError::bad(
                             path,

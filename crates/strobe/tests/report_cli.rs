@@ -1,0 +1,51 @@
+//! `strobe report` exit statuses: 0 for a full read, 3 when an input was cut short (the report
+//! covers what was read), 2 for what is not a profile.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn sample(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces").join(name)
+}
+
+fn strobe(args: &[&std::ffi::OsStr]) -> Output {
+    let cache = tempfile::tempdir().unwrap();
+    Command::new(env!("CARGO_BIN_EXE_strobe")).args(args).arg("--cache-dir").arg(cache.path()).output().unwrap()
+}
+
+#[test]
+fn truncated_trace_reports_and_exits_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = std::fs::read(sample("ddp_rank1.json.gz")).unwrap();
+    let cut = dir.path().join("rank1_cut.json.gz");
+    std::fs::write(&cut, &gz[..gz.len() * 2 / 3]).unwrap();
+    let out = strobe(&["report".as_ref(), cut.as_os_str(), "--json".as_ref()]);
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = &v["load"]["truncated"];
+    assert!(t["events_read"].as_u64().unwrap() > 1000, "{v}");
+    assert_eq!(t["events_read"], v["events"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("rank1_cut.json.gz") && err.contains("truncated at byte"), "{err}");
+
+    let text = strobe(&["report".as_ref(), cut.as_os_str()]);
+    assert_eq!(text.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&text.stdout).contains("WARNING: truncated at byte"));
+
+    // several ranks, one of them cut: the multi-rank report still comes, with status 3
+    let two = strobe(&["report".as_ref(), sample("ddp_rank0.json.gz").as_os_str(), cut.as_os_str()]);
+    assert_eq!(two.status.code(), Some(3), "{}", String::from_utf8_lossy(&two.stderr));
+}
+
+#[test]
+fn full_reads_exit_0_and_non_profiles_exit_2() {
+    // an array without its closing bracket is allowed by the format: not a cut
+    let ok = strobe(&["report".as_ref(), sample("speedscope_trace-event_simple-partial.json").as_os_str()]);
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("notes.txt");
+    std::fs::write(&junk, b"hello, not a profile\n").unwrap();
+    let bad = strobe(&["report".as_ref(), junk.as_os_str()]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("notes.txt"));
+}
