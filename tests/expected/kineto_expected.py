@@ -100,6 +100,33 @@ def report(path):
             kind = "compute"
         gpu.append((device, stream, start, start + dur, kind, name, cat))
 
+    # ---- memory water level (profile_memory=True `[memory]` instants) --------
+    # Per device (Device Type != 0, i.e. not host memory): the highest "Total Allocated" and
+    # "Total Reserved" and the first time each is reached, in (ts, file order).
+    mem = defaultdict(list)
+    for idx, e in enumerate(events):
+        if e.get("ph") in ("i", "I") and e.get("name") == "[memory]":
+            a = e.get("args") or {}
+            has_totals = a.get("Total Allocated") is not None or a.get("Total Reserved") is not None
+            if has_totals and a.get("Device Type") not in (None, 0) and isinstance(a.get("Device Id"), int) and a["Device Id"] >= 0:
+                mem[a["Device Id"]].append((to_ns(e["ts"], scale), idx, a.get("Total Allocated"), a.get("Total Reserved")))
+
+    def first_max(points, k):
+        best = None
+        for p in sorted(points, key=lambda p: (p[0], p[1])):
+            if p[k] is not None and (best is None or p[k] > best[k]):
+                best = p
+        return best
+
+    def memory_of(dev):
+        pts = mem.get(dev)
+        if not pts:
+            return None
+        a, r = first_max(pts, 2), first_max(pts, 3)
+        return {"device": dev, "peak_allocated_bytes": a and a[2], "peak_reserved_bytes": r and r[3],
+                "at_ns": (a or r)[0], "reserved_at_ns": r and r[0],
+                "samples": sum(1 for p in pts if p[2 if a else 3] is not None)}
+
     # ---- per device --------------------------------------------------------
     gpus = []
     for dev in sorted({g[0] for g in gpu}, key=sort_key):
@@ -127,6 +154,8 @@ def report(path):
             "memcpy": sum(1 for g in mine if "memcpy" in g[6]),
             "memset": sum(1 for g in mine if "memset" in g[6]),
         })
+        if memory_of(dev):
+            gpus[-1]["memory"] = memory_of(dev)
 
     # ---- top kernels (kernel category only, whole trace) -------------------
     durs = defaultdict(list)

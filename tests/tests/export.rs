@@ -356,7 +356,7 @@ Renderer,Compositor,renderer,comp,CPU · comp (tid Compositor),,,0,3500000,-1,ne
     assert!(line.contains(r#""big": 12345678901234567890"#), "{line}");
     assert_eq!(j[4]["args"]["text"], "line\nbreak \"quoted\", comma");
     assert_eq!(csv_text(&store, What::Flows).lines().count(), 1);
-    assert_eq!(csv_text(&store, What::Counters), "pid,name,series,ts_ns,value\n");
+    assert_eq!(csv_text(&store, What::Counters), "pid,device,name,series,ts_ns,value\n");
     assert_eq!(csv_text(&store, What::Kernels), "name,count,total_ns,mean_ns,min_ns,max_ns,pct_kernel_time\n");
 }
 
@@ -374,17 +374,20 @@ fn fixture_flows_v2_and_counters() {
     );
     assert_eq!(
         csv_text(&store, What::Counters),
-        "pid,name,series,ts_ns,value
-1,memory,heap,5000,50.0
-1,memory,heap,10000,100.0
-1,memory,heap,20000,75.0
-1,memory,stack,10000,2.5
-1,memory,stack,20000,3.0
-gpu,ctr 3,v,1500,-0.001
+        "pid,device,name,series,ts_ns,value
+1,,memory,heap,5000,50.0
+1,,memory,heap,10000,100.0
+1,,memory,heap,20000,75.0
+1,,memory,stack,10000,2.5
+1,,memory,stack,20000,3.0
+gpu,,ctr 3,v,1500,-0.001
 "
     );
     let c = jsonl_rows(&store, What::Counters);
-    assert_eq!(c[5], json!({"pid": "gpu", "name": "ctr 3", "series": "v", "ts_ns": 1500, "value": -0.001}));
+    assert_eq!(
+        c[5],
+        json!({"pid": "gpu", "device": null, "name": "ctr 3", "series": "v", "ts_ns": 1500, "value": -0.001})
+    );
     assert_eq!(c[0]["value"], json!(50.0));
     let s = csv_text(&store, What::Spans);
     assert_eq!(s.lines().nth(1).unwrap(), "1,1,,,CPU · pid 1 (tid 1),,,0,10500,5000,producer,a,{}");

@@ -30,6 +30,12 @@ fn check(file: &str, stem: &str) {
         assert_eq!(g.comm_overlapped_ns, f("comm_overlapped_ns"), "{file}: overlap");
         assert_eq!(g.kernels, e["kernels"].as_u64().unwrap(), "{file}: kernels");
         assert!((g.overlap_pct - e["overlap_pct"].as_f64().unwrap()).abs() < 1e-9);
+        // the memory water level's peaks (profile_memory=True traces), or none
+        let want = &e["memory"];
+        match &g.memory {
+            None => assert!(want.is_null(), "{file}: no water level, the oracle has {want}"),
+            Some(m) => assert_eq!(serde_json::to_value(m).unwrap(), *want, "{file}: memory"),
+        }
     }
 
     let tk = exp["top_kernels"].as_array().unwrap();

@@ -52,6 +52,10 @@ pub struct GpuTime {
     pub kernels: u64,
     pub memcpy: u64,
     pub memset: u64,
+    /// The device's memory water level peaks, when the trace records one (filled by
+    /// `report` from `memory_level`; the busy/idle figures above do not need it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<crate::memory_level::MemoryPeak>,
 }
 
 /// Every span of GPU activity, per device: (start, end, span id, class). The one place that
@@ -149,6 +153,7 @@ pub fn gpu_time(store: &Store) -> Vec<GpuTime> {
                 kernels: k,
                 memcpy: mc,
                 memset: ms,
+                memory: None,
             }
         })
         .collect()

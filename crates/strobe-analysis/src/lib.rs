@@ -8,6 +8,7 @@ pub mod idle;
 pub mod intervals;
 pub mod kernels;
 pub mod memory;
+pub mod memory_level;
 pub mod ncu_match;
 pub mod ranks;
 pub mod report;

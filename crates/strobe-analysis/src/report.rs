@@ -38,11 +38,17 @@ pub struct IdleSplit {
 pub fn report(store: &Store, top: usize) -> Report {
     let mut k = kernel_stats(store);
     k.truncate(top);
+    let mut gpus = gpu_time(store);
+    for m in crate::memory_level::memory_peaks(store) {
+        if let Some(g) = gpus.iter_mut().find(|g| g.device == m.device) {
+            g.memory = Some(m);
+        }
+    }
     Report {
         format: store.meta.format.as_str().to_string(),
         source: store.meta.source.clone(),
         events: store.meta.load.events,
-        gpus: gpu_time(store),
+        gpus,
         top_kernels: k,
         streams: stream_stats(store),
         steps: steps(store),
@@ -108,6 +114,18 @@ pub fn to_text(r: &Report) -> String {
                 fmt_ns(b.other_ns),
                 b.gaps_over_threshold,
                 fmt_ns(b.threshold_ns)
+            );
+        }
+        if let Some(m) = &g.memory {
+            let gib =
+                |b: Option<u64>| b.map_or("–".to_string(), |b| format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64));
+            let _ = writeln!(
+                o,
+                "  memory: peak allocated {} at {} from start, peak reserved {} ({} samples)",
+                gib(m.peak_allocated_bytes),
+                fmt_ns(m.at_ns - g.start_ns),
+                gib(m.peak_reserved_bytes),
+                m.samples
             );
         }
     }

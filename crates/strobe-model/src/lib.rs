@@ -9,6 +9,18 @@ pub mod ncu;
 pub use kinds::{CopyDir, LaneKind, SpanKind};
 pub use meta::{DeviceInfo, DistributedInfo, LoadSummary, SourceFormat, TraceMeta, Truncation};
 
+/// The counter series of a GPU's memory water level, written alike by every importer that
+/// has one (Kineto `[memory]` events, nsys memory-usage events) and read by the report and
+/// the timeline's GPU group.
+pub mod gpu_memory {
+    /// Counter name.
+    pub const NAME: &str = "GPU memory";
+    /// Bytes held by live tensors (the caching allocator's "allocated").
+    pub const ALLOCATED: &str = "allocated bytes";
+    /// Bytes the allocator holds from the driver (its "reserved"; `cudaMalloc`'d memory).
+    pub const RESERVED: &str = "reserved bytes";
+}
+
 /// Nanoseconds.
 pub type Ns = i64;
 

@@ -84,7 +84,8 @@ pub struct StoreBuilder {
     spans: Vec<Staged>,
     flows: Vec<FlowInput>,
     chain_steps: Vec<ChainStep>,
-    counters: BTreeMap<(IdKey, String, String), Vec<(i64, f64)>>,
+    /// (device, pid, name, series) → points.
+    counters: BTreeMap<(Option<i64>, IdKey, String, String), Vec<(i64, f64)>>,
     pub names: Names,
     out: Output,
     args_len: u64,
@@ -208,7 +209,13 @@ impl StoreBuilder {
     }
 
     pub fn push_counter(&mut self, pid: IdKey, name: &str, series: &str, ts: i64, value: f64) {
-        self.counters.entry((pid, name.to_string(), series.to_string())).or_default().push((ts, value));
+        self.counters.entry((None, pid, name.to_string(), series.to_string())).or_default().push((ts, value));
+    }
+
+    /// A point of a series that measures GPU `device` (e.g. `strobe_model::gpu_memory`), as
+    /// recorded by process `pid`.
+    pub fn push_device_counter(&mut self, device: i64, pid: IdKey, name: &str, series: &str, ts: i64, value: f64) {
+        self.counters.entry((Some(device), pid, name.to_string(), series.to_string())).or_default().push((ts, value));
     }
 
     /// Writes the store. `meta` goes in as given (its load summary should be complete).
@@ -471,14 +478,14 @@ impl StoreBuilder {
         let mut counter_series = Vec::new();
         let mut c_ts: Vec<i64> = Vec::new();
         let mut c_val: Vec<f64> = Vec::new();
-        for ((pid, name, series), mut pts) in std::mem::take(&mut self.counters) {
+        for ((device, pid, name, series), mut pts) in std::mem::take(&mut self.counters) {
             pts.sort_by_key(|p| p.0);
             let b = c_ts.len() as u64;
             for (t, v) in pts {
                 c_ts.push(t);
                 c_val.push(v);
             }
-            counter_series.push(CounterSeries { pid, name, series, begin: b, end: c_ts.len() as u64 });
+            counter_series.push(CounterSeries { pid, device, name, series, begin: b, end: c_ts.len() as u64 });
         }
 
         let t_write = crate::timing::Phase::start("store: write sections");

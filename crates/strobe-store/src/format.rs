@@ -128,6 +128,10 @@ pub const FLOW_CORRELATION: u32 = 1;
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CounterSeries {
     pub pid: strobe_model::IdKey,
+    /// The GPU the series measures (its memory water level), drawn in that device's group;
+    /// `None` for a process's own counters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<i64>,
     pub name: String,
     pub series: String,
     pub begin: u64,

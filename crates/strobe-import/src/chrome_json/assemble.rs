@@ -70,6 +70,8 @@ pub struct Assembler<'a> {
     pub kineto: bool,
     /// Where the input was cut short, and how (set by the parse; see `Truncation`).
     pub cut: Option<(u64, String)>,
+    /// `[memory]` events with only the change (`Bytes`), no totals (PyTorch < 1.10).
+    memory_without_totals: u64,
     /// Counts by phase and category, and what was skipped: handed to the trace's summary.
     load: LoadSummary,
     open_array: bool,
@@ -95,6 +97,7 @@ impl<'a> Assembler<'a> {
             open_array: false,
             unclosed: 0,
             cut: None,
+            memory_without_totals: 0,
         }
     }
 
@@ -185,6 +188,9 @@ impl<'a> Assembler<'a> {
                     });
                 }
                 b'i' | b'I' => {
+                    if c.strings[ev.name as usize] == MEMORY_EVENT {
+                        self.memory_level(b, ev, th);
+                    }
                     let lane = self.cpu_lane(b, th);
                     self.push_plain(
                         b,
@@ -342,6 +348,48 @@ impl<'a> Assembler<'a> {
         })
     }
 
+    /// A Kineto `[memory]` instant (`profile_memory=True`): the allocator's totals right after
+    /// one allocation or free, per device. GPU devices get the water-level series of
+    /// `strobe_model::gpu_memory` in their group; host memory (`Device Type` 0) is a counter
+    /// of the recording process. The instant itself stays on its thread.
+    fn memory_level(&mut self, b: &mut StoreBuilder, ev: &CEv, th: u32) {
+        #[derive(serde::Deserialize)]
+        struct MemoryArgs {
+            #[serde(rename = "Total Allocated")]
+            allocated: Option<f64>,
+            #[serde(rename = "Total Reserved")]
+            reserved: Option<f64>,
+            #[serde(rename = "Device Id")]
+            device: Option<i64>,
+            #[serde(rename = "Device Type")]
+            device_type: Option<i64>,
+        }
+        let args = self.args(ev.args_off, ev.args_len);
+        let Ok(m) = serde_json::from_slice::<MemoryArgs>(args) else {
+            self.load.skip("[memory] event without readable totals");
+            return;
+        };
+        if m.allocated.is_none() && m.reserved.is_none() {
+            // PyTorch before 1.10 wrote only the change (`Bytes`): no level to draw
+            self.memory_without_totals += 1;
+            return;
+        }
+        let pid = self.threads[th as usize].pid.clone();
+        let series =
+            [(strobe_model::gpu_memory::ALLOCATED, m.allocated), (strobe_model::gpu_memory::RESERVED, m.reserved)];
+        for (s, v) in series {
+            let Some(v) = v.filter(|v| v.is_finite()) else { continue };
+            match (m.device_type, m.device) {
+                // c10::DeviceType::CPU is 0; CUDA (ROCm reports CUDA too), XPU, … are devices
+                (Some(0), _) => b.push_counter(pid.clone(), "CPU memory", s, ev.ts, v),
+                (Some(_), Some(d)) if d >= 0 => {
+                    b.push_device_counter(d, pid.clone(), strobe_model::gpu_memory::NAME, s, ev.ts, v)
+                }
+                _ => self.load.skip("[memory] event without a device"),
+            }
+        }
+    }
+
     fn counter(&mut self, b: &mut StoreBuilder, ev: &CEv, th: u32, name: &str) {
         let args = self.args(ev.args_off, ev.args_len);
         let Ok(map) = serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(args) else {
@@ -442,6 +490,13 @@ impl<'a> Assembler<'a> {
         self.finish_flows(b);
         self.load.events = self.events;
         meta.load.merge(&self.load);
+        if self.memory_without_totals > 0 {
+            meta.load.notes.push(format!(
+                "{} [memory] event(s) carry only the change in bytes, no allocator totals (PyTorch before 1.10): \
+                 no memory water level",
+                self.memory_without_totals
+            ));
+        }
         if self.unclosed > 0 {
             meta.load.notes.push(format!("{} B event(s) without E: kept, marked unclosed", self.unclosed));
         }
@@ -596,3 +651,6 @@ impl<'a> Assembler<'a> {
 fn open_end(trace_end: i64, start: i64) -> i64 {
     trace_end.max(start).saturating_add(1)
 }
+
+/// The name of Kineto's memory instants (`profile_memory=True`).
+const MEMORY_EVENT: &str = "[memory]";
