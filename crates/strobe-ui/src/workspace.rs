@@ -41,6 +41,8 @@ pub struct Derived {
     pub kernels: Vec<KernelStat>,
     /// HTA's queue length per stream and memcpy bandwidth per device, as counter lanes.
     pub series: Vec<DerivedSeries>,
+    /// Each GPU's memory water level peaks (from the trace's `[memory]` / nsys counters).
+    pub memory: Vec<strobe_analysis::memory_level::MemoryPeak>,
 }
 
 impl Derived {
@@ -61,6 +63,7 @@ impl Derived {
             idle: idle::idle_breakdown(store, idle_threshold_ns),
             kernels: kernels::kernel_stats(store),
             series: derived_series(store),
+            memory: strobe_analysis::memory_level::memory_peaks(store),
         }
     }
 }

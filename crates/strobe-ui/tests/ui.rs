@@ -216,3 +216,39 @@ fn truncated_trace_opens_with_a_warning() {
     assert!(h.state().timeline.stats.items > 100, "what was read is drawn");
     h.get_by_label_contains(&format!("truncated at byte {}; {} events read", t.at_byte, t.events_read));
 }
+
+/// The memory water level of a `profile_memory=True` trace sits in its GPU's group, and its
+/// peak label brings the moment of the peak into view (issue 12.6).
+#[test]
+fn memory_water_level_peak_jumps_to_its_moment() {
+    let mut h = harness(app_with(&["gpt_train.json.gz"]));
+    h.run_steps(2);
+    let peak = h.state().ws.traces[0].derived.memory[0].clone();
+    assert_eq!(peak.device, 0);
+    let rows = &h.state().timeline.rows;
+    let gpu = rows
+        .iter()
+        .position(
+            |r| matches!(&r.kind, strobe_ui::timeline::RowKind::Header { label, .. } if label.starts_with("GPU 0")),
+        )
+        .unwrap();
+    let mem = rows
+        .iter()
+        .position(|r| matches!(r.kind, strobe_ui::timeline::RowKind::MemoryLevel { trace: 0, device: 0 }))
+        .expect("a water level row");
+    let next_header = rows
+        .iter()
+        .skip(gpu + 1)
+        .position(|r| matches!(r.kind, strobe_ui::timeline::RowKind::Header { .. }))
+        .map(|k| k + gpu + 1)
+        .unwrap_or(rows.len());
+    assert!(mem > gpu && mem < next_header, "the row is in the GPU 0 group");
+    // the label reads the peak the report computes (6695959552 bytes = 6.24 GiB in gpt_train)
+    let label = format!("peak {:.2} GiB ▸", peak.peak_allocated_bytes.unwrap() as f64 / (1u64 << 30) as f64);
+    h.get_by_label(&label).click();
+    h.run_steps(3);
+    let v = h.state().timeline.view;
+    let (w0, w1) = v.window(h.state().timeline.plot_width);
+    assert!(w0 <= peak.at_ns && peak.at_ns < w1, "peak at {} not in view {w0}..{w1}", peak.at_ns);
+    assert!(w1 - w0 <= 2_000_001, "zoomed in: {}", w1 - w0);
+}

@@ -4,6 +4,7 @@
 //! quads of one mesh plus a few labels; off-screen lanes cost nothing.
 
 pub mod colors;
+mod memory_level;
 pub mod ruler;
 
 use crate::commands::{Command, Highlight, Selection};
@@ -22,6 +23,8 @@ pub const RULER_H: f32 = 24.0;
 pub const HEADER_H: f32 = 20.0;
 pub const BANDS_H: f32 = 22.0;
 pub const COUNTER_H: f32 = 36.0;
+/// The GPU memory water level: taller than a counter, it carries two series and the peak.
+pub const MEMORY_H: f32 = 48.0;
 const LANE_PAD: f32 = 3.0;
 
 /// The visible time window: `t0` is relative to `origin` (absolute ns) so f64 keeps ns
@@ -100,6 +103,12 @@ pub enum RowKind {
     Series {
         trace: usize,
         series: usize,
+    },
+    /// A GPU's memory water level: allocated and reserved bytes on one scale from 0, the
+    /// allocated peak marked.
+    MemoryLevel {
+        trace: usize,
+        device: i64,
     },
     /// A collapsed trace (rank) as one lane: GPU compute / comm / memory busy and long idle gaps.
     RankSummary {
@@ -282,6 +291,9 @@ impl TimelineView {
                     push(&mut rows, &mut y, RowKind::Bands { trace: ti, device: d }, BANDS_H);
                 }
                 push_lanes(&mut rows, &mut y, &mut self.lane_y, s, ti, &lanes);
+                if t.derived.memory.iter().any(|m| m.device == d) {
+                    push(&mut rows, &mut y, RowKind::MemoryLevel { trace: ti, device: d }, MEMORY_H);
+                }
             }
             for (pi, (label, lanes)) in procs.into_iter().enumerate() {
                 let key = format!("t{ti}/p{pi}");
@@ -292,7 +304,8 @@ impl TimelineView {
                 }
                 push_lanes(&mut rows, &mut y, &mut self.lane_y, s, ti, &lanes);
             }
-            if !s.counters.is_empty() {
+            // a GPU's own series are drawn in its group (MemoryLevel), not here
+            if s.counters.iter().any(|c| c.device.is_none()) {
                 let key = format!("t{ti}/counters");
                 let collapsed = self.is_collapsed(&key);
                 push(
@@ -302,7 +315,7 @@ impl TimelineView {
                     HEADER_H,
                 );
                 if !collapsed {
-                    for i in 0..s.counters.len() {
+                    for (i, _) in s.counters.iter().enumerate().filter(|(_, c)| c.device.is_none()) {
                         push(&mut rows, &mut y, RowKind::Counter { trace: ti, series: i }, COUNTER_H);
                     }
                 }
@@ -629,6 +642,26 @@ impl TimelineView {
                             let a = y0 + 1.0 + strip * 3.0;
                             draw_gaps(&mut mesh, gaps, &tv, plot, a, a + strip - 0.5, IDLE);
                         }
+                    }
+                    painter.hline(body.x_range(), y1 - 0.5, Stroke::new(0.5, ui.visuals().faint_bg_color));
+                }
+                RowKind::MemoryLevel { trace, device } => {
+                    let t = &ws.traces[*trace];
+                    let tv = self.tview(t);
+                    let args = (&painter, &plot_painter, body, plot, (y0, y1));
+                    if let Some(c) = memory_level::draw(
+                        ui,
+                        args.0,
+                        args.1,
+                        args.2,
+                        args.3,
+                        args.4,
+                        (t, *trace),
+                        *device,
+                        &tv,
+                        pointer,
+                    ) {
+                        cmds.push(c);
                     }
                     painter.hline(body.x_range(), y1 - 0.5, Stroke::new(0.5, ui.visuals().faint_bg_color));
                 }
@@ -1121,19 +1154,15 @@ fn find_containing(n: usize, get: impl Fn(usize) -> (i64, i64), t: i64, slack: f
     None
 }
 
-/// A step-function series as a line, min..max per pixel column.
-fn draw_counter(painter: &egui::Painter, ts: &[i64], vals: &[f64], view: &View, plot: Rect, y0: f32, y1: f32) {
+/// A step-function series' (x, min, max) per pixel column of the visible window.
+fn counter_columns(ts: &[i64], vals: &[f64], view: &View, plot: Rect) -> Vec<(f32, f64, f64)> {
+    let mut pts: Vec<(f32, f64, f64)> = Vec::new();
     if ts.is_empty() {
-        return;
+        return pts;
     }
     let (w0, w1) = view.window(plot.width());
     let a = ts.partition_point(|&x| x < w0).saturating_sub(1);
     let b = (ts.partition_point(|&x| x < w1) + 1).min(ts.len());
-    if a >= b {
-        return;
-    }
-    let (mut lo, mut hi) = (f64::MAX, f64::MIN);
-    let mut pts: Vec<(f32, f64, f64)> = Vec::new(); // x, min, max per pixel column
     let mut i = a;
     while i < b {
         let x = view.x_of(ts[i], plot.min.x).floor();
@@ -1150,11 +1179,20 @@ fn draw_counter(painter: &egui::Painter, ts: &[i64], vals: &[f64], view: &View, 
         }
         mn = mn.min(vals[j - 1]);
         mx = mx.max(vals[j - 1]);
-        lo = lo.min(mn);
-        hi = hi.max(mx);
         pts.push((x, mn, mx));
         i = j;
     }
+    pts
+}
+
+/// A step-function series as a line, min..max per pixel column, scaled to what is visible.
+fn draw_counter(painter: &egui::Painter, ts: &[i64], vals: &[f64], view: &View, plot: Rect, y0: f32, y1: f32) {
+    let pts = counter_columns(ts, vals, view, plot);
+    if pts.is_empty() {
+        return;
+    }
+    let lo = pts.iter().map(|p| p.1).fold(f64::MAX, f64::min);
+    let mut hi = pts.iter().map(|p| p.2).fold(f64::MIN, f64::max);
     if hi <= lo {
         hi = lo + 1.0;
     }
