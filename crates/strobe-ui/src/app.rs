@@ -224,7 +224,7 @@ impl StrobeApp {
 
     fn open_ncu(&mut self, path: &std::path::Path, fmt: strobe_import::Format) -> Result<(), String> {
         let r = if fmt == strobe_import::Format::NcuRep {
-            strobe_import::ncu_csv::import_rep(path)
+            strobe_import::ncu_rep::import(path)
         } else {
             strobe_import::ncu_csv::import(path)
         };

@@ -65,7 +65,9 @@ fn launch(
         if name.contains(':') {
             continue;
         }
-        metrics.entry(name.clone()).or_insert_with(|| metric(name, m.value.as_ref()));
+        // ncu prints `no data` for a metric with neither a value nor instance values.
+        let empty = if m.has_list { "" } else { "no data" };
+        metrics.entry(name.clone()).or_insert_with(|| metric(name, m.value.as_ref(), empty));
     }
     let num = |k: &str| metrics.get(k).and_then(|m: &NcuMetric| m.value);
     let device = num("device__attribute_device_index").or_else(|| num("launch__device_id"));
@@ -79,7 +81,7 @@ fn launch(
     if let Some(dev) = dev {
         for (name, v) in &dev.attributes {
             if !name.contains(':') {
-                metrics.entry(name.clone()).or_insert_with(|| metric(name, Some(v)));
+                metrics.entry(name.clone()).or_insert_with(|| metric(name, Some(v), ""));
             }
         }
     }
@@ -121,16 +123,25 @@ fn file_name(path: &str) -> &str {
 
 /// A metric in base units. The report stores values in base units and no unit names, so
 /// `unit` comes from the metric name (`unit_of`) and `raw_unit` stays empty.
-fn metric(name: &str, v: Option<&MetricValue>) -> NcuMetric {
+fn metric(name: &str, v: Option<&MetricValue>, empty: &str) -> NcuMetric {
     let (value, raw) = match v {
-        None => (None, String::new()),
+        None => (None, empty.to_string()),
         // Text values: a number only where the text is one (as the CSV path reads it).
         Some(MetricValue::Text(s)) => (parse_number(s), s.clone()),
-        Some(MetricValue::Float(f)) => (Some(f64::from(*f)), f.to_string()),
-        Some(MetricValue::Double(f)) => (Some(*f), f.to_string()),
+        Some(MetricValue::Float(f)) => (Some(f64::from(*f)), number_text(f64::from(*f))),
+        Some(MetricValue::Double(f)) => (Some(*f), number_text(*f)),
         Some(MetricValue::Uint(u)) => (Some(*u as f64), u.to_string()),
     };
     NcuMetric { value: value.filter(|v| v.is_finite()), unit: unit_of(name).to_string(), raw, raw_unit: String::new() }
+}
+
+/// A value's text; NaN and infinities as ncu prints them (printf's `nan`, `-nan`, `inf`), not as Rust does.
+fn number_text(v: f64) -> String {
+    match v {
+        v if v.is_nan() => if v.is_sign_negative() { "-nan" } else { "nan" }.into(),
+        v if v.is_infinite() => if v > 0.0 { "inf" } else { "-inf" }.into(),
+        v => v.to_string(),
+    }
 }
 
 /// `<(int)128, (unsigned long)4, (bool)0>` → `<128, 4, 0>`: a parenthesised integral type

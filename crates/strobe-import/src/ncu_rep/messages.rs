@@ -55,6 +55,8 @@ pub enum MetricValue {
 pub struct MetricResult {
     pub name_id: u64,
     pub value: Option<MetricValue>,
+    /// Whether it has per-instance values (only those, when `value` is None).
+    pub has_list: bool,
     pub offset: usize,
 }
 
@@ -191,11 +193,12 @@ fn uint64x3(mut r: Reader<'_>) -> Result<[u64; 3]> {
 
 fn metric_result(mut r: Reader<'_>, offset: usize) -> Result<MetricResult> {
     let m = "ProfileMetricResult";
-    let mut out = MetricResult { name_id: u64::MAX, value: None, offset };
+    let mut out = MetricResult { name_id: u64::MAX, value: None, has_list: false, offset };
     while let Some(f) = r.next_field()? {
         match f.number {
             1 => out.name_id = f.varint(m)?,
             2 => out.value = metric_value(f.message(m)?)?,
+            3 => out.has_list = true,
             _ => {}
         }
     }
