@@ -66,9 +66,16 @@ fn launches_and_metrics_equal_ncus_raw_export() {
             for (k, mb) in &b.metrics {
                 let ma = &a.metrics[k];
                 match (ma.value, mb.value) {
-                    (None, None) => assert!(mb.raw.is_empty() || ma.raw == mb.raw, "{w} {k}: {:?} vs {:?}", ma.raw, mb.raw),
+                    (None, None) => {
+                        assert!(mb.raw.is_empty() || ma.raw == mb.raw, "{w} {k}: {:?} vs {:?}", ma.raw, mb.raw)
+                    }
                     (Some(x), Some(y)) => {
-                        assert!((x - y).abs() <= tolerance(mb), "{w} {k}: {x} vs ncu's {y} ({} {})", mb.raw, mb.raw_unit);
+                        assert!(
+                            (x - y).abs() <= tolerance(mb),
+                            "{w} {k}: {x} vs ncu's {y} ({} {})",
+                            mb.raw,
+                            mb.raw_unit
+                        );
                         values += 1;
                     }
                     // The report holds NaN (a launch ncu failed to profile): ncu prints
@@ -93,7 +100,11 @@ fn roofline_figures_equal_those_from_the_export() {
     for (rep, csv) in PAIRS {
         let (a, b) = (analyse(&native(rep)), analyse(&exported(csv)));
         assert_eq!(a.kernels.len(), b.kernels.len());
-        assert_eq!((&a.device.name, &a.device.cc, &a.device.peaks_source), (&b.device.name, &b.device.cc, &b.device.peaks_source), "{rep}: device");
+        assert_eq!(
+            (&a.device.name, &a.device.cc, &a.device.peaks_source),
+            (&b.device.name, &b.device.cc, &b.device.peaks_source),
+            "{rep}: device"
+        );
         let close = |x: Option<f64>, y: Option<f64>, what: &str| match (x, y) {
             (None, None) => {}
             // The export rounds each metric to 6 decimals of its display unit (percentages to

@@ -461,7 +461,7 @@ impl StrobeApp {
                     }
                     Some(p) => p.ui(ui),
                     None => {
-                        ui.weak("Open an Nsight Compute CSV export (ncu --csv --page raw) to see its kernels here.");
+                        ui.weak("Open an Nsight Compute report (.ncu-rep) or CSV export (ncu --csv --page raw) to see its kernels here.");
                     }
                 },
             }

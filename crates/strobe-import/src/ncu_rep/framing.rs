@@ -96,10 +96,7 @@ impl<'a> Blocks<'a> {
     }
 
     /// The next block; `payload_size` is read from the header by `messages`.
-    pub fn next_block(
-        &mut self,
-        payload_size: impl Fn(Reader<'a>) -> Result<u64>,
-    ) -> Result<Option<Block<'a>>> {
+    pub fn next_block(&mut self, payload_size: impl Fn(Reader<'a>) -> Result<u64>) -> Result<Option<Block<'a>>> {
         if self.pos >= self.bytes.len() {
             return Ok(None);
         }

@@ -39,7 +39,8 @@ pub fn report(results: Vec<Decoded>, strings: &[String], sessions: &[SessionDeta
         for name in &all {
             if !l.metrics.contains_key(name) {
                 let unit = unit_of(name).to_string();
-                l.metrics.insert(name.clone(), NcuMetric { value: None, unit, raw: String::new(), raw_unit: String::new() });
+                l.metrics
+                    .insert(name.clone(), NcuMetric { value: None, unit, raw: String::new(), raw_unit: String::new() });
             }
         }
     }
@@ -87,10 +88,11 @@ fn launch(
     }
     let num = |k: &str| metrics.get(k).and_then(|m: &NcuMetric| m.value);
     let device = device.or_else(|| dev.map(|d| d.id as f64));
-    let cc = match (num("device__attribute_compute_capability_major"), num("device__attribute_compute_capability_minor")) {
-        (Some(a), Some(b)) => format!("{a}.{b}"),
-        _ => String::new(),
-    };
+    let cc =
+        match (num("device__attribute_compute_capability_major"), num("device__attribute_compute_capability_minor")) {
+            (Some(a), Some(b)) => format!("{a}.{b}"),
+            _ => String::new(),
+        };
     let p = d.process.unwrap_or_default();
     let name = if !r.demangled.is_empty() {
         drop_literal_casts(&r.demangled)
@@ -213,10 +215,11 @@ pub fn unit_of(name: &str) -> &'static str {
         return "";
     }
     let words: Vec<&str> = counter.split('_').collect();
-    let quantity = [("bytes", "byte"), ("sectors", "sector"), ("cycles", "cycle"), ("inst", "inst"), ("duration", "ns")]
-        .iter()
-        .find(|(w, _)| words.contains(w) && (*w != "duration" || counter.contains("time_duration")))
-        .map(|(_, u)| *u);
+    let quantity =
+        [("bytes", "byte"), ("sectors", "sector"), ("cycles", "cycle"), ("inst", "inst"), ("duration", "ns")]
+            .iter()
+            .find(|(w, _)| words.contains(w) && (*w != "duration" || counter.contains("time_duration")))
+            .map(|(_, u)| *u);
     let Some(q) = quantity else { return "" };
     match sub {
         None => q,

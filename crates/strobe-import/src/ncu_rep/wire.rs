@@ -52,11 +52,7 @@ impl<'a> Field<'a> {
     fn wrong(&self, msg: &str, want: &str) -> WireError {
         WireError {
             offset: self.offset,
-            what: format!(
-                "{msg} field {} has wire type {}, expected {want}",
-                self.number,
-                self.value.wire_name()
-            ),
+            what: format!("{msg} field {} has wire type {}, expected {want}", self.number, self.value.wire_name()),
         }
     }
     pub fn varint(&self, msg: &str) -> Result<u64> {
