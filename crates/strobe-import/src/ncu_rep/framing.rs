@@ -39,7 +39,6 @@ impl std::fmt::Display for RepError {
 /// One block: its header message and its payload, with their absolute offsets.
 pub struct Block<'a> {
     pub header: Reader<'a>,
-    pub header_offset: usize,
     pub payload: &'a [u8],
     pub payload_offset: usize,
 }
@@ -111,7 +110,7 @@ impl<'a> Blocks<'a> {
         }
         let payload = &self.bytes[payload_offset..payload_offset + size as usize];
         self.pos = payload_offset + size as usize;
-        Ok(Some(Block { header: Reader::new(h, header_offset), header_offset, payload, payload_offset }))
+        Ok(Some(Block { header: Reader::new(h, header_offset), payload, payload_offset }))
     }
 }
 

@@ -112,7 +112,6 @@ fn parse_rep(bytes: &[u8]) -> Result<NcuReport, RepError> {
             results.push(mapping::Decoded { result: r, process: h.process.clone() });
         }
         other_results += h.num_range_results + h.num_cmdlist_results + h.num_graph_results;
-        let _ = b.header_offset;
     }
     if results.is_empty() {
         let what = if other_results > 0 {
