@@ -17,7 +17,7 @@ pub enum Format {
     /// Nsight Compute CSV export (`ncu --csv --page raw|details`, `--metrics`): not a
     /// trace; read by `ncu_csv` for `strobe report` and the kernel pane.
     NcuCsv,
-    /// Nsight Compute report (`.ncu-rep`): needs `ncu --import ... --csv` first.
+    /// Nsight Compute report (`.ncu-rep`, plain or gzipped): read natively by `ncu_rep`.
     NcuRep,
     /// `torch.cuda.memory_stats()` dumped as a JSON object of counters.
     MemoryStats,
@@ -30,6 +30,9 @@ pub fn detect(path: &Path) -> std::io::Result<Option<Format>> {
     if head.starts_with(b"SQLite format 3\0") {
         return Ok(Some(Format::NsysSqlite));
     }
+    if head.starts_with(crate::ncu_rep::MAGIC) || (head.starts_with(&[0x1f, 0x8b]) && inflated_head_is_ncu_rep(path)) {
+        return Ok(Some(Format::NcuRep));
+    }
     if head.len() >= 2 && head[0] == 0x80 && (2..=5).contains(&head[1]) {
         return Ok(Some(Format::MemorySnapshot));
     }
@@ -41,7 +44,7 @@ pub fn detect(path: &Path) -> std::io::Result<Option<Format>> {
     if name.ends_with(".nsys-rep") || name.ends_with(".qdrep") {
         return Ok(Some(Format::NsysRep));
     }
-    if name.ends_with(".ncu-rep") {
+    if name.ends_with(".ncu-rep") || name.ends_with(".ncu-rep.gz") {
         return Ok(Some(Format::NcuRep));
     }
     if is_ncu_csv(path, &name)? {
@@ -61,6 +64,14 @@ pub fn detect(path: &Path) -> std::io::Result<Option<Format>> {
         return Ok(Some(Format::NsysSqlite));
     }
     Ok(None)
+}
+
+/// A gzip stream whose first inflated bytes are an ncu report's magic (only 4 bytes are
+/// inflated; a damaged stream is simply not a report).
+fn inflated_head_is_ncu_rep(path: &Path) -> bool {
+    let Ok(f) = std::fs::File::open(path) else { return false };
+    let mut head = [0u8; 4];
+    flate2::read::GzDecoder::new(f).read_exact(&mut head).is_ok() && &head == crate::ncu_rep::MAGIC
 }
 
 /// A plain JSON object whose first 64 KiB name the caching allocator's counters and no trace

@@ -7,6 +7,7 @@ mod dir;
 mod error;
 pub mod memory_snapshot;
 pub mod ncu_csv;
+pub mod ncu_rep;
 pub mod nsys_sqlite;
 mod open;
 pub mod pickle;

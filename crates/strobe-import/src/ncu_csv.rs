@@ -23,7 +23,8 @@ pub fn import(path: &Path) -> Result<NcuReport, ImportError> {
     parse(&bytes).map_err(|what| ImportError::bad(path, what))
 }
 
-/// Reads an `.ncu-rep` through `ncu --import FILE --csv --page raw` when `ncu` is on PATH.
+/// Reads an `.ncu-rep` through `ncu --import FILE --csv --page raw` when `ncu` is on PATH:
+/// `ncu_rep::import`'s fallback for report versions the native reader does not know.
 pub fn import_rep(path: &Path) -> Result<NcuReport, ImportError> {
     let out =
         std::process::Command::new("ncu").arg("--import").arg(path).args(["--csv", "--page", "raw"]).output().map_err(
@@ -44,7 +45,7 @@ pub fn import_rep(path: &Path) -> Result<NcuReport, ImportError> {
 
 fn rep_help(path: &Path) -> String {
     format!(
-        "an Nsight Compute report (.ncu-rep) needs the ncu tool, which is not on PATH. Export it as CSV on a machine \
+        "reading this Nsight Compute report needs the ncu tool, which is not on PATH. Export it as CSV on a machine \
          with Nsight Compute: `ncu --import {} --csv --page raw > kernels.csv` (or `--page details`), then open kernels.csv",
         path.display()
     )

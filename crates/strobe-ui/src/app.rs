@@ -224,7 +224,7 @@ impl StrobeApp {
 
     fn open_ncu(&mut self, path: &std::path::Path, fmt: strobe_import::Format) -> Result<(), String> {
         let r = if fmt == strobe_import::Format::NcuRep {
-            strobe_import::ncu_csv::import_rep(path)
+            strobe_import::ncu_rep::import(path)
         } else {
             strobe_import::ncu_csv::import(path)
         };
@@ -470,7 +470,7 @@ impl StrobeApp {
                     }
                     Some(p) => p.ui(ui),
                     None => {
-                        ui.weak("Open an Nsight Compute CSV export (ncu --csv --page raw) to see its kernels here.");
+                        ui.weak("Open an Nsight Compute report (.ncu-rep) or CSV export (ncu --csv --page raw) to see its kernels here.");
                     }
                 },
             }

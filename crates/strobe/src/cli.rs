@@ -171,7 +171,7 @@ impl Cli {
                     strobe_import::detect(&file)
                 {
                     let ncu = if f == strobe_import::Format::NcuRep {
-                        strobe_import::ncu_csv::import_rep(&file)?
+                        strobe_import::ncu_rep::import(&file)?
                     } else {
                         strobe_import::ncu_csv::import(&file)?
                     };
