@@ -226,8 +226,16 @@ fn check_sample(stem: &str) {
         let load = &s.meta.load;
         assert_eq!(load.by_category.get(t).copied(), times.first().copied(), "{stem}: rows of {t}");
         let skipped = |why: &str| load.skipped.get(&format!("{t}: {why}")).copied().unwrap_or(0);
-        assert_eq!(skipped("row without a usable start time"), times.get(1).copied().unwrap_or(0), "{stem}: {t} no start");
-        assert_eq!(skipped("row ending before it starts"), times.get(2).copied().unwrap_or(0), "{stem}: {t} end < start");
+        assert_eq!(
+            skipped("row without a usable start time"),
+            times.get(1).copied().unwrap_or(0),
+            "{stem}: {t} no start"
+        );
+        assert_eq!(
+            skipped("row ending before it starts"),
+            times.get(2).copied().unwrap_or(0),
+            "{stem}: {t} end < start"
+        );
         if t != "NVTX_EVENTS" {
             no_end += times.get(3).copied().unwrap_or(0);
         }
@@ -469,7 +477,9 @@ fn cuda_device_ids_name_the_devices() {
     let (_d, p) = altered("nsys_gpt_single", "UPDATE TARGET_INFO_CUDA_DEVICE SET cudaId = 1 - cudaId;");
     let c = rusqlite::Connection::open(&p).unwrap();
     let want: Vec<(i64, i64)> = c
-        .prepare("SELECT d.cudaId, g.id FROM TARGET_INFO_GPU g JOIN TARGET_INFO_CUDA_DEVICE d ON d.gpuId = g.id ORDER BY 1")
+        .prepare(
+            "SELECT d.cudaId, g.id FROM TARGET_INFO_GPU g JOIN TARGET_INFO_CUDA_DEVICE d ON d.gpuId = g.id ORDER BY 1",
+        )
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap()
@@ -621,7 +631,11 @@ fn fixture_versioned_table_names_and_moved_columns() {
 fn fixture_gpu_info_with_device_id_and_inline_nvtx_text() {
     let s = check_fixture(
         "nsys_fx_old_gpu_info",
-        &["Nsight Systems 2022.2.1.31 export, schema 2.9.1", "TARGET_INFO_SESSION_START_TIME", "no ENUM_CUDA_MEMCPY_OPER"],
+        &[
+            "Nsight Systems 2022.2.1.31 export, schema 2.9.1",
+            "TARGET_INFO_SESSION_START_TIME",
+            "no ENUM_CUDA_MEMCPY_OPER",
+        ],
     );
     assert_eq!(s.meta.devices.len(), 1);
     assert!(figures(&s).nvtx_names.keys().all(|n| !n.starts_with('<')));
@@ -645,10 +659,8 @@ fn fixture_null_nan_infinite_and_backwards_times_are_skipped_and_counted() {
         &["rows skipped for unusable times", "rows had no end time", "no ENUM_CUDA_MEMCPY_OPER, ENUM_CUDA_MEM_KIND"],
     );
     // Without the enum tables, copies are named by nsys's documented numbering.
-    let names: BTreeSet<&str> = (0..s.span_count() as u32)
-        .filter(|&i| s.span_kind(i) == SpanKind::Memcpy)
-        .map(|i| s.span_name(i))
-        .collect();
+    let names: BTreeSet<&str> =
+        (0..s.span_count() as u32).filter(|&i| s.span_kind(i) == SpanKind::Memcpy).map(|i| s.span_name(i)).collect();
     assert!(names.contains("Memcpy HtoD (Pinned -> Device)"), "{names:?}");
     for i in 0..s.span_count() as u32 {
         assert!(s.span_end(i) >= s.span_start(i));

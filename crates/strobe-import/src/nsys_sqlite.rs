@@ -14,8 +14,12 @@
 //!
 //! Each activity table is read on its own thread through its own read-only connection and
 //! streamed in bounded batches; the calling thread turns rows into spans table by table, in
-//! a fixed order, so the store is the same on every run. Missing tables are skipped and
-//! noted; columns are probed (`PRAGMA table_info`) and absent ones read as NULL.
+//! a fixed order, so the store is the same on every run.
+//!
+//! Schema drift (docs/nsys.md has the table): tables are found by name, under `_V<n>`
+//! variants or old names (`StringTable`) too, and columns by name (`PRAGMA table_info`),
+//! with alternatives (`globalPid|globalTid`, `id|deviceId`); what is absent is read as NULL
+//! and noted in the load summary. Only an export with nothing to show is an error.
 
 mod rep;
 mod rows;
@@ -82,7 +86,8 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
 /// Imports the export at `path` into memory and opens the result: the whole importer on one
 /// file, with no cache and nothing written (what a fuzz target calls on a mutated file).
 pub fn import_to_memory(path: &Path) -> Result<strobe_store::Store, ImportError> {
-    let mut b = StoreBuilder::new(strobe_store::Output::memory_with_key([0; 4])).map_err(|e| ImportError::io(path, e))?;
+    let mut b =
+        StoreBuilder::new(strobe_store::Output::memory_with_key([0; 4])).map_err(|e| ImportError::io(path, e))?;
     let meta = import(path, &mut b, &Progress::default())?;
     let built = b.finish(&meta).map_err(|e| ImportError::io(path, e))?;
     strobe_store::cache::open_built(built).map_err(|e| ImportError::bad(path, e.to_string()))
@@ -122,8 +127,9 @@ pub fn import_as(
     meta.base_time_ns = target::session_start(&conn, &schema, &mut notes).map_err(sql_err)?;
 
     // Correlation ids are per process; key them by pid unless a table lacks its pid column.
-    let corr_pid = [KERNEL, MEMCPY, MEMSET, SYNC].iter().all(|t| !shown(t) || schema.col(t, "globalPid|globalTid").is_some())
-        && (!shown(RUNTIME) || schema.col(RUNTIME, "globalTid|globalPid").is_some());
+    let corr_pid =
+        [KERNEL, MEMCPY, MEMSET, SYNC].iter().all(|t| !shown(t) || schema.col(t, "globalPid|globalTid").is_some())
+            && (!shown(RUNTIME) || schema.col(RUNTIME, "globalTid|globalPid").is_some());
 
     std::thread::scope(|s| -> Result<TraceMeta, ImportError> {
         // Readers start now and fill their channels while the small tables load here.
@@ -265,7 +271,10 @@ fn version_notes(export: &serde_json::Map<String, serde_json::Value>, notes: &mu
         );
         return;
     };
-    notes.push(format!("Nsight Systems {} export, schema {schema}", get("EXPORT_PRODUCT_VERSION").unwrap_or("(version unknown)")));
+    notes.push(format!(
+        "Nsight Systems {} export, schema {schema}",
+        get("EXPORT_PRODUCT_VERSION").unwrap_or("(version unknown)")
+    ));
     let mut parts = schema.split('.').map(|p| p.trim().parse::<u32>().ok());
     if let (Some(Some(major)), Some(Some(minor))) = (parts.next(), parts.next()) {
         if (major, minor) > NEWEST_TESTED {
@@ -317,7 +326,7 @@ fn table_notes(schema: &Schema, usable: &[&str], counts: &BTreeMap<String, u64>,
     let no_enums: Vec<&str> = ENUMS.into_iter().filter(|t| !schema.has(t)).collect();
     if enum_users && !no_enums.is_empty() {
         load.notes.push(format!(
-            "no {} table (schema 2.x has none): copy kinds, memory kinds and sync types named by nsys's documented numbering",
+            "no {} table (exports of schema 2.x have none): copy kinds, memory kinds and sync types named by nsys's documented numbering",
             no_enums.join(", ")
         ));
     }
@@ -337,7 +346,8 @@ fn nvtx_domains(
     let mut st = conn.prepare(&schema.select(NVTX, &["domainId", "?text", "?textId"], "WHERE eventType = 75"))?;
     let mut rows = st.query([])?;
     while let Some(r) = rows.next()? {
-        let name = schema::text(r, 1).or_else(|| schema::int(r, 2).and_then(|id| strings.get(&id)).map(|s| s.to_string()));
+        let name =
+            schema::text(r, 1).or_else(|| schema::int(r, 2).and_then(|id| strings.get(&id)).map(|s| s.to_string()));
         if let (Some(id), Some(t)) = (schema::int(r, 0), name) {
             out.insert(id, format!("\"domain\":{}", serde_json::Value::String(t)));
         }
@@ -761,13 +771,13 @@ impl<'a> Ctx<'a> {
     }
 
     fn sync(&mut self, r: SyncRow) -> std::io::Result<()> {
+        let Some(end) = self.end_of(SYNC, r.c.start, r.c.end) else { return Ok(()) };
         let key = self.corr_key(r.c.pid, r.c.corr);
         let tid = self.sync_wanted.get(&key).copied().unwrap_or(u32::MAX);
         if tid == u32::MAX {
             self.load.skip(&format!("{SYNC}: no runtime call with its correlation id (no thread to put it on)"));
             return Ok(());
         }
-        let Some(end) = self.end_of(SYNC, r.c.start, r.c.end) else { return Ok(()) };
         let lane = self.thread_lane(r.c.pid, tid);
         // Kineto's names for the CUPTI synchronization types.
         let label = match r.sync_type {
@@ -787,6 +797,10 @@ impl<'a> Ctx<'a> {
     }
 
     fn nvtx(&mut self, r: NvtxRow) -> std::io::Result<()> {
+        if r.end.is_some_and(|e| e < r.start) {
+            self.load.skip(&format!("{NVTX}: {END_BEFORE_START}"));
+            return Ok(());
+        }
         match r.event_type {
             59 | 60 | 34 => {}
             75 => {
@@ -804,10 +818,6 @@ impl<'a> Ctx<'a> {
                 self.load.skip(&format!("NVTX_EVENTS: event type {t} (not a range or mark)"));
                 return Ok(());
             }
-        }
-        if r.end.is_some_and(|e| e < r.start) {
-            self.load.skip(&format!("{NVTX}: {END_BEFORE_START}"));
-            return Ok(());
         }
         let lane = self.nvtx_lane(r.pid, r.tid);
         let name = self.string(&r.text, "<unnamed NVTX range>");

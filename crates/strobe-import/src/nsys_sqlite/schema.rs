@@ -73,7 +73,8 @@ impl Schema {
         }
         let mut tables = FxHashMap::default();
         for w in wanted {
-            let Some(name) = std::iter::once(w.name).chain(w.aliases.iter().copied()).find_map(|n| resolve(&all_tables, n))
+            let Some(name) =
+                std::iter::once(w.name).chain(w.aliases.iter().copied()).find_map(|n| resolve(&all_tables, n))
             else {
                 continue;
             };
@@ -152,7 +153,8 @@ fn resolve(all: &[String], name: &str) -> Option<String> {
     all.iter()
         .filter_map(|t| {
             let head = t.get(..name.len())?;
-            let v: u32 = t[name.len()..].strip_prefix("_V").or_else(|| t[name.len()..].strip_prefix("_v"))?.parse().ok()?;
+            let v: u32 =
+                t[name.len()..].strip_prefix("_V").or_else(|| t[name.len()..].strip_prefix("_v"))?.parse().ok()?;
             head.eq_ignore_ascii_case(name).then_some((v, t))
         })
         .max()
@@ -218,4 +220,33 @@ pub fn first_name(r: &Row<'_>, idx: &[usize]) -> NameRef {
 #[inline]
 pub fn split_global(g: i64) -> (u32, u32) {
     (((g >> 24) & 0xFF_FFFF) as u32, (g & 0xFF_FFFF) as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versioned_names_resolve_to_the_highest_and_are_anchored() {
+        let all: Vec<String> =
+            ["CUPTI_ACTIVITY_KIND_MEMCPY2", "NVTX_EVENTS_V2", "NVTX_EVENTS_V10", "NVTX_EVENTS_VX", "stringids"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        assert_eq!(resolve(&all, "NVTX_EVENTS").as_deref(), Some("NVTX_EVENTS_V10"));
+        assert_eq!(resolve(&all, "CUPTI_ACTIVITY_KIND_MEMCPY"), None);
+        assert_eq!(resolve(&all, "StringIds").as_deref(), Some("stringids"));
+        assert_eq!(quote("a\"b"), "\"a\"\"b\"");
+    }
+
+    #[test]
+    fn column_specs_pick_the_first_present_and_optional_ones_are_not_missing() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE K_V3(start, \"end\", globalTid, name);").unwrap();
+        let s = Schema::probe(&conn, &[Wanted { name: "K", aliases: &[] }]).unwrap();
+        assert_eq!(s.col("K", "globalPid|globalTid"), Some("globalTid"));
+        assert_eq!(s.missing("K", &["start", "gridX", "?shortName", "globalPid|globalTid"]), vec!["gridX"]);
+        assert_eq!(s.select("K", &["start", "?gridX"], ""), "SELECT \"start\", NULL FROM \"K_V3\" ");
+        assert_eq!(s.renamed(), vec![("K", "K_V3")]);
+    }
 }
