@@ -240,7 +240,7 @@ fn check_schema(path: &Path, schema: &Schema, notes: &mut Vec<String>) -> Result
         } else {
             notes.push(format!(
                 "{} has no `{}` column: its rows are not shown (not a known nsys layout)",
-                schema.quoted(t),
+                schema.name(t),
                 lacking.join("`, `")
             ));
         }

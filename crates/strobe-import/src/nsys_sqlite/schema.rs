@@ -106,9 +106,14 @@ impl Schema {
         self.tables.contains_key(table)
     }
 
-    /// The name `table` (canonical) has in this export, quoted for SQL.
+    /// The name `table` (canonical) has in this export.
+    pub fn name<'a>(&'a self, table: &'a str) -> &'a str {
+        self.tables.get(table).map(|f| f.name.as_str()).unwrap_or(table)
+    }
+
+    /// [`Schema::name`], quoted for SQL.
     pub fn quoted(&self, table: &str) -> String {
-        quote(self.tables.get(table).map(|f| f.name.as_str()).unwrap_or(table))
+        quote(self.name(table))
     }
 
     /// Tables found under another name than their canonical one: (canonical, found).
