@@ -252,7 +252,7 @@ fn check_schema(path: &Path, schema: &Schema, notes: &mut Vec<String>) -> Result
                 "an Nsight Systems export with nothing to show: none of {} is present{}; \
                  re-export with `nsys export --type sqlite` from a report that traced CUDA, NVTX or OS runtime. Its tables: {}",
                 ACTIVITY.join(", "),
-                if notes.is_empty() { String::new() } else { format!(" with usable columns ({})", notes.join("; ")) },
+                if notes.is_empty() { String::new() } else { format!(" with its times ({})", notes.join("; ")) },
                 their_tables()
             ),
         ));
