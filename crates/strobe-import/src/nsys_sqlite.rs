@@ -14,8 +14,12 @@
 //!
 //! Each activity table is read on its own thread through its own read-only connection and
 //! streamed in bounded batches; the calling thread turns rows into spans table by table, in
-//! a fixed order, so the store is the same on every run. Missing tables are skipped and
-//! noted; columns are probed (`PRAGMA table_info`) and absent ones read as NULL.
+//! a fixed order, so the store is the same on every run.
+//!
+//! Schema drift (docs/nsys.md has the table): tables are found by name, under `_V<n>`
+//! variants or old names (`StringTable`) too, and columns by name (`PRAGMA table_info`),
+//! with alternatives (`globalPid|globalTid`, `id|deviceId`); what is absent is read as NULL
+//! and noted in the load summary. Only an export with nothing to show is an error.
 
 mod rep;
 mod rows;
@@ -27,7 +31,8 @@ pub use rep::export_rep;
 use crate::{ImportError, Progress};
 use rows::*;
 use rustc_hash::{FxHashMap, FxHashSet};
-use schema::{NameRef, Schema};
+use schema::{NameRef, Schema, Wanted};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -37,32 +42,55 @@ use strobe_store::{SpanInput, StoreBuilder};
 
 const STRING_IDS: &str = "StringIds";
 const GPU_INFO: &str = "TARGET_INFO_GPU";
+const CUDA_DEVICE: &str = "TARGET_INFO_CUDA_DEVICE";
 const SESSION_START: &str = "TARGET_INFO_SESSION_START_TIME";
+const ENUMS: [&str; 3] = ["ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND", "ENUM_CUPTI_SYNC_TYPE"];
+/// The newest export schema this importer was tested on (docs/nsys.md has the table).
+const NEWEST_TESTED: (u32, u32) = (3, 20);
 
-const WANTED: &[&str] = &[
-    KERNEL,
-    MEMCPY,
-    MEMSET,
-    RUNTIME,
-    SYNC,
-    NVTX,
-    OSRT,
-    MEM_USAGE,
-    STRING_IDS,
-    "ThreadNames",
-    "PROCESSES",
-    GPU_INFO,
-    SESSION_START,
-    "META_DATA_EXPORT",
-    "EXPORT_META_DATA",
-    "ENUM_CUDA_MEMCPY_OPER",
-    "ENUM_CUDA_MEM_KIND",
-    "ENUM_CUPTI_SYNC_TYPE",
+/// Tables holding rows shown on the timeline, in the order they are read.
+const ACTIVITY: [&str; 8] = [KERNEL, MEMCPY, MEMSET, RUNTIME, SYNC, NVTX, OSRT, MEM_USAGE];
+
+const fn w(name: &'static str) -> Wanted {
+    Wanted { name, aliases: &[] }
+}
+
+const WANTED: &[Wanted] = &[
+    w(KERNEL),
+    w(MEMCPY),
+    w(MEMSET),
+    w(RUNTIME),
+    w(SYNC),
+    w(NVTX),
+    w(OSRT),
+    w(MEM_USAGE),
+    // nvprof-era and the earliest nsys exports named the string table `StringTable`.
+    Wanted { name: STRING_IDS, aliases: &["StringTable"] },
+    w("ThreadNames"),
+    w("PROCESSES"),
+    w(GPU_INFO),
+    w(CUDA_DEVICE),
+    w(SESSION_START),
+    w("META_DATA_EXPORT"),
+    w("EXPORT_META_DATA"),
+    w(ENUMS[0]),
+    w(ENUMS[1]),
+    w(ENUMS[2]),
 ];
 
 /// Imports the export at `path`.
 pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<TraceMeta, ImportError> {
     import_as(path, path, b, progress)
+}
+
+/// Imports the export at `path` into memory and opens the result: the whole importer on one
+/// file, with no cache and nothing written (what a fuzz target calls on a mutated file).
+pub fn import_to_memory(path: &Path) -> Result<strobe_store::Store, ImportError> {
+    let mut b =
+        StoreBuilder::new(strobe_store::Output::memory_with_key([0; 4])).map_err(|e| ImportError::io(path, e))?;
+    let meta = import(path, &mut b, &Progress::default())?;
+    let built = b.finish(&meta).map_err(|e| ImportError::io(path, e))?;
+    strobe_store::cache::open_built(built).map_err(|e| ImportError::bad(path, e.to_string()))
 }
 
 /// Imports the export at `path`, recording `source` as the trace's source (the `.nsys-rep`
@@ -80,7 +108,9 @@ pub fn import_as(
     }
     let conn = schema::open(path).map_err(sql_err)?;
     let schema = Schema::probe(&conn, WANTED).map_err(sql_err)?;
-    check_schema(path, &schema)?;
+    let mut notes: Vec<String> = Vec::new();
+    let usable = check_schema(path, &schema, &mut notes)?;
+    let shown = |t: &str| usable.contains(&t);
 
     let mut meta = TraceMeta::new(SourceFormat::Nsys, source.to_string_lossy());
     let export = target::export_meta(&conn, &schema).map_err(sql_err)?;
@@ -89,22 +119,23 @@ pub fn import_as(
             meta.extra.insert(key.into(), v.clone());
         }
     }
+    version_notes(&export, &mut notes);
     if !export.is_empty() {
         meta.extra.insert("nsys_export_meta".into(), serde_json::Value::Object(export));
     }
-    let (devices, non_cuda) = target::devices(&conn, &schema).map_err(sql_err)?;
-    meta.devices = devices;
-    meta.base_time_ns = target::session_start(&conn, &schema).map_err(sql_err)?;
+    meta.devices = target::devices(&conn, &schema, &mut notes).map_err(sql_err)?;
+    meta.base_time_ns = target::session_start(&conn, &schema, &mut notes).map_err(sql_err)?;
 
     // Correlation ids are per process; key them by pid unless a table lacks its pid column.
-    let corr_pid = [KERNEL, MEMCPY, MEMSET, SYNC].iter().all(|t| !schema.has(t) || schema.has_col(t, "globalPid"))
-        && (!schema.has(RUNTIME) || schema.has_col(RUNTIME, "globalTid"));
+    let corr_pid =
+        [KERNEL, MEMCPY, MEMSET, SYNC].iter().all(|t| !shown(t) || schema.col(t, "globalPid|globalTid").is_some())
+            && (!shown(RUNTIME) || schema.col(RUNTIME, "globalTid|globalPid").is_some());
 
     std::thread::scope(|s| -> Result<TraceMeta, ImportError> {
         // Readers start now and fill their channels while the small tables load here.
         macro_rules! reader {
             ($t:expr, $sql:ident, $conv:ident) => {{
-                if schema.has($t) {
+                if shown($t) {
                     let sql = $sql(&schema);
                     let (tx, rx) = sync_channel(4);
                     s.spawn(move || read_table(path, &sql, $conv, tx));
@@ -123,16 +154,16 @@ pub fn import_as(
         let osrt_rx = reader!(OSRT, osrt_sql, osrt_row);
 
         // Room for every span up front: no regrowth copies of the builder's span list.
-        let estimate: u64 =
-            [KERNEL, MEMCPY, MEMSET, RUNTIME, SYNC, NVTX, OSRT].iter().map(|t| schema.row_estimate(&conn, t)).sum();
+        let estimate: u64 = ACTIVITY[..7].iter().filter(|t| shown(t)).map(|t| schema.row_estimate(&conn, t)).sum();
         b.reserve_spans(estimate.min(1 << 28) as usize);
-        let strings =
-            if schema.has(STRING_IDS) { target::string_ids(&conn).map_err(sql_err)? } else { FxHashMap::default() };
+        let strings = target::string_ids(&conn, &schema).map_err(sql_err)?;
         let mut cx = Ctx::new(path, b, progress, strings, corr_pid);
-        cx.memcpy_enum = target::enum_table(&conn, &schema, "ENUM_CUDA_MEMCPY_OPER").map_err(sql_err)?;
-        cx.mem_kind_enum = target::enum_table(&conn, &schema, "ENUM_CUDA_MEM_KIND").map_err(sql_err)?;
-        cx.sync_enum = target::enum_table(&conn, &schema, "ENUM_CUPTI_SYNC_TYPE").map_err(sql_err)?;
-        cx.nvtx_domains = nvtx_domains(&conn, &schema).map_err(sql_err)?;
+        cx.memcpy_enum = target::enum_table(&conn, &schema, ENUMS[0]).map_err(sql_err)?;
+        cx.mem_kind_enum = target::enum_table(&conn, &schema, ENUMS[1]).map_err(sql_err)?;
+        cx.sync_enum = target::enum_table(&conn, &schema, ENUMS[2]).map_err(sql_err)?;
+        if shown(NVTX) {
+            cx.nvtx_domains = nvtx_domains(&conn, &schema, &cx.strings).map_err(sql_err)?;
+        }
 
         // Synchronization rows carry no thread: they go on the thread of the runtime call
         // with their correlation id, so they are held (compactly) until the runtime is read.
@@ -152,15 +183,25 @@ pub fn import_as(
         cx.drain(NVTX, nvtx_rx, Ctx::nvtx)?;
         cx.drain(OSRT, osrt_rx, Ctx::osrt)?;
         cx.finish_unclosed().map_err(|e| ImportError::io(path, e))?;
-        if schema.has(MEM_USAGE) {
+        if shown(MEM_USAGE) {
             cx.memory_usage(&conn, &schema).map_err(sql_err)?;
         }
         cx.names(&conn, &schema).map_err(sql_err)?;
 
         let mut load = std::mem::take(&mut cx.load);
-        notes(&schema, &load.by_category.clone(), non_cuda, &mut load);
+        load.notes.append(&mut notes);
+        table_notes(&schema, &usable, &load.by_category.clone(), &mut load);
         if cx.no_end > 0 {
             load.notes.push(format!("{} GPU or API rows had no end time: kept with zero duration", cx.no_end));
+        }
+        let bad: Vec<String> = load
+            .skipped
+            .iter()
+            .filter(|(k, _)| k.ends_with(BAD_START) || k.ends_with(END_BEFORE_START))
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        if !bad.is_empty() {
+            load.notes.push(format!("rows skipped for unusable times: {}", bad.join("; ")));
         }
         meta.load = load;
         progress.bytes_done.store(progress.bytes_total.load(Ordering::Relaxed), Ordering::Relaxed);
@@ -168,45 +209,89 @@ pub fn import_as(
     })
 }
 
-/// Refuses files that are not nsys exports, or that lack what the rows they hold refer to.
-fn check_schema(path: &Path, schema: &Schema) -> Result<(), ImportError> {
-    let activity = [KERNEL, MEMCPY, MEMSET, RUNTIME, SYNC, NVTX, OSRT, MEM_USAGE];
-    let known =
-        activity.iter().chain([STRING_IDS, GPU_INFO, SESSION_START, "META_DATA_EXPORT", "EXPORT_META_DATA"].iter());
-    if !known.clone().any(|t| schema.has(t)) {
+/// Refuses files that are not nsys exports, or that hold nothing to show; returns the
+/// activity tables that can be read (a table without its `start`/`end` columns cannot:
+/// it is noted and left out).
+fn check_schema(path: &Path, schema: &Schema, notes: &mut Vec<String>) -> Result<Vec<&'static str>, ImportError> {
+    let their_tables = || {
         let some: Vec<&str> = schema.all_tables.iter().take(8).map(|s| s.as_str()).collect();
+        let more = if schema.all_tables.len() > 8 { ", …" } else { "" };
+        format!("[{}{more}]", some.join(", "))
+    };
+    if !WANTED.iter().any(|t| schema.has(t.name)) {
         return Err(ImportError::bad(
             path,
             format!(
                 "an SQLite database, but not an Nsight Systems export: it has none of the tables nsys writes \
-                 (StringIds, CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, …); its tables: [{}]",
-                some.join(", ")
+                 (StringIds, CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, TARGET_INFO_*, …); its tables: {}",
+                their_tables()
             ),
         ));
     }
-    for t in activity {
-        if schema.has(t) && !schema.has_col(t, "start") {
-            return Err(ImportError::bad(path, format!("table {t} has no `start` column: not a known nsys schema")));
+    let mut usable = Vec::new();
+    for t in ACTIVITY {
+        if !schema.has(t) {
+            continue;
         }
-        if t != MEM_USAGE && schema.has(t) && !schema.has_col(t, "end") {
-            return Err(ImportError::bad(path, format!("table {t} has no `end` column: not a known nsys schema")));
-        }
-    }
-    if !schema.has(STRING_IDS) {
-        if let Some(t) = [KERNEL, RUNTIME, OSRT].iter().find(|t| schema.has(t)) {
-            return Err(ImportError::bad(
-                path,
-                format!("the export has a {t} table but no StringIds table, which holds its names: the export is incomplete (re-run `nsys export --type sqlite`)"),
+        let need: &[&str] = if t == MEM_USAGE { &["start"] } else { &["start", "end"] };
+        let lacking = schema.missing(t, need);
+        if lacking.is_empty() {
+            usable.push(t);
+        } else {
+            notes.push(format!(
+                "{} has no `{}` column: its rows are not shown (not a known nsys layout)",
+                schema.name(t),
+                lacking.join("`, `")
             ));
         }
     }
-    Ok(())
+    if usable.is_empty() {
+        return Err(ImportError::bad(
+            path,
+            format!(
+                "an Nsight Systems export with nothing to show: none of {} is present{}; \
+                 re-export with `nsys export --type sqlite` from a report that traced CUDA, NVTX or OS runtime. Its tables: {}",
+                ACTIVITY.join(", "),
+                if notes.is_empty() { String::new() } else { format!(" with its times ({})", notes.join("; ")) },
+                their_tables()
+            ),
+        ));
+    }
+    Ok(usable)
 }
 
-fn notes(schema: &Schema, counts: &std::collections::BTreeMap<String, u64>, non_cuda: u64, load: &mut LoadSummary) {
+/// Notes on the export's version: which it is, or that it is unknown or newer than tested.
+fn version_notes(export: &serde_json::Map<String, serde_json::Value>, notes: &mut Vec<String>) {
+    let get = |k: &str| export.get(k).and_then(|v| v.as_str());
+    let Some(schema) = get("EXPORT_SCHEMA_VERSION") else {
+        notes.push(
+            "no META_DATA_EXPORT / EXPORT_META_DATA table (or no EXPORT_SCHEMA_VERSION in it): \
+             the export's nsys version is unknown; tables and columns were matched by name"
+                .to_string(),
+        );
+        return;
+    };
+    notes.push(format!(
+        "Nsight Systems {} export, schema {schema}",
+        get("EXPORT_PRODUCT_VERSION").unwrap_or("(version unknown)")
+    ));
+    let mut parts = schema.split('.').map(|p| p.trim().parse::<u32>().ok());
+    if let (Some(Some(major)), Some(Some(minor))) = (parts.next(), parts.next()) {
+        if (major, minor) > NEWEST_TESTED {
+            notes.push(format!(
+                "schema {schema} is newer than the newest tested ({}.{}): tables and columns were matched by name",
+                NEWEST_TESTED.0, NEWEST_TESTED.1
+            ));
+        }
+    }
+}
+
+/// Notes on what the export lacks: absent tables, tables under other names, columns read
+/// as empty because this schema has none of them.
+fn table_notes(schema: &Schema, usable: &[&str], counts: &BTreeMap<String, u64>, load: &mut LoadSummary) {
     if !schema.has(KERNEL) {
         load.notes.push(format!("no {KERNEL} table: CPU-only capture (no GPU kernels were traced)"));
-    } else if counts.get(KERNEL).copied().unwrap_or(0) == 0 {
+    } else if usable.contains(&KERNEL) && counts.get(KERNEL).copied().unwrap_or(0) == 0 {
         load.notes.push(format!("{KERNEL} is empty: no GPU kernels were captured"));
     }
     let absent: Vec<&str> =
@@ -217,27 +302,62 @@ fn notes(schema: &Schema, counts: &std::collections::BTreeMap<String, u64>, non_
     if !absent.is_empty() {
         load.notes.push(format!("tables absent (nothing of that kind was captured): {}", absent.join(", ")));
     }
-    if non_cuda > 0 {
-        load.notes
-            .push(format!("{GPU_INFO}: {non_cuda} adapter(s) without CUDA compute capability not listed as devices"));
+    for (canonical, found) in schema.renamed() {
+        load.notes.push(format!("{canonical} read from table {found}"));
+    }
+    for &t in usable {
+        let missing = schema.missing(t, &cols(t));
+        if !missing.is_empty() {
+            load.notes.push(format!("{t} has no column {}: read as empty", missing.join(", ")));
+        }
+    }
+    for (t, names) in NAME_COLS {
+        if usable.contains(&t) && !names.iter().any(|c| schema.has_col(t, c)) {
+            load.notes.push(format!("{t} has none of the name columns {}: its rows are unnamed", names.join(", ")));
+        }
+    }
+    let names_by_id = usable.iter().any(|t| [KERNEL, RUNTIME, OSRT, NVTX].contains(t));
+    if !schema.has(STRING_IDS) && names_by_id {
+        load.notes.push(format!(
+            "no {STRING_IDS} table: names stored as string ids show as <string N> (the export is incomplete; re-run `nsys export --type sqlite`)"
+        ));
+    }
+    let enum_users = usable.iter().any(|t| [MEMCPY, MEMSET, SYNC, MEM_USAGE].contains(t));
+    let no_enums: Vec<&str> = ENUMS.into_iter().filter(|t| !schema.has(t)).collect();
+    if enum_users && !no_enums.is_empty() {
+        load.notes.push(format!(
+            "no {} table (exports of schema 2.x have none): copy kinds, memory kinds and sync types named by nsys's documented numbering",
+            no_enums.join(", ")
+        ));
     }
 }
 
-/// `domainId` → `"domain":"name"` (JSON fragment), from the domain-create rows.
-fn nvtx_domains(conn: &rusqlite::Connection, schema: &Schema) -> rusqlite::Result<FxHashMap<i64, String>> {
+/// `domainId` → `"domain":"name"` (JSON fragment), from the domain-create rows (event type
+/// 75), named inline (`text`) or through `StringIds` (`textId`).
+fn nvtx_domains(
+    conn: &rusqlite::Connection,
+    schema: &Schema,
+    strings: &FxHashMap<i64, Box<str>>,
+) -> rusqlite::Result<FxHashMap<i64, String>> {
     let mut out = FxHashMap::default();
-    if !(schema.has_col(NVTX, "domainId") && schema.has_col(NVTX, "eventType") && schema.has_col(NVTX, "text")) {
+    if !(schema.has_col(NVTX, "domainId") && schema.has_col(NVTX, "eventType")) {
         return Ok(out);
     }
-    let mut st = conn.prepare("SELECT domainId, text FROM NVTX_EVENTS WHERE eventType = 75")?;
+    let mut st = conn.prepare(&schema.select(NVTX, &["domainId", "?text", "?textId"], "WHERE eventType = 75"))?;
     let mut rows = st.query([])?;
     while let Some(r) = rows.next()? {
-        if let (Some(id), Some(t)) = (schema::int(r, 0), schema::text(r, 1)) {
+        let name =
+            schema::text(r, 1).or_else(|| schema::int(r, 2).and_then(|id| strings.get(&id)).map(|s| s.to_string()));
+        if let (Some(id), Some(t)) = (schema::int(r, 0), name) {
             out.insert(id, format!("\"domain\":{}", serde_json::Value::String(t)));
         }
     }
     Ok(out)
 }
+
+/// Skip reasons for rows whose times cannot be placed (also summed in one note).
+const BAD_START: &str = "row without a usable start time";
+const END_BEFORE_START: &str = "row ending before it starts";
 
 struct Cats {
     kernel: u32,
@@ -362,7 +482,7 @@ impl<'a> Ctx<'a> {
         *self.load.by_category.entry(table.to_string()).or_default() += n;
         self.load.events += n;
         if bad > 0 {
-            *self.load.skipped.entry(format!("{table}: row without a start time")).or_default() += bad;
+            *self.load.skipped.entry(format!("{table}: {BAD_START}")).or_default() += bad;
         }
         Ok(())
     }
@@ -377,12 +497,17 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn end_of(&mut self, start: i64, end: i64) -> i64 {
+    /// The end of a GPU or API row: its start when it has none (counted), None (skipped,
+    /// counted) when it ends before it starts.
+    fn end_of(&mut self, table: &str, start: i64, end: i64) -> Option<i64> {
         if end == i64::MIN {
             self.no_end += 1;
-            start
+            Some(start)
+        } else if end < start {
+            self.load.skip(&format!("{table}: {END_BEFORE_START}"));
+            None
         } else {
-            end
+            Some(end)
         }
     }
 
@@ -475,9 +600,9 @@ impl<'a> Ctx<'a> {
     }
 
     fn kernel(&mut self, k: KernelRow) -> std::io::Result<()> {
+        let Some(end) = self.end_of(KERNEL, k.c.start, k.c.end) else { return Ok(()) };
         let lane = self.stream_lane(k.c.device, k.c.stream);
         let name = self.string(&k.name, "<unnamed kernel>");
-        let end = self.end_of(k.c.start, k.c.end);
         self.gpu_args(&k.c);
         let _ = write!(
             self.args,
@@ -539,6 +664,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn memcpy(&mut self, m: MemcpyRow) -> std::io::Result<()> {
+        let Some(end) = self.end_of(MEMCPY, m.c.start, m.c.end) else { return Ok(()) };
         let lane = self.stream_lane(m.c.device, m.c.stream);
         let key = (m.copy_kind, m.src_kind, m.dst_kind);
         let (name, dir) = match self.copy_names.get(&key) {
@@ -551,7 +677,6 @@ impl<'a> Ctx<'a> {
                 v
             }
         };
-        let end = self.end_of(m.c.start, m.c.end);
         self.gpu_args(&m.c);
         let _ = write!(
             self.args,
@@ -571,6 +696,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn memset(&mut self, m: MemsetRow) -> std::io::Result<()> {
+        let Some(end) = self.end_of(MEMSET, m.c.start, m.c.end) else { return Ok(()) };
         let lane = self.stream_lane(m.c.device, m.c.stream);
         let name = match self.memset_names.get(&m.mem_kind) {
             Some(&v) => v,
@@ -581,7 +707,6 @@ impl<'a> Ctx<'a> {
                 v
             }
         };
-        let end = self.end_of(m.c.start, m.c.end);
         self.gpu_args(&m.c);
         let _ = write!(
             self.args,
@@ -624,6 +749,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn runtime(&mut self, r: RuntimeRow) -> std::io::Result<()> {
+        let Some(end) = self.end_of(RUNTIME, r.start, r.end) else { return Ok(()) };
         let lane = self.thread_lane(r.pid, r.tid);
         let (name, kind) = self.runtime_name(&r.name, r.class);
         let corr = self.corr_key(r.pid, r.corr);
@@ -632,7 +758,6 @@ impl<'a> Ctx<'a> {
                 *t = r.tid;
             }
         }
-        let end = self.end_of(r.start, r.end);
         self.args.clear();
         if r.corr != 0 || r.ret.is_some_and(|v| v != 0) {
             let _ = write!(self.args, "{{\"correlation\":{}", r.corr);
@@ -646,6 +771,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn sync(&mut self, r: SyncRow) -> std::io::Result<()> {
+        let Some(end) = self.end_of(SYNC, r.c.start, r.c.end) else { return Ok(()) };
         let key = self.corr_key(r.c.pid, r.c.corr);
         let tid = self.sync_wanted.get(&key).copied().unwrap_or(u32::MAX);
         if tid == u32::MAX {
@@ -662,7 +788,6 @@ impl<'a> Ctx<'a> {
             t => self.sync_enum.get(&t).map(|x| x.1.clone()).unwrap_or_else(|| "Unknown Sync".to_string()),
         };
         let name = self.b.intern(&label);
-        let end = self.end_of(r.c.start, r.c.end);
         self.gpu_args(&r.c);
         if let Some(e) = r.event {
             let _ = write!(self.args, ",\"event\":{e}");
@@ -672,6 +797,10 @@ impl<'a> Ctx<'a> {
     }
 
     fn nvtx(&mut self, r: NvtxRow) -> std::io::Result<()> {
+        if r.end.is_some_and(|e| e < r.start) {
+            self.load.skip(&format!("{NVTX}: {END_BEFORE_START}"));
+            return Ok(());
+        }
         match r.event_type {
             59 | 60 | 34 => {}
             75 => {
@@ -736,9 +865,9 @@ impl<'a> Ctx<'a> {
     }
 
     fn osrt(&mut self, r: OsrtRow) -> std::io::Result<()> {
+        let Some(end) = self.end_of(OSRT, r.start, r.end) else { return Ok(()) };
         let lane = self.thread_lane(r.pid, r.tid);
         let name = self.string(&r.name, "<unnamed OS call>");
-        let end = self.end_of(r.start, r.end);
         self.args.clear();
         if let Some(v) = r.ret {
             let _ = write!(self.args, "{{\"return\":{v}}}");
@@ -749,11 +878,12 @@ impl<'a> Ctx<'a> {
     /// `CUDA_GPU_MEMORY_USAGE_EVENTS` → running total of allocated bytes per process, device
     /// and memory kind (allocation +bytes, deallocation −bytes), one counter per device.
     fn memory_usage(&mut self, conn: &rusqlite::Connection, schema: &Schema) -> rusqlite::Result<()> {
-        let sql = schema.select(
-            MEM_USAGE,
-            &["start", "globalPid", "deviceId", "bytes", "memKind", "memoryOperationType"],
-            "ORDER BY start",
-        );
+        let missing = schema.missing(MEM_USAGE, &["bytes", "memoryOperationType"]);
+        if !missing.is_empty() {
+            self.load.notes.push(format!("{MEM_USAGE} has no column {}: no memory counters", missing.join(", ")));
+            return Ok(());
+        }
+        let sql = schema.select(MEM_USAGE, &cols(MEM_USAGE), "ORDER BY start");
         let mut st = conn.prepare(&sql)?;
         let mut rows = st.query([])?;
         let mut totals: FxHashMap<(u32, i64, i64), i64> = FxHashMap::default();

@@ -3,7 +3,7 @@
 # sample-traces/ with figures.sql (python3 stdlib sqlite3). Run from anywhere.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-for f in sample-traces/nsys_*.sqlite; do
+for f in sample-traces/nsys_*.sqlite; do  # the real exports and the nsys_fx_* fixtures
   stem="$(basename "$f" .sqlite)"
   python3 tests/expected/nsys/nsys_expected.py "$f" > "tests/expected/nsys/$stem.nsys.json"
   echo "tests/expected/nsys/$stem.nsys.json"

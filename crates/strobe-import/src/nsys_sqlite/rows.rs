@@ -81,7 +81,72 @@ fn gpu_common(r: &Row<'_>) -> Option<GpuCommon> {
     })
 }
 
-const GPU_COMMON_COLS: [&str; 7] = ["start", "end", "deviceId", "streamId", "correlationId", "globalPid", "contextId"];
+/// Columns of each activity table, in the order its row struct reads them. `"a|b"`: `a`,
+/// else `b` (older or newer schemas); `?`: optional, read as NULL without a note.
+/// `globalTid` carries the pid in the same bits as `globalPid`.
+const GPU_COMMON_COLS: [&str; 7] =
+    ["start", "end", "deviceId", "streamId", "correlationId", "globalPid|globalTid", "?contextId"];
+
+/// The columns read from activity `table`.
+pub fn cols(table: &str) -> Vec<&'static str> {
+    let gpu = |rest: &[&'static str]| GPU_COMMON_COLS.iter().chain(rest).copied().collect();
+    match table {
+        KERNEL => gpu(&[
+            "?demangledName",
+            "?shortName",
+            "?mangledName",
+            "?name",
+            "gridX",
+            "gridY",
+            "gridZ",
+            "blockX",
+            "blockY",
+            "blockZ",
+            "registersPerThread",
+            "staticSharedMemory",
+            "dynamicSharedMemory",
+        ]),
+        MEMCPY => gpu(&["bytes", "copyKind", "srcKind", "dstKind", "?srcDeviceId", "?dstDeviceId"]),
+        MEMSET => gpu(&["bytes", "value", "memKind"]),
+        SYNC => gpu(&["syncType", "?eventId"]),
+        RUNTIME => vec![
+            "start",
+            "end",
+            "globalTid|globalPid",
+            "correlationId",
+            "?eventClass",
+            "?nameId",
+            "?name",
+            "?returnValue",
+        ],
+        NVTX => vec![
+            "start",
+            "end",
+            "eventType",
+            "?text",
+            "?textId",
+            "globalTid",
+            "?domainId",
+            "?category",
+            "?int64Value",
+            "?uint64Value",
+            "?int32Value",
+            "?uint32Value",
+            "?doubleValue",
+            "?floatValue",
+        ],
+        OSRT => vec!["start", "end", "globalTid", "nameId|name", "?returnValue"],
+        MEM_USAGE => vec!["start", "globalPid|globalTid", "deviceId", "bytes", "?memKind", "memoryOperationType"],
+        _ => Vec::new(),
+    }
+}
+
+/// Tables whose rows are named by one of several optional columns: (table, columns).
+pub const NAME_COLS: [(&str, &[&str]); 3] = [
+    (KERNEL, &["demangledName", "shortName", "mangledName", "name"]),
+    (RUNTIME, &["nameId", "name"]),
+    (NVTX, &["text", "textId"]),
+];
 
 pub struct KernelRow {
     pub c: GpuCommon,
@@ -94,23 +159,7 @@ pub struct KernelRow {
 }
 
 pub fn kernel_sql(s: &Schema) -> String {
-    let mut cols = GPU_COMMON_COLS.to_vec();
-    cols.extend([
-        "demangledName",
-        "shortName",
-        "mangledName",
-        "name",
-        "gridX",
-        "gridY",
-        "gridZ",
-        "blockX",
-        "blockY",
-        "blockZ",
-        "registersPerThread",
-        "staticSharedMemory",
-        "dynamicSharedMemory",
-    ]);
-    s.select(KERNEL, &cols, "")
+    s.select(KERNEL, &cols(KERNEL), "")
 }
 
 pub fn kernel_row(r: &Row<'_>) -> Option<KernelRow> {
@@ -137,9 +186,7 @@ pub struct MemcpyRow {
 }
 
 pub fn memcpy_sql(s: &Schema) -> String {
-    let mut cols = GPU_COMMON_COLS.to_vec();
-    cols.extend(["bytes", "copyKind", "srcKind", "dstKind", "srcDeviceId", "dstDeviceId"]);
-    s.select(MEMCPY, &cols, "")
+    s.select(MEMCPY, &cols(MEMCPY), "")
 }
 
 pub fn memcpy_row(r: &Row<'_>) -> Option<MemcpyRow> {
@@ -162,9 +209,7 @@ pub struct MemsetRow {
 }
 
 pub fn memset_sql(s: &Schema) -> String {
-    let mut cols = GPU_COMMON_COLS.to_vec();
-    cols.extend(["bytes", "value", "memKind"]);
-    s.select(MEMSET, &cols, "")
+    s.select(MEMSET, &cols(MEMSET), "")
 }
 
 pub fn memset_row(r: &Row<'_>) -> Option<MemsetRow> {
@@ -188,11 +233,7 @@ pub struct RuntimeRow {
 }
 
 pub fn runtime_sql(s: &Schema) -> String {
-    s.select(
-        RUNTIME,
-        &["start", "end", "globalTid", "correlationId", "eventClass", "nameId", "name", "returnValue"],
-        "",
-    )
+    s.select(RUNTIME, &cols(RUNTIME), "")
 }
 
 pub fn runtime_row(r: &Row<'_>) -> Option<RuntimeRow> {
@@ -216,9 +257,7 @@ pub struct SyncRow {
 }
 
 pub fn sync_sql(s: &Schema) -> String {
-    let mut cols = GPU_COMMON_COLS.to_vec();
-    cols.extend(["syncType", "eventId"]);
-    s.select(SYNC, &cols, "")
+    s.select(SYNC, &cols(SYNC), "")
 }
 
 pub fn sync_row(r: &Row<'_>) -> Option<SyncRow> {
@@ -239,26 +278,7 @@ pub struct NvtxRow {
 }
 
 pub fn nvtx_sql(s: &Schema) -> String {
-    s.select(
-        NVTX,
-        &[
-            "start",
-            "end",
-            "eventType",
-            "text",
-            "textId",
-            "globalTid",
-            "domainId",
-            "category",
-            "int64Value",
-            "uint64Value",
-            "int32Value",
-            "uint32Value",
-            "doubleValue",
-            "floatValue",
-        ],
-        "",
-    )
+    s.select(NVTX, &cols(NVTX), "")
 }
 
 pub fn nvtx_row(r: &Row<'_>) -> Option<NvtxRow> {
@@ -300,7 +320,7 @@ pub struct OsrtRow {
 }
 
 pub fn osrt_sql(s: &Schema) -> String {
-    s.select(OSRT, &["start", "end", "globalTid", "nameId", "returnValue"], "")
+    s.select(OSRT, &cols(OSRT), "")
 }
 
 pub fn osrt_row(r: &Row<'_>) -> Option<OsrtRow> {

@@ -40,15 +40,29 @@ pub fn uri(path: &Path) -> String {
     s
 }
 
-/// Tables of the export (name → its columns, in order), for the tables we read.
+/// A table the importer reads: its canonical name and the other names it has had.
+pub struct Wanted {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+}
+
+/// One table of the export as found: the name it has in this file and its columns.
+struct Found {
+    name: String,
+    cols: Vec<String>,
+}
+
+/// Tables of the export, for the tables we read, keyed by canonical name.
 pub struct Schema {
-    tables: FxHashMap<String, Vec<String>>,
+    tables: FxHashMap<&'static str, Found>,
     /// Every table name, including ones we do not read (for the "not an nsys export" check).
     pub all_tables: Vec<String>,
 }
 
 impl Schema {
-    pub fn probe(conn: &Connection, wanted: &[&str]) -> rusqlite::Result<Schema> {
+    /// Finds each wanted table under its canonical name, an alias, or a versioned variant of
+    /// either (`NAME_V2`, `NAME_V3`, … the highest wins), and reads its columns.
+    pub fn probe(conn: &Connection, wanted: &[Wanted]) -> rusqlite::Result<Schema> {
         let mut all_tables = Vec::new();
         {
             let mut st = conn.prepare("SELECT name FROM sqlite_master WHERE type IN ('table','view')")?;
@@ -58,17 +72,19 @@ impl Schema {
             }
         }
         let mut tables = FxHashMap::default();
-        for &t in wanted {
-            if !all_tables.iter().any(|n| n == t) {
+        for w in wanted {
+            let Some(name) =
+                std::iter::once(w.name).chain(w.aliases.iter().copied()).find_map(|n| resolve(&all_tables, n))
+            else {
                 continue;
-            }
-            let mut st = conn.prepare(&format!("PRAGMA table_info(\"{t}\")"))?;
+            };
+            let mut st = conn.prepare(&format!("PRAGMA table_info({})", quote(&name)))?;
             let mut rows = st.query([])?;
             let mut cols = Vec::new();
             while let Some(r) = rows.next()? {
                 cols.push(text(r, 1).unwrap_or_default());
             }
-            tables.insert(t.to_string(), cols);
+            tables.insert(w.name, Found { name, cols });
         }
         Ok(Schema { tables, all_tables })
     }
@@ -79,7 +95,7 @@ impl Schema {
         if !self.has(table) {
             return 0;
         }
-        conn.query_row(&format!("SELECT max(rowid) FROM \"{table}\""), [], |r| r.get::<_, Option<i64>>(0))
+        conn.query_row(&format!("SELECT max(rowid) FROM {}", self.quoted(table)), [], |r| r.get::<_, Option<i64>>(0))
             .ok()
             .flatten()
             .unwrap_or(0)
@@ -90,17 +106,69 @@ impl Schema {
         self.tables.contains_key(table)
     }
 
-    pub fn has_col(&self, table: &str, col: &str) -> bool {
-        self.tables.get(table).is_some_and(|c| c.iter().any(|x| x.eq_ignore_ascii_case(col)))
+    /// The name `table` (canonical) has in this export.
+    pub fn name<'a>(&'a self, table: &'a str) -> &'a str {
+        self.tables.get(table).map(|f| f.name.as_str()).unwrap_or(table)
     }
 
-    /// `SELECT` of `cols` from `table`, each column that the table lacks replaced by `NULL`,
-    /// so row positions are those of `cols` whatever the schema version.
+    /// [`Schema::name`], quoted for SQL.
+    pub fn quoted(&self, table: &str) -> String {
+        quote(self.name(table))
+    }
+
+    /// Tables found under another name than their canonical one: (canonical, found).
+    pub fn renamed(&self) -> Vec<(&'static str, &str)> {
+        let mut v: Vec<(&'static str, &str)> =
+            self.tables.iter().filter(|(k, f)| **k != f.name).map(|(k, f)| (*k, f.name.as_str())).collect();
+        v.sort_unstable();
+        v
+    }
+
+    pub fn has_col(&self, table: &str, col: &str) -> bool {
+        self.tables.get(table).is_some_and(|f| f.cols.iter().any(|x| x.eq_ignore_ascii_case(col)))
+    }
+
+    /// The first column of `spec` (`"a|b"`: `a`, else `b`; a leading `?` marks it optional)
+    /// that `table` has.
+    pub fn col<'s>(&self, table: &str, spec: &'s str) -> Option<&'s str> {
+        spec.trim_start_matches('?').split('|').find(|c| self.has_col(table, c))
+    }
+
+    /// The specs of `cols` not marked optional (`?`) of which `table` has no column.
+    pub fn missing<'s>(&self, table: &str, cols: &[&'s str]) -> Vec<&'s str> {
+        cols.iter().copied().filter(|c| !c.starts_with('?') && self.col(table, c).is_none()).collect()
+    }
+
+    /// `SELECT` of `cols` (specs as for [`Schema::col`]) from `table`, each that the table
+    /// lacks replaced by `NULL`, so row positions are those of `cols` whatever the schema.
     pub fn select(&self, table: &str, cols: &[&str], tail: &str) -> String {
         let list: Vec<String> =
-            cols.iter().map(|c| if self.has_col(table, c) { format!("\"{c}\"") } else { "NULL".to_string() }).collect();
-        format!("SELECT {} FROM \"{table}\" {tail}", list.join(", "))
+            cols.iter().map(|c| self.col(table, c).map(quote).unwrap_or_else(|| "NULL".to_string())).collect();
+        format!("SELECT {} FROM {} {tail}", list.join(", "), self.quoted(table))
     }
+}
+
+/// `name` itself if the export has it (SQLite names are case-insensitive), else its
+/// highest `name_V<n>` variant. Anchored: `CUPTI_ACTIVITY_KIND_MEMCPY2` (a CUPTI kind of
+/// its own) is not a variant of `CUPTI_ACTIVITY_KIND_MEMCPY`.
+fn resolve(all: &[String], name: &str) -> Option<String> {
+    if let Some(t) = all.iter().find(|t| t.eq_ignore_ascii_case(name)) {
+        return Some(t.clone());
+    }
+    all.iter()
+        .filter_map(|t| {
+            let head = t.get(..name.len())?;
+            let v: u32 =
+                t[name.len()..].strip_prefix("_V").or_else(|| t[name.len()..].strip_prefix("_v"))?.parse().ok()?;
+            head.eq_ignore_ascii_case(name).then_some((v, t))
+        })
+        .max()
+        .map(|(_, t)| t.clone())
+}
+
+/// An SQL identifier in double quotes (embedded quotes doubled: names come from the file).
+pub fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 /// An integer column, leniently: reals are truncated, numeric text is parsed, NULL and
@@ -157,4 +225,33 @@ pub fn first_name(r: &Row<'_>, idx: &[usize]) -> NameRef {
 #[inline]
 pub fn split_global(g: i64) -> (u32, u32) {
     (((g >> 24) & 0xFF_FFFF) as u32, (g & 0xFF_FFFF) as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versioned_names_resolve_to_the_highest_and_are_anchored() {
+        let all: Vec<String> =
+            ["CUPTI_ACTIVITY_KIND_MEMCPY2", "NVTX_EVENTS_V2", "NVTX_EVENTS_V10", "NVTX_EVENTS_VX", "stringids"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        assert_eq!(resolve(&all, "NVTX_EVENTS").as_deref(), Some("NVTX_EVENTS_V10"));
+        assert_eq!(resolve(&all, "CUPTI_ACTIVITY_KIND_MEMCPY"), None);
+        assert_eq!(resolve(&all, "StringIds").as_deref(), Some("stringids"));
+        assert_eq!(quote("a\"b"), "\"a\"\"b\"");
+    }
+
+    #[test]
+    fn column_specs_pick_the_first_present_and_optional_ones_are_not_missing() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE K_V3(start, \"end\", globalTid, name);").unwrap();
+        let s = Schema::probe(&conn, &[Wanted { name: "K", aliases: &[] }]).unwrap();
+        assert_eq!(s.col("K", "globalPid|globalTid"), Some("globalTid"));
+        assert_eq!(s.missing("K", &["start", "gridX", "?shortName", "globalPid|globalTid"]), vec!["gridX"]);
+        assert_eq!(s.select("K", &["start", "?gridX"], ""), "SELECT \"start\", NULL FROM \"K_V3\" ");
+        assert_eq!(s.renamed(), vec![("K", "K_V3")]);
+    }
 }
