@@ -432,3 +432,32 @@ fn memory_stats_dump_is_detected_and_read() {
     // a Kineto trace is still a trace
     assert_eq!(strobe_import::detect(&sample("gpt_train.json.gz")).unwrap(), Some(strobe_import::Format::ChromeJson));
 }
+
+/// The same snapshot pickled with protocol 0 (text opcodes, `L`-suffixed longs) and 1 reads the
+/// same as protocol 2/4.
+#[test]
+fn every_pickle_protocol_reads_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    for stem in ["mem_legacy_traces", "mem_cpp_line"] {
+        let src = sample(&format!("{stem}.pickle"));
+        let want = serde_json::to_value(analyse(&memory_snapshot::import(&src).unwrap())).unwrap();
+        for proto in 0..=5 {
+            let out = dir.path().join(format!("{stem}.p{proto}.pickle"));
+            // stdlib pickle re-dumps the plain data at each protocol (globals refused on load)
+            let ok = std::process::Command::new("python3")
+                .args(["-c", "import pickle,sys\nclass P(pickle.Unpickler):\n def find_class(s,m,n): raise ValueError(m)\nd=P(open(sys.argv[1],'rb')).load()\nopen(sys.argv[2],'wb').write(pickle.dumps(d,int(sys.argv[3])))"])
+                .arg(&src)
+                .arg(&out)
+                .arg(proto.to_string())
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            if !ok {
+                eprintln!("python3 not available: protocol {proto} not checked");
+                return;
+            }
+            let got = analyse(&memory_snapshot::import(&out).unwrap_or_else(|e| panic!("{stem} protocol {proto}: {e}")));
+            assert_eq!(serde_json::to_value(got).unwrap(), want, "{stem} protocol {proto}");
+        }
+    }
+}

@@ -32,14 +32,20 @@ pub fn import(path: &Path) -> Result<MemorySnapshot, ImportError> {
     }
 }
 
-/// Decodes a snapshot from pickle bytes (the entry point a fuzz target calls: any bytes give a
+/// Decodes a snapshot from pickle bytes of any protocol (the entry point a fuzz target calls: any bytes give a
 /// snapshot or an error, never a panic or an allocation beyond the input's size).
 pub fn from_bytes(data: &[u8]) -> Result<MemorySnapshot, String> {
     if data.is_empty() {
         return Err("empty file (not a memory snapshot pickle)".into());
     }
-    if data[0] != 0x80 || !(2..=5).contains(&data.get(1).copied().unwrap_or(0)) {
-        return Err("not a pickle of protocol 2-5 (expected torch.cuda.memory._dump_snapshot output)".into());
+    // protocols 2-5 open with PROTO; 0 and 1 have no header and open a dict or list of segments
+    let header = match data[0] {
+        0x80 => (2..=5).contains(&data.get(1).copied().unwrap_or(0)),
+        b'(' | b'}' | b']' => true,
+        _ => false,
+    };
+    if !header {
+        return Err("not a pickle of a dict or list (expected torch.cuda.memory._dump_snapshot output)".into());
     }
     let mut b = B {
         snap: MemorySnapshot { stacks: vec![Vec::new()], strings: vec![String::new()], ..Default::default() },
@@ -73,6 +79,18 @@ struct B {
 impl pickle::Sink for B {
     /// A dict with an `action` string is a trace entry: convert it now and free its items.
     fn dict_done(&mut self, pk: &Pickle, d: Value) -> Result<Option<Value>, String> {
+        let Some(t) = self.trace_entry(pk, d)? else { return Ok(None) };
+        if self.entries.len() >= u32::MAX as usize {
+            return Err("too many trace entries".into());
+        }
+        self.entries.push(Some(t));
+        Ok(Some(Value::Ext((self.entries.len() - 1) as u32)))
+    }
+}
+
+impl B {
+    /// A trace entry of a dict with an `action` string (None for other dicts).
+    fn trace_entry(&mut self, pk: &Pickle, d: Value) -> Result<Option<TraceEntry>, String> {
         let items = pk.dict(d).unwrap_or(&[]);
         if !items.iter().any(|(k, v)| pk.str(*k) == Some("action") && pk.str(*v).is_some()) {
             return Ok(None);
@@ -104,11 +122,7 @@ impl pickle::Sink for B {
                 _ => {}
             }
         }
-        if self.entries.len() >= u32::MAX as usize {
-            return Err("too many trace entries".into());
-        }
-        self.entries.push(Some(t));
-        Ok(Some(Value::Ext((self.entries.len() - 1) as u32)))
+        Ok(Some(t))
     }
 }
 
@@ -305,6 +319,9 @@ fn build(pk: Pickle, mut b: B) -> Result<MemorySnapshot, String> {
             let e = pk.seq(dt).unwrap()[ei];
             let t = match e {
                 Value::Ext(x) => b.entries.get_mut(x as usize).and_then(Option::take),
+                // filled one SETITEM at a time (protocols 0/1, or a 1-item dict), so never
+                // handed to the sink: convert it here
+                Value::Dict(_) => b.trace_entry(&pk, e).map_err(|x| format!("device_traces[{di}][{ei}]: {x}"))?,
                 _ => None,
             };
             out.push(

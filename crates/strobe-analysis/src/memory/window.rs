@@ -85,7 +85,9 @@ pub fn history_window(trace: &[TraceEntry]) -> Option<HistoryWindow> {
     if segs > 0 {
         what.push(format!("releases {segs} segment{} it never allocated", if segs == 1 { "" } else { "s" }));
     }
-    let cause = if full_ring_buffer {
+    let cause = if n == 1 {
+        "a ring buffer of 1 entry, torch 2.0's default _record_memory_history(trace_alloc_max_entries=1)".to_string()
+    } else if full_ring_buffer {
         format!("{n} entries is a full _record_memory_history(max_entries={n}) ring buffer that wrapped")
     } else {
         "the ring buffer wrapped or recording began mid-run".to_string()

@@ -480,6 +480,13 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
                 };
                 push!(v)
             }
+            b'V' => {
+                // UNICODE (protocol 0): a raw-unicode-escape line (Python 3 writes every str so)
+                let line = c.line()?;
+                let text = raw_unicode_escape(line).ok_or_else(|| c.err("UNICODE argument has a bad \\u escape"))?;
+                out.strs.push(text.into());
+                push!(Value::Str((out.strs.len() - 1) as u32))
+            }
             b'F' => {
                 // FLOAT (protocol 0): a decimal line
                 let line = c.line()?;
@@ -667,7 +674,7 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
                     )));
                 }
                 return Err(
-                    c.err(format!("unsupported pickle opcode 0x{op:02x} (not a protocol 2-5 plain-data pickle?)"))
+                    c.err(format!("unsupported pickle opcode 0x{op:02x} (not a plain-data pickle?)"))
                 );
             }
         }
@@ -710,6 +717,28 @@ fn long_le(b: &[u8]) -> Long {
     buf[..n].copy_from_slice(&b[..n]);
     let v = i128::from_le_bytes(buf);
     fit(negative, v.unsigned_abs())
+}
+
+/// Python's raw-unicode-escape: each byte is a Latin-1 character, except `\\uXXXX` and
+/// `\\UXXXXXXXX` (the encoder escapes backslashes and newlines that way too).
+fn raw_unicode_escape(b: &[u8]) -> Option<String> {
+    let mut out = String::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let n = match (b[i], b.get(i + 1)) {
+            (b'\\', Some(b'u')) => 4,
+            (b'\\', Some(b'U')) => 8,
+            (x, _) => {
+                out.push(x as char);
+                i += 1;
+                continue;
+            }
+        };
+        let hex = b.get(i + 2..i + 2 + n).and_then(|h| std::str::from_utf8(h).ok())?;
+        out.push(char::from_u32(u32::from_str_radix(hex, 16).ok()?)?);
+        i += 2 + n;
+    }
+    Some(out)
 }
 
 /// A protocol-0 INT/LONG argument as `int(text, 0)` reads it: optional sign, then decimal
@@ -864,6 +893,12 @@ mod tests {
         let items = pk.seq(r).unwrap();
         assert!(pk.wide(items[1]).is_some());
         assert_eq!(items[2], Value::UInt(u64::MAX));
+        // pickle.dumps({'segments': [{'address': 2**64-1, 'name': 'é☃x\\u'}]}, 0)
+        let (pk, r) = root(b"(dp0\nVsegments\np1\n(lp2\n(dp3\nVaddress\np4\nL18446744073709551615L\nsVname\np5\nV\xe9\\u2603x\\u005cu\np6\nsas.");
+        let seg = pk.seq(pk.get(r, "segments").unwrap()).unwrap()[0];
+        assert_eq!(pk.u64(pk.get(seg, "address").unwrap()), Ok(Some(u64::MAX)));
+        assert_eq!(pk.str(pk.get(seg, "name").unwrap()), Some("é☃x\\u"));
+        assert!(p(b"V\\u12\n.").unwrap_err().what.contains("escape"));
         // memo by text key, int(x, 0) forms, and refusals
         let (pk, r) = root(b"(lp7\nI0x10\naI-0b11\nag7\n.");
         assert_eq!(pk.seq(r).unwrap()[..2], [Value::Int(16), Value::Int(-3)]);
