@@ -197,7 +197,8 @@ fn wide_addresses_are_errors_naming_field_and_byte() {
     ok.extend(b"\x8c\x0atotal_sizeK\x00\x8c\x06blocks]uas.");
     assert_eq!(memory_snapshot::from_bytes(&ok).unwrap().segments[0].address, u64::MAX);
     // a trace entry's size wider than 64 bits
-    let mut t = b"\x80\x04}(\x8c\x08segments]\x8c\x0ddevice_traces]]}(\x8c\x06action\x8c\x05alloc\x8c\x04size\x8a\x09".to_vec();
+    let mut t =
+        b"\x80\x04}(\x8c\x08segments]\x8c\x0ddevice_traces]]}(\x8c\x06action\x8c\x05alloc\x8c\x04size\x8a\x09".to_vec();
     t.extend([0, 0, 0, 0, 0, 0, 0, 0, 1]);
     t.extend(b"uaau.");
     let e = memory_snapshot::from_bytes(&t).unwrap_err();
@@ -456,7 +457,8 @@ fn every_pickle_protocol_reads_the_same() {
                 eprintln!("python3 not available: protocol {proto} not checked");
                 return;
             }
-            let got = analyse(&memory_snapshot::import(&out).unwrap_or_else(|e| panic!("{stem} protocol {proto}: {e}")));
+            let got =
+                analyse(&memory_snapshot::import(&out).unwrap_or_else(|e| panic!("{stem} protocol {proto}: {e}")));
             assert_eq!(serde_json::to_value(got).unwrap(), want, "{stem} protocol {proto}");
         }
     }

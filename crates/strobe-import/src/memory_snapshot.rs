@@ -160,9 +160,14 @@ impl Legacy {
     fn notes(&self, clamped_lines: usize) -> Vec<String> {
         let mut n = Vec::new();
         if self.bare_list {
-            n.push("legacy layout: a bare list of segments, as torch.cuda.memory_snapshot() returns; no allocation trace".into());
+            n.push(
+                "legacy layout: a bare list of segments, as torch.cuda.memory_snapshot() returns; no allocation trace"
+                    .into(),
+            );
         } else if self.no_traces {
-            n.push("legacy layout: no device_traces (torch ≤ 1.13 or history recording off); no allocation trace".into());
+            n.push(
+                "legacy layout: no device_traces (torch ≤ 1.13 or history recording off); no allocation trace".into(),
+            );
         }
         if self.block_addresses > 0 {
             n.push(format!(
@@ -186,10 +191,7 @@ impl Legacy {
             n.push(format!("{} segments give `size` instead of `total_size`", self.segment_size_key));
         }
         if self.segment_size_summed > 0 {
-            n.push(format!(
-                "{} segments without a size: taken as the sum of their blocks",
-                self.segment_size_summed
-            ));
+            n.push(format!("{} segments without a size: taken as the sum of their blocks", self.segment_size_summed));
         }
         if clamped_lines > 0 {
             n.push(format!(

@@ -69,7 +69,7 @@ pub fn history_window(trace: &[TraceEntry]) -> Option<HistoryWindow> {
     let first = first?;
     let n = trace.len();
     let times = || trace.iter().filter_map(|e| e.time_us);
-    let duration_us = times().next().zip(times().last()).map(|(a, b)| b - a);
+    let duration_us = times().next().zip(times().next_back()).map(|(a, b)| b - a);
     let full_ring_buffer = looks_like_max_entries(n);
     let entries = if n == 1 { "1 entry".to_string() } else { format!("{n} entries") };
     let span = match duration_us {
@@ -154,7 +154,13 @@ mod tests {
     #[test]
     fn a_trace_from_the_start_has_no_window() {
         use Action::*;
-        let t = [e(SegmentAlloc, 0, 0), e(Alloc, 0, 1), e(FreeRequested, 0, 2), e(FreeCompleted, 0, 3), e(SegmentFree, 0, 4)];
+        let t = [
+            e(SegmentAlloc, 0, 0),
+            e(Alloc, 0, 1),
+            e(FreeRequested, 0, 2),
+            e(FreeCompleted, 0, 3),
+            e(SegmentFree, 0, 4),
+        ];
         assert_eq!(history_window(&t), None);
         assert_eq!(history_window(&[]), None);
     }

@@ -673,9 +673,7 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
                         "opcode {name} (0x{op:02x}) builds Python objects; Strobe reads plain-data pickles only and never executes them"
                     )));
                 }
-                return Err(
-                    c.err(format!("unsupported pickle opcode 0x{op:02x} (not a plain-data pickle?)"))
-                );
+                return Err(c.err(format!("unsupported pickle opcode 0x{op:02x} (not a plain-data pickle?)")));
             }
         }
     }
