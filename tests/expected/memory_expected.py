@@ -22,6 +22,19 @@ issue's definitions, written out here from scratch:
   reserved + device_free; fragmentation if the free memory in regions of the OOM's stream plus
   device_free could hold the request (it is there, in pieces); else cache_held (what is missing
   is held free by other streams' segments).
+  Older layouts, read as memory_viz reads them (torch/cuda/_memory_viz.py `_read` and
+  `_block_extra_legacy`, torch/utils/viz/MemoryViz.js `annotate_snapshot`): a bare list is the
+  segments alone (no trace); a block's address is its segment's address plus the sizes of the
+  blocks before it; a block without `frames` takes its requested size from `requested_size` if
+  non-zero, else from history[0].real_size, else its size; a segment without `total_size` gives
+  `size`, else the sum of its blocks.
+  History window (a wrapped `max_entries` ring buffer, or recording begun mid-run): walking the
+  trace, an address is open from its `alloc` to its `free_completed`; a `free_requested` of an
+  address not open, or a `free_completed` of one neither open nor already counted by such a
+  free_requested, frees a block the trace never allocated; a `segment_free` of an address no
+  earlier `segment_alloc` of the trace opened frees an untraced segment. Any of them: the window
+  is reported with the trace's length, last minus first time_us, the counts, the first such
+  entry, and whether the length is 1, a power of two >= 1024, or d * 10**k >= 1000 (d < 10).
 
 Usage: memory_expected.py SNAPSHOT.pickle > STEM.memory.json
 """
@@ -38,7 +51,76 @@ def load(path):
         head = f.read(2)
     opener = gzip.open if head == b"\x1f\x8b" else open
     with opener(path, "rb") as f:
-        return PlainData(f).load()
+        data = PlainData(f).load()
+    if isinstance(data, list):  # torch.cuda.memory_snapshot(): the segments alone
+        data = {"segments": data}
+    return data
+
+
+def seg_size(s):
+    if "total_size" in s:
+        return s["total_size"]
+    if "size" in s:
+        return s["size"]
+    return sum(b["size"] for b in s.get("blocks", []))
+
+
+def requested(b):
+    if "frames" in b:
+        return b["requested_size"] if "requested_size" in b else b["size"]
+    if b.get("requested_size"):
+        return b["requested_size"]
+    if b.get("history"):
+        return b["history"][0]["real_size"]
+    return b["size"]
+
+
+def round_length(n):
+    if n == 1 or (n >= 1024 and n & (n - 1) == 0):
+        return True
+    m = n
+    while m >= 10 and m % 10 == 0:
+        m //= 10
+    return n >= 1000 and m < 10
+
+
+def history_window(trace):
+    open_blocks, pending, segs = set(), set(), set()
+    blocks = seg_frees = 0
+    first = None
+    for i, e in enumerate(trace):
+        act, addr = e["action"], e.get("addr", 0)
+        untraced = False
+        if act == "alloc":
+            open_blocks.add(addr)
+        elif act == "free_requested":
+            if addr not in open_blocks and addr not in pending:
+                pending.add(addr)
+                untraced = True
+        elif act == "free_completed":
+            if addr in open_blocks:
+                open_blocks.discard(addr)
+            elif addr in pending:
+                pending.discard(addr)
+            else:
+                untraced = True
+        elif act == "segment_alloc":
+            segs.add(addr)
+        elif act == "segment_free":
+            if addr in segs:
+                segs.discard(addr)
+            else:
+                seg_frees += 1
+                first = i if first is None else first
+        if untraced:
+            blocks += 1
+            first = i if first is None else first
+    if first is None:
+        return None
+    times = [e["time_us"] for e in trace if e.get("time_us") is not None]
+    return {"entries": len(trace), "duration_us": times[-1] - times[0] if times else None,
+            "untraced_block_frees": blocks, "untraced_segment_frees": seg_frees,
+            "first_untraced_entry": first, "full_ring_buffer": round_length(len(trace))}
 
 
 
@@ -52,7 +134,7 @@ def state_at(snap, dev, k):
     for s in snap["segments"]:
         if s.get("device", 0) != dev:
             continue
-        segs[s["address"]] = [s["address"] + s["total_size"], s["stream"], bool(s.get("is_expandable", False))]
+        segs[s["address"]] = [s["address"] + seg_size(s), s.get("stream", 0), bool(s.get("is_expandable", False))]
         a = s["address"]
         for b in s.get("blocks", []):
             if b["state"] != "inactive":
@@ -120,14 +202,14 @@ def device_figures(snap, dev):
     traces = snap.get("device_traces") or []
     trace = traces[dev] if dev < len(traces) else []
     blocks = [(s, b) for s in segs for b in s.get("blocks", [])]
-    req = lambda b: b["requested_size"] if "requested_size" in b else b["size"]
+    req = requested
     allocated = sum(b["size"] for _, b in blocks if b["state"] == "active_allocated")
     awaiting = sum(b["size"] for _, b in blocks if b["state"] in ("active_awaiting_free", "active_pending_free"))
     inactive_sizes = [b["size"] for _, b in blocks if b["state"] == "inactive"]
     inactive = sum(inactive_sizes)
     largest = max(inactive_sizes, default=0)
     waste = sum(b["size"] - req(b) for _, b in blocks if b["state"] == "active_allocated")
-    reserved = sum(s["total_size"] for s in segs)
+    reserved = sum(seg_size(s) for s in segs)
 
     final_alloc = sum(req(b) for _, b in blocks if b["state"] != "inactive")
     a_delta = {"alloc": 1, "free_completed": -1}
@@ -178,6 +260,7 @@ def device_figures(snap, dev):
             a += b["size"]
     allocations = sum(1 for e in trace if e["action"] == "alloc") + before + forever
     return {
+        "history_window": history_window(trace),
         "history": history, "allocations": allocations, "device": dev, "segments": len(segs), "blocks": len(blocks), "reserved_bytes": reserved,
         "allocated_bytes": allocated, "active_awaiting_free_bytes": awaiting, "inactive_bytes": inactive,
         "largest_inactive_block": largest, "fragmentation": (1 - largest / inactive) if inactive else 0.0,

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use strobe_analysis::memory::{analyse, replay, AllocationTimeline, AllocatorHistory, StackSweep};
 use strobe_import::memory_snapshot;
 
-const STEMS: [&str; 8] = [
+const STEMS: [&str; 14] = [
     "mem_train",
     "mem_oom",
     "mem_frag",
@@ -17,6 +17,14 @@ const STEMS: [&str; 8] = [
     "mem_cranberrii",
     "mem_frag_oom",
     "mem_cache_held_oom",
+    // older layouts and a wrapped ring buffer (tests/tools/make_legacy_snapshots.py), and a
+    // real torch 2.0-era snapshot whose blocks have no address
+    "mem_legacy_list",
+    "mem_legacy_history",
+    "mem_legacy_traces",
+    "mem_cpp_line",
+    "mem_train_wrapped",
+    "mem_yiyi_legacy",
 ];
 
 fn u(v: &serde_json::Value) -> u64 {
@@ -49,6 +57,20 @@ fn figures_match_the_python_oracle() {
             assert_eq!(d.trace_entries as u64, u(&w["trace_entries"]), "{ctx}: trace entries");
             assert_eq!(d.peak_allocated_bytes, i(&w["peak_allocated_bytes"]), "{ctx}: peak allocated");
             assert_eq!(d.peak_reserved_bytes, i(&w["peak_reserved_bytes"]), "{ctx}: peak reserved");
+            let ww =
+                w.get("history_window").unwrap_or_else(|| panic!("{ctx}: no history_window: regenerate the oracle"));
+            match &d.history_window {
+                None => assert!(ww.is_null(), "{ctx}: the oracle sees a history window: {ww}"),
+                Some(h) => {
+                    assert!(!ww.is_null(), "{ctx}: no history window in the oracle, Strobe says {h:?}");
+                    assert_eq!(h.entries as u64, u(&ww["entries"]), "{ctx}: window entries");
+                    assert_eq!(h.duration_us, ww["duration_us"].as_i64(), "{ctx}: window duration");
+                    assert_eq!(h.untraced_block_frees as u64, u(&ww["untraced_block_frees"]), "{ctx}");
+                    assert_eq!(h.untraced_segment_frees as u64, u(&ww["untraced_segment_frees"]), "{ctx}");
+                    assert_eq!(h.first_untraced_entry as u64, u(&ww["first_untraced_entry"]), "{ctx}");
+                    assert_eq!(h.full_ring_buffer, ww["full_ring_buffer"].as_bool().unwrap(), "{ctx}");
+                }
+            }
             let wo = w["ooms"].as_array().unwrap();
             assert_eq!(d.ooms.len(), wo.len(), "{ctx}: ooms");
             for (o, x) in d.ooms.iter().zip(wo) {
@@ -110,6 +132,107 @@ fn figures_match_the_python_oracle() {
             }
         }
     }
+}
+
+/// Older layouts read as memory_viz reads them, each said in a note; figures are checked
+/// against the oracle in `figures_match_the_python_oracle`.
+#[test]
+fn legacy_layouts_are_read_and_said() {
+    let notes = |stem: &str| memory_snapshot::import(&sample(&format!("{stem}.pickle"))).unwrap().notes;
+    let has = |n: &[String], what: &str| n.iter().any(|x| x.contains(what));
+    // torch.cuda.memory_snapshot() pickled: a bare list, no trace, no requested sizes
+    let list = memory_snapshot::import(&sample("mem_legacy_list.pickle")).unwrap();
+    assert!(list.device_traces.is_empty());
+    assert_eq!(list.segments.len(), 3);
+    // blocks placed end to end from their segment's address
+    let s0 = &list.segments[0];
+    assert_eq!(s0.blocks[1].address, s0.address + s0.blocks[0].size);
+    assert!(has(&list.notes, "bare list of segments"), "{:?}", list.notes);
+    assert!(has(&list.notes, "without requested_size"), "{:?}", list.notes);
+    assert!(has(&list.notes, "without an address"), "{:?}", list.notes);
+    // 1.13 history: stacks from history[0]
+    let hist = memory_snapshot::import(&sample("mem_legacy_history.pickle")).unwrap();
+    assert!(has(&hist.notes, "newest history entry"), "{:?}", hist.notes);
+    let b = &hist.segments[0].blocks[0];
+    assert_eq!(hist.stack(b.stack).next().map(|f| f.name.as_str()), Some("forward"));
+    assert!(!has(&hist.notes, "without requested_size"));
+    // 2.0 dict with traces, no time_us
+    let tr = memory_snapshot::import(&sample("mem_legacy_traces.pickle")).unwrap();
+    assert_eq!(tr.device_traces.len(), 2);
+    assert!(!has(&tr.notes, "bare list") && !has(&tr.notes, "no device_traces"));
+    let oom = tr.device_traces[1].iter().find(|e| e.action == strobe_model::memory::Action::Oom).unwrap();
+    assert_eq!(oom.device_free, Some(40 << 20));
+    // the real snapshot refused before: blocks without address, 1-entry trace
+    let yiyi = memory_snapshot::import(&sample("mem_yiyi_legacy.pickle")).unwrap();
+    assert!(has(&yiyi.notes, "without an address"), "{:?}", yiyi.notes);
+    assert!(has(&notes("mem_yiyi_legacy"), "newest history entry"));
+    // the modern samples need no note
+    for stem in ["mem_train", "mem_oom", "mem_silmont", "mem_expandable_oom"] {
+        assert!(notes(stem).is_empty(), "{stem}: {:?}", notes(stem));
+    }
+}
+
+/// A C++ frame's line of 2**64 - 1 (a 9-byte LONG1) is clamped and noted; the rest is exact.
+#[test]
+fn wide_frame_lines_are_clamped_with_a_note() {
+    let s = memory_snapshot::import(&sample("mem_cpp_line.pickle")).unwrap();
+    let f = s.frames.iter().find(|f| f.name == "at::native::empty_cuda").expect("the C++ frame");
+    assert_eq!(f.line, i64::MAX);
+    assert!(s.notes.iter().any(|n| n.contains("1 frame line numbers") && n.contains("clamped")), "{:?}", s.notes);
+}
+
+/// Addresses and sizes never clamp: one wider than 64 bits is an error naming the field and byte.
+#[test]
+fn wide_addresses_are_errors_naming_field_and_byte() {
+    // {'segments': [{'address': 2**64, 'total_size': 512, 'blocks': []}]}, protocol 4, by hand:
+    // the LONG1 of 2**64 is 9 bytes 00 .. 00 01
+    let mut b = b"\x80\x04}\x8c\x08segments]}(\x8c\x07address\x8a\x09".to_vec();
+    let at = b.len() - 2;
+    b.extend([0, 0, 0, 0, 0, 0, 0, 0, 1]);
+    b.extend(b"\x8c\x0atotal_sizeM\x00\x02\x8c\x06blocks]uas.");
+    let e = memory_snapshot::from_bytes(&b).unwrap_err();
+    assert!(e.contains("segments[0]") && e.contains("'address'") && e.contains(&format!("pickle byte {at}")), "{e}");
+    // 2**64 - 1 fits exactly
+    let mut ok = b"\x80\x04}\x8c\x08segments]}(\x8c\x07address\x8a\x09".to_vec();
+    ok.extend([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0]);
+    ok.extend(b"\x8c\x0atotal_sizeK\x00\x8c\x06blocks]uas.");
+    assert_eq!(memory_snapshot::from_bytes(&ok).unwrap().segments[0].address, u64::MAX);
+    // a trace entry's size wider than 64 bits
+    let mut t =
+        b"\x80\x04}(\x8c\x08segments]\x8c\x0ddevice_traces]]}(\x8c\x06action\x8c\x05alloc\x8c\x04size\x8a\x09".to_vec();
+    t.extend([0, 0, 0, 0, 0, 0, 0, 0, 1]);
+    t.extend(b"uaau.");
+    let e = memory_snapshot::from_bytes(&t).unwrap_err();
+    assert!(e.contains("'size'") && e.contains("does not fit in 64 bits"), "{e}");
+}
+
+/// A ring buffer that wrapped (the last 2000 entries of mem_train, as max_entries=2000 keeps
+/// them) is said in the report; no real sample recorded from the start is flagged.
+#[test]
+fn wrapped_ring_buffer_is_detected_and_said() {
+    let r = analyse(&memory_snapshot::import(&sample("mem_train_wrapped.pickle")).unwrap());
+    let w = r.devices[0].history_window.as_ref().expect("wrapped");
+    assert!(w.full_ring_buffer && w.entries == 2000);
+    assert!(w.note.starts_with("history covers the last "), "{}", w.note);
+    assert!(w.note.ends_with("(2000 entries) of the run; figures before it are reconstructed from the final state"));
+    let text = strobe_analysis::memory::to_text(&r);
+    assert!(text.contains(&w.note) && text.contains("max_entries=2000"), "{text}");
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["devices"][0]["history_window"]["entries"], 2000);
+    // the full recording of the same run is not flagged, nor any other real sample
+    for stem in &STEMS[..8] {
+        let r = analyse(&memory_snapshot::import(&sample(&format!("{stem}.pickle"))).unwrap());
+        assert!(r.devices.iter().all(|d| d.history_window.is_none()), "{stem}");
+    }
+    // the wrapped trace replays to the same final state, and its start is the full one's state
+    // at the cut (what the final state implies about blocks made before the ring's first entry)
+    let full = memory_snapshot::import(&sample("mem_train.pickle")).unwrap();
+    let cut = memory_snapshot::import(&sample("mem_train_wrapped.pickle")).unwrap();
+    let (mut hf, mut hc) = (AllocatorHistory::new(&full, 0), AllocatorHistory::new(&cut, 0));
+    hf.seek(&full, full.device_traces[0].len() - 2000);
+    hc.seek(&cut, 0);
+    assert_eq!(hc.free_figures().reserved_bytes, hf.free_figures().reserved_bytes);
+    assert_eq!(hc.free_figures().occupied_blocks, hf.free_figures().occupied_blocks);
 }
 
 /// Scrubbing back and forth restores every state exactly (what an undo removed comes back).
@@ -261,7 +384,7 @@ fn hostile_pickles_give_clear_errors() {
     nested.extend(std::iter::repeat_n(b'a', 99_999));
     nested.push(b'.');
     let e = hostile("nested.pickle", &nested);
-    assert!(e.contains("not hold a dict"), "{e}");
+    assert!(e.contains("segments[0]: not a dict"), "{e}");
     // Declared lengths far beyond the file.
     let e = hostile("huge_str.pickle", b"\x80\x04\x8d\xff\xff\xff\xff\xff\xff\x00\x00abc.");
     assert!(e.contains("truncated"), "{e}");
@@ -276,8 +399,10 @@ fn hostile_pickles_give_clear_errors() {
     let e = hostile("empty.pickle", b"");
     assert!(e.contains("empty"), "{e}");
     // A plain-data pickle that is not a snapshot.
-    let e = hostile("list.pickle", b"\x80\x04]\x94.");
+    let e = hostile("int.pickle", b"\x80\x04K\x01.");
     assert!(e.contains("not hold a dict"), "{e}");
+    let e = hostile("list_of_ints.pickle", b"\x80\x04]\x94(K\x01e.");
+    assert!(e.contains("segments[0]: not a dict"), "{e}");
     let e = hostile("nosegs.pickle", b"\x80\x04}\x94.");
     assert!(e.contains("segments"), "{e}");
     // Gzip that is corrupt.
@@ -308,4 +433,34 @@ fn memory_stats_dump_is_detected_and_read() {
     }
     // a Kineto trace is still a trace
     assert_eq!(strobe_import::detect(&sample("gpt_train.json.gz")).unwrap(), Some(strobe_import::Format::ChromeJson));
+}
+
+/// The same snapshot pickled with protocol 0 (text opcodes, `L`-suffixed longs) and 1 reads the
+/// same as protocol 2/4.
+#[test]
+fn every_pickle_protocol_reads_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    for stem in ["mem_legacy_traces", "mem_cpp_line"] {
+        let src = sample(&format!("{stem}.pickle"));
+        let want = serde_json::to_value(analyse(&memory_snapshot::import(&src).unwrap())).unwrap();
+        for proto in 0..=5 {
+            let out = dir.path().join(format!("{stem}.p{proto}.pickle"));
+            // stdlib pickle re-dumps the plain data at each protocol (globals refused on load)
+            let ok = std::process::Command::new("python3")
+                .args(["-c", "import pickle,sys\nclass P(pickle.Unpickler):\n def find_class(s,m,n): raise ValueError(m)\nd=P(open(sys.argv[1],'rb')).load()\nopen(sys.argv[2],'wb').write(pickle.dumps(d,int(sys.argv[3])))"])
+                .arg(&src)
+                .arg(&out)
+                .arg(proto.to_string())
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            if !ok {
+                eprintln!("python3 not available: protocol {proto} not checked");
+                return;
+            }
+            let got =
+                analyse(&memory_snapshot::import(&out).unwrap_or_else(|e| panic!("{stem} protocol {proto}: {e}")));
+            assert_eq!(serde_json::to_value(got).unwrap(), want, "{stem} protocol {proto}");
+        }
+    }
 }

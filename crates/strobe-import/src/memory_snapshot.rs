@@ -1,5 +1,12 @@
 //! `torch.cuda.memory._dump_snapshot` pickles (plain or gzipped) into
 //! [`strobe_model::memory::MemorySnapshot`], and `torch.cuda.memory_stats()` JSON dumps.
+//!
+//! Older layouts are read the way memory_viz reads them (torch/utils/viz/MemoryViz.js
+//! `annotate_snapshot`, torch/cuda/_memory_viz.py `_read` / `_block_extra_legacy`): a bare list
+//! of segments (what `torch.cuda.memory_snapshot()` returns); blocks without `address` (placed at
+//! their segment's address plus the sizes before them); blocks without `frames`, whose stack and
+//! requested size come from their newest `history` entry (torch 1.13–2.0); no `requested_size`
+//! (the block's size); no `device_traces`. Each such fact becomes a note on the snapshot.
 
 use crate::pickle::{self, Pickle, Value};
 use crate::ImportError;
@@ -25,13 +32,20 @@ pub fn import(path: &Path) -> Result<MemorySnapshot, ImportError> {
     }
 }
 
-/// Decodes a snapshot from pickle bytes.
+/// Decodes a snapshot from pickle bytes of any protocol (the entry point a fuzz target calls: any bytes give a
+/// snapshot or an error, never a panic or an allocation beyond the input's size).
 pub fn from_bytes(data: &[u8]) -> Result<MemorySnapshot, String> {
     if data.is_empty() {
         return Err("empty file (not a memory snapshot pickle)".into());
     }
-    if data[0] != 0x80 || !(2..=5).contains(&data.get(1).copied().unwrap_or(0)) {
-        return Err("not a pickle of protocol 2-5 (expected torch.cuda.memory._dump_snapshot output)".into());
+    // protocols 2-5 open with PROTO; 0 and 1 have no header and open a dict or list of segments
+    let header = match data[0] {
+        0x80 => (2..=5).contains(&data.get(1).copied().unwrap_or(0)),
+        b'(' | b'}' | b']' => true,
+        _ => false,
+    };
+    if !header {
+        return Err("not a pickle of a dict or list (expected torch.cuda.memory._dump_snapshot output)".into());
     }
     let mut b = B {
         snap: MemorySnapshot { stacks: vec![Vec::new()], strings: vec![String::new()], ..Default::default() },
@@ -41,6 +55,7 @@ pub fn from_bytes(data: &[u8]) -> Result<MemorySnapshot, String> {
         text_ids: FxHashMap::default(),
         text_keys: FxHashMap::default(),
         entries: Vec::new(),
+        clamped_lines: 0,
     };
     let pk = pickle::parse_with(data, pickle::Limits::default(), &mut b).map_err(|e| e.to_string())?;
     build(pk, b)
@@ -56,11 +71,26 @@ struct B {
     text_keys: FxHashMap<String, u32>,
     /// Trace entries converted while reading (`Value::Ext` indices).
     entries: Vec<Option<TraceEntry>>,
+    /// Frame lines beyond `i64` (C++ frames of CUDA-graph / torch.compile programs write
+    /// `size_t(-1)`), clamped.
+    clamped_lines: usize,
 }
 
 impl pickle::Sink for B {
     /// A dict with an `action` string is a trace entry: convert it now and free its items.
     fn dict_done(&mut self, pk: &Pickle, d: Value) -> Result<Option<Value>, String> {
+        let Some(t) = self.trace_entry(pk, d)? else { return Ok(None) };
+        if self.entries.len() >= u32::MAX as usize {
+            return Err("too many trace entries".into());
+        }
+        self.entries.push(Some(t));
+        Ok(Some(Value::Ext((self.entries.len() - 1) as u32)))
+    }
+}
+
+impl B {
+    /// A trace entry of a dict with an `action` string (None for other dicts).
+    fn trace_entry(&mut self, pk: &Pickle, d: Value) -> Result<Option<TraceEntry>, String> {
         let items = pk.dict(d).unwrap_or(&[]);
         if !items.iter().any(|(k, v)| pk.str(*k) == Some("action") && pk.str(*v).is_some()) {
             return Ok(None);
@@ -77,36 +107,99 @@ impl pickle::Sink for B {
             user_metadata: 0,
         };
         for &(k, v) in items {
-            match pk.str(k).unwrap_or("") {
+            let key = pk.str(k).unwrap_or("");
+            let exact = |v| pk.u64(v).map_err(|e| format!("trace entry field '{key}': {e}"));
+            match key {
                 "action" => t.action = Action::parse(pk.str(v).unwrap_or("")),
-                "addr" => t.addr = pk.int(v).unwrap_or(0) as u64,
-                "size" => t.size = pk.int(v).unwrap_or(0) as u64,
-                "stream" => t.stream = pk.int(v).unwrap_or(0),
-                "time_us" => t.time_us = pk.int(v),
-                "device_free" => t.device_free = pk.int(v).map(|x| x as u64),
+                "addr" => t.addr = exact(v)?.unwrap_or(0),
+                "size" => t.size = exact(v)?.unwrap_or(0),
+                "stream" => t.stream = pk.int_clamped(v).map_or(0, |x| x.0),
+                "time_us" => t.time_us = pk.int_clamped(v).map(|x| x.0),
+                "device_free" => t.device_free = exact(v)?,
                 "frames" => t.stack = self.stack_of(pk, v),
                 "compile_context" => t.compile_context = self.intern(pk, v),
                 "user_metadata" => t.user_metadata = self.intern(pk, v),
                 _ => {}
             }
         }
-        if self.entries.len() >= u32::MAX as usize {
-            return Err("too many trace entries".into());
-        }
-        self.entries.push(Some(t));
-        Ok(Some(Value::Ext((self.entries.len() - 1) as u32)))
+        Ok(Some(t))
     }
 }
 
+/// A field where the exact value does not matter (device, stream): clamped to `i64`.
 fn int(pk: &Pickle, d: Value, k: &str) -> Option<i64> {
-    pk.get(d, k).and_then(|v| pk.int(v))
+    pk.get(d, k).and_then(|v| pk.int_clamped(v)).map(|x| x.0)
+}
+/// An address or size: exact, or an error naming the field (and the byte of a wide integer).
+fn opt_uint(pk: &Pickle, d: Value, k: &str) -> Result<Option<u64>, String> {
+    match pk.get(d, k) {
+        Some(v) => pk.u64(v).map_err(|e| format!("field '{k}': {e}")),
+        None => Ok(None),
+    }
 }
 fn uint(pk: &Pickle, d: Value, k: &str) -> Result<u64, String> {
-    let v = int(pk, d, k).ok_or_else(|| format!("missing integer field '{k}'"))?;
-    Ok(v as u64)
+    opt_uint(pk, d, k)?.ok_or_else(|| format!("missing integer field '{k}'"))
 }
 fn text(pk: &Pickle, d: Value, k: &str) -> Option<String> {
     pk.get(d, k).and_then(|v| pk.str(v)).map(str::to_string)
+}
+
+/// Facts about an older layout met while reading, each said once in the snapshot's notes.
+#[derive(Default)]
+struct Legacy {
+    bare_list: bool,
+    block_addresses: usize,
+    history_blocks: usize,
+    no_requested: usize,
+    segment_size_key: usize,
+    segment_size_summed: usize,
+    no_traces: bool,
+}
+
+impl Legacy {
+    fn notes(&self, clamped_lines: usize) -> Vec<String> {
+        let mut n = Vec::new();
+        if self.bare_list {
+            n.push(
+                "legacy layout: a bare list of segments, as torch.cuda.memory_snapshot() returns; no allocation trace"
+                    .into(),
+            );
+        } else if self.no_traces {
+            n.push(
+                "legacy layout: no device_traces (torch ≤ 1.13 or history recording off); no allocation trace".into(),
+            );
+        }
+        if self.block_addresses > 0 {
+            n.push(format!(
+                "legacy layout (torch ≤ 2.0): {} blocks without an address, placed at their segment's address plus the sizes before them",
+                self.block_addresses
+            ));
+        }
+        if self.history_blocks > 0 {
+            n.push(format!(
+                "legacy layout (torch 1.13–2.0): stacks (and missing requested sizes) of {} blocks from their newest history entry",
+                self.history_blocks
+            ));
+        }
+        if self.no_requested > 0 {
+            n.push(format!(
+                "{} blocks without requested_size (torch ≤ 1.12): their size counts as requested, so rounding waste is not known for them",
+                self.no_requested
+            ));
+        }
+        if self.segment_size_key > 0 {
+            n.push(format!("{} segments give `size` instead of `total_size`", self.segment_size_key));
+        }
+        if self.segment_size_summed > 0 {
+            n.push(format!("{} segments without a size: taken as the sum of their blocks", self.segment_size_summed));
+        }
+        if clamped_lines > 0 {
+            n.push(format!(
+                "{clamped_lines} frame line numbers beyond 64-bit signed range (size_t(-1) of CUDA-graph / torch.compile frames) clamped"
+            ));
+        }
+        n
+    }
 }
 
 impl B {
@@ -118,10 +211,12 @@ impl B {
         if let Some(&id) = self.frame_ids.get(&key) {
             return id;
         }
+        let (line, clamped) = pk.get(v, "line").and_then(|l| pk.int_clamped(l)).unwrap_or((0, false));
+        self.clamped_lines += clamped as usize;
         let f = Frame {
             name: text(pk, v, "name").unwrap_or_default(),
             filename: text(pk, v, "filename").unwrap_or_default(),
-            line: int(pk, v, "line").unwrap_or(0),
+            line,
         };
         let k = (f.name.clone(), f.filename.clone(), f.line);
         let id = match self.frame_keys.get(&k) {
@@ -182,43 +277,22 @@ impl B {
 
 fn build(pk: Pickle, mut b: B) -> Result<MemorySnapshot, String> {
     let root = pk.root();
-    if pk.dict(root).is_none() {
-        return Err("pickle does not hold a dict (not a memory snapshot)".into());
-    }
-    let segs = pk.get(root, "segments").ok_or("no 'segments' key: not a torch memory snapshot")?;
+    let mut legacy = Legacy::default();
+    let segs = match root {
+        // torch.cuda.memory_snapshot() returns the segments alone; memory_viz's _read wraps it
+        Value::List(_) | Value::Tuple(_) => {
+            legacy.bare_list = true;
+            root
+        }
+        Value::Dict(_) => pk.get(root, "segments").ok_or("no 'segments' key: not a torch memory snapshot")?,
+        _ => return Err("pickle does not hold a dict or a list of segments (not a memory snapshot)".into()),
+    };
     let segs = pk.seq(segs).ok_or("'segments' is not a list")?.to_vec();
     for (si, &sg) in segs.iter().enumerate() {
-        let ctx = |e: String| format!("segments[{si}]: {e}");
-        let mut blocks = Vec::new();
-        if let Some(bl) = pk.get(sg, "blocks").and_then(|v| pk.seq(v)) {
-            for &bk in bl {
-                blocks.push(Block {
-                    address: uint(&pk, bk, "address").map_err(ctx)?,
-                    size: uint(&pk, bk, "size").map_err(ctx)?,
-                    requested_size: int(&pk, bk, "requested_size").map(|v| v as u64),
-                    state: BlockState::parse(&text(&pk, bk, "state").unwrap_or_default()),
-                    stack: b.stack(&pk, bk),
-                });
-            }
-        }
-        let pool_id = pk
-            .get(sg, "segment_pool_id")
-            .and_then(|v| pk.seq(v))
-            .map(|t| (t.first().and_then(|v| pk.int(*v)).unwrap_or(0), t.get(1).and_then(|v| pk.int(*v)).unwrap_or(0)))
-            .unwrap_or((0, 0));
-        let seg = Segment {
-            device: int(&pk, sg, "device").unwrap_or(0),
-            address: uint(&pk, sg, "address").map_err(ctx)?,
-            total_size: uint(&pk, sg, "total_size").map_err(ctx)?,
-            stream: int(&pk, sg, "stream").unwrap_or(0),
-            segment_type: text(&pk, sg, "segment_type").unwrap_or_default(),
-            pool_id,
-            is_expandable: pk.get(sg, "is_expandable").map(|v| v == Value::Bool(true)).unwrap_or(false),
-            blocks,
-            stack: b.stack(&pk, sg),
-        };
+        let seg = segment(&pk, &mut b, &mut legacy, sg).map_err(|e| format!("segments[{si}]: {e}"))?;
         b.snap.segments.push(seg);
     }
+    legacy.no_traces = !legacy.bare_list && pk.get(root, "device_traces").is_none();
     b.snap.allocator_settings = pk.get(root, "allocator_settings").map(|v| pk.to_json(v, 16));
     if let Some(anns) = pk.get(root, "external_annotations").and_then(|v| pk.seq(v)) {
         for &a in anns {
@@ -247,6 +321,9 @@ fn build(pk: Pickle, mut b: B) -> Result<MemorySnapshot, String> {
             let e = pk.seq(dt).unwrap()[ei];
             let t = match e {
                 Value::Ext(x) => b.entries.get_mut(x as usize).and_then(Option::take),
+                // filled one SETITEM at a time (protocols 0/1, or a 1-item dict), so never
+                // handed to the sink: convert it here
+                Value::Dict(_) => b.trace_entry(&pk, e).map_err(|x| format!("device_traces[{di}][{ei}]: {x}"))?,
                 _ => None,
             };
             out.push(
@@ -255,7 +332,76 @@ fn build(pk: Pickle, mut b: B) -> Result<MemorySnapshot, String> {
         }
         b.snap.device_traces.push(out);
     }
+    b.snap.notes = legacy.notes(b.clamped_lines);
     Ok(b.snap)
+}
+
+/// One segment with its blocks, in any layout torch wrote.
+fn segment(pk: &Pickle, b: &mut B, legacy: &mut Legacy, sg: Value) -> Result<Segment, String> {
+    if pk.dict(sg).is_none() {
+        return Err("not a dict (not a memory snapshot segment)".into());
+    }
+    let address = uint(pk, sg, "address")?;
+    let mut blocks = Vec::new();
+    // where the next block starts: blocks tile their segment in address order
+    let mut at = address;
+    let listed = pk.get(sg, "blocks").and_then(|v| pk.seq(v)).unwrap_or(&[]);
+    for (bi, &bk) in listed.iter().enumerate() {
+        let ctx = |e: String| format!("blocks[{bi}]: {e}");
+        if pk.dict(bk).is_none() {
+            return Err(ctx("not a dict".into()));
+        }
+        let size = uint(pk, bk, "size").map_err(ctx)?;
+        let own = opt_uint(pk, bk, "address").map_err(ctx)?;
+        legacy.block_addresses += own.is_none() as usize;
+        let block_address = own.unwrap_or(at);
+        let state = BlockState::parse(&text(pk, bk, "state").unwrap_or_default());
+        let mut requested_size = opt_uint(pk, bk, "requested_size").map_err(ctx)?;
+        let mut stack = b.stack(pk, bk);
+        // memory_viz: a block without `frames` is the legacy format; its newest history entry
+        // (history[0]) carries the frames and, where requested_size is missing or 0, the size
+        if pk.get(bk, "frames").is_none() {
+            let newest = pk.get(bk, "history").and_then(|h| pk.seq(h)).and_then(|h| h.first().copied());
+            if let Some(h) = newest {
+                legacy.history_blocks += 1;
+                stack = b.stack(pk, h);
+                if requested_size.unwrap_or(0) == 0 {
+                    requested_size = opt_uint(pk, h, "real_size").map_err(|e| ctx(format!("history[0]: {e}")))?;
+                }
+            } else if requested_size.is_none() && state.is_active() {
+                legacy.no_requested += 1;
+            }
+        }
+        blocks.push(Block { address: block_address, size, requested_size, state, stack });
+        at = block_address.saturating_add(size);
+    }
+    let total_size = match (opt_uint(pk, sg, "total_size")?, opt_uint(pk, sg, "size")?) {
+        (Some(t), _) => t,
+        (None, Some(s)) => {
+            legacy.segment_size_key += 1;
+            s
+        }
+        (None, None) => {
+            legacy.segment_size_summed += 1;
+            blocks.iter().fold(0u64, |a, x| a.saturating_add(x.size))
+        }
+    };
+    let pool_id = pk
+        .get(sg, "segment_pool_id")
+        .and_then(|v| pk.seq(v))
+        .map(|t| (t.first().and_then(|v| pk.int(*v)).unwrap_or(0), t.get(1).and_then(|v| pk.int(*v)).unwrap_or(0)))
+        .unwrap_or((0, 0));
+    Ok(Segment {
+        device: int(pk, sg, "device").unwrap_or(0),
+        address,
+        total_size,
+        stream: int(pk, sg, "stream").unwrap_or(0),
+        segment_type: text(pk, sg, "segment_type").unwrap_or_default(),
+        pool_id,
+        is_expandable: pk.get(sg, "is_expandable").map(|v| v == Value::Bool(true)).unwrap_or(false),
+        blocks,
+        stack: b.stack(pk, sg),
+    })
 }
 
 /// Reads a `torch.cuda.memory_stats()` JSON dump (an object of numbers; others are skipped).

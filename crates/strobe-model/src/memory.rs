@@ -157,6 +157,8 @@ pub struct MemorySnapshot {
     pub stacks: Vec<Vec<u32>>,
     /// Interned texts of trace entries; `strings[0]` is empty.
     pub strings: Vec<String>,
+    /// What the reader had to assume: an older layout's missing fields, clamped values.
+    pub notes: Vec<String>,
 }
 
 impl MemorySnapshot {

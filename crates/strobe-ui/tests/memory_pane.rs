@@ -268,3 +268,49 @@ fn raster_pixels_match_the_direct_walk() {
         assert!(checked > 50, "only {checked} painted pixels checked");
     }
 }
+
+/// A wrapped ring buffer (the last 2000 entries of mem_train, tests/tools/make_legacy_snapshots.py)
+/// is said in the summary; the full recording of the same run is not.
+#[test]
+fn wrapped_ring_buffer_is_said_in_the_summary() {
+    let h = harness(&["mem_train_wrapped.pickle"]);
+    {
+        let p = h.state().memory.as_ref().expect("memory pane");
+        let w = p.report.devices[0].history_window.as_ref().expect("history window");
+        assert_eq!(w.entries, 2000);
+        assert_eq!(p.summary.notes_shown, 1);
+        h.get_by_label(&w.note);
+    }
+    h.get_by_label_contains("history covers the last ");
+    h.get_by_label_contains("(2000 entries) of the run; figures before it are reconstructed from the final state");
+    h.get_by_label_contains("max_entries=2000");
+    let full = harness(&["mem_train.pickle"]);
+    assert_eq!(full.state().memory.as_ref().unwrap().summary.notes_shown, 0);
+    assert!(full.query_by_label_contains("history covers the last").is_none());
+}
+
+/// A bare list of segments (torch.cuda.memory_snapshot()) has no trace: the pane still shows its
+/// figures and segment map, with the layout notes.
+#[test]
+fn legacy_segment_list_shows_its_segment_map_and_notes() {
+    let h = harness(&["mem_legacy_list.pickle"]);
+    let p = h.state().memory.as_ref().expect("memory pane");
+    assert_eq!(p.report.devices.len(), 2);
+    assert_eq!(p.report.devices[0].trace_entries, 0);
+    assert!(p.segments.segments_drawn > 0 && p.segments.blocks_drawn > 0, "segment map drawn");
+    assert!(p.summary.notes_shown >= 2);
+    h.get_by_label_contains("bare list of segments");
+    h.get_by_label("No allocation trace: the figures and the segment map are the final state.");
+    h.get_by_label("peak reserved");
+}
+
+/// The real torch 2.0-era snapshot (blocks without address, a 1-entry trace) opens.
+#[test]
+fn real_legacy_snapshot_opens() {
+    let h = harness(&["mem_yiyi_legacy.pickle"]);
+    let p = h.state().memory.as_ref().expect("memory pane");
+    assert_eq!(p.report.devices[0].segments, 266);
+    assert!(p.segments.segments_drawn > 0);
+    h.get_by_label_contains("without an address");
+    h.get_by_label_contains("history covers the last 1 entry of the run");
+}

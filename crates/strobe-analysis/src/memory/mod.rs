@@ -8,12 +8,14 @@ mod history;
 mod range_max;
 mod stack_sweep;
 mod stats;
+mod window;
 
 pub use allocations::{Allocation, AllocationTimeline};
 pub use history::{AllocatorHistory, BlockView, FreeFigures, LiveBlock, RegionView};
 pub use range_max::RangeMinMax;
 pub use stack_sweep::StackSweep;
 pub use stats::{stats_report, stats_text, StatsReport};
+pub use window::{duration, history_window, looks_like_max_entries, HistoryWindow};
 
 use serde::Serialize;
 use strobe_model::memory::{Action, BlockState, MemorySnapshot};
@@ -21,6 +23,8 @@ use strobe_model::memory::{Action, BlockState, MemorySnapshot};
 #[derive(Clone, Debug, Serialize)]
 pub struct MemoryReport {
     pub format: &'static str,
+    /// What the reader assumed (older layouts, clamped values).
+    pub notes: Vec<String>,
     pub devices: Vec<DeviceMemory>,
 }
 
@@ -37,6 +41,8 @@ pub struct DeviceMemory {
     pub fragmentation: f64,
     pub rounding_waste_bytes: u64,
     pub trace_entries: usize,
+    /// Set where the trace covers only the last part of the run (a wrapped ring buffer).
+    pub history_window: Option<HistoryWindow>,
     pub peak_allocated_bytes: i64,
     pub peak_reserved_bytes: i64,
     pub ooms: Vec<OomVerdict>,
@@ -138,7 +144,11 @@ pub fn replay(s: &MemorySnapshot, device: i64) -> Replay {
 }
 
 pub fn analyse(s: &MemorySnapshot) -> MemoryReport {
-    MemoryReport { format: "memory_snapshot", devices: s.devices().into_iter().map(|d| device(s, d)).collect() }
+    MemoryReport {
+        format: "memory_snapshot",
+        notes: s.notes.clone(),
+        devices: s.devices().into_iter().map(|d| device(s, d)).collect(),
+    }
 }
 
 pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
@@ -155,6 +165,7 @@ pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
         fragmentation: 0.0,
         rounding_waste_bytes: 0,
         trace_entries: 0,
+        history_window: None,
         peak_allocated_bytes: 0,
         peak_reserved_bytes: 0,
         ooms: Vec::new(),
@@ -179,6 +190,7 @@ pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
     let empty = Vec::new();
     let trace = usize::try_from(d).ok().and_then(|i| s.device_traces.get(i)).unwrap_or(&empty);
     m.trace_entries = trace.len();
+    m.history_window = history_window(trace);
     let r = replay(s, d);
     m.peak_allocated_bytes = r.peak_allocated();
     m.peak_reserved_bytes = r.peak_reserved();
@@ -264,12 +276,20 @@ pub fn to_text(r: &MemoryReport) -> String {
     use std::fmt::Write;
     let mut o = String::new();
     let _ = writeln!(o, "Memory snapshot: {} device(s)", r.devices.len());
+    for n in &r.notes {
+        let _ = writeln!(o, "  note: {n}");
+    }
     for d in &r.devices {
         let _ = writeln!(
             o,
             "\nDevice {}: {} segments, {} blocks, {} trace entries",
             d.device, d.segments, d.blocks, d.trace_entries
         );
+        if let Some(w) = &d.history_window {
+            let _ = writeln!(o, "  {}\n    ({})", w.note, w.evidence);
+        } else if d.trace_entries == 0 {
+            let _ = writeln!(o, "  no allocation trace: figures are the final state only");
+        }
         let _ = writeln!(o, "  reserved            {:>12}", bytes(d.reserved_bytes));
         let _ = writeln!(o, "  allocated           {:>12}", bytes(d.allocated_bytes));
         let _ = writeln!(o, "  awaiting free       {:>12}", bytes(d.active_awaiting_free_bytes));

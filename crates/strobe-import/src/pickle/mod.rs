@@ -1,4 +1,4 @@
-//! A safe reader for plain-data pickles (protocols 2–5). It runs the pickle stack machine
+//! A safe reader for plain-data pickles (protocols 0–5; integers of any width). It runs the pickle stack machine
 //! over a byte slice and builds a compact value arena: containers are indices into the
 //! arena, so a memoised list (a shared stack of frames) is stored once and shared by every
 //! reference. It never imports or calls anything: object-building opcodes (GLOBAL,
@@ -8,4 +8,4 @@
 
 mod reader;
 
-pub use reader::{parse, parse_with, KeepAll, Limits, Pickle, PickleError, Sink, Value};
+pub use reader::{parse, parse_with, KeepAll, Limits, Pickle, PickleError, Sink, Value, WideInt};

@@ -6,6 +6,12 @@ pub enum Value {
     None,
     Bool(bool),
     Int(i64),
+    /// An integer above `i64::MAX` that fits in 64 bits unsigned (an address, a size, or a
+    /// C++ `size_t(-1)` written as a 9-byte LONG1).
+    UInt(u64),
+    /// An integer outside `i64::MIN ..= u64::MAX`: index into the wide-integer list (where it
+    /// is and how long, not its digits: no snapshot field needs more than 64 bits).
+    Wide(u32),
     Float(f64),
     Str(u32),
     Bytes(u32),
@@ -63,6 +69,23 @@ impl Default for Limits {
     }
 }
 
+/// An integer too wide for 64 bits, kept as where it is so a field that needs it can say so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WideInt {
+    /// Byte offset of the opcode that pushed it.
+    pub offset: usize,
+    /// Length of its encoding (LONG1/LONG4 bytes, or digits of an INT/LONG line).
+    pub len: usize,
+    pub negative: bool,
+}
+
+impl std::fmt::Display for WideInt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sign = if self.negative { "negative " } else { "" };
+        write!(f, "{sign}integer of {} encoded bytes at pickle byte {} does not fit in 64 bits", self.len, self.offset)
+    }
+}
+
 /// The arena of a decoded pickle and its root value.
 #[derive(Default, Debug)]
 pub struct Pickle {
@@ -72,6 +95,7 @@ pub struct Pickle {
     /// Lists and tuples share this arena.
     seqs: Vec<Vec<Value>>,
     dicts: Vec<Vec<(Value, Value)>>,
+    wides: Vec<WideInt>,
     /// Dicts a sink replaced, by dict index (memo references resolve through this).
     replaced: FxHashMap<u32, Value>,
 }
@@ -117,10 +141,39 @@ impl Pickle {
             _ => Vec::new(),
         }
     }
+    /// A signed 64-bit integer (bools count as 0/1); `None` for other values and for integers
+    /// beyond `i64` (see [`Pickle::int_clamped`] and [`Pickle::u64`]).
     pub fn int(&self, v: Value) -> Option<i64> {
         match v {
             Value::Int(i) => Some(i),
             Value::Bool(b) => Some(b as i64),
+            _ => None,
+        }
+    }
+    /// Any integer as an `i64`, clamped to its range; the flag says whether it was clamped
+    /// (for fields where the exact value does not matter, such as a frame's line).
+    pub fn int_clamped(&self, v: Value) -> Option<(i64, bool)> {
+        match v {
+            Value::UInt(_) => Some((i64::MAX, true)),
+            Value::Wide(i) => Some((if self.wides[i as usize].negative { i64::MIN } else { i64::MAX }, true)),
+            _ => self.int(v).map(|i| (i, false)),
+        }
+    }
+    /// An unsigned 64-bit integer, exactly: `Ok(None)` if `v` is not an integer, an error if it
+    /// is negative or wider than 64 bits (for addresses and sizes, which must not be clamped).
+    pub fn u64(&self, v: Value) -> Result<Option<u64>, String> {
+        match v {
+            Value::Int(i) if i < 0 => Err(format!("negative value {i}")),
+            Value::Int(i) => Ok(Some(i as u64)),
+            Value::Bool(b) => Ok(Some(b as u64)),
+            Value::UInt(u) => Ok(Some(u)),
+            Value::Wide(i) => Err(self.wides[i as usize].to_string()),
+            _ => Ok(None),
+        }
+    }
+    pub fn wide(&self, v: Value) -> Option<&WideInt> {
+        match v {
+            Value::Wide(i) => self.wides.get(i as usize),
             _ => None,
         }
     }
@@ -134,6 +187,8 @@ impl Pickle {
             Value::None => J::Null,
             Value::Bool(b) => J::Bool(b),
             Value::Int(i) => J::from(i),
+            Value::UInt(u) => J::from(u),
+            Value::Wide(i) => J::String(self.wides[i as usize].to_string()),
             Value::Float(f) => serde_json::Number::from_f64(f).map(J::Number).unwrap_or(J::Null),
             Value::Str(_) => J::String(self.str(v).unwrap().to_string()),
             Value::Ext(_) => J::Null,
@@ -194,6 +249,17 @@ impl<'a> Cur<'a> {
     #[inline]
     fn u64(&mut self) -> Result<u64, PickleError> {
         Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap()))
+    }
+    /// A protocol-0 text argument: the bytes up to the next newline (which is consumed).
+    fn line(&mut self) -> Result<&'a [u8], PickleError> {
+        match self.d[self.p..].iter().position(|&b| b == b'\n') {
+            Some(n) => {
+                let s = &self.d[self.p..self.p + n];
+                self.p += n + 1;
+                Ok(s)
+            }
+            None => Err(self.err("truncated: text argument without its newline")),
+        }
     }
     fn len64(&mut self) -> Result<usize, PickleError> {
         let n = self.u64()?;
@@ -274,6 +340,12 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
         ($b:expr) => {{
             out.bytes.push($b.into());
             Value::Bytes((out.bytes.len() - 1) as u32)
+        }};
+    }
+    macro_rules! new_wide {
+        ($len:expr, $negative:expr) => {{
+            out.wides.push(WideInt { offset: c.op_at, len: $len, negative: $negative });
+            Value::Wide((out.wides.len() - 1) as u32)
         }};
     }
     macro_rules! new_seq {
@@ -372,10 +444,71 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
                 push!(Value::Int(v))
             }
             0x8a | 0x8b => {
-                let n = if op == 0x8a { c.u8()? as usize } else { c.u32()? as i32 as i64 as usize };
-                let b = c.take(n)?;
-                let v = long_le(b).ok_or_else(|| c.err(format!("integer of {n} bytes does not fit in 64 bits")))?;
-                push!(Value::Int(v))
+                // LONG1 / LONG4: two's-complement little-endian of any length (LONG4's length
+                // is a signed 32-bit count, checked against the bytes left before use)
+                let n = if op == 0x8a { c.u8()? as i64 } else { c.u32()? as i32 as i64 };
+                if n < 0 {
+                    return Err(c.err(format!("LONG4 with negative length {n}")));
+                }
+                let b = c.take(n as usize)?;
+                let v = match long_le(b) {
+                    Long::Fits(v) => v,
+                    Long::Wide { negative } => new_wide!(b.len(), negative),
+                };
+                push!(v)
+            }
+            b'I' | b'L' => {
+                // INT / LONG (protocols 0 and 1): a decimal line; `I01`/`I00` are True/False;
+                // LONG may end in the Python 2 `L` suffix
+                let line = c.line()?;
+                let v = match (op, line) {
+                    (b'I', b"01") => Value::Bool(true),
+                    (b'I', b"00") => Value::Bool(false),
+                    _ => {
+                        let digits = if op == b'L' { line.strip_suffix(b"L").unwrap_or(line) } else { line };
+                        match text_int(digits) {
+                            Some(Long::Fits(v)) => v,
+                            Some(Long::Wide { negative }) => new_wide!(digits.len(), negative),
+                            None => {
+                                return Err(c.err(format!(
+                                    "INT/LONG argument {:?} is not an integer",
+                                    String::from_utf8_lossy(&line[..line.len().min(40)])
+                                )))
+                            }
+                        }
+                    }
+                };
+                push!(v)
+            }
+            b'V' => {
+                // UNICODE (protocol 0): a raw-unicode-escape line (Python 3 writes every str so)
+                let line = c.line()?;
+                let text = raw_unicode_escape(line).ok_or_else(|| c.err("UNICODE argument has a bad \\u escape"))?;
+                out.strs.push(text.into());
+                push!(Value::Str((out.strs.len() - 1) as u32))
+            }
+            b'F' => {
+                // FLOAT (protocol 0): a decimal line
+                let line = c.line()?;
+                let v = std::str::from_utf8(line)
+                    .ok()
+                    .and_then(|t| t.trim().parse::<f64>().ok())
+                    .ok_or_else(|| c.err("FLOAT argument is not a number"))?;
+                push!(Value::Float(v))
+            }
+            b'p' | b'g' => {
+                // PUT / GET (protocol 0): a decimal memo key
+                let line = c.line()?;
+                let key = std::str::from_utf8(line)
+                    .ok()
+                    .and_then(|t| t.trim().parse::<u64>().ok())
+                    .ok_or_else(|| c.err("PUT/GET argument is not a memo key"))?;
+                if op == b'p' {
+                    let v = *stack.last().ok_or_else(|| c.err("stack underflow"))?;
+                    memo_put!(key, v)
+                } else {
+                    push!(memo_get!(key))
+                }
             }
             b'G' => {
                 let v = f64::from_be_bytes(c.take(8)?.try_into().unwrap());
@@ -540,31 +673,109 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
                         "opcode {name} (0x{op:02x}) builds Python objects; Strobe reads plain-data pickles only and never executes them"
                     )));
                 }
-                return Err(
-                    c.err(format!("unsupported pickle opcode 0x{op:02x} (not a protocol 2-5 plain-data pickle?)"))
-                );
+                return Err(c.err(format!("unsupported pickle opcode 0x{op:02x} (not a plain-data pickle?)")));
             }
         }
     }
 }
 
-/// Little-endian two's-complement integer of up to 8 significant bytes.
-fn long_le(b: &[u8]) -> Option<i64> {
-    if b.is_empty() {
-        return Some(0);
-    }
-    let neg = b[b.len() - 1] & 0x80 != 0;
-    let fill = if neg { 0xff } else { 0 };
-    if b.len() > 8 {
-        if b[8..].iter().any(|&x| x != fill) {
-            return None;
+/// An integer as the reader keeps it: a 64-bit value, or "too wide" with its sign.
+enum Long {
+    Fits(Value),
+    Wide { negative: bool },
+}
+
+/// The value of a magnitude-and-sign pair: `Int` where it fits in `i64`, `UInt` above it.
+fn fit(negative: bool, magnitude: u128) -> Long {
+    if negative {
+        match magnitude {
+            m if m <= i64::MAX as u128 + 1 => Long::Fits(Value::Int((m as i128).wrapping_neg() as i64)),
+            _ => Long::Wide { negative },
         }
-        let v = i64::from_le_bytes(b[..8].try_into().unwrap());
-        return ((v < 0) == neg).then_some(v);
+    } else if magnitude <= i64::MAX as u128 {
+        Long::Fits(Value::Int(magnitude as i64))
+    } else if magnitude <= u64::MAX as u128 {
+        Long::Fits(Value::UInt(magnitude as u64))
+    } else {
+        Long::Wide { negative }
     }
-    let mut buf = [fill; 8];
-    buf[..b.len()].copy_from_slice(b);
-    Some(i64::from_le_bytes(buf))
+}
+
+/// Little-endian two's-complement integer of any length (LONG1/LONG4). Only the low 16 bytes
+/// can hold a 64-bit value; the rest must be sign fill, so a long encoding costs one pass.
+fn long_le(b: &[u8]) -> Long {
+    let Some(&last) = b.last() else { return Long::Fits(Value::Int(0)) };
+    let negative = last & 0x80 != 0;
+    let fill = if negative { 0xff } else { 0 };
+    if b.len() > 16 && b[16..].iter().any(|&x| x != fill) {
+        return Long::Wide { negative };
+    }
+    let mut buf = [fill; 16];
+    let n = b.len().min(16);
+    buf[..n].copy_from_slice(&b[..n]);
+    let v = i128::from_le_bytes(buf);
+    fit(negative, v.unsigned_abs())
+}
+
+/// Python's raw-unicode-escape: each byte is a Latin-1 character, except `\\uXXXX` and
+/// `\\UXXXXXXXX` (the encoder escapes backslashes and newlines that way too).
+fn raw_unicode_escape(b: &[u8]) -> Option<String> {
+    let mut out = String::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let n = match (b[i], b.get(i + 1)) {
+            (b'\\', Some(b'u')) => 4,
+            (b'\\', Some(b'U')) => 8,
+            (x, _) => {
+                out.push(x as char);
+                i += 1;
+                continue;
+            }
+        };
+        let hex = b.get(i + 2..i + 2 + n).and_then(|h| std::str::from_utf8(h).ok())?;
+        out.push(char::from_u32(u32::from_str_radix(hex, 16).ok()?)?);
+        i += 2 + n;
+    }
+    Some(out)
+}
+
+/// A protocol-0 INT/LONG argument as `int(text, 0)` reads it: optional sign, then decimal
+/// digits (or a `0x`/`0o`/`0b` prefix), `_` between digits, surrounding whitespace.
+fn text_int(t: &[u8]) -> Option<Long> {
+    let t = t.trim_ascii();
+    let (negative, t) = match t.first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (radix, digits) = match t {
+        [b'0', b'x' | b'X', r @ ..] => (16, r),
+        [b'0', b'o' | b'O', r @ ..] => (8, r),
+        [b'0', b'b' | b'B', r @ ..] => (2, r),
+        _ => (10, t),
+    };
+    if digits.is_empty() || digits[0] == b'_' || digits[digits.len() - 1] == b'_' {
+        return None;
+    }
+    let mut m: Option<u128> = Some(0);
+    let mut prev_underscore = false;
+    for &d in digits {
+        if d == b'_' {
+            if prev_underscore {
+                return None;
+            }
+            prev_underscore = true;
+            continue;
+        }
+        prev_underscore = false;
+        let x = (d as char).to_digit(radix)? as u128;
+        // past 128 bits keep checking the digits, but only the sign matters
+        m = m.and_then(|m| m.checked_mul(radix as u128)).and_then(|m| m.checked_add(x));
+    }
+    Some(match m {
+        Some(m) => fit(negative, m),
+        None => Long::Wide { negative },
+    })
 }
 
 #[cfg(test)]
@@ -609,12 +820,93 @@ mod tests {
         assert_eq!(pk.seq(pk.root()).unwrap(), &[Value::Ext(0), Value::Ext(0)]);
     }
 
+    fn root(b: &[u8]) -> (Pickle, Value) {
+        let pk = p(b).unwrap();
+        let r = pk.root();
+        (pk, r)
+    }
+
     #[test]
     fn long_values() {
-        assert_eq!(long_le(&[0xff]), Some(-1));
-        assert_eq!(long_le(&[0x00, 0x80, 0x00]), Some(0x8000));
-        assert_eq!(long_le(&[0; 9]), Some(0));
-        assert_eq!(long_le(&[1, 0, 0, 0, 0, 0, 0, 0, 1]), None);
+        let v = |b: &[u8]| match long_le(b) {
+            Long::Fits(v) => Some(v),
+            Long::Wide { .. } => None,
+        };
+        assert_eq!(v(&[]), Some(Value::Int(0)));
+        assert_eq!(v(&[0xff]), Some(Value::Int(-1)));
+        assert_eq!(v(&[0x00, 0x80, 0x00]), Some(Value::Int(0x8000)));
+        assert_eq!(v(&[0; 9]), Some(Value::Int(0)));
+        assert_eq!(v(&[0, 0, 0, 0, 0, 0, 0, 0x80, 0xff]), Some(Value::Int(i64::MIN)));
+        assert_eq!(v(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0xff]), None, "-2**63 - 1");
+        assert_eq!(v(&[1, 0, 0, 0, 0, 0, 0, 0, 1]), None);
+        // sign fill far past 16 bytes is still a small number
+        let mut long = vec![0xfe];
+        long.extend(std::iter::repeat_n(0xff, 1000));
+        assert_eq!(v(&long), Some(Value::Int(-2)));
+    }
+
+    #[test]
+    fn integers_of_every_width() {
+        // pickle.dumps(2**64 - 1, 2): the 9-byte LONG1 of a C++ size_t(-1)
+        let (pk, r) = root(b"\x80\x02\x8a\t\xff\xff\xff\xff\xff\xff\xff\xff\x00.");
+        assert_eq!(r, Value::UInt(u64::MAX));
+        assert_eq!(pk.u64(r), Ok(Some(u64::MAX)));
+        assert_eq!(pk.int(r), None);
+        assert_eq!(pk.int_clamped(r), Some((i64::MAX, true)));
+        // pickle.dumps(2**63, 4)
+        let (_, r) = root(b"\x80\x04\x95\x0c\x00\x00\x00\x00\x00\x00\x00\x8a\t\x00\x00\x00\x00\x00\x00\x00\x80\x00.");
+        assert_eq!(r, Value::UInt(1 << 63));
+        // pickle.dumps(-2**64, 2): wider than 64 bits; an exact reader says where it is
+        let (pk, r) = root(b"\x80\x02\x8a\t\x00\x00\x00\x00\x00\x00\x00\x00\xff.");
+        let w = *pk.wide(r).unwrap();
+        assert_eq!(w, WideInt { offset: 2, len: 9, negative: true });
+        assert!(pk.u64(r).unwrap_err().contains("pickle byte 2"));
+        assert_eq!(pk.int_clamped(r), Some((i64::MIN, true)));
+        assert_eq!(pk.to_json(r, 2), serde_json::json!(w.to_string()));
+        // LONG4 of 20 bytes (2**152)
+        let mut b = vec![0x80, 4, 0x8b, 20, 0, 0, 0];
+        b.extend([0u8; 19]);
+        b.push(1);
+        b.push(b'.');
+        let (pk, r) = root(&b);
+        assert_eq!(pk.wide(r).map(|w| (w.len, w.negative)), Some((20, false)));
+        // a negative value is never an address
+        let (pk, r) = root(b"\x80\x02J\xff\xff\xff\xff.");
+        assert!(pk.u64(r).unwrap_err().contains("negative"));
+    }
+
+    #[test]
+    fn protocol_0_and_1_text_integers() {
+        // pickle.dumps([1, -5, 2**70, True, 1.5, 2**63], 0)
+        let (pk, r) = root(b"(lp0\nI1\naI-5\naL1180591620717411303424L\naI01\naF1.5\naL9223372036854775808L\na.");
+        let items = pk.seq(r).unwrap();
+        assert_eq!(items[0], Value::Int(1));
+        assert_eq!(items[1], Value::Int(-5));
+        assert_eq!(pk.wide(items[2]).map(|w| w.negative), Some(false));
+        assert_eq!(items[3], Value::Bool(true));
+        assert_eq!(items[4], Value::Float(1.5));
+        assert_eq!(items[5], Value::UInt(1 << 63));
+        // pickle.dumps([1, 2**70, 2**64 - 1], 1)
+        let (pk, r) = root(b"]q\x00(K\x01L1180591620717411303424L\nL18446744073709551615L\ne.");
+        let items = pk.seq(r).unwrap();
+        assert!(pk.wide(items[1]).is_some());
+        assert_eq!(items[2], Value::UInt(u64::MAX));
+        // pickle.dumps({'segments': [{'address': 2**64-1, 'name': 'é☃x\\u'}]}, 0)
+        let (pk, r) = root(b"(dp0\nVsegments\np1\n(lp2\n(dp3\nVaddress\np4\nL18446744073709551615L\nsVname\np5\nV\xe9\\u2603x\\u005cu\np6\nsas.");
+        let seg = pk.seq(pk.get(r, "segments").unwrap()).unwrap()[0];
+        assert_eq!(pk.u64(pk.get(seg, "address").unwrap()), Ok(Some(u64::MAX)));
+        assert_eq!(pk.str(pk.get(seg, "name").unwrap()), Some("é☃x\\u"));
+        assert!(p(b"V\\u12\n.").unwrap_err().what.contains("escape"));
+        // memo by text key, int(x, 0) forms, and refusals
+        let (pk, r) = root(b"(lp7\nI0x10\naI-0b11\nag7\n.");
+        assert_eq!(pk.seq(r).unwrap()[..2], [Value::Int(16), Value::Int(-3)]);
+        assert_eq!(r, Value::List(0));
+        assert!(p(b"I12a\n.").unwrap_err().what.contains("not an integer"));
+        assert!(p(b"I1_\n.").unwrap_err().what.contains("not an integer"));
+        assert!(p(b"I123").unwrap_err().what.contains("newline"));
+        assert!(p(b"\x80\x04\x8b\xff\xff\xff\xff\x00.").unwrap_err().what.contains("negative length"));
+        // a LONG4 claiming 2 GB in a tiny file allocates nothing and says so
+        assert!(p(b"\x80\x04\x8b\xff\xff\xff\x7f\x00.").unwrap_err().what.contains("truncated"));
     }
 
     #[test]

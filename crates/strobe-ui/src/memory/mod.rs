@@ -111,7 +111,7 @@ impl MemoryPane {
         let mut goto: Option<usize> = None;
         egui::Panel::left("strobe_memory_summary").resizable(true).default_size(380.0).show(ui, |ui| {
             egui::ScrollArea::vertical().id_salt("mem_summary_scroll").show(ui, |ui| {
-                goto = self.summary.ui(ui, &dev, peak);
+                goto = self.summary.ui(ui, &dev, &self.report.notes, peak);
                 if let Some(st) = &self.stats {
                     summary::stats_ui(ui, st);
                 }

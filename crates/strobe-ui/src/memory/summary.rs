@@ -7,7 +7,11 @@ use strobe_analysis::memory::{bytes, DeviceMemory};
 pub struct SummaryView {
     /// OOM verdicts drawn in the last frame (tests read it).
     pub ooms_shown: usize,
+    /// Notes (older layout, history window) drawn in the last frame.
+    pub notes_shown: usize,
 }
+
+pub const NOTE_COLOR: Color32 = Color32::from_rgb(230, 160, 40);
 
 pub fn verdict_color(v: &str) -> Color32 {
     match v {
@@ -20,8 +24,31 @@ pub fn verdict_color(v: &str) -> Color32 {
 
 impl SummaryView {
     /// Returns a trace position to show when a link is clicked.
-    pub fn ui(&mut self, ui: &mut egui::Ui, d: &DeviceMemory, peak_position: Option<usize>) -> Option<usize> {
+    /// `notes`: what the reader assumed about the file (older layouts); the device's history
+    /// window, where its trace covers only the end of the run, is said below them.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        d: &DeviceMemory,
+        notes: &[String],
+        peak_position: Option<usize>,
+    ) -> Option<usize> {
         let mut goto = None;
+        self.notes_shown = 0;
+        for n in notes {
+            ui.label(RichText::new(n).color(NOTE_COLOR));
+            self.notes_shown += 1;
+        }
+        if let Some(w) = &d.history_window {
+            ui.label(RichText::new(&w.note).strong().color(NOTE_COLOR)).on_hover_text(&w.evidence);
+            ui.label(RichText::new(&w.evidence).small().weak());
+            self.notes_shown += 1;
+        } else if d.trace_entries == 0 {
+            ui.weak("No allocation trace: the figures and the segment map are the final state.");
+        }
+        if self.notes_shown > 0 || d.trace_entries == 0 {
+            ui.add_space(6.0);
+        }
         egui::Grid::new("mem_summary_grid").num_columns(2).striped(true).show(ui, |ui| {
             let row = |ui: &mut egui::Ui, k: &str, v: String| {
                 ui.label(k);
