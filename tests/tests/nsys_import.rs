@@ -4,6 +4,7 @@
 //! Plus hostile inputs: missing tables, corrupt and truncated files, non-nsys SQLite.
 
 mod common;
+use strobe_model::gpu_memory;
 
 use common::{cache_files, load_in, sample};
 use serde_json::Value;
@@ -191,11 +192,18 @@ fn check_sample(stem: &str) {
     let mut points: BTreeMap<i64, i64> = BTreeMap::new();
     let mut peak_final: BTreeMap<(i64, String), (f64, f64)> = BTreeMap::new();
     for c in &s.counters {
-        let dev: i64 = c.name.trim_start_matches("GPU ").trim_end_matches(" memory").parse().unwrap();
+        // device memory is the GPU's water level (reserved bytes, drawn in its group)
+        let (dev, kind) = match c.device {
+            Some(d) => {
+                assert_eq!((c.name.as_str(), c.series.as_str()), (gpu_memory::NAME, gpu_memory::RESERVED));
+                (d, "Device".to_string())
+            }
+            None => (c.name.trim_start_matches("GPU ").trim_end_matches(" memory").parse().unwrap(), c.series.clone()),
+        };
         let (_, vals) = s.counter_points(c);
         *points.entry(dev).or_default() += vals.len() as i64;
         let peak = vals.iter().copied().fold(f64::MIN, f64::max);
-        peak_final.insert((dev, c.series.clone()), (peak, *vals.last().unwrap()));
+        peak_final.insert((dev, kind), (peak, *vals.last().unwrap()));
     }
     let want_points: BTreeMap<i64, i64> =
         rows(&e, "memory_points").iter().map(|r| (r[0].as_i64().unwrap(), r[1].as_i64().unwrap())).collect();
@@ -209,6 +217,11 @@ fn check_sample(stem: &str) {
         })
         .collect();
     assert_eq!(peak_final, want_pf, "{stem}: memory peak and final");
+    // the report's water level peak is the device-memory peak
+    for g in strobe_analysis::report::report(&s, 5).gpus {
+        let want = want_pf.get(&(g.device, "Device".to_string())).map(|p| p.0 as u64);
+        assert_eq!(g.memory.and_then(|m| m.peak_reserved_bytes), want, "{stem}: GPU {} memory peak", g.device);
+    }
 
     // Load summary: rows read per table, rows skipped for their times, rows without an end.
     let mut no_end = 0;

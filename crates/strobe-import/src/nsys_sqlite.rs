@@ -876,7 +876,10 @@ impl<'a> Ctx<'a> {
     }
 
     /// `CUDA_GPU_MEMORY_USAGE_EVENTS` → running total of allocated bytes per process, device
-    /// and memory kind (allocation +bytes, deallocation −bytes), one counter per device.
+    /// and memory kind (allocation +bytes, deallocation −bytes). Device memory (`cudaMalloc`:
+    /// what a caching allocator reserves) is the device's water level, the reserved series of
+    /// `strobe_model::gpu_memory` in its GPU group; other kinds (pinned, managed, …) stay
+    /// counters of the process.
     fn memory_usage(&mut self, conn: &rusqlite::Connection, schema: &Schema) -> rusqlite::Result<()> {
         let missing = schema.missing(MEM_USAGE, &["bytes", "memoryOperationType"]);
         if !missing.is_empty() {
@@ -911,7 +914,12 @@ impl<'a> Ctx<'a> {
             let v = *total as f64;
             let (cn, series) =
                 names.entry((dev, kind)).or_insert_with(|| (format!("GPU {dev} memory"), self.mem_kind(kind)));
-            self.b.push_counter(IdKey::Num(pid as i64), cn, series, ts, v);
+            if series == "Device" {
+                let (name, reserved) = (strobe_model::gpu_memory::NAME, strobe_model::gpu_memory::RESERVED);
+                self.b.push_device_counter(dev, IdKey::Num(pid as i64), name, reserved, ts, v);
+            } else {
+                self.b.push_counter(IdKey::Num(pid as i64), cn, series, ts, v);
+            }
             self.pids.insert(pid);
         }
         *self.load.by_category.entry(MEM_USAGE.to_string()).or_default() += n;
