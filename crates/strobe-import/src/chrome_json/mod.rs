@@ -231,6 +231,22 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
                 p += de.byte_offset();
                 top_level_key(&mut meta, &key, v);
             }
+            if !saw_events && asm.cut.is_none() {
+                // the object form of the trace-event format is defined by its traceEvents
+                let mut keys: Vec<&String> = meta.extra.keys().take(6).collect();
+                keys.sort();
+                return Err(ImportError::bad(
+                    path,
+                    if keys.is_empty() {
+                        "not a chrome trace: an empty JSON object (no traceEvents array)".to_string()
+                    } else {
+                        format!(
+                            "not a chrome trace: a JSON object without a traceEvents array (its keys: {})",
+                            keys.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+                        )
+                    },
+                ));
+            }
             if !saw_events {
                 meta.load.notes.push("no traceEvents array: 0 events".into());
             }
