@@ -140,16 +140,18 @@ fn not_json() {
 
 #[test]
 fn zero_events_is_a_clean_empty_result() {
-    for (name, text) in [
-        ("a.json", &b"[]"[..]),
-        ("b.json", b"{\"traceEvents\": []}"),
-        ("c.json", b"{\"traceEvents\": [],}"),
-        ("d.json", b"{}"),
-    ] {
+    for (name, text) in
+        [("a.json", &b"[]"[..]), ("b.json", b"{\"traceEvents\": []}"), ("c.json", b"{\"traceEvents\": [],}")]
+    {
         let s = load_ok(name, text);
         assert_eq!(s.span_count(), 0, "{name}");
         let r = strobe_analysis::report::report(&s, 20);
         assert!(r.gpus.is_empty() && r.top_kernels.is_empty(), "{name}");
+    }
+    // an object without traceEvents is no trace at all (a manifest, a config): said, not shown empty
+    for (name, text) in [("d.json", &b"{}"[..]), ("manifest.json", b"{\"files\": [1, 2], \"version\": 3}")] {
+        let e = load_err(name, text);
+        assert!(e.contains("not a chrome trace") && e.contains("traceEvents"), "{e}");
     }
 }
 

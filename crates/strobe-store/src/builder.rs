@@ -84,8 +84,7 @@ pub struct StoreBuilder {
     spans: Vec<Staged>,
     flows: Vec<FlowInput>,
     chain_steps: Vec<ChainStep>,
-    /// (device, pid, name, series) → points.
-    counters: BTreeMap<(Option<i64>, IdKey, String, String), Vec<(i64, f64)>>,
+    counters: BTreeMap<CounterKey, Vec<(i64, f64)>>,
     pub names: Names,
     out: Output,
     args_len: u64,
@@ -97,6 +96,9 @@ pub struct StoreBuilder {
     /// `t`/`f` steps with no open chain (Kineto writes `f` without `s` for some syncs).
     pub orphan_flow_steps: u64,
 }
+
+/// A counter series' identity: (the GPU it measures, if any; recording pid; name; series).
+type CounterKey = (Option<i64>, IdKey, String, String);
 
 /// What `finish` produced: the bytes in memory, or the path of the written store file.
 pub enum Built {

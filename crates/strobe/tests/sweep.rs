@@ -14,7 +14,10 @@ fn root() -> PathBuf {
 /// Files that are genuinely not a profile: (name, what the error must say).
 const NOT_PROFILES: &[(&str, &str)] = &[("ncu_llmperf_raw_error_only.csv", "ncu wrote no results, only errors")];
 
-fn report(file: &Path, cache: &Path) -> (Option<i32>, Vec<u8>, String) {
+/// Exit status, stdout and stderr of one `strobe report --json`.
+type Outcome = (Option<i32>, Vec<u8>, String);
+
+fn report(file: &Path, cache: &Path) -> Outcome {
     let out = Command::new(env!("CARGO_BIN_EXE_strobe"))
         .arg("report")
         .arg(file)
@@ -50,7 +53,7 @@ fn every_sample_opens_with_strobe_report() {
     files.sort();
     assert!(files.len() > 40, "{} samples", files.len());
     let cache = tempfile::tempdir().unwrap();
-    let results: Vec<(PathBuf, (Option<i32>, Vec<u8>, String))> = std::thread::scope(|s| {
+    let results: Vec<(PathBuf, Outcome)> = std::thread::scope(|s| {
         let halves: Vec<_> = files
             .chunks(files.len().div_ceil(2))
             .map(|part| s.spawn(|| part.iter().map(|f| (f.clone(), report(f, cache.path()))).collect::<Vec<_>>()))
