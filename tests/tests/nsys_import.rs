@@ -112,6 +112,17 @@ fn figures(s: &Store) -> Figures {
     f
 }
 
+/// The tables of activity an export can have; without all of them there is nothing to show.
+const ACTIVITY_TABLES: [&str; 7] = [
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+    "NVTX_EVENTS",
+    "OSRT_API",
+];
+
 fn check_sample(stem: &str) {
     let dir = tempfile::tempdir().unwrap();
     let path = sample(&format!("{stem}.sqlite"));
@@ -225,15 +236,7 @@ fn check_sample(stem: &str) {
 
     // Load summary: rows read per table, rows skipped for their times, rows without an end.
     let mut no_end = 0;
-    for t in [
-        "CUPTI_ACTIVITY_KIND_KERNEL",
-        "CUPTI_ACTIVITY_KIND_MEMCPY",
-        "CUPTI_ACTIVITY_KIND_MEMSET",
-        "CUPTI_ACTIVITY_KIND_RUNTIME",
-        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-        "NVTX_EVENTS",
-        "OSRT_API",
-    ] {
+    for t in ACTIVITY_TABLES {
         let times = rows(&e, &format!("times_{t}")).first().map(|r| r.iter().map(|v| v.as_u64().unwrap()).collect());
         let times: Vec<u64> = times.unwrap_or_default();
         let load = &s.meta.load;
@@ -467,19 +470,8 @@ fn a_column_renamed_away_is_a_note() {
 
 #[test]
 fn an_export_with_nothing_to_show_is_a_clear_error() {
-    let drop: String = [
-        "CUPTI_ACTIVITY_KIND_KERNEL",
-        "CUPTI_ACTIVITY_KIND_MEMCPY",
-        "CUPTI_ACTIVITY_KIND_MEMSET",
-        "CUPTI_ACTIVITY_KIND_RUNTIME",
-        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-        "NVTX_EVENTS",
-        "OSRT_API",
-        "CUDA_GPU_MEMORY_USAGE_EVENTS",
-    ]
-    .iter()
-    .map(|t| format!("DROP TABLE {t};"))
-    .collect();
+    let drop: String =
+        ACTIVITY_TABLES.iter().chain(&["CUDA_GPU_MEMORY_USAGE_EVENTS"]).map(|t| format!("DROP TABLE {t};")).collect();
     let (_d, p) = altered("nsys_gpt_single", &drop);
     expect_error(&p, "an Nsight Systems export with nothing to show");
 }
