@@ -14,10 +14,12 @@ cargo +nightly fuzz build -O
 bin=target/x86_64-unknown-linux-gnu/release
 mkdir -p logs
 run_one() {
-  local t=$1 dict=()
+  local t=$1 dict=() dirs=()
   mkdir -p "corpus/$t" "artifacts/$t"
   [ -f "dicts/$t.dict" ] && dict=("-dict=dicts/$t.dict")
-  if "$bin/$t" "corpus/$t" "seeds/$t" "${dict[@]}" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 \
+  # inputs that once broke a reader stay in the seeds
+  [ -d "regressions/$t" ] && dirs=("regressions/$t")
+  if "$bin/$t" "corpus/$t" "seeds/$t" "${dirs[@]}" "${dict[@]}" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 \
       -print_final_stats=1 -artifact_prefix="artifacts/$t/" >"logs/$t.log" 2>&1; then
     echo "fuzz $t: ok, $(grep -E '^stat::number_of_executed_units' "logs/$t.log" | awk '{print $2}') runs in ${secs}s"
   else

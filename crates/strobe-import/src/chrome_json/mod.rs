@@ -77,7 +77,8 @@ fn inflate(
             Ok(0) => break,
             Ok(k) => out.extend_from_slice(&buf[..k]),
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                cut = Some(format!("the gzip stream ends early: {len} compressed bytes inflate to {} bytes", out.len()));
+                cut =
+                    Some(format!("the gzip stream ends early: {len} compressed bytes inflate to {} bytes", out.len()));
                 break;
             }
             Err(e) => {
