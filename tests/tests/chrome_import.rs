@@ -188,3 +188,42 @@ fn nesting_as_it_really_is() {
     assert_eq!(steps.len(), 3);
     assert!(steps[0] <= 3, "{steps:?}");
 }
+
+/// `import_bytes` (the fuzz entry point) is the file importer on bytes: the same spans,
+/// args, lanes and load summary, plain and gzipped, a gzip cut short included.
+#[test]
+fn import_bytes_matches_import_from_file() {
+    use strobe_import::{chrome_json, Progress};
+    use strobe_store::StoreBuilder;
+    let open = |b: StoreBuilder, meta: &strobe_model::TraceMeta| {
+        strobe_store::cache::open_built(b.finish(meta).unwrap()).unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let gz = std::fs::read(sample("hta_sampled_rank0.json.gz")).unwrap();
+    let cut = dir.path().join("cut.json.gz");
+    std::fs::write(&cut, &gz[..gz.len() / 2]).unwrap();
+    for path in [sample("hta_sampled_rank0.json.gz"), sample("catapult_flow.json"), cut] {
+        let mut from_file = StoreBuilder::in_memory();
+        let meta_file = chrome_json::import(&path, &mut from_file, &Progress::default()).unwrap();
+        let mut from_bytes = StoreBuilder::in_memory();
+        let bytes = std::fs::read(&path).unwrap();
+        let meta_bytes = chrome_json::import_bytes(&path, &bytes, &mut from_bytes, &Progress::default()).unwrap();
+        assert_eq!(
+            serde_json::to_value(&meta_file.load).unwrap(),
+            serde_json::to_value(&meta_bytes.load).unwrap(),
+            "{}",
+            path.display()
+        );
+        let (a, b) = (open(from_file, &meta_file), open(from_bytes, &meta_bytes));
+        assert!(a.span_count() > 0);
+        assert_eq!(a.span_count(), b.span_count());
+        assert_eq!(a.lanes.len(), b.lanes.len());
+        for s in 0..a.span_count() as u32 {
+            assert_eq!(
+                (a.span_start(s), a.span_end(s), a.span_name(s)),
+                (b.span_start(s), b.span_end(s), b.span_name(s))
+            );
+            assert_eq!(a.span_args(s), b.span_args(s), "{}: span {s}", path.display());
+        }
+    }
+}

@@ -407,10 +407,13 @@ fn segment(pk: &Pickle, b: &mut B, legacy: &mut Legacy, sg: Value) -> Result<Seg
 /// Reads a `torch.cuda.memory_stats()` JSON dump (an object of numbers; others are skipped).
 pub fn import_stats(path: &Path) -> Result<MemoryStats, ImportError> {
     let text = std::fs::read(path).map_err(|e| ImportError::io(path, e))?;
-    let v: serde_json::Value =
-        serde_json::from_slice(&text).map_err(|e| ImportError::bad(path, format!("JSON: {e}")))?;
-    let obj =
-        v.as_object().ok_or_else(|| ImportError::bad(path, "expected a JSON object (torch.cuda.memory_stats())"))?;
+    stats_from_bytes(&text).map_err(|e| ImportError::bad(path, e))
+}
+
+/// Decodes a `torch.cuda.memory_stats()` dump from JSON bytes (the entry point a fuzz target calls).
+pub fn stats_from_bytes(text: &[u8]) -> Result<MemoryStats, String> {
+    let v: serde_json::Value = serde_json::from_slice(text).map_err(|e| format!("JSON: {e}"))?;
+    let obj = v.as_object().ok_or("expected a JSON object (torch.cuda.memory_stats())")?;
     let mut s = MemoryStats::default();
     for (k, x) in obj {
         if let Some(f) = x.as_f64() {

@@ -176,6 +176,8 @@ impl Store {
                 || li.member_end > members as u64
                 || li.level_begin > li.level_end
                 || li.level_end > levels as u64
+                // a depth needs that many enclosing members: this bounds the per-depth loops
+                || li.max_depth as u64 > li.member_end - li.member_begin
             {
                 return Err("lane range out of bounds".into());
             }
@@ -356,7 +358,10 @@ impl Store {
             interval::query(v.starts, v.ends, v.max_end, t0, t1, |i| {
                 let d = v.depth[i];
                 let item = LodItem::single(v.starts[i], v.ends[i], i as u32);
-                folders[d as usize].push(item, &mut |x| f(d, x));
+                // M_DEPTH is not scanned on open: a depth past the lane's max is corrupt, skip it
+                if let Some(fo) = folders.get_mut(d as usize) {
+                    fo.push(item, &mut |x| f(d, x));
+                }
             });
             for (d, fo) in folders.iter_mut().enumerate() {
                 fo.finish(&mut |x| f(d as u32, x));

@@ -39,37 +39,11 @@ fn read_input(path: &Path, progress: &Progress) -> Result<(Input, Option<String>
     let len = f.metadata().map_err(|e| ImportError::io(path, e))?.len();
     let mut magic = [0u8; 2];
     let n = f.read(&mut magic).map_err(|e| ImportError::io(path, e))?;
-    if n == 2 && magic == [0x1f, 0x8b] {
+    if n == 2 && magic == GZIP_MAGIC {
         let f = std::fs::File::open(path).map_err(|e| ImportError::io(path, e))?;
-        let counted = CountingReader { inner: f, progress };
-        let mut dec = flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 20, counted));
-        let mut out = Vec::with_capacity((len as usize).saturating_mul(8).min(1 << 32));
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            if progress.cancelled() {
-                return Err(ImportError::Cancelled { path: path.to_path_buf() });
-            }
-            match dec.read(&mut buf) {
-                Ok(0) => break,
-                Ok(k) => out.extend_from_slice(&buf[..k]),
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                    let cut =
-                        format!("the gzip stream ends early: {len} compressed bytes inflate to {} bytes", out.len());
-                    progress.bytes_done.store(0, Ordering::Relaxed);
-                    progress.bytes_total.store(out.len() as u64, Ordering::Relaxed);
-                    return Ok((Input::Owned(out), Some(cut)));
-                }
-                Err(e) => {
-                    return Err(ImportError::bad(
-                        path,
-                        format!("corrupt gzip after {} decompressed bytes: {e}", out.len()),
-                    ))
-                }
-            }
-        }
-        progress.bytes_done.store(0, Ordering::Relaxed);
-        progress.bytes_total.store(out.len() as u64, Ordering::Relaxed);
-        return Ok((Input::Owned(out), None));
+        let counted = CountingReader { inner: std::io::BufReader::with_capacity(1 << 20, f), progress };
+        let (out, cut) = inflate(path, counted, len, progress)?;
+        return Ok((Input::Owned(out), cut));
     }
     progress.bytes_total.store(len, Ordering::Relaxed);
     if len == 0 {
@@ -81,12 +55,48 @@ fn read_input(path: &Path, progress: &Progress) -> Result<(Input, Option<String>
     Ok((Input::Map(m), None))
 }
 
-struct CountingReader<'p> {
-    inner: std::fs::File,
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Inflates a gzip stream of `len` compressed bytes (members concatenated, as `gzip -c a b`
+/// writes). One that ends early keeps what inflated and says so in the second value.
+fn inflate(
+    path: &Path,
+    compressed: impl Read,
+    len: u64,
+    progress: &Progress,
+) -> Result<(Vec<u8>, Option<String>), ImportError> {
+    let mut dec = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(compressed));
+    let mut out = Vec::with_capacity((len as usize).saturating_mul(8).min(1 << 32));
+    let mut buf = vec![0u8; 1 << 20];
+    let mut cut = None;
+    loop {
+        if progress.cancelled() {
+            return Err(ImportError::Cancelled { path: path.to_path_buf() });
+        }
+        match dec.read(&mut buf) {
+            Ok(0) => break,
+            Ok(k) => out.extend_from_slice(&buf[..k]),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                cut =
+                    Some(format!("the gzip stream ends early: {len} compressed bytes inflate to {} bytes", out.len()));
+                break;
+            }
+            Err(e) => {
+                return Err(ImportError::bad(path, format!("corrupt gzip after {} decompressed bytes: {e}", out.len())))
+            }
+        }
+    }
+    progress.bytes_done.store(0, Ordering::Relaxed);
+    progress.bytes_total.store(out.len() as u64, Ordering::Relaxed);
+    Ok((out, cut))
+}
+
+struct CountingReader<'p, R> {
+    inner: R,
     progress: &'p Progress,
 }
 
-impl Read for CountingReader<'_> {
+impl<R: Read> Read for CountingReader<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.progress.add_bytes(n as u64);
@@ -138,7 +148,38 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
             b.args_in_source(m, &abs.to_string_lossy());
         }
     }
-    let buf = without_cut_char(input.bytes());
+    let meta = import_text(path, input.bytes(), gzip_cut, b, progress);
+    drop(t_all);
+    meta
+}
+
+/// Imports a trace held in memory, plain or gzipped (what a fuzz target calls): the same
+/// parse as [`import`], with args copied into the store. `name` is the source named in
+/// errors and in the metadata.
+pub fn import_bytes(
+    name: &Path,
+    bytes: &[u8],
+    b: &mut StoreBuilder,
+    progress: &Progress,
+) -> Result<TraceMeta, ImportError> {
+    if bytes.starts_with(&GZIP_MAGIC) {
+        let counted = CountingReader { inner: bytes, progress };
+        let (text, cut) = inflate(name, counted, bytes.len() as u64, progress)?;
+        return import_text(name, &text, cut, b, progress);
+    }
+    progress.bytes_total.store(bytes.len() as u64, Ordering::Relaxed);
+    import_text(name, bytes, None, b, progress)
+}
+
+/// Parses the (inflated) JSON text of `path`; `gzip_cut` says where a gzip stream ended early.
+fn import_text(
+    path: &Path,
+    input: &[u8],
+    gzip_cut: Option<String>,
+    b: &mut StoreBuilder,
+    progress: &Progress,
+) -> Result<TraceMeta, ImportError> {
+    let buf = without_cut_char(input);
     let mut meta = TraceMeta::new(SourceFormat::Chrome, path.display().to_string());
     let mut p = skip_ws(buf, 0);
     if buf[p..].starts_with(&[0xEF, 0xBB, 0xBF]) {
@@ -270,7 +311,6 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
         };
         meta.load.truncated = Some(strobe_model::Truncation { at_byte: at, events_read: meta.load.events, what });
     }
-    drop(t_all);
     if asm.kineto || meta.extra.contains_key("schemaVersion") || !meta.devices.is_empty() {
         meta.format = SourceFormat::Kineto;
     }

@@ -1,0 +1,9 @@
+//! The Nsight Compute CSV reader, then the roofline analysis on what it accepts.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(rep) = strobe_import::ncu_csv::parse(data) else { return };
+    let r = strobe_analysis::roofline::analyse(&rep);
+    let _ = strobe_analysis::roofline::to_text(&r);
+});
