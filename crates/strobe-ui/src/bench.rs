@@ -4,7 +4,7 @@
 //! compute kernels, NCCL and copies on a GPU, ops with launch calls on a CPU thread.
 
 use crate::commands::{Command, Highlight, Selection};
-use crate::timeline::{FrameStats, TimelineView, LABEL_W};
+use crate::timeline::{FrameStats, GroupKey, TimelineView, LABEL_W};
 use crate::workspace::{Trace, Workspace};
 use std::time::Instant;
 use strobe_model::{CopyDir, IdKey, LaneKind, SourceFormat, SpanKind, TraceMeta};
@@ -286,8 +286,7 @@ pub fn workspace_frame_bench(ws: &Workspace, plot_width: f32, frames: usize) -> 
         std::hint::black_box(ctx.tessellate(o.shapes, o.pixels_per_point));
         (build, t1.elapsed().as_secs_f64() * 1e3)
     };
-    // the header key `TimelineView::layout` gives trace `ti`
-    let all_keys: Vec<String> = (0..ws.traces.len()).map(|ti| format!("t{ti}")).collect();
+    let all_keys: Vec<GroupKey> = (0..ws.traces.len()).map(GroupKey::Trace).collect();
     let mut out = Vec::new();
     for (label, collapse, scroll_mid) in [
         ("whole trace, every rank expanded, top", false, false),
@@ -296,21 +295,21 @@ pub fn workspace_frame_bench(ws: &Workspace, plot_width: f32, frames: usize) -> 
     ] {
         let mut tl = TimelineView::default();
         if collapse {
-            tl.collapsed.extend(all_keys.iter().cloned());
+            tl.collapsed.extend(all_keys.iter().copied());
         }
         tl.fit_pending = true;
         for _ in 0..3 {
             run_frame(&mut tl); // fonts, layout, the fit
         }
         if scroll_mid {
-            let content = tl.rows.last().map(|r| r.y + r.h).unwrap_or(0.0);
+            let content = tl.layout.rows.last().map(|r| r.y + r.h).unwrap_or(0.0);
             tl.scroll_y = content / 2.0;
         }
         let (mut builds, mut tess, stats) = pan_frames(&mut tl, frames.max(1), &run_frame);
         let max = builds.iter().cloned().fold(0.0, f64::max);
         out.push(WorkspaceFrameTiming {
             situation: label.into(),
-            rows: tl.rows.len(),
+            rows: tl.layout.rows.len(),
             median_ms: percentile(&mut builds.clone(), 0.5),
             p90_ms: percentile(&mut builds, 0.9),
             max_ms: max,
