@@ -118,6 +118,7 @@ pub struct Link {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FrameStats {
     pub lanes_drawn: usize,
+    /// Level-of-detail items drawn (a span, or a run of spans folded under a pixel).
     pub items: usize,
     pub folded: usize,
     pub labels: usize,

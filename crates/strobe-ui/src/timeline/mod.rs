@@ -144,10 +144,22 @@ impl TimelineView {
         let m = ws.traces[r.trace].store.span_meta(r.span);
         let y = self.layout.lane_y.get(&(r.trace, m.lane))?;
         let plot = self.last_plot;
+        if !plot.is_positive() {
+            return None; // no frame yet
+        }
         let (x0, x1) = (self.view.x_of(a, plot.min.x), self.view.x_of(b, plot.min.x));
         let x = ((x0 + x1) / 2.0).clamp(x0.max(plot.min.x) + 1.0, x1.min(plot.max.x) - 1.0);
         let p = pos2(x, plot.min.y - self.scroll_y + y + m.depth as f32 * ROW_H + ROW_H / 2.0);
         plot.contains(p).then_some(p)
+    }
+
+    /// Puts the pane at `full` (screen): the plot's width and place for this frame's zooms and
+    /// for `span_pos`.
+    pub fn place(&mut self, full: Rect) -> frame::Areas {
+        let areas = frame::Areas::of(full);
+        self.plot_width = areas.plot.width().max(10.0);
+        self.last_plot = areas.plot;
+        areas
     }
 
     /// Scrolls to what the last commands asked to see: a trace's header, a span's lane.
@@ -170,9 +182,7 @@ impl TimelineView {
 
     /// One frame: layout, input, prepare, paint, then what clicks on the painted frame mean.
     pub fn ui(&mut self, ui: &mut Ui, ws: &Workspace, sel: &Selection, hl: &Highlight, cmds: &mut Vec<Command>) {
-        let areas = frame::Areas::of(ui.available_rect_before_wrap());
-        self.plot_width = areas.plot.width().max(10.0);
-        self.last_plot = areas.plot;
+        let areas = self.place(ui.available_rect_before_wrap());
         if self.fit_pending && !ws.traces.is_empty() {
             self.fit_all(ws);
             self.fit_pending = false;
