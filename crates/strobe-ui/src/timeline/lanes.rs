@@ -44,6 +44,8 @@ impl LanePainter {
         let (l, r) = (plot.min.x - 2.0, plot.max.x + 2.0);
         let sel_span = cx.sel.span.filter(|s| s.trace == ti).map(|s| s.span);
         let (hl, bg, char_w) = (cx.hl, cx.pal.bg, cx.char_w);
+        // one borrow per collection, not of `self`, inside the per-item closure (it is the hot loop)
+        let LanePainter { mesh, labels, outlines, stats, hover } = self;
         st.lod_query(lane, w0 - npp_i, w1 + npp_i, npp_i, |depth, it| {
             let x0 = view.x_of(it.start, plot.min.x).max(l);
             let mut x1 = view.x_of(it.end, plot.min.x).min(r);
@@ -56,23 +58,22 @@ impl LanePainter {
             let m = st.span_meta(span);
             let kind = SpanKind::from_u8(m.kind);
             let mut c = t.color(m.name, kind);
-            self.stats.items += 1;
+            stats.items += 1;
             let matched = hl.active && hl.matches(ti, m.name);
             if it.count > 1 {
-                self.stats.folded += 1;
+                stats.folded += 1;
                 let dens = it.busy as f32 / (it.end - it.start).max(1) as f32;
                 c = folded_color(c, dens, bg);
                 if hl.active && !matched {
                     c = lerp(bg, c, 0.3);
                 }
-                self.mesh.add_colored_rect(rect, c);
+                mesh.add_colored_rect(rect, c);
                 // hatch: "many small things here"
                 if rect.width() >= 6.0 {
                     let dark = lerp(c, bg, 0.55);
                     let mut x = (rect.min.x / 4.0).ceil() * 4.0;
                     while x < rect.max.x - 1.0 {
-                        self.mesh
-                            .add_colored_rect(Rect::from_min_max(pos2(x, rect.min.y), pos2(x + 1.0, rect.max.y)), dark);
+                        mesh.add_colored_rect(Rect::from_min_max(pos2(x, rect.min.y), pos2(x + 1.0, rect.max.y)), dark);
                         x += 4.0;
                     }
                 }
@@ -80,28 +81,24 @@ impl LanePainter {
                 if hl.active && !matched {
                     c = lerp(bg, c, 0.3);
                 }
-                self.mesh.add_colored_rect(rect, c);
+                mesh.add_colored_rect(rect, c);
                 if rect.width() > 3.0 * char_w + 6.0 {
                     let n = ((rect.width() - 4.0) / char_w) as usize;
                     let txt = truncate(st.string(m.name), n);
                     if !txt.is_empty() {
-                        self.labels.push((
-                            pos2(rect.min.x.max(plot.min.x) + 2.0, rect.center().y),
-                            txt,
-                            Color32::BLACK,
-                        ));
+                        labels.push((pos2(rect.min.x.max(plot.min.x) + 2.0, rect.center().y), txt, Color32::BLACK));
                     }
                 }
             }
             if matched {
-                self.outlines.push((rect.expand(0.5), MATCH, 1.5));
+                outlines.push((rect.expand(0.5), MATCH, 1.5));
             }
             if sel_span == Some(span) && it.count == 1 {
-                self.outlines.push((rect.expand(1.0), SELECTED, 2.0));
+                outlines.push((rect.expand(1.0), SELECTED, 2.0));
             }
             if let Some(p) = cx.pointer {
                 if rect.expand2(vec2(0.5, 0.0)).contains(p) {
-                    self.hover = Some(Hover::Item { trace: ti, item: it, span });
+                    *hover = Some(Hover::Item { trace: ti, item: it, span });
                 }
             }
         });
