@@ -261,7 +261,7 @@ impl StrobeApp {
         self.timeline.fold_cpu_groups = self.ws.traces.len() >= 2;
         if self.ws.traces.len() >= 3 {
             // many ranks: each starts as its summary lane; expand the ones to read
-            self.timeline.collapsed = (0..self.ws.traces.len()).map(|i| format!("t{i}")).collect();
+            self.timeline.collapsed = (0..self.ws.traces.len()).map(crate::timeline::GroupKey::Trace).collect();
         }
         self.timeline.fit_pending = true;
     }
@@ -573,10 +573,11 @@ impl StrobeApp {
             }
             Command::FitAll => self.timeline.fit_all(&self.ws),
             Command::ShowRankStep { trace, t0, t1 } => {
-                let off = self.ws.traces.get(trace).map_or(0, |t| t.offset_ns);
+                let Some(t) = self.ws.traces.get(trace) else { return };
                 let pad = (t1 - t0) / 40;
+                let (t0, t1) = t.range_to_shared((t0 - pad, t1 + pad));
                 let w = self.timeline.plot_width;
-                self.timeline.view.fit(t0 + off - pad, t1 + off + pad, w);
+                self.timeline.view.fit(t0, t1, w);
                 self.timeline.show_trace(trace);
             }
             Command::AreaSelected { t0, t1, lanes } => {

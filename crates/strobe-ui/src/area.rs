@@ -27,8 +27,7 @@ impl AreaTable {
             let Some(st) = ws.store(ti) else { continue };
             let v = st.lane_view(lane);
             // the area is on the shared axis; this trace's own clock is offset from it
-            let off = ws.traces[ti].offset_ns;
-            let (t0, t1) = (t0 - off, t1 - off);
+            let (t0, t1) = (ws.traces[ti].to_local(t0), ws.traces[ti].to_local(t1));
             let mut per: std::collections::HashMap<u32, (u64, i64)> = Default::default();
             st.query_window(lane, t0, t1, |i| {
                 let sid = v.span[i];

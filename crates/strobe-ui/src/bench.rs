@@ -4,7 +4,7 @@
 //! compute kernels, NCCL and copies on a GPU, ops with launch calls on a CPU thread.
 
 use crate::commands::{Command, Highlight, Selection};
-use crate::timeline::{FrameStats, TimelineView, LABEL_W};
+use crate::timeline::{FrameInput, FrameStats, GroupKey, TimelineView, LABEL_W};
 use crate::workspace::{Trace, Workspace};
 use std::time::Instant;
 use strobe_model::{CopyDir, IdKey, LaneKind, SourceFormat, SpanKind, TraceMeta};
@@ -157,32 +157,105 @@ pub struct FrameTiming {
     pub max_ms: f64,
     /// Median of tessellating the frame's shapes into triangles (also CPU, before the GPU).
     pub tessellate_median_ms: f64,
+    /// Median of the frame's first phase alone (`TimelineView::prepare`: no painter, no fonts).
+    pub prepare_median_ms: f64,
     pub items: usize,
     pub folded: usize,
     pub labels: usize,
 }
 
-/// `frames` frames, panning a pixel after each: (build ms, tessellate ms) per frame and the
-/// last frame's stats.
-fn pan_frames(
-    tl: &mut TimelineView,
-    frames: usize,
-    run_frame: &dyn Fn(&mut TimelineView) -> (f64, f64),
-) -> (Vec<f64>, Vec<f64>, FrameStats) {
-    let (mut builds, mut tess) = (Vec::with_capacity(frames), Vec::with_capacity(frames));
-    let mut stats = tl.stats;
-    for _ in 0..frames {
-        let (b, t) = run_frame(tl);
-        builds.push(b);
-        tess.push(t);
-        stats = tl.stats;
-        tl.view.t0 += tl.view.npp; // pan one pixel
+/// A headless egui context and what every frame of a benchmark is drawn with.
+struct Rig<'a> {
+    ctx: egui::Context,
+    screen: egui::Rect,
+    ws: &'a Workspace,
+    sel: Selection,
+    hl: Highlight,
+    /// What `prepare` is handed in the timeline's frames (taken from a first frame).
+    input: Option<FrameInput>,
+}
+
+/// One frame's times in ms.
+struct Times {
+    /// The whole frame: layout, input, prepare, paint (egui's shapes).
+    build: f64,
+    tessellate: f64,
+}
+
+impl<'a> Rig<'a> {
+    fn new(ws: &'a Workspace, plot_width: f32) -> Rig<'a> {
+        let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(plot_width + LABEL_W + 16.0, 1080.0));
+        Rig {
+            ctx: egui::Context::default(),
+            screen,
+            ws,
+            sel: Selection::default(),
+            hl: Highlight::default(),
+            input: None,
+        }
     }
-    (builds, tess, stats)
+
+    fn frame(&mut self, tl: &mut TimelineView) -> Times {
+        let input = egui::RawInput { screen_rect: Some(self.screen), ..Default::default() };
+        let mut cmds: Vec<Command> = Vec::new();
+        let want_input = self.input.is_none();
+        let mut got = None;
+        let t0 = Instant::now();
+        let mut o = self.ctx.run_ui(input, |ui| {
+            egui::CentralPanel::default().show(ui, |ui| {
+                if want_input {
+                    got = Some(FrameInput::new(ui, ui.available_rect_before_wrap()));
+                }
+                tl.ui(ui, self.ws, &self.sel, &self.hl, &mut cmds)
+            });
+        });
+        let build = t0.elapsed().as_secs_f64() * 1e3;
+        let t1 = Instant::now();
+        // no painter here to upload textures to
+        o.textures_delta.clear();
+        std::hint::black_box(self.ctx.tessellate(o.shapes, o.pixels_per_point));
+        let tessellate = t1.elapsed().as_secs_f64() * 1e3;
+        self.input = self.input.or(got);
+        Times { build, tessellate }
+    }
+
+    /// `frames` frames, panning a pixel after each: their times and the last frame's stats;
+    /// then `prepare` alone over the same frames (apart, so it warms nothing for the others).
+    fn pan_frames(&mut self, tl: &mut TimelineView, frames: usize) -> (Vec<Times>, Vec<f64>, FrameStats) {
+        let start = tl.view;
+        let mut out = Vec::with_capacity(frames);
+        let mut stats = tl.stats;
+        for _ in 0..frames {
+            out.push(self.frame(tl));
+            stats = tl.stats;
+            tl.view.t0 += tl.view.npp; // pan one pixel
+        }
+        let end = tl.view;
+        tl.view = start;
+        let mut prepare = Vec::with_capacity(frames);
+        if let Some(fi) = self.input {
+            for _ in 0..frames {
+                let t = Instant::now();
+                let fd = std::hint::black_box(tl.prepare(self.ws, &self.sel, &self.hl, &fi));
+                prepare.push(t.elapsed().as_secs_f64() * 1e3);
+                drop(fd);
+                tl.view.t0 += tl.view.npp;
+            }
+        }
+        tl.view = end;
+        (out, prepare, stats)
+    }
+}
+
+/// (median, p90, max) of one of the times.
+fn spread(times: &[Times], f: impl Fn(&Times) -> f64) -> (f64, f64, f64) {
+    let mut v: Vec<f64> = times.iter().map(f).collect();
+    let max = v.iter().cloned().fold(0.0, f64::max);
+    (percentile(&mut v, 0.5), percentile(&mut v, 0.9), max)
 }
 
 pub(crate) fn percentile(v: &mut [f64], p: f64) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v.sort_by(|a, b| a.total_cmp(b));
     v[((v.len() - 1) as f64 * p).round() as usize]
 }
 
@@ -192,11 +265,8 @@ pub fn frame_bench(store: Store, plot_width: f32, frames: usize) -> Vec<FrameTim
     let trace = Trace::new("synthetic".into(), store, strobe_analysis::idle::DEFAULT_THRESHOLD_NS);
     let (t_min, t_max) = (trace.t_min, trace.t_max);
     let ws = Workspace { traces: vec![trace] };
-    let ctx = egui::Context::default();
-    let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(plot_width + LABEL_W + 16.0, 1080.0));
+    let mut rig = Rig::new(&ws, plot_width);
     let mut tl = TimelineView::default();
-    let sel = Selection::default();
-    let hl = Highlight::default();
     let span = t_max - t_min;
     let mid_c = t_min + span / 2;
     let zooms: Vec<(String, i64, i64)> = vec![
@@ -206,39 +276,24 @@ pub fn frame_bench(store: Store, plot_width: f32, frames: usize) -> Vec<FrameTim
         ("deep (50 µs)".into(), mid_c - 25_000, mid_c + 25_000),
     ];
     let mut out = Vec::new();
-    let run_frame = |tl: &mut TimelineView| -> (f64, f64) {
-        let input = egui::RawInput { screen_rect: Some(screen), ..Default::default() };
-        let mut cmds: Vec<Command> = Vec::new();
-        let t0 = Instant::now();
-        let mut o = ctx.run_ui(input, |ui| {
-            egui::CentralPanel::default().show(ui, |ui| tl.ui(ui, &ws, &sel, &hl, &mut cmds));
-        });
-        let build = t0.elapsed().as_secs_f64() * 1e3;
-        let t1 = Instant::now();
-        // no painter here to upload textures to
-        o.textures_delta.clear();
-        let prims = ctx.tessellate(o.shapes, o.pixels_per_point);
-        let tess = t1.elapsed().as_secs_f64() * 1e3;
-        std::hint::black_box(prims);
-        (build, tess)
-    };
     // warm up fonts and layout
     tl.fit_pending = true;
     for _ in 0..3 {
-        run_frame(&mut tl);
+        rig.frame(&mut tl);
     }
     for (label, a, b) in zooms {
         tl.view.origin = t_min;
         tl.view.fit(a, b, tl.plot_width);
-        let (mut builds, mut tess, stats) = pan_frames(&mut tl, frames, &run_frame);
-        let max = builds.iter().cloned().fold(0.0, f64::max);
+        let (times, mut prepare, stats) = rig.pan_frames(&mut tl, frames.max(1));
+        let (median_ms, p90_ms, max_ms) = spread(&times, |t| t.build);
         out.push(FrameTiming {
             zoom: label,
             window_ns: b - a,
-            median_ms: percentile(&mut builds.clone(), 0.5),
-            p90_ms: percentile(&mut builds, 0.9),
-            max_ms: max,
-            tessellate_median_ms: percentile(&mut tess, 0.5),
+            median_ms,
+            p90_ms,
+            max_ms,
+            tessellate_median_ms: spread(&times, |t| t.tessellate).0,
+            prepare_median_ms: if prepare.is_empty() { 0.0 } else { percentile(&mut prepare, 0.5) },
             items: stats.items,
             folded: stats.folded,
             labels: stats.labels,
@@ -256,6 +311,7 @@ pub struct WorkspaceFrameTiming {
     pub p90_ms: f64,
     pub max_ms: f64,
     pub tessellate_median_ms: f64,
+    pub prepare_median_ms: f64,
     pub lanes_drawn: usize,
     pub items: usize,
 }
@@ -269,25 +325,7 @@ pub fn workspace_frame_bench(ws: &Workspace, plot_width: f32, frames: usize) -> 
     if ws.traces.is_empty() {
         return Vec::new();
     }
-    let ctx = egui::Context::default();
-    let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(plot_width + LABEL_W + 16.0, 1080.0));
-    let sel = Selection::default();
-    let hl = Highlight::default();
-    let run_frame = |tl: &mut TimelineView| -> (f64, f64) {
-        let input = egui::RawInput { screen_rect: Some(screen), ..Default::default() };
-        let mut cmds: Vec<Command> = Vec::new();
-        let t0 = Instant::now();
-        let mut o = ctx.run_ui(input, |ui| {
-            egui::CentralPanel::default().show(ui, |ui| tl.ui(ui, ws, &sel, &hl, &mut cmds));
-        });
-        let build = t0.elapsed().as_secs_f64() * 1e3;
-        let t1 = Instant::now();
-        o.textures_delta.clear(); // no painter here to upload textures to
-        std::hint::black_box(ctx.tessellate(o.shapes, o.pixels_per_point));
-        (build, t1.elapsed().as_secs_f64() * 1e3)
-    };
-    // the header key `TimelineView::layout` gives trace `ti`
-    let all_keys: Vec<String> = (0..ws.traces.len()).map(|ti| format!("t{ti}")).collect();
+    let mut rig = Rig::new(ws, plot_width);
     let mut out = Vec::new();
     for (label, collapse, scroll_mid) in [
         ("whole trace, every rank expanded, top", false, false),
@@ -296,25 +334,25 @@ pub fn workspace_frame_bench(ws: &Workspace, plot_width: f32, frames: usize) -> 
     ] {
         let mut tl = TimelineView::default();
         if collapse {
-            tl.collapsed.extend(all_keys.iter().cloned());
+            tl.collapsed.extend((0..ws.traces.len()).map(GroupKey::Trace));
         }
         tl.fit_pending = true;
         for _ in 0..3 {
-            run_frame(&mut tl); // fonts, layout, the fit
+            rig.frame(&mut tl); // fonts, layout, the fit
         }
         if scroll_mid {
-            let content = tl.rows.last().map(|r| r.y + r.h).unwrap_or(0.0);
-            tl.scroll_y = content / 2.0;
+            tl.scroll_y = tl.layout.content_h / 2.0;
         }
-        let (mut builds, mut tess, stats) = pan_frames(&mut tl, frames.max(1), &run_frame);
-        let max = builds.iter().cloned().fold(0.0, f64::max);
+        let (times, mut prepare, stats) = rig.pan_frames(&mut tl, frames.max(1));
+        let (median_ms, p90_ms, max_ms) = spread(&times, |t| t.build);
         out.push(WorkspaceFrameTiming {
             situation: label.into(),
-            rows: tl.rows.len(),
-            median_ms: percentile(&mut builds.clone(), 0.5),
-            p90_ms: percentile(&mut builds, 0.9),
-            max_ms: max,
-            tessellate_median_ms: percentile(&mut tess, 0.5),
+            rows: tl.layout.rows.len(),
+            median_ms,
+            p90_ms,
+            max_ms,
+            tessellate_median_ms: spread(&times, |t| t.tessellate).0,
+            prepare_median_ms: if prepare.is_empty() { 0.0 } else { percentile(&mut prepare, 0.5) },
             lanes_drawn: stats.lanes_drawn,
             items: stats.items,
         });

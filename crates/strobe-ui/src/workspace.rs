@@ -163,8 +163,8 @@ pub struct Workspace {
 impl Workspace {
     /// Time range covering every open trace (absolute ns).
     pub fn extent(&self) -> Option<(i64, i64)> {
-        let a = self.traces.iter().map(|t| t.t_min + t.offset_ns).min()?;
-        let b = self.traces.iter().map(|t| t.t_max + t.offset_ns).max()?;
+        let a = self.traces.iter().map(|t| t.to_shared(t.t_min)).min()?;
+        let b = self.traces.iter().map(|t| t.to_shared(t.t_max)).max()?;
         Some((a, b.max(a + 1)))
     }
 

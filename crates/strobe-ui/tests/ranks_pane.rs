@@ -8,6 +8,7 @@ use egui_kittest::Harness;
 use std::path::PathBuf;
 use strobe_ui::app::BottomTab;
 use strobe_ui::ranks::Section;
+use strobe_ui::timeline::GroupKey;
 use strobe_ui::{Settings, StrobeApp};
 
 fn sample(name: &str) -> PathBuf {
@@ -64,14 +65,14 @@ fn clicking_a_cell_shows_that_ranks_step_in_the_timeline() {
     assert_eq!(want["steps"][1]["name"], "ProfilerStep#3");
     let (start, dur) = (s3["start_ns"].as_i64().unwrap(), s3["dur_ns"].as_i64().unwrap());
     let off = h.state().ws.traces[1].offset_ns;
-    h.state_mut().timeline.collapsed.insert("t1".into());
+    h.state_mut().timeline.collapsed.insert(GroupKey::Trace(1));
     h.get_by_label("ProfilerStep#3 rank 1: 60.350 *").click();
     h.run_steps(3);
     let app = h.state();
     let (w0, w1) = app.timeline.view.window(app.timeline.plot_width);
     assert!(w0 <= start + off && start + off + dur <= w1, "step on screen: {w0}..{w1}");
     assert!(w1 - w0 < dur * 2, "zoomed to the step, not the whole trace: {}", w1 - w0);
-    assert!(!app.timeline.collapsed.contains("t1"), "rank 1 expanded");
+    assert!(!app.timeline.collapsed.contains(&GroupKey::Trace(1)), "rank 1 expanded");
 }
 
 #[test]
@@ -93,18 +94,19 @@ fn stragglers_and_diff_sections() {
 #[test]
 fn collapsed_rank_is_a_summary_lane() {
     let mut h = harness();
-    h.state_mut().timeline.collapsed.insert("t0".into());
+    h.state_mut().timeline.collapsed.insert(GroupKey::Trace(0));
     h.run_steps(2);
-    let rows = &h.state().timeline.rows;
+    let rows = &h.state().timeline.layout.rows;
     assert!(
         rows.iter().any(|r| matches!(r.kind, strobe_ui::timeline::RowKind::RankSummary { trace: 0 })),
         "rank 0 collapsed to its summary lane"
     );
     assert!(!rows.iter().any(|r| matches!(r.kind, strobe_ui::timeline::RowKind::Lane { trace: 0, .. })));
     // two ranks: rank 1's CPU groups start folded, so both GPUs fit on screen
-    assert!(rows.iter().any(
-        |r| matches!(&r.kind, strobe_ui::timeline::RowKind::Header { key, collapsed: true, .. } if key == "t1/p0")
-    ));
+    assert!(rows.iter().any(|r| matches!(
+        &r.kind,
+        strobe_ui::timeline::RowKind::Header { key: GroupKey::Process(1, 0), collapsed: true, .. }
+    )));
 }
 
 #[test]
@@ -128,12 +130,16 @@ fn queue_length_and_memcpy_bandwidth_are_counter_lanes() {
     let mut h = harness();
     let want = expected();
     // the group starts collapsed; a click on its header opens it
-    h.state_mut().timeline.collapsed.insert("+t0/series".into());
+    h.state_mut().timeline.collapsed.insert(GroupKey::Series(0));
     h.run_steps(2);
     let app = h.state();
     let series = &app.ws.traces[0].derived.series;
-    let rows =
-        app.timeline.rows.iter().filter(|r| matches!(r.kind, strobe_ui::timeline::RowKind::Series { trace: 0, .. }));
+    let rows = app
+        .timeline
+        .layout
+        .rows
+        .iter()
+        .filter(|r| matches!(r.kind, strobe_ui::timeline::RowKind::Series { trace: 0, .. }));
     assert_eq!(rows.count(), series.len());
     // the oracle's per-stream maxima (tests/expected/ddp.ranks.json, ranks[0].hta.queue)
     for q in want["ranks"][0]["hta"]["queue"].as_array().unwrap() {

@@ -225,7 +225,7 @@ fn memory_water_level_peak_jumps_to_its_moment() {
     h.run_steps(2);
     let peak = h.state().ws.traces[0].derived.memory[0].clone();
     assert_eq!(peak.device, 0);
-    let rows = &h.state().timeline.rows;
+    let rows = &h.state().timeline.layout.rows;
     let gpu = rows
         .iter()
         .position(

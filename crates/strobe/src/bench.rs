@@ -374,18 +374,19 @@ fn frame(spans: usize, frames: usize) -> anyhow::Result<()> {
         t.elapsed().as_secs_f64()
     );
     println!(
-        "  {:<22} {:>12} {:>10} {:>8} {:>8} {:>14} {:>8}",
-        "zoom", "window", "median ms", "p90 ms", "max ms", "tessellate ms", "items"
+        "  {:<22} {:>12} {:>10} {:>8} {:>8} {:>14} {:>11} {:>8}",
+        "zoom", "window", "median ms", "p90 ms", "max ms", "tessellate ms", "prepare ms", "items"
     );
     for r in strobe_ui::bench::frame_bench(store, 1920.0, frames) {
         println!(
-            "  {:<22} {:>12} {:>10.2} {:>8.2} {:>8.2} {:>14.2} {:>8}",
+            "  {:<22} {:>12} {:>10.2} {:>8.2} {:>8.2} {:>14.2} {:>11.2} {:>8}",
             r.zoom,
             strobe_analysis::report::fmt_ns(r.window_ns),
             r.median_ms,
             r.p90_ms,
             r.max_ms,
             r.tessellate_median_ms,
+            r.prepare_median_ms,
             r.items
         );
     }

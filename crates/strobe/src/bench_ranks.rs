@@ -287,13 +287,21 @@ pub fn run(o: &Opts) -> anyhow::Result<()> {
     let ws = Workspace { traces };
     println!("\ntimeline frames with all {} ranks open, 1920-px plot, 1080 px tall, {} frames each (CPU build; tessellate apart):", ws.traces.len(), o.frames);
     println!(
-        "  {:<42} {:>6} {:>10} {:>8} {:>8} {:>14} {:>6} {:>8}",
-        "situation", "rows", "median ms", "p90 ms", "max ms", "tessellate ms", "lanes", "items"
+        "  {:<42} {:>6} {:>10} {:>8} {:>8} {:>14} {:>11} {:>6} {:>8}",
+        "situation", "rows", "median ms", "p90 ms", "max ms", "tessellate ms", "prepare ms", "lanes", "items"
     );
     for f in strobe_ui::bench::workspace_frame_bench(&ws, 1920.0, o.frames) {
         println!(
-            "  {:<42} {:>6} {:>10.2} {:>8.2} {:>8.2} {:>14.2} {:>6} {:>8}",
-            f.situation, f.rows, f.median_ms, f.p90_ms, f.max_ms, f.tessellate_median_ms, f.lanes_drawn, f.items
+            "  {:<42} {:>6} {:>10.2} {:>8.2} {:>8.2} {:>14.2} {:>11.2} {:>6} {:>8}",
+            f.situation,
+            f.rows,
+            f.median_ms,
+            f.p90_ms,
+            f.max_ms,
+            f.tessellate_median_ms,
+            f.prepare_median_ms,
+            f.lanes_drawn,
+            f.items
         );
     }
     println!(

@@ -54,3 +54,20 @@ pub const IDLE_TINT: Color32 = Color32::from_rgba_premultiplied(22, 22, 26, 26);
 pub const SELECTED: Color32 = Color32::from_rgb(255, 255, 255);
 pub const MATCH: Color32 = Color32::from_rgb(255, 220, 0);
 pub const MARK: Color32 = Color32::from_rgb(250, 200, 60);
+
+impl crate::workspace::Trace {
+    pub fn color(&self, name: u32, kind: SpanKind) -> Color32 {
+        let mut cache = self.name_colors.borrow_mut();
+        if let Some(c) = cache.get(name as usize) {
+            if *c != 0 {
+                let [r, g, b, _] = c.to_le_bytes();
+                return Color32::from_rgb(r, g, b);
+            }
+        }
+        let c = span_color(kind, self.store.string(name));
+        if let Some(slot) = cache.get_mut(name as usize) {
+            *slot = u32::from_le_bytes([c.r(), c.g(), c.b(), 255]);
+        }
+        c
+    }
+}

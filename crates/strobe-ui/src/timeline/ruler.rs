@@ -1,8 +1,9 @@
 //! The time ruler: tick spacing of 1-2-5 × 10^k ns chosen for ~110 px between labels, unit
 //! (ns/µs/ms/s) chosen by the spacing, times shown relative to the view's origin (trace start).
 
+use super::frame::{Clip, FrameDraw, Palette};
 use super::View;
-use egui::{pos2, Align2, FontId, Painter, Rect, Stroke, Ui};
+use egui::{pos2, Align2, FontId, Rect, Stroke};
 
 /// (x, time relative to origin in ns, major) for each tick in the plot.
 pub fn ticks(view: &View, plot: Rect) -> Vec<(f32, f64, bool)> {
@@ -53,18 +54,19 @@ pub fn fmt_rel(t: f64, step_hint: f64) -> String {
     format!("{:.digits$} {unit}", t / div)
 }
 
-pub fn draw(painter: &Painter, ui: &Ui, ruler: Rect, plot: Rect, view: &View, ticks: &[(f32, f64, bool)]) {
-    painter.rect_filled(ruler, 0.0, ui.visuals().panel_fill);
+pub fn draw(fd: &mut FrameDraw, pal: &Palette, ruler: Rect, plot: Rect, view: &View, ticks: &[(f32, f64, bool)]) {
+    fd.rect_filled(Clip::Pane, ruler, pal.panel);
     let step = ticks.windows(2).find(|w| w[0].2).map(|w| (w[1].1 - w[0].1) * 5.0).unwrap_or(view.npp * 110.0);
-    let col = ui.visuals().text_color();
+    let col = pal.text;
     for &(x, t, major) in ticks {
         if x < plot.min.x || x > plot.max.x {
             continue;
         }
         let h = if major { 9.0 } else { 4.0 };
-        painter.vline(x, (ruler.max.y - h)..=ruler.max.y, Stroke::new(1.0, col));
+        fd.vline(Clip::Pane, x, ((ruler.max.y - h)..=ruler.max.y).into(), Stroke::new(1.0, col));
         if major {
-            painter.text(
+            fd.text(
+                Clip::Pane,
                 pos2(x + 3.0, ruler.min.y + 2.0),
                 Align2::LEFT_TOP,
                 fmt_rel(t, step),
@@ -74,14 +76,15 @@ pub fn draw(painter: &Painter, ui: &Ui, ruler: Rect, plot: Rect, view: &View, ti
         }
     }
     let (a, b) = view.window(plot.width());
-    painter.text(
+    fd.text(
+        Clip::Pane,
         pos2(ruler.min.x + 4.0, ruler.center().y),
         Align2::LEFT_CENTER,
         format!("window {}", strobe_analysis::report::fmt_ns(b - a)),
         FontId::proportional(11.0),
-        ui.visuals().weak_text_color(),
+        pal.weak,
     );
-    painter.hline(ruler.x_range(), ruler.max.y, Stroke::new(1.0, ui.visuals().widgets.noninteractive.bg_stroke.color));
+    fd.hline(Clip::Pane, ruler.x_range(), ruler.max.y, Stroke::new(1.0, pal.separator));
 }
 
 #[cfg(test)]

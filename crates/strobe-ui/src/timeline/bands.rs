@@ -1,0 +1,185 @@
+//! Device-wide rows: the idle tint behind a GPU's stream lanes, the band row (communication
+//! overlapped / exposed, long idle gaps) and a folded rank's summary lane.
+
+use super::colors::{EXPOSED_COMM, IDLE, IDLE_TINT, MEMORY_BUSY, OVERLAPPED};
+use super::frame::{Clip, FrameDraw};
+use super::hover::{find_containing, Hover};
+use super::lanes::{LaneCtx, LanePainter};
+use super::layout::{Row, RowKind};
+use super::View;
+use crate::workspace::{Trace, Workspace};
+use egui::{pos2, Align2, Color32, FontId, Mesh, Rect, Stroke};
+use std::collections::HashMap;
+use strobe_analysis::idle::IdleGap;
+use strobe_model::LaneKind;
+
+impl Trace {
+    /// Idle gaps of `device` at least the threshold long.
+    pub fn long_gaps(&self, device: i64) -> Option<&[IdleGap]> {
+        self.long_gaps.iter().find(|(d, _)| *d == device).map(|(_, g)| g.as_slice())
+    }
+}
+
+fn gap_iv(g: &IdleGap) -> (i64, i64) {
+    (g.start, g.end)
+}
+
+/// Long idle gaps of each GPU tinted across its stream lanes (`top`: screen y of the lane
+/// area's origin; `body`: the visible lane area).
+pub fn device_tint(lp: &mut LanePainter, cx: &LaneCtx, ws: &Workspace, rows: &[Row], shared: &View, top: f32) {
+    let (body, plot) = (cx.body, cx.plot);
+    let mut dev_ranges: HashMap<(usize, i64), (f32, f32)> = HashMap::new();
+    for r in rows {
+        if let RowKind::Lane { trace, lane } = r.kind {
+            if let LaneKind::GpuStream { device, .. } = ws.traces[trace].store.lanes[lane as usize].kind {
+                let e = dev_ranges.entry((trace, device)).or_insert((f32::MAX, f32::MIN));
+                e.0 = e.0.min(top + r.y);
+                e.1 = e.1.max(top + r.y + r.h);
+            }
+        }
+    }
+    for ((ti, dev), (y0, y1)) in dev_ranges {
+        if y1 < body.min.y || y0 > body.max.y {
+            continue;
+        }
+        let t = &ws.traces[ti];
+        let tv = shared.for_trace(t);
+        let Some(gaps) = t.long_gaps(dev) else { continue };
+        draw_intervals(&mut lp.mesh, gaps, gap_iv, &tv, plot, (y0, y1), IDLE_TINT);
+        if let Some(p) = cx.pointer.filter(|p| p.y >= y0 && p.y < y1 && plot.contains(*p)) {
+            let tp = tv.t_of(p.x, plot.min.x);
+            if let Some(g) = find_containing(gaps, gap_iv, tp, shared.npp * 2.0) {
+                lp.hover = Some(Hover::Gap { trace: ti, gap: gaps[g] });
+            }
+        }
+    }
+}
+
+/// The band row of GPU `device`: overlapped / exposed communication above, long idle gaps below.
+pub fn band_row(
+    fd: &mut FrameDraw,
+    lp: &mut LanePainter,
+    cx: &LaneCtx,
+    (t, ti, device): (&Trace, usize, i64),
+    tv: &View,
+    (y0, y1): (f32, f32),
+) {
+    let (body, plot, pointer, weak) = (cx.body, cx.plot, cx.pointer, cx.pal.weak);
+    let lx = body.min.x + 28.0;
+    fd.text(
+        Clip::Pane,
+        pos2(lx, y0 + 5.0),
+        Align2::LEFT_CENTER,
+        "comm: overlapped / exposed",
+        FontId::proportional(9.5),
+        weak,
+    );
+    fd.text(
+        Clip::Pane,
+        pos2(lx, y1 - 5.5),
+        Align2::LEFT_CENTER,
+        "idle gaps >= threshold",
+        FontId::proportional(9.5),
+        weak,
+    );
+    let mid = (y0 + y1) / 2.0;
+    let slack = tv.npp * 2.0;
+    let id = |iv: &(i64, i64)| *iv;
+    if let Some(b) = t.derived.bands.iter().find(|b| b.device == device) {
+        draw_intervals(&mut lp.mesh, &b.overlapped, id, tv, plot, (y0 + 1.0, mid), OVERLAPPED);
+        draw_intervals(&mut lp.mesh, &b.exposed_comm, id, tv, plot, (y0 + 1.0, mid), EXPOSED_COMM);
+        if let Some(p) = pointer.filter(|p| p.y >= y0 && p.y < mid && plot.contains(*p)) {
+            let tp = tv.t_of(p.x, plot.min.x);
+            if let Some(i) = find_containing(&b.overlapped, id, tp, slack) {
+                lp.hover = Some(Hover::Band { device, overlapped: true, iv: b.overlapped[i] });
+            } else if let Some(i) = find_containing(&b.exposed_comm, id, tp, slack) {
+                lp.hover = Some(Hover::Band { device, overlapped: false, iv: b.exposed_comm[i] });
+            }
+        }
+    }
+    if let Some(gaps) = t.long_gaps(device) {
+        draw_intervals(&mut lp.mesh, gaps, gap_iv, tv, plot, (mid, y1 - 1.0), IDLE);
+        if let Some(p) = pointer.filter(|p| p.y >= mid && p.y < y1 && plot.contains(*p)) {
+            let tp = tv.t_of(p.x, plot.min.x);
+            if let Some(g) = find_containing(gaps, gap_iv, tp, slack) {
+                lp.hover = Some(Hover::Gap { trace: ti, gap: gaps[g] });
+            }
+        }
+    }
+}
+
+/// A folded trace as one lane: per GPU compute / comm / memory busy and long idle gaps, one
+/// strip each.
+pub fn rank_summary(fd: &mut FrameDraw, mesh: &mut Mesh, cx: &LaneCtx, t: &Trace, tv: &View, (y0, y1): (f32, f32)) {
+    let (body, plot, weak, faint) = (cx.body, cx.plot, cx.pal.weak, cx.pal.faint);
+    fd.text(
+        Clip::Pane,
+        pos2(body.min.x + 28.0, (y0 + y1) / 2.0),
+        Align2::LEFT_CENTER,
+        "GPU: compute / comm / memory / idle",
+        FontId::proportional(9.5),
+        weak,
+    );
+    let strip = (y1 - y0 - 2.0) / 4.0;
+    let id = |iv: &(i64, i64)| *iv;
+    for u in &t.derived.unions {
+        for (k, (iv, c)) in
+            [(&u.compute, OVERLAPPED), (&u.comm, EXPOSED_COMM), (&u.memory, MEMORY_BUSY)].into_iter().enumerate()
+        {
+            let a = y0 + 1.0 + strip * k as f32;
+            draw_intervals(mesh, iv, id, tv, plot, (a, a + strip - 0.5), c);
+        }
+        if let Some(gaps) = t.long_gaps(u.device) {
+            let a = y0 + 1.0 + strip * 3.0;
+            draw_intervals(mesh, gaps, gap_iv, tv, plot, (a, a + strip - 0.5), IDLE);
+        }
+    }
+    fd.hline(Clip::Pane, body.x_range(), y1 - 0.5, Stroke::new(0.5, faint));
+}
+
+/// Draws sorted disjoint intervals in O(pixels · log n): runs narrower than a pixel are
+/// merged by jumping to the next pixel boundary.
+pub fn draw_intervals<T>(
+    mesh: &mut Mesh,
+    ivs: &[T],
+    iv: impl Fn(&T) -> (i64, i64),
+    view: &View,
+    plot: Rect,
+    (y0, y1): (f32, f32),
+    c: Color32,
+) {
+    let n = ivs.len();
+    if n == 0 || y1 <= y0 {
+        return;
+    }
+    let (w0, w1) = view.window(plot.width());
+    let mut i = ivs.partition_point(|x| iv(x).1 <= w0);
+    while i < n {
+        let (s, e) = iv(&ivs[i]);
+        if s >= w1 {
+            break;
+        }
+        let x0 = view.x_of(s, plot.min.x).max(plot.min.x - 1.0);
+        let mut xe = view.x_of(e, plot.min.x).max(x0 + 1.0);
+        // one rect for a run of intervals whose gaps are under a pixel: dense busy stretches
+        // (a GPU's union of kernels) cost one rect, not one per pixel
+        let mut j = i + 1;
+        while xe <= plot.max.x + 1.0 {
+            let boundary = view.t_of(xe.floor() + 1.0, plot.min.x);
+            // gallop from j: the next pixel's intervals are near, a search of the whole list
+            // per pixel would cost log n each (64 ranks' summary lanes felt it)
+            let mut hi = 1usize;
+            while j + hi < n && iv(&ivs[j + hi - 1]).0 < boundary {
+                hi *= 2;
+            }
+            let k = j + ivs[j..(j + hi).min(n)].partition_point(|x| iv(x).0 < boundary);
+            if k == j {
+                break;
+            }
+            xe = xe.max(view.x_of(iv(&ivs[k - 1]).1, plot.min.x));
+            j = k;
+        }
+        mesh.add_colored_rect(Rect::from_min_max(pos2(x0, y0), pos2(xe.min(plot.max.x + 1.0), y1)), c);
+        i = j;
+    }
+}

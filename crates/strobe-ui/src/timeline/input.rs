@@ -1,0 +1,192 @@
+//! Input on the timeline: drags pan (Shift-drag selects an area), the wheel scrolls and zooms,
+//! W/S/A/D zoom and pan, F frames the selection, M marks a time; after the frame is prepared,
+//! clicks select what is under the pointer, fold a group or follow a link.
+
+use super::frame::Link;
+use super::hover::{hover_text, Hover};
+use super::layout::RowKind;
+use super::TimelineView;
+use crate::commands::{Command, Selection};
+use crate::workspace::{SpanRef, Workspace};
+use egui::{Key, Rect, Sense, Ui};
+
+/// The pane's two interactive areas of this frame.
+pub struct Responses {
+    /// Label column and plot.
+    pub body: egui::Response,
+    pub ruler: egui::Response,
+}
+
+impl TimelineView {
+    /// Drags, wheel and keys: moves the view and the scroll, and asks for what the keys mean.
+    pub(super) fn handle_input(
+        &mut self,
+        ui: &Ui,
+        r: &Responses,
+        plot: Rect,
+        ws: &Workspace,
+        sel: &Selection,
+        cmds: &mut Vec<Command>,
+    ) {
+        let (resp, ruler_resp) = (&r.body, &r.ruler);
+        let (shift, pointer) = ui.input(|i| (i.modifiers.shift, i.pointer.hover_pos()));
+        // dragging: pan, or shift-drag to select an area
+        if resp.drag_started() && shift {
+            if let Some(p) = resp.interact_pointer_pos() {
+                self.area_drag = Some((p, self.view.t_of(p.x.max(plot.min.x), plot.min.x)));
+            }
+        }
+        if resp.dragged() || ruler_resp.dragged() {
+            let d = if resp.dragged() { resp.drag_delta() } else { ruler_resp.drag_delta() };
+            if self.area_drag.is_none() {
+                self.view.t0 -= d.x as f64 * self.view.npp;
+                if resp.dragged() {
+                    self.scroll_y -= d.y;
+                }
+            }
+        }
+        if resp.drag_stopped() {
+            if let Some((p0, ta)) = self.area_drag.take() {
+                if let Some(p1) = resp.interact_pointer_pos().or(pointer) {
+                    let tb = self.view.t_of(p1.x.max(plot.min.x), plot.min.x);
+                    let (t0, t1) = (ta.min(tb), ta.max(tb));
+                    let top = plot.min.y - self.scroll_y;
+                    let (ya, yb) = (p0.y.min(p1.y) - top, p0.y.max(p1.y) - top);
+                    let lanes: Vec<(usize, u32)> = self
+                        .layout
+                        .rows
+                        .iter()
+                        .filter(|r| r.y + r.h > ya && r.y < yb)
+                        .filter_map(|r| match r.kind {
+                            RowKind::Lane { trace, lane } => Some((trace, lane)),
+                            _ => None,
+                        })
+                        .collect();
+                    if t1 > t0 {
+                        cmds.push(Command::AreaSelected { t0, t1, lanes });
+                    }
+                }
+            }
+        }
+        let hovered = resp.hovered() || ruler_resp.hovered();
+        let anchor = pointer
+            .filter(|_| hovered)
+            .map(|p| (p.x - plot.min.x).clamp(0.0, plot.width()))
+            .unwrap_or(plot.width() / 2.0);
+        if hovered {
+            let (zoom, scroll) = ui.input(|i| (i.zoom_delta(), i.smooth_scroll_delta));
+            if zoom != 1.0 {
+                self.view.zoom_at(1.0 / zoom as f64, anchor);
+            } else {
+                self.scroll_y -= scroll.y;
+                self.view.t0 -= scroll.x as f64 * self.view.npp;
+            }
+        }
+        if ui.ctx().egui_wants_keyboard_input() {
+            return;
+        }
+        let (w, s, a, d, f, m, esc) = ui.input(|i| {
+            let n = |k: Key| i.events.iter().filter(|e| matches!(e, egui::Event::Key { key, pressed: true, modifiers, .. } if *key == k && !modifiers.command)).count() as i32;
+            (n(Key::W), n(Key::S), n(Key::A), n(Key::D), n(Key::F), n(Key::M), n(Key::Escape))
+        });
+        for _ in 0..w {
+            self.view.zoom_at(0.8, anchor);
+        }
+        for _ in 0..s {
+            self.view.zoom_at(1.25, anchor);
+        }
+        self.view.t0 += (d - a) as f64 * 0.15 * plot.width() as f64 * self.view.npp;
+        if f > 0 {
+            if let Some(r) = sel.span {
+                if let Some((a, b)) = ws.span_range_shared(r) {
+                    let pad = ((b - a) / 10).max(100);
+                    cmds.push(Command::ZoomTo { t0: a - pad, t1: b + pad });
+                }
+            } else if let Some((a, b)) = sel.range {
+                cmds.push(Command::ZoomTo { t0: a, t1: b });
+            } else {
+                cmds.push(Command::FitAll);
+            }
+        }
+        if m > 0 {
+            let t = self.view.t_of(plot.min.x + anchor, plot.min.x);
+            self.marks.push(t);
+        }
+        if esc > 0 {
+            cmds.push(Command::ClearSelection);
+        }
+        let slash = ui.input(|i| {
+            i.events.iter().any(|e| matches!(e, egui::Event::Text(t) if t == "/"))
+                || i.modifiers.command && i.key_pressed(Key::F)
+        });
+        if slash {
+            cmds.push(Command::FocusSearch);
+        }
+    }
+
+    /// What the frame found under the pointer: its tooltip, a click selects it (a gap zooms to
+    /// itself, a header folds its group), a double-click zooms onto it; the frame's links.
+    pub(super) fn handle_clicks(
+        &mut self,
+        ui: &Ui,
+        resp: &egui::Response,
+        (hover, links): (Option<Hover>, &[Link]),
+        ws: &Workspace,
+        cmds: &mut Vec<Command>,
+    ) {
+        for l in links {
+            let r = ui.interact(l.rect, ui.scope_id().with(l.id), Sense::click());
+            if let Some(label) = &l.label {
+                r.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Link, true, label));
+            }
+            if r.on_hover_text(l.tip.as_str()).clicked() {
+                cmds.push(l.command.clone());
+            }
+        }
+        if let Some(h) = hover {
+            if resp.hovered() && self.area_drag.is_none() {
+                let tip = hover_text(ws, &h);
+                egui::Tooltip::always_open(
+                    ui.ctx().clone(),
+                    ui.layer_id(),
+                    ui.scope_id().with("tl_tip"),
+                    egui::PopupAnchor::Pointer,
+                )
+                .show(|ui| {
+                    ui.set_max_width(520.0);
+                    ui.label(tip);
+                });
+            }
+        }
+        if resp.clicked() {
+            match hover {
+                Some(Hover::Item { trace, span, .. }) => cmds.push(Command::SelectSpan(SpanRef { trace, span })),
+                Some(Hover::Gap { gap, trace }) => {
+                    let half = (gap.end - gap.start) / 2;
+                    let (t0, t1) = ws.traces[trace].range_to_shared((gap.start - half, gap.end + half));
+                    cmds.push(Command::ZoomTo { t0, t1 })
+                }
+                _ => {
+                    // header rows toggle collapse
+                    if let Some(p) = resp.interact_pointer_pos() {
+                        let top = self.last_plot.min.y - self.scroll_y;
+                        if let Some(r) = self.layout.row_at(p.y - top) {
+                            if let RowKind::Header { key, .. } = r.kind {
+                                self.toggle(key);
+                            } else {
+                                cmds.push(Command::ClearSelection);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if resp.double_clicked() {
+            if let Some(Hover::Item { item, trace, .. }) = hover {
+                let pad = (item.end - item.start) / 10;
+                let (t0, t1) = ws.traces[trace].range_to_shared((item.start - pad, item.end + pad));
+                cmds.push(Command::ZoomTo { t0, t1 });
+            }
+        }
+    }
+}

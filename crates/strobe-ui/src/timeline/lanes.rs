@@ -1,0 +1,120 @@
+//! Span lanes: every visible lane's level-of-detail items become quads of one mesh, a label
+//! where a span is wide enough, outlines for matches and the selection, and the hit test.
+
+use super::colors::{folded_color, lerp, MATCH, SELECTED};
+use super::frame::{FrameStats, Palette};
+use super::hover::Hover;
+use super::{View, ROW_H};
+use crate::commands::{Highlight, Selection};
+use crate::workspace::Trace;
+use egui::{pos2, vec2, Color32, Mesh, Pos2, Rect};
+use strobe_model::SpanKind;
+
+/// What every lane of a frame is drawn against.
+pub struct LaneCtx<'a> {
+    /// The label column and the plot, below the ruler.
+    pub body: Rect,
+    pub plot: Rect,
+    /// The pointer, when over the body.
+    pub pointer: Option<Pos2>,
+    pub char_w: f32,
+    pub pal: Palette,
+    pub hl: &'a Highlight,
+    pub sel: &'a Selection,
+}
+
+/// The spans of a frame's lanes, collected before they are handed to the painter.
+#[derive(Default)]
+pub struct LanePainter {
+    pub mesh: Mesh,
+    pub labels: Vec<(Pos2, String, Color32)>,
+    pub outlines: Vec<(Rect, Color32, f32)>,
+    pub stats: FrameStats,
+    pub hover: Option<Hover>,
+}
+
+impl LanePainter {
+    /// Lane `lane` of trace `t` (index `ti`) with its top at `y0`; `view` is the trace's clock.
+    pub fn draw_lane(&mut self, cx: &LaneCtx, t: &Trace, ti: usize, lane: u32, y0: f32, view: &View) {
+        let st = &*t.store;
+        let lv = st.lane_view(lane);
+        let plot = cx.plot;
+        let (w0, w1) = view.window(plot.width());
+        let npp_i = (view.npp.floor() as i64).max(1);
+        let (l, r) = (plot.min.x - 2.0, plot.max.x + 2.0);
+        let sel_span = cx.sel.span.filter(|s| s.trace == ti).map(|s| s.span);
+        let (hl, bg, char_w) = (cx.hl, cx.pal.bg, cx.char_w);
+        // one borrow per collection, not of `self`, inside the per-item closure (it is the hot loop)
+        let LanePainter { mesh, labels, outlines, stats, hover } = self;
+        st.lod_query(lane, w0 - npp_i, w1 + npp_i, npp_i, |depth, it| {
+            let x0 = view.x_of(it.start, plot.min.x).max(l);
+            let mut x1 = view.x_of(it.end, plot.min.x).min(r);
+            if x1 - x0 < 1.0 {
+                x1 = x0 + 1.0;
+            }
+            let y = y0 + depth as f32 * ROW_H + 1.0;
+            let rect = Rect::from_min_max(pos2(x0, y), pos2(x1, y + ROW_H - 2.0));
+            let Some(&span) = lv.span.get(it.member as usize) else { return };
+            let m = st.span_meta(span);
+            let kind = SpanKind::from_u8(m.kind);
+            let mut c = t.color(m.name, kind);
+            stats.items += 1;
+            let matched = hl.active && hl.matches(ti, m.name);
+            if it.count > 1 {
+                stats.folded += 1;
+                let dens = it.busy as f32 / (it.end - it.start).max(1) as f32;
+                c = folded_color(c, dens, bg);
+                if hl.active && !matched {
+                    c = lerp(bg, c, 0.3);
+                }
+                mesh.add_colored_rect(rect, c);
+                // hatch: "many small things here"
+                if rect.width() >= 6.0 {
+                    let dark = lerp(c, bg, 0.55);
+                    let mut x = (rect.min.x / 4.0).ceil() * 4.0;
+                    while x < rect.max.x - 1.0 {
+                        mesh.add_colored_rect(Rect::from_min_max(pos2(x, rect.min.y), pos2(x + 1.0, rect.max.y)), dark);
+                        x += 4.0;
+                    }
+                }
+            } else {
+                if hl.active && !matched {
+                    c = lerp(bg, c, 0.3);
+                }
+                mesh.add_colored_rect(rect, c);
+                if rect.width() > 3.0 * char_w + 6.0 {
+                    let n = ((rect.width() - 4.0) / char_w) as usize;
+                    let txt = truncate(st.string(m.name), n);
+                    if !txt.is_empty() {
+                        labels.push((pos2(rect.min.x.max(plot.min.x) + 2.0, rect.center().y), txt, Color32::BLACK));
+                    }
+                }
+            }
+            if matched {
+                outlines.push((rect.expand(0.5), MATCH, 1.5));
+            }
+            if sel_span == Some(span) && it.count == 1 {
+                outlines.push((rect.expand(1.0), SELECTED, 2.0));
+            }
+            if let Some(p) = cx.pointer {
+                if rect.expand2(vec2(0.5, 0.0)).contains(p) {
+                    *hover = Some(Hover::Item { trace: ti, item: it, span });
+                }
+            }
+        });
+    }
+}
+
+pub fn truncate(s: &str, max_chars: usize) -> String {
+    if max_chars == 0 {
+        return String::new();
+    }
+    let mut it = s.char_indices();
+    match it.nth(max_chars) {
+        None => s.to_string(),
+        Some(_) => {
+            let cut = s.char_indices().nth(max_chars.saturating_sub(1)).map(|(i, _)| i).unwrap_or(s.len());
+            format!("{}…", &s[..cut])
+        }
+    }
+}
