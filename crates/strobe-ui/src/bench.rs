@@ -191,7 +191,7 @@ pub(crate) fn percentile(v: &mut [f64], p: f64) -> f64 {
 pub fn frame_bench(store: Store, plot_width: f32, frames: usize) -> Vec<FrameTiming> {
     let trace = Trace::new("synthetic".into(), store, strobe_analysis::idle::DEFAULT_THRESHOLD_NS);
     let (t_min, t_max) = (trace.t_min, trace.t_max);
-    let ws = Workspace { traces: vec![trace] };
+    let ws = Workspace { traces: vec![trace], ..Workspace::default() };
     let ctx = egui::Context::default();
     let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(plot_width + LABEL_W + 16.0, 1080.0));
     let mut tl = TimelineView::default();
