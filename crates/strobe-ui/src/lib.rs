@@ -1,7 +1,7 @@
 //! Strobe's GUI. One module per pane (`timeline`, `kernel_table`, `details`, `search`,
 //! `area`, `summary`, `file_browser`); `app` owns the workspace and the selection and applies
 //! the commands panes emit once per frame. Views never parse files: `loader` opens every kind
-//! of file (`strobe_import::open`) and runs the analyses (`strobe-analysis`) on its threads,
+//! of file (the importer's `open`) and runs the analyses (`strobe-analysis`) on its threads,
 //! and the workspace holds what it made.
 
 pub mod app;
