@@ -20,8 +20,9 @@ pub struct LoadOptions {
 
 /// What a file holds, by the kind of value it becomes.
 pub enum Source {
-    /// A timeline (Chrome/Kineto JSON, Nsight Systems SQLite or report).
-    Trace(Store),
+    /// A timeline (Chrome/Kineto JSON, Nsight Systems SQLite or report); boxed, being by far
+    /// the largest arm.
+    Trace(Box<Store>),
     /// `torch.cuda.memory._dump_snapshot` pickle.
     MemorySnapshot(MemorySnapshot),
     /// `torch.cuda.memory_stats()` JSON dump.
@@ -45,7 +46,9 @@ pub fn open(path: &Path, opts: &LoadOptions) -> Result<Source, ImportError> {
         Format::MemoryStats => Source::MemoryStats(memory_snapshot::import_stats(path)?),
         Format::NcuCsv => Source::Ncu(ncu_csv::import(path)?),
         Format::NcuRep => Source::Ncu(ncu_rep::import(path)?),
-        Format::ChromeJson | Format::NsysSqlite | Format::NsysRep => Source::Trace(load_trace(path, fmt, opts)?),
+        Format::ChromeJson | Format::NsysSqlite | Format::NsysRep => {
+            Source::Trace(Box::new(load_trace(path, fmt, opts)?))
+        }
     })
 }
 

@@ -182,11 +182,11 @@ impl StrobeApp {
                 self.ws.memory = Some(*m);
                 self.bottom_tab = BottomTab::Memory;
             }
-            Document::MemoryStats(r) => self.ws.memory_stats = Some(r),
+            Document::MemoryStats(r) => self.ws.memory_stats = Some(*r),
             Document::Ncu(n) => {
                 self.kernels.sol = Some(crate::kernel_table::SolColumns::from_report(&n.report));
                 self.kernel_sol = Some(crate::kernel_sol::KernelSolPane::new(&n.report));
-                self.ws.ncu = Some(n);
+                self.ws.ncu = Some(*n);
                 self.bottom_tab = BottomTab::KernelSol;
             }
         }

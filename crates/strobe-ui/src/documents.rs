@@ -9,11 +9,12 @@ use strobe_analysis::memory::{AllocationTimeline, MemoryReport, StatsReport};
 use strobe_analysis::roofline::RooflineReport;
 use strobe_model::memory::MemorySnapshot;
 
+/// Each arm boxed: the documents are large and moved through a channel once.
 pub enum Document {
     Trace(Box<Trace>),
     Memory(Box<MemoryDoc>),
-    MemoryStats(StatsReport),
-    Ncu(NcuDoc),
+    MemoryStats(Box<StatsReport>),
+    Ncu(Box<NcuDoc>),
 }
 
 /// A `torch.cuda.memory._dump_snapshot` pickle, its analysis and each device's allocation

@@ -159,7 +159,7 @@ pub fn load_document(path: &Path, opts: &LoadOptions, idle_threshold_ns: i64) ->
     let stop = || format!("{}: loading cancelled", path.display());
     let path = path.to_path_buf();
     Ok(match source {
-        Source::Trace(store) => Document::Trace(Box::new(Trace::new(path, store, idle_threshold_ns))),
+        Source::Trace(store) => Document::Trace(Box::new(Trace::new(path, *store, idle_threshold_ns))),
         Source::MemorySnapshot(snapshot) => {
             if cancelled() {
                 return Err(stop());
@@ -170,7 +170,7 @@ pub fn load_document(path: &Path, opts: &LoadOptions, idle_threshold_ns: i64) ->
             }
             Document::Memory(Box::new(doc))
         }
-        Source::MemoryStats(stats) => Document::MemoryStats(strobe_analysis::memory::stats_report(&stats)),
-        Source::Ncu(ncu) => Document::Ncu(NcuDoc { path, report: strobe_analysis::roofline::analyse(&ncu) }),
+        Source::MemoryStats(stats) => Document::MemoryStats(Box::new(strobe_analysis::memory::stats_report(&stats))),
+        Source::Ncu(ncu) => Document::Ncu(Box::new(NcuDoc { path, report: strobe_analysis::roofline::analyse(&ncu) })),
     })
 }
