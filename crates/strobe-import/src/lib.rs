@@ -1,5 +1,8 @@
-//! Importers, one module per source format. Each reads its file and pushes lanes, spans,
-//! flows and counters into a `StoreBuilder`; none of them draws or analyses anything.
+//! Importers, one module per source format; none of them draws or analyses anything. The
+//! timeline formats (`chrome_json`, `nsys_sqlite`) push lanes, spans, flows and counters into a
+//! `StoreBuilder`; the others build a model value (`memory_snapshot` a `MemorySnapshot` or
+//! `MemoryStats`, `ncu_csv` / `ncu_rep` an `NcuReport`). `open` detects the format once and
+//! returns whichever it is as a `Source`.
 
 pub mod chrome_json;
 mod detect;
@@ -17,5 +20,5 @@ pub mod time;
 pub use detect::{detect, Format};
 pub use dir::trace_files_in;
 pub use error::ImportError;
-pub use open::{load, LoadOptions};
+pub use open::{load, open, LoadOptions, Source};
 pub use progress::Progress;

@@ -9,32 +9,90 @@
 //! (the block's size); no `device_traces`. Each such fact becomes a note on the snapshot.
 
 use crate::pickle::{self, Pickle, Value};
-use crate::ImportError;
+use crate::{ImportError, Progress};
 use rustc_hash::FxHashMap;
 use std::io::Read;
 use std::path::Path;
+use std::sync::atomic::Ordering;
 use strobe_model::memory::*;
+
+/// A pickle of protocol 2–5 by its PROTO opcode (older protocols have no header: `detect`
+/// goes by the name for those).
+pub fn sniff_pickle(head: &[u8]) -> bool {
+    head.len() >= 2 && head[0] == 0x80 && (2..=5).contains(&head[1])
+}
+
+/// A `torch.cuda.memory_stats()` dump: a plain JSON object whose first 64 KiB name the
+/// caching allocator's counters and no trace events.
+pub fn sniff_stats(path: &Path, head: &[u8]) -> std::io::Result<bool> {
+    if head.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Ok(false);
+    }
+    let mut buf = Vec::new();
+    std::fs::File::open(path)?.take(1 << 16).read_to_end(&mut buf)?;
+    let has = |needle: &[u8]| memchr::memmem::find(&buf, needle).is_some();
+    Ok((has(b"\"allocated_bytes.all.current\"") || has(b"\"num_alloc_retries\"")) && !has(b"\"traceEvents\""))
+}
 
 /// Reads a snapshot file: mapped when plain, decompressed when gzipped.
 pub fn import(path: &Path) -> Result<MemorySnapshot, ImportError> {
+    import_with(path, &Progress::default())
+}
+
+/// As `import`, reporting the bytes read (inflated, then parsed: a gzipped file fills the
+/// bar twice) and the trace entries converted, and stopping with `ImportError::Cancelled`
+/// soon after `progress.cancel` is set.
+pub fn import_with(path: &Path, progress: &Progress) -> Result<MemorySnapshot, ImportError> {
     let file = std::fs::File::open(path).map_err(|e| ImportError::io(path, e))?;
     // SAFETY: read-only map of a file we only read; a file truncated underneath us is the
     // usual mmap caveat shared by every importer here.
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| ImportError::io(path, e))?;
+    let cancelled = || ImportError::Cancelled { path: path.to_path_buf() };
+    let bad = |e: String| if progress.cancelled() { cancelled() } else { ImportError::bad(path, e) };
     if map.starts_with(&[0x1f, 0x8b]) {
+        progress.bytes_total.store(map.len() as u64, Ordering::Relaxed);
         let mut buf = Vec::new();
-        flate2::read::MultiGzDecoder::new(&map[..])
-            .read_to_end(&mut buf)
-            .map_err(|e| ImportError::bad(path, format!("gzip: {e}")))?;
-        from_bytes(&buf).map_err(|e| ImportError::bad(path, e))
+        let mut z = flate2::read::MultiGzDecoder::new(Counted { inner: &map[..], progress });
+        let mut chunk = vec![0u8; 1 << 20];
+        loop {
+            if progress.cancelled() {
+                return Err(cancelled());
+            }
+            match z.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(ImportError::bad(path, format!("gzip: {e}"))),
+            }
+        }
+        progress.bytes_done.store(0, Ordering::Relaxed);
+        from_bytes_with(&buf, progress).map_err(bad)
     } else {
-        from_bytes(&map).map_err(|e| ImportError::bad(path, e))
+        from_bytes_with(&map, progress).map_err(bad)
+    }
+}
+
+/// Counts the compressed bytes the decoder has taken.
+struct Counted<'a> {
+    inner: &'a [u8],
+    progress: &'a Progress,
+}
+
+impl Read for Counted<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(out)?;
+        self.progress.add_bytes(n as u64);
+        Ok(n)
     }
 }
 
 /// Decodes a snapshot from pickle bytes of any protocol (the entry point a fuzz target calls: any bytes give a
 /// snapshot or an error, never a panic or an allocation beyond the input's size).
 pub fn from_bytes(data: &[u8]) -> Result<MemorySnapshot, String> {
+    from_bytes_with(data, &Progress::default())
+}
+
+fn from_bytes_with(data: &[u8], progress: &Progress) -> Result<MemorySnapshot, String> {
     if data.is_empty() {
         return Err("empty file (not a memory snapshot pickle)".into());
     }
@@ -57,8 +115,34 @@ pub fn from_bytes(data: &[u8]) -> Result<MemorySnapshot, String> {
         entries: Vec::new(),
         clamped_lines: 0,
     };
-    let pk = pickle::parse_with(data, pickle::Limits::default(), &mut b).map_err(|e| e.to_string())?;
+    progress.bytes_total.store(data.len() as u64, Ordering::Relaxed);
+    let mut sink = Watched { b: &mut b, progress };
+    let pk = pickle::parse_with(data, pickle::Limits::default(), &mut sink).map_err(|e| e.to_string())?;
+    progress.bytes_done.store(data.len() as u64, Ordering::Relaxed);
     build(pk, b)
+}
+
+/// `B` plus progress and cancel, checked about once per MiB.
+struct Watched<'a> {
+    b: &'a mut B,
+    progress: &'a Progress,
+}
+
+impl pickle::Sink for Watched<'_> {
+    fn dict_done(&mut self, pk: &Pickle, d: Value) -> Result<Option<Value>, String> {
+        let n = self.b.entries.len();
+        let r = self.b.dict_done(pk, d);
+        self.progress.add_events((self.b.entries.len() - n) as u64);
+        r
+    }
+
+    fn reached(&mut self, offset: usize) -> Result<(), String> {
+        self.progress.bytes_done.store(offset as u64, Ordering::Relaxed);
+        if self.progress.cancelled() {
+            return Err("cancelled".into());
+        }
+        Ok(())
+    }
 }
 
 struct B {

@@ -23,6 +23,33 @@ pub fn import(path: &Path) -> Result<NcuReport, ImportError> {
     parse(&bytes).map_err(|what| ImportError::bad(path, what))
 }
 
+/// An ncu CSV: the first line that is not ncu noise (`==PROF==`, `==WARNING==`, blank) is
+/// its header. For `.csv`/`.log`/`.txt` names (`name` lower-cased), application output may
+/// come first, and a file of only `==ERROR==` lines counts too (so it gets ncu's clear error,
+/// not "unknown").
+pub fn sniff(path: &Path, name: &str) -> std::io::Result<bool> {
+    use std::io::Read;
+    let texty = name.ends_with(".csv") || name.ends_with(".log") || name.ends_with(".txt");
+    let mut buf = Vec::new();
+    std::fs::File::open(path)?.take(if texty { 1 << 20 } else { 1 << 16 }).read_to_end(&mut buf)?;
+    let text = String::from_utf8_lossy(&buf);
+    let mut errors = false;
+    for line in text.lines() {
+        let l = line.trim();
+        if l.is_empty() || l.starts_with("==") {
+            errors |= l.starts_with("==ERROR==");
+            continue;
+        }
+        if is_header_line(l) {
+            return Ok(true);
+        }
+        if !texty {
+            return Ok(false);
+        }
+    }
+    Ok(texty && errors)
+}
+
 /// Reads an `.ncu-rep` through `ncu --import FILE --csv --page raw` when `ncu` is on PATH:
 /// `ncu_rep::import`'s fallback for report versions the native reader does not know.
 pub fn import_rep(path: &Path) -> Result<NcuReport, ImportError> {

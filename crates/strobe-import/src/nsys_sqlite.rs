@@ -38,6 +38,9 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{sync_channel, Receiver};
 use strobe_model::{flags, CopyDir, IdKey, LaneKind, LoadSummary, SourceFormat, SpanKind, TraceMeta};
+
+/// Every SQLite database opens with this (`detect` sniffs it).
+pub const MAGIC: &[u8] = b"SQLite format 3\0";
 use strobe_store::{SpanInput, StoreBuilder};
 
 const STRING_IDS: &str = "StringIds";

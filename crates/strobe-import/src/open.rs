@@ -1,9 +1,12 @@
-//! From a path to an open store: detect the format, reuse a valid cached store, or import
-//! into a new one (a temp file renamed into the cache dir, or memory when that fails).
+//! From a path to what it holds: detect the format once, then either a timeline store (a
+//! valid cached store reused, or an import into a new one: a temp file renamed into the cache
+//! dir, or memory when that fails) or the model value of a format that is not a timeline.
 
-use crate::{chrome_json, detect, nsys_sqlite, Format, ImportError, Progress};
+use crate::{chrome_json, detect, memory_snapshot, ncu_csv, ncu_rep, nsys_sqlite, Format, ImportError, Progress};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use strobe_model::memory::{MemorySnapshot, MemoryStats};
+use strobe_model::ncu::NcuReport;
 use strobe_store::{cache, Store, StoreBuilder};
 
 #[derive(Clone, Default)]
@@ -15,23 +18,62 @@ pub struct LoadOptions {
     pub progress: Option<Arc<Progress>>,
 }
 
-pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
+/// What a file holds, by the kind of value it becomes.
+pub enum Source {
+    /// A timeline (Chrome/Kineto JSON, Nsight Systems SQLite or report); boxed, being by far
+    /// the largest arm.
+    Trace(Box<Store>),
+    /// `torch.cuda.memory._dump_snapshot` pickle.
+    MemorySnapshot(MemorySnapshot),
+    /// `torch.cuda.memory_stats()` JSON dump.
+    MemoryStats(MemoryStats),
+    /// Nsight Compute CSV export or `.ncu-rep` report.
+    Ncu(NcuReport),
+}
+
+/// Opens any file Strobe reads: the format is detected here, once.
+pub fn open(path: &Path, opts: &LoadOptions) -> Result<Source, ImportError> {
     let fmt = detect(path).map_err(|e| ImportError::io(path, e))?.ok_or_else(|| {
         ImportError::bad(
             path,
-            "unknown format (expected a chrome/Kineto .json[.gz] trace or an Nsight Systems .sqlite export)",
+            "unknown format (expected a chrome/Kineto .json[.gz] trace, an Nsight Systems .sqlite export, a \
+             memory snapshot pickle or an Nsight Compute export)",
         )
     })?;
-    if matches!(fmt, Format::NcuCsv | Format::NcuRep) {
-        return Err(ncu_not_a_trace(path));
-    }
-    if matches!(fmt, Format::MemorySnapshot | Format::MemoryStats) {
-        let what = if fmt == Format::MemorySnapshot { "a memory snapshot" } else { "a torch.cuda.memory_stats() dump" };
-        return Err(ImportError::bad(
+    let progress = opts.progress.clone().unwrap_or_default();
+    Ok(match fmt {
+        Format::MemorySnapshot => Source::MemorySnapshot(memory_snapshot::import_with(path, &progress)?),
+        Format::MemoryStats => Source::MemoryStats(memory_snapshot::import_stats(path)?),
+        Format::NcuCsv => Source::Ncu(ncu_csv::import(path)?),
+        Format::NcuRep => Source::Ncu(ncu_rep::import(path)?),
+        Format::ChromeJson | Format::NsysSqlite | Format::NsysRep => {
+            Source::Trace(Box::new(load_trace(path, fmt, opts)?))
+        }
+    })
+}
+
+/// Opens a timeline trace; any other kind of file is refused, saying what it is instead.
+/// Only the format is read before refusing (not the whole file).
+pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
+    match detect(path).map_err(|e| ImportError::io(path, e))? {
+        Some(fmt) if fmt.is_trace() => load_trace(path, fmt, opts),
+        Some(Format::NcuCsv | Format::NcuRep) => Err(ImportError::bad(
             path,
-            format!("{what}, not a timeline: use `strobe report FILE` or the memory pane"),
-        ));
+            "an Nsight Compute export (per-kernel metrics, not a timeline trace): use `strobe report FILE` or open it in the kernel pane",
+        )),
+        Some(fmt @ (Format::MemorySnapshot | Format::MemoryStats)) => {
+            let what = if fmt == Format::MemorySnapshot { "a memory snapshot" } else { "a torch.cuda.memory_stats() dump" };
+            Err(ImportError::bad(path, format!("{what}, not a timeline: use `strobe report FILE` or the memory pane")))
+        }
+        _ => Err(ImportError::bad(
+            path,
+            "unknown format (expected a chrome/Kineto .json[.gz] trace or an Nsight Systems .sqlite export)",
+        )),
     }
+}
+
+/// A trace format into a store, through the cache.
+fn load_trace(path: &Path, fmt: Format, opts: &LoadOptions) -> Result<Store, ImportError> {
     let progress = opts.progress.clone().unwrap_or_default();
     let key = cache::source_key(path).map_err(|e| ImportError::io(path, e))?;
     let dir = if opts.no_cache { None } else { cache::resolve_cache_dir(opts.cache_dir.as_deref()) };
@@ -48,17 +90,8 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
         Format::NsysRep => {
             nsys_sqlite::import_as(&nsys_sqlite::export_rep(path, dir.as_deref())?, path, &mut b, &progress)?
         }
-        Format::NcuCsv | Format::NcuRep => return Err(ncu_not_a_trace(path)),
-        Format::MemorySnapshot | Format::MemoryStats => unreachable!("refused above"),
+        _ => return Err(ImportError::bad(path, "not a timeline trace")),
     };
     let built = b.finish(&meta).map_err(|e| ImportError::io(path, e))?;
     cache::open_built(built).map_err(|e| ImportError::bad(path, e.to_string()))
-}
-
-/// Nsight Compute exports hold per-kernel metrics, not a timeline.
-fn ncu_not_a_trace(path: &Path) -> ImportError {
-    ImportError::bad(
-        path,
-        "an Nsight Compute export (per-kernel metrics, not a timeline trace): use `strobe report FILE` or open it in the kernel pane",
-    )
 }

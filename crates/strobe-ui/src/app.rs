@@ -4,6 +4,7 @@
 use crate::area::AreaTable;
 use crate::commands::{Command, Highlight, Selection};
 use crate::details::DetailsPane;
+use crate::documents::Document;
 use crate::file_browser::FileBrowser;
 use crate::kernel_table::KernelTable;
 use crate::loader::{LoadEvent, Loader};
@@ -87,8 +88,6 @@ pub struct StrobeApp {
     /// Ranks side by side: alignment, rank × step table, stragglers (when 2+ traces are open).
     pub ranks: crate::ranks::RanksPane,
     ranks_shown: bool,
-    /// A memory_stats() dump opened before its snapshot.
-    pending_stats: Option<strobe_analysis::memory::StatsReport>,
     kernel_highlight: Highlight,
     dialog: Option<(Receiver<Option<Vec<PathBuf>>>, Instant)>,
     pending: Vec<Command>,
@@ -117,7 +116,6 @@ impl StrobeApp {
             memory: None,
             ranks: crate::ranks::RanksPane::default(),
             ranks_shown: false,
-            pending_stats: None,
             kernel_highlight: Highlight::default(),
             dialog: None,
             pending: Vec::new(),
@@ -130,7 +128,7 @@ impl StrobeApp {
         for p in paths {
             if p.is_dir() {
                 // a folder of rank traces: open them all, side by side
-                match strobe_import::trace_files_in(&p) {
+                match crate::loader::trace_files_in(&p) {
                     Ok(f) => {
                         files.extend(f);
                         self.bottom_tab = BottomTab::Ranks;
@@ -142,12 +140,6 @@ impl StrobeApp {
             }
         }
         for p in files {
-            if let Some(r) = self.open_in_pane(&p) {
-                if let Err(e) = r {
-                    self.errors.push(e);
-                }
-                continue;
-            }
             let c = ctx.clone();
             self.loader.start(&p, move || c.request_repaint());
             self.settings.recent.retain(|r| r != &p);
@@ -176,63 +168,28 @@ impl StrobeApp {
 
     /// Loads a file on this thread (tests, benchmarks).
     pub fn open_blocking(&mut self, path: &std::path::Path) -> Result<(), String> {
-        if let Some(r) = self.open_in_pane(path) {
-            return r;
-        }
-        let opts = strobe_import::LoadOptions {
-            cache_dir: self.loader.cache_dir.clone(),
-            no_cache: self.loader.no_cache,
-            progress: None,
-        };
-        let t = crate::loader::load_trace(path, &opts, self.loader.idle_threshold_ns)?;
-        self.add_trace(t);
+        let d = self.loader.load_blocking(path)?;
+        self.add_document(d);
         Ok(())
     }
 
-    /// Files that open in a pane, not as a timeline (memory snapshots and memory_stats() dumps
-    /// in the memory pane, Nsight Compute exports in the kernel pane), read here: the readers
-    /// are fast and the files small. None for traces. The format is detected once.
-    pub fn open_in_pane(&mut self, path: &std::path::Path) -> Option<Result<(), String>> {
-        use strobe_import::Format;
-        match strobe_import::detect(path) {
-            Ok(Some(Format::MemorySnapshot)) => Some(self.open_memory(path)),
-            Ok(Some(Format::MemoryStats)) => Some(self.open_memory_stats(path)),
-            Ok(Some(f @ (Format::NcuCsv | Format::NcuRep))) => Some(self.open_ncu(path, f)),
-            _ => None,
+    /// A loaded document into the workspace, with a fresh pane for a snapshot or ncu report.
+    pub fn add_document(&mut self, d: Document) {
+        match d {
+            Document::Trace(t) => self.add_trace(*t),
+            Document::Memory(m) => {
+                self.memory = Some(crate::memory::MemoryPane::new(&m));
+                self.ws.memory = Some(*m);
+                self.bottom_tab = BottomTab::Memory;
+            }
+            Document::MemoryStats(r) => self.ws.memory_stats = Some(*r),
+            Document::Ncu(n) => {
+                self.kernels.sol = Some(crate::kernel_table::SolColumns::from_report(&n.report));
+                self.kernel_sol = Some(crate::kernel_sol::KernelSolPane::new(&n.report));
+                self.ws.ncu = Some(*n);
+                self.bottom_tab = BottomTab::KernelSol;
+            }
         }
-    }
-
-    fn open_memory(&mut self, path: &std::path::Path) -> Result<(), String> {
-        crate::memory::MemoryPane::open(path).map(|mut p| {
-            p.stats = self.pending_stats.take().or(p.stats);
-            self.memory = Some(p);
-            self.bottom_tab = BottomTab::Memory;
-        })
-    }
-
-    /// memory_stats() beside its snapshot: shown in the pane's summary (kept until the
-    /// snapshot opens when it comes first).
-    fn open_memory_stats(&mut self, path: &std::path::Path) -> Result<(), String> {
-        let st = strobe_import::memory_snapshot::import_stats(path).map_err(|e| e.to_string())?;
-        let r = strobe_analysis::memory::stats_report(&st);
-        match &mut self.memory {
-            Some(p) => p.stats = Some(r),
-            None => self.pending_stats = Some(r),
-        }
-        Ok(())
-    }
-
-    fn open_ncu(&mut self, path: &std::path::Path, fmt: strobe_import::Format) -> Result<(), String> {
-        let r = if fmt == strobe_import::Format::NcuRep {
-            strobe_import::ncu_rep::import(path)
-        } else {
-            strobe_import::ncu_csv::import(path)
-        };
-        let report = strobe_analysis::roofline::analyse(&r.map_err(|e| e.to_string())?);
-        self.kernels.sol = Some(crate::kernel_table::SolColumns::from_report(&report));
-        self.kernel_sol = Some(crate::kernel_sol::KernelSolPane::new(report));
-        self.bottom_tab = BottomTab::KernelSol;
-        Ok(())
     }
 
     pub fn add_trace(&mut self, t: crate::workspace::Trace) {
@@ -284,7 +241,7 @@ impl StrobeApp {
         let ctx = ui.ctx().clone();
         for ev in self.loader.poll() {
             match ev {
-                LoadEvent::Loaded(t) => self.add_trace(*t),
+                LoadEvent::Loaded(d) => self.add_document(d),
                 LoadEvent::Failed { path, error } => {
                     let msg = format!("{}: {error}", path.display());
                     eprintln!("strobe: {msg}");
@@ -391,14 +348,18 @@ impl StrobeApp {
                     use std::sync::atomic::Ordering::Relaxed;
                     let (d, t, e) = (p.bytes_done.load(Relaxed), p.bytes_total.load(Relaxed), p.events.load(Relaxed));
                     ui.label(format!("Loading {}", j.path.display()));
+                    // read to the end: the analyses its pane shows run next, on the same thread
+                    let stage = if t > 0 && d >= t { " · analysing" } else { "" };
                     ui.add(egui::ProgressBar::new(j.fraction()).desired_width(300.0).text(format!(
-                        "{:.1} / {:.1} MiB · {} events · {:.1} s",
+                        "{:.1} / {:.1} MiB · {} events · {:.1} s{stage}",
                         d as f64 / 1048576.0,
                         t as f64 / 1048576.0,
                         e,
                         j.started.elapsed().as_secs_f32()
                     )));
-                    if ui.button("Cancel").clicked() {
+                    if j.cancelled() {
+                        ui.weak("cancelling…");
+                    } else if ui.button("Cancel").clicked() {
                         j.cancel();
                     }
                 });
@@ -455,21 +416,21 @@ impl StrobeApp {
                 BottomTab::Area => self.area.ui(ui, &self.ws),
                 BottomTab::Load => load_summary(ui, &self.ws),
                 BottomTab::Ranks => self.ranks.ui(ui, &self.ws, &mut cmds),
-                BottomTab::Memory => match &mut self.memory {
-                    Some(_) if self.ws.traces.is_empty() => {
+                BottomTab::Memory => match (&mut self.memory, &self.ws.memory) {
+                    (Some(_), Some(_)) if self.ws.traces.is_empty() => {
                         ui.weak("The memory pane fills the main area while no timeline is open.");
                     }
-                    Some(p) => p.ui(ui),
-                    None => {
+                    (Some(p), Some(doc)) => p.ui(ui, doc, self.ws.memory_stats.as_ref()),
+                    _ => {
                         ui.weak("Open a memory snapshot (torch.cuda.memory._dump_snapshot) to see it here.");
                     }
                 },
-                BottomTab::KernelSol => match &mut self.kernel_sol {
-                    Some(_) if self.ws.traces.is_empty() => {
+                BottomTab::KernelSol => match (&mut self.kernel_sol, &self.ws.ncu) {
+                    (Some(_), Some(_)) if self.ws.traces.is_empty() => {
                         ui.weak("The kernel pane fills the main area while no timeline is open.");
                     }
-                    Some(p) => p.ui(ui),
-                    None => {
+                    (Some(p), Some(doc)) => p.ui(ui, &doc.report),
+                    _ => {
                         ui.weak("Open an Nsight Compute report (.ncu-rep) or CSV export (ncu --csv --page raw) to see its kernels here.");
                     }
                 },
@@ -479,20 +440,23 @@ impl StrobeApp {
             self.details.ui(ui, &self.ws, &self.sel, &mut cmds);
         });
         egui::CentralPanel::default().show(ui, |ui| {
-            if let (true, Some(p)) = (
+            if let (true, Some(p), Some(doc)) = (
                 self.ws.traces.is_empty() && (self.bottom_tab == BottomTab::Memory || self.kernel_sol.is_none()),
                 self.memory.as_mut(),
+                self.ws.memory.as_ref(),
             ) {
-                p.ui(ui);
+                p.ui(ui, doc, self.ws.memory_stats.as_ref());
                 return;
             }
-            if let (true, Some(p)) = (self.ws.traces.is_empty(), self.kernel_sol.as_mut()) {
-                p.ui(ui);
+            if let (true, Some(p), Some(doc)) = (self.ws.traces.is_empty(), self.kernel_sol.as_mut(), &self.ws.ncu) {
+                p.ui(ui, &doc.report);
                 return;
             }
             // A launch picked in the kernel pane selects its span on the timeline.
-            if let Some(i) = self.kernel_sol.as_mut().and_then(|p| p.take_picked()) {
-                cmds.push(Command::SelectNcuLaunch(i));
+            if let (Some(p), Some(doc)) = (self.kernel_sol.as_mut(), &self.ws.ncu) {
+                if let Some(i) = p.take_picked(&doc.report) {
+                    cmds.push(Command::SelectNcuLaunch(i));
+                }
             }
             let hl = if self.kernel_highlight.active { &self.kernel_highlight } else { &self.search.highlight };
             self.timeline.ui(ui, &self.ws, &self.sel, hl, &mut cmds);
@@ -560,9 +524,9 @@ impl StrobeApp {
             Command::SelectKernel { trace, name } => {
                 self.select_kernel(trace, &name);
                 // The launch linked to the span shown, else the kernel's first launch.
-                if let Some(p) = self.kernel_sol.as_mut() {
+                if let (Some(p), Some(doc)) = (self.kernel_sol.as_mut(), &self.ws.ncu) {
                     if !self.sel.span.is_some_and(|r| p.select_span(r)) {
-                        p.select_name(&name);
+                        p.select_name(&doc.report, &name);
                     }
                 }
             }
@@ -626,8 +590,8 @@ impl StrobeApp {
     /// Links the kernel pane's launches to the open traces' kernel spans when the traces
     /// changed, and shows the linked launches' figures in the kernel table.
     fn link_ncu(&mut self) {
-        let Some(p) = self.kernel_sol.as_mut() else { return };
-        if p.link(&self.ws) {
+        let (Some(p), Some(doc)) = (self.kernel_sol.as_mut(), &self.ws.ncu) else { return };
+        if p.link(&doc.report, &self.ws) {
             let ws = &self.ws;
             let names: Vec<Option<String>> = p
                 .links
@@ -638,29 +602,29 @@ impl StrobeApp {
                     Some(st.string(st.span_meta(r.span).name).to_string())
                 })
                 .collect();
-            self.kernels.sol = Some(crate::kernel_table::SolColumns::from_report_linked(&p.report, &names));
+            self.kernels.sol = Some(crate::kernel_table::SolColumns::from_report_linked(&doc.report, &names));
         }
     }
 
     /// A span selected anywhere: the kernel pane selects its linked launch, else (a kernel
     /// not in the profiled window) the first launch of its name.
     fn select_launch_of_span(&mut self, r: SpanRef) {
-        let Some(p) = self.kernel_sol.as_mut() else { return };
+        let (Some(p), Some(doc)) = (self.kernel_sol.as_mut(), &self.ws.ncu) else { return };
         if p.select_span(r) {
             return;
         }
         let Some(t) = self.ws.traces.get(r.trace) else { return };
         let m = t.store.span_meta(r.span);
         if SpanKind::from_u8(m.kind) == SpanKind::Kernel {
-            p.select_name(t.store.string(m.name));
+            p.select_name(&doc.report, t.store.string(m.name));
         }
     }
 
     /// An ncu launch selected (kernel pane): select it, highlight its kernel on the timeline
     /// and select + reveal its linked span (by name only when it has none).
     pub fn select_ncu_launch(&mut self, i: usize) {
-        let Some(p) = self.kernel_sol.as_mut() else { return };
-        let Some(k) = p.report.kernels.get(i) else { return };
+        let (Some(p), Some(doc)) = (self.kernel_sol.as_mut(), &self.ws.ncu) else { return };
+        let Some(k) = doc.report.kernels.get(i) else { return };
         p.selected = Some(i);
         let (link, ncu_name) = (p.links.get(i).copied().flatten(), k.name.clone());
         if let Some(r) = link.filter(|r| r.trace < self.ws.traces.len()) {
@@ -734,8 +698,8 @@ impl StrobeApp {
         if s.frames == 2 {
             let view = s.view_ms;
             let select = s.select.clone();
-            if let (Some(name), Some(p)) = (&select, self.kernel_sol.as_mut()) {
-                p.selected = p.report.kernels.iter().position(|k| k.name.contains(name.as_str())).or(p.selected);
+            if let (Some(name), Some(p), Some(doc)) = (&select, self.kernel_sol.as_mut(), &self.ws.ncu) {
+                p.selected = doc.report.kernels.iter().position(|k| k.name.contains(name.as_str())).or(p.selected);
             }
             if let Some(name) = select {
                 let found = self.ws.traces.iter().enumerate().find_map(|(ti, t)| {

@@ -264,7 +264,7 @@ pub(crate) fn percentile(v: &mut [f64], p: f64) -> f64 {
 pub fn frame_bench(store: Store, plot_width: f32, frames: usize) -> Vec<FrameTiming> {
     let trace = Trace::new("synthetic".into(), store, strobe_analysis::idle::DEFAULT_THRESHOLD_NS);
     let (t_min, t_max) = (trace.t_min, trace.t_max);
-    let ws = Workspace { traces: vec![trace] };
+    let ws = Workspace { traces: vec![trace], ..Workspace::default() };
     let mut rig = Rig::new(&ws, plot_width);
     let mut tl = TimelineView::default();
     let span = t_max - t_min;

@@ -22,8 +22,8 @@ pub enum SolSort {
     Verdict,
 }
 
+/// The kernel pane's view state; the report is the workspace's `NcuDoc`, handed to each call.
 pub struct KernelSolPane {
-    pub report: RooflineReport,
     pub sort: SolSort,
     /// Index into `report.kernels`.
     pub selected: Option<usize>,
@@ -85,10 +85,9 @@ pub fn describe(k: &KernelSol) -> String {
 }
 
 impl KernelSolPane {
-    pub fn new(report: RooflineReport) -> Self {
+    pub fn new(report: &RooflineReport) -> Self {
         let n = report.kernels.len();
         KernelSolPane {
-            report,
             sort: SolSort::Duration,
             selected: None,
             plotted: 0,
@@ -101,12 +100,12 @@ impl KernelSolPane {
     /// Links every launch to its timeline kernel span (`ncu_match::match_stores`: by name
     /// and launch order, over every device of every open trace), unless already linked for
     /// these traces. Returns whether the links changed.
-    pub fn link(&mut self, ws: &Workspace) -> bool {
+    pub fn link(&mut self, report: &RooflineReport, ws: &Workspace) -> bool {
         let paths: Vec<std::path::PathBuf> = ws.traces.iter().map(|t| t.path.clone()).collect();
         if self.linked_for.as_ref() == Some(&paths) {
             return false;
         }
-        let names: Vec<&str> = self.report.kernels.iter().map(|k| k.name.as_str()).collect();
+        let names: Vec<&str> = report.kernels.iter().map(|k| k.name.as_str()).collect();
         let stores: Vec<&strobe_store::Store> = ws.traces.iter().map(|t| &*t.store).collect();
         self.links = strobe_analysis::ncu_match::match_stores(&names, &stores)
             .into_iter()
@@ -136,19 +135,18 @@ impl KernelSolPane {
     /// kernel table): the exact (demangled) name, else the same `kernel_match_key` (ncu and
     /// the CUDA/Kineto demanglers spell templates and namespaces differently).
     /// A selected launch that already matches stays selected.
-    pub fn select_name(&mut self, name: &str) -> bool {
+    pub fn select_name(&mut self, report: &RooflineReport, name: &str) -> bool {
         let key = kernel_match_key(name);
-        if let Some(k) = self.selected.and_then(|i| self.report.kernels.get(i)) {
+        if let Some(k) = self.selected.and_then(|i| report.kernels.get(i)) {
             if k.name == name || kernel_match_key(&k.name) == key {
                 return true;
             }
         }
-        let found = self
-            .report
+        let found = report
             .kernels
             .iter()
             .position(|k| k.name == name)
-            .or_else(|| self.report.kernels.iter().position(|k| kernel_match_key(&k.name) == key));
+            .or_else(|| report.kernels.iter().position(|k| kernel_match_key(&k.name) == key));
         match found {
             Some(i) => {
                 self.selected = Some(i);
@@ -159,8 +157,8 @@ impl KernelSolPane {
     }
 
     /// The launch (index into `report.kernels`) picked in this pane since the last call.
-    pub fn take_picked(&mut self) -> Option<usize> {
-        self.picked.take().filter(|&i| i < self.report.kernels.len())
+    pub fn take_picked(&mut self, report: &RooflineReport) -> Option<usize> {
+        self.picked.take().filter(|&i| i < report.kernels.len())
     }
 
     fn pick(&mut self, i: usize) {
@@ -169,8 +167,8 @@ impl KernelSolPane {
     }
 
     /// Row order of the table.
-    pub fn order(&self) -> Vec<usize> {
-        let k = &self.report.kernels;
+    pub fn order(&self, report: &RooflineReport) -> Vec<usize> {
+        let k = &report.kernels;
         let mut idx: Vec<usize> = (0..k.len()).collect();
         let dur = |i: usize| k[i].duration_ns.unwrap_or(0);
         match self.sort {
@@ -183,13 +181,13 @@ impl KernelSolPane {
         idx
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui) {
-        let d = &self.report.device;
+    pub fn ui(&mut self, ui: &mut egui::Ui, report: &RooflineReport) {
+        let d = &report.device;
         ui.horizontal_wrapped(|ui| {
             ui.strong("Kernels (Nsight Compute)");
             ui.label(format!(
                 "{} launches · device {} cc {} · ceilings ({}) FP32 {} · DRAM {}",
-                self.report.kernels.len(),
+                report.kernels.len(),
                 d.name.as_deref().unwrap_or("?"),
                 if d.cc.is_empty() { "?" } else { &d.cc },
                 d.peaks_source,
@@ -203,7 +201,7 @@ impl KernelSolPane {
             ui.selectable_value(&mut self.sort, SolSort::Verdict, "by verdict");
             ui.selectable_value(&mut self.sort, SolSort::Id, "by launch id");
         });
-        if let Some(k) = self.selected.and_then(|i| self.report.kernels.get(i)) {
+        if let Some(k) = self.selected.and_then(|i| report.kernels.get(i)) {
             ui.label(RichText::new(describe(k)).monospace().small());
         }
         if self.linked_for.as_ref().is_some_and(|p| !p.is_empty()) {
@@ -223,15 +221,15 @@ impl KernelSolPane {
         ui.horizontal_top(|ui| {
             ui.vertical(|ui| {
                 ui.set_width(table_w);
-                self.table(ui);
+                self.table(ui, report);
             });
             ui.separator();
-            ui.vertical(|ui| self.roofline(ui));
+            ui.vertical(|ui| self.roofline(ui, report));
         });
     }
 
-    fn table(&mut self, ui: &mut egui::Ui) {
-        let order = self.order();
+    fn table(&mut self, ui: &mut egui::Ui, report: &RooflineReport) {
+        let order = self.order(report);
         let mut clicked = None;
         egui::ScrollArea::vertical().id_salt("kernel_sol_table").auto_shrink([false, false]).show(ui, |ui| {
             egui::Grid::new("kernel_sol_grid").striped(true).num_columns(5).show(ui, |ui| {
@@ -242,7 +240,7 @@ impl KernelSolPane {
                 ui.strong("name");
                 ui.end_row();
                 for i in order {
-                    let k = &self.report.kernels[i];
+                    let k = &report.kernels[i];
                     let sel = self.selected == Some(i);
                     if ui.selectable_label(sel, format!("#{}", k.id)).clicked() {
                         clicked = Some(i);
@@ -263,9 +261,9 @@ impl KernelSolPane {
         }
     }
 
-    fn roofline(&mut self, ui: &mut egui::Ui) {
-        let d = self.report.device.clone();
-        let kernels = &self.report.kernels;
+    fn roofline(&mut self, ui: &mut egui::Ui, report: &RooflineReport) {
+        let d = report.device.clone();
+        let kernels = &report.kernels;
         let max_dur = kernels.iter().filter_map(|k| k.duration_ns).max().unwrap_or(1).max(1) as f64;
         // Points in log10 space.
         let pts: Vec<(usize, f64, f64)> = kernels

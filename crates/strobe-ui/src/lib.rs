@@ -1,13 +1,15 @@
 //! Strobe's GUI. One module per pane (`timeline`, `kernel_table`, `details`, `search`,
 //! `area`, `summary`, `file_browser`); `app` owns the workspace and the selection and applies
-//! the commands panes emit once per frame. Views never parse files: `loader` runs the
-//! importers on threads and the analyses come from `strobe-analysis`.
+//! the commands panes emit once per frame. Views never parse files: `loader` opens every kind
+//! of file (the importer's `open`) and runs the analyses (`strobe-analysis`) on its threads,
+//! and the workspace holds what it made.
 
 pub mod app;
 pub mod area;
 pub mod bench;
 pub mod commands;
 pub mod details;
+pub mod documents;
 pub mod file_browser;
 pub mod kernel_sol;
 pub mod kernel_table;

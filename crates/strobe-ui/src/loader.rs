@@ -1,22 +1,27 @@
-//! Loading off the UI thread: one thread per file runs the importer (or opens the cached
-//! store) and the analyses, reporting through `Progress` atomics; the UI polls once a frame.
+//! Loading off the UI thread: one thread per file runs the opener (`strobe_import::open`:
+//! any kind of file, or the cached store of a trace) and the analyses its pane shows,
+//! reporting through `Progress` atomics; the UI polls once a frame. The only module of the UI
+//! that calls the importers.
 //! At most one load per core runs at a time (the importer already uses every core): with 64
 //! ranks opened at once, the first shows up ~4× sooner and the peak memory is a seventh of
 //! letting all 64 map their sources together (`strobe bench ranks --pool`).
 
+use crate::documents::{Document, MemoryDoc, NcuDoc};
 use crate::workspace::Trace;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
-use strobe_import::{LoadOptions, Progress};
+/// A folder's trace files (a folder of ranks opened at once).
+pub use strobe_import::trace_files_in;
+use strobe_import::{LoadOptions, Progress, Source};
 
 pub struct Job {
     pub path: PathBuf,
     pub progress: Arc<Progress>,
     pub started: Instant,
-    rx: Receiver<Result<Trace, String>>,
+    rx: Receiver<Result<Document, String>>,
 }
 
 impl Job {
@@ -33,10 +38,14 @@ impl Job {
     pub fn cancel(&self) {
         self.progress.cancel.store(true, Ordering::Relaxed);
     }
+
+    pub fn cancelled(&self) -> bool {
+        self.progress.cancelled()
+    }
 }
 
 pub enum LoadEvent {
-    Loaded(Box<Trace>),
+    Loaded(Document),
     Failed { path: PathBuf, error: String },
 }
 
@@ -92,11 +101,7 @@ impl Loader {
     pub fn start(&mut self, path: &Path, repaint: impl Fn() + Send + 'static) {
         let progress = Arc::new(Progress::default());
         let (tx, rx) = channel();
-        let opts = LoadOptions {
-            cache_dir: self.cache_dir.clone(),
-            no_cache: self.no_cache,
-            progress: Some(progress.clone()),
-        };
+        let opts = self.options(Some(progress.clone()));
         let p = path.to_path_buf();
         let thr = self.idle_threshold_ns;
         let slots = Arc::clone(&self.slots);
@@ -105,7 +110,8 @@ impl Loader {
             .spawn(move || {
                 slots.acquire();
                 let cancelled = opts.progress.as_ref().is_some_and(|p| p.cancel.load(Ordering::Relaxed));
-                let r = if cancelled { Err(format!("{}: cancelled", p.display())) } else { load_trace(&p, &opts, thr) };
+                let r =
+                    if cancelled { Err(format!("{}: cancelled", p.display())) } else { load_document(&p, &opts, thr) };
                 slots.release();
                 let _ = tx.send(r);
                 repaint();
@@ -114,12 +120,21 @@ impl Loader {
         self.jobs.push(Job { path: path.to_path_buf(), progress, started: Instant::now(), rx });
     }
 
+    fn options(&self, progress: Option<Arc<Progress>>) -> LoadOptions {
+        LoadOptions { cache_dir: self.cache_dir.clone(), no_cache: self.no_cache, progress }
+    }
+
+    /// Loads one file on this thread (tests, benchmarks).
+    pub fn load_blocking(&self, path: &Path) -> Result<Document, String> {
+        load_document(path, &self.options(None), self.idle_threshold_ns)
+    }
+
     /// Finished loads since the last call.
     pub fn poll(&mut self) -> Vec<LoadEvent> {
         let mut out = Vec::new();
         self.jobs.retain(|j| match j.rx.try_recv() {
-            Ok(Ok(t)) => {
-                out.push(LoadEvent::Loaded(Box::new(t)));
+            Ok(Ok(d)) => {
+                out.push(LoadEvent::Loaded(d));
                 false
             }
             Ok(Err(e)) => {
@@ -136,8 +151,26 @@ impl Loader {
     }
 }
 
-/// Loads one file and derives its analyses (what the loader thread runs; tests call it directly).
-pub fn load_trace(path: &Path, opts: &LoadOptions, idle_threshold_ns: i64) -> Result<Trace, String> {
-    let store = strobe_import::load(path, opts).map_err(|e| e.to_string())?;
-    Ok(Trace::new(path.to_path_buf(), store, idle_threshold_ns))
+/// Opens one file of any kind and derives what its pane shows (what the loader thread runs;
+/// tests and benchmarks call it directly).
+pub fn load_document(path: &Path, opts: &LoadOptions, idle_threshold_ns: i64) -> Result<Document, String> {
+    let source = strobe_import::open(path, opts).map_err(|e| e.to_string())?;
+    let cancelled = || opts.progress.as_ref().is_some_and(|p| p.cancelled());
+    let stop = || format!("{}: loading cancelled", path.display());
+    let path = path.to_path_buf();
+    Ok(match source {
+        Source::Trace(store) => Document::Trace(Box::new(Trace::new(path, *store, idle_threshold_ns))),
+        Source::MemorySnapshot(snapshot) => {
+            if cancelled() {
+                return Err(stop());
+            }
+            let mut doc = MemoryDoc::new(path, snapshot);
+            if !doc.build_timelines(cancelled) {
+                return Err(stop());
+            }
+            Document::Memory(Box::new(doc))
+        }
+        Source::MemoryStats(stats) => Document::MemoryStats(Box::new(strobe_analysis::memory::stats_report(&stats))),
+        Source::Ncu(ncu) => Document::Ncu(Box::new(NcuDoc { path, report: strobe_analysis::roofline::analyse(&ncu) })),
+    })
 }

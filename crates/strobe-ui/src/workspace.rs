@@ -1,5 +1,6 @@
-//! The open traces and what the analyses derived from them. Built once per trace on the
-//! loader thread; panes only read it.
+//! The open documents (traces, and the snapshot / stats / ncu documents of `documents`) and
+//! what the analyses derived from them. Built once per file on the loader thread; panes only
+//! read it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -154,10 +155,15 @@ fn long_gaps(idle: &[DeviceIdle]) -> Vec<(i64, Vec<IdleGap>)> {
         .collect()
 }
 
-/// The open traces, in the order they were opened.
+/// Every open document: the traces (in rank order) and the snapshot, memory_stats() dump and
+/// Nsight Compute report that have panes of their own (one of each; opening another replaces it).
 #[derive(Default)]
 pub struct Workspace {
     pub traces: Vec<Trace>,
+    pub memory: Option<crate::documents::MemoryDoc>,
+    /// `torch.cuda.memory_stats()` shown beside the snapshot, in whichever order they open.
+    pub memory_stats: Option<strobe_analysis::memory::StatsReport>,
+    pub ncu: Option<crate::documents::NcuDoc>,
 }
 
 impl Workspace {

@@ -4,17 +4,39 @@
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use std::path::PathBuf;
+use strobe_analysis::roofline::RooflineReport;
 use strobe_analysis::roofline::{analyse, Verdict};
 use strobe_ui::kernel_sol::{KernelSolPane, SolSort};
 
-fn pane(name: &str) -> KernelSolPane {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces").join(name);
-    let r = strobe_import::ncu_csv::import(&p).unwrap_or_else(|e| panic!("{e}"));
-    KernelSolPane::new(analyse(&r))
+/// The pane beside its report (the workspace's `NcuDoc` in the app).
+struct Sol {
+    report: RooflineReport,
+    pane: KernelSolPane,
 }
 
-fn harness(p: KernelSolPane) -> Harness<'static, KernelSolPane> {
-    let mut h = Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, p: &mut KernelSolPane| p.ui(ui), p);
+impl Sol {
+    fn order(&self) -> Vec<usize> {
+        self.pane.order(&self.report)
+    }
+}
+
+impl std::ops::Deref for Sol {
+    type Target = KernelSolPane;
+    fn deref(&self) -> &KernelSolPane {
+        &self.pane
+    }
+}
+
+fn pane(name: &str) -> Sol {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces").join(name);
+    let r = strobe_import::ncu_csv::import(&p).unwrap_or_else(|e| panic!("{e}"));
+    let report = analyse(&r);
+    Sol { pane: KernelSolPane::new(&report), report }
+}
+
+fn harness(p: Sol) -> Harness<'static, Sol> {
+    let mut h =
+        Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, s: &mut Sol| s.pane.ui(ui, &s.report), p);
     h.run_steps(3);
     h
 }
@@ -107,7 +129,7 @@ fn linked_with_the_timeline_by_kernel_name() {
     app.open_blocking(&dir.join("gpt_train.json.gz")).unwrap();
     app.open_blocking(&dir.join("ncu_raw.csv")).unwrap();
     // ncu and Kineto demangle differently; the match key bridges them.
-    let m = strobe_ui::app::match_timeline_kernel(&app.ws, &app.kernel_sol.as_ref().unwrap().report.kernels[19].name)
+    let m = strobe_ui::app::match_timeline_kernel(&app.ws, &app.ws.ncu.as_ref().unwrap().report.kernels[19].name)
         .expect("log_softmax on the timeline");
     assert!(m.1.contains("at::native::(anonymous namespace)::cunn_SoftMaxForward"), "{}", m.1);
     let mut h =
@@ -116,7 +138,7 @@ fn linked_with_the_timeline_by_kernel_name() {
     // Pane → timeline: picking launch #8 (second nvjet TNT) selects that kernel name on the timeline.
     h.get_by_label("#8").click();
     h.run_steps(3);
-    let nvjet = h.state().kernel_sol.as_ref().unwrap().report.kernels[8].name.clone();
+    let nvjet = h.state().ws.ncu.as_ref().unwrap().report.kernels[8].name.clone();
     assert_eq!(h.state().sel.kernel.as_ref().map(|k| k.1.clone()), Some(nvjet));
     assert_eq!(h.state().kernel_sol.as_ref().unwrap().selected, Some(8), "the picked launch stays selected");
     // Timeline / kernel table → pane.
@@ -190,7 +212,7 @@ fn launches_link_to_timeline_spans_by_name_and_order() {
     }
     h.get_by_label_contains("launches matched to timeline kernels by name and launch order");
     // The kernel table's SOL columns come from the linked launches.
-    let sm19 = h.state().kernel_sol.as_ref().unwrap().report.kernels[19].sm_pct;
+    let sm19 = h.state().ws.ncu.as_ref().unwrap().report.kernels[19].sm_pct;
     assert_eq!(h.state().kernels.sol.as_ref().unwrap().get(&name(seq[117])).unwrap().sm_pct, sm19);
 
     // Timeline → pane: a mouse click on a kernel span selects its launch; the QKV and

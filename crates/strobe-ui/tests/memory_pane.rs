@@ -31,7 +31,7 @@ fn oom_snapshot_opens_in_the_memory_pane() {
         assert!(app.ws.traces.is_empty(), "a snapshot is not a timeline");
         assert_eq!(app.bottom_tab, BottomTab::Memory);
         let p = app.memory.as_ref().expect("memory pane");
-        assert_eq!(p.report.devices.len(), 1);
+        assert_eq!(app.ws.memory.as_ref().expect("snapshot document").report.devices.len(), 1);
         assert_eq!(p.segments.segments_drawn.min(1), 1, "segment rows drawn");
         assert!(p.segments.blocks_drawn > 0);
         assert_eq!(p.summary.ooms_shown, 1);
@@ -48,7 +48,7 @@ fn multi_device_snapshot_switches_devices() {
     h.run_steps(3);
     let p = h.state().memory.as_ref().unwrap();
     assert_eq!(p.device, 1);
-    assert_eq!(p.report.devices[1].ooms[0].verdict, "real_shortage");
+    assert_eq!(h.state().ws.memory.as_ref().unwrap().report.devices[1].ooms[0].verdict, "real_shortage");
     h.get_by_label("OOM at entry 421: real_shortage");
 }
 
@@ -72,7 +72,7 @@ fn hostile_pickle_is_a_clear_error() {
     let mut app = StrobeApp::new(None, Settings::default());
     let e = app.open_blocking(&p).unwrap_err();
     assert!(e.contains("evil.pickle") && e.contains("GLOBAL"), "{e}");
-    assert!(app.memory.is_none());
+    assert!(app.memory.is_none() && app.ws.memory.is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -235,8 +235,8 @@ fn clicking_a_block_pins_it_with_its_stack() {
 fn memory_stats_beside_the_snapshot_show_in_the_summary() {
     // the stats first: they wait for the snapshot
     let h = harness(&["mem_oom.memory_stats.json", "mem_oom.pickle"]);
-    let p = h.state().memory.as_ref().unwrap();
-    assert_eq!(p.stats.as_ref().and_then(|s| s.num_alloc_retries), Some(2));
+    let stats = h.state().ws.memory_stats.as_ref();
+    assert_eq!(stats.and_then(|s| s.num_alloc_retries), Some(2));
     h.get_by_label("torch.cuda.memory_stats()");
     h.get_by_label("2 / 1");
 }
@@ -275,10 +275,10 @@ fn raster_pixels_match_the_direct_walk() {
 fn wrapped_ring_buffer_is_said_in_the_summary() {
     let h = harness(&["mem_train_wrapped.pickle"]);
     {
-        let p = h.state().memory.as_ref().expect("memory pane");
-        let w = p.report.devices[0].history_window.as_ref().expect("history window");
+        let doc = h.state().ws.memory.as_ref().expect("snapshot document");
+        let w = doc.report.devices[0].history_window.as_ref().expect("history window");
         assert_eq!(w.entries, 2000);
-        assert_eq!(p.summary.notes_shown, 1);
+        assert_eq!(h.state().memory.as_ref().expect("memory pane").summary.notes_shown, 1);
         h.get_by_label(&w.note);
     }
     h.get_by_label_contains("history covers the last ");
@@ -294,9 +294,10 @@ fn wrapped_ring_buffer_is_said_in_the_summary() {
 #[test]
 fn legacy_segment_list_shows_its_segment_map_and_notes() {
     let h = harness(&["mem_legacy_list.pickle"]);
+    let doc = h.state().ws.memory.as_ref().expect("snapshot document");
+    assert_eq!(doc.report.devices.len(), 2);
+    assert_eq!(doc.report.devices[0].trace_entries, 0);
     let p = h.state().memory.as_ref().expect("memory pane");
-    assert_eq!(p.report.devices.len(), 2);
-    assert_eq!(p.report.devices[0].trace_entries, 0);
     assert!(p.segments.segments_drawn > 0 && p.segments.blocks_drawn > 0, "segment map drawn");
     assert!(p.summary.notes_shown >= 2);
     h.get_by_label_contains("bare list of segments");
@@ -308,9 +309,127 @@ fn legacy_segment_list_shows_its_segment_map_and_notes() {
 #[test]
 fn real_legacy_snapshot_opens() {
     let h = harness(&["mem_yiyi_legacy.pickle"]);
+    let doc = h.state().ws.memory.as_ref().expect("snapshot document");
+    assert_eq!(doc.report.devices[0].segments, 266);
     let p = h.state().memory.as_ref().expect("memory pane");
-    assert_eq!(p.report.devices[0].segments, 266);
     assert!(p.segments.segments_drawn > 0);
     h.get_by_label_contains("without an address");
     h.get_by_label_contains("history covers the last 1 entry of the run");
+}
+
+/// A protocol-2 snapshot pickle with one device trace of `n` alloc/free pairs (each entry a
+/// dict of the keys `torch.cuda.memory._dump_snapshot` writes), to make a file big enough that
+/// reading it takes many frames.
+fn write_synthetic_snapshot(path: &std::path::Path, n: usize) {
+    fn s(out: &mut Vec<u8>, v: &str) {
+        out.push(b'X'); // BINUNICODE
+        out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+        out.extend_from_slice(v.as_bytes());
+    }
+    fn int(out: &mut Vec<u8>, v: i32) {
+        out.push(b'J'); // BININT
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    let mut out = vec![0x80, 2, b'}', b'('];
+    s(&mut out, "segments");
+    out.push(b']');
+    s(&mut out, "device_traces");
+    out.extend_from_slice(b"]]("); // the list of devices, device 0's list, MARK
+    for i in 0..n {
+        for action in ["alloc", "free_completed"] {
+            out.extend_from_slice(b"}(");
+            s(&mut out, "action");
+            s(&mut out, action);
+            s(&mut out, "addr");
+            int(&mut out, 0x1000_0000 + (i % 4096) as i32 * 512);
+            s(&mut out, "size");
+            int(&mut out, 512);
+            s(&mut out, "stream");
+            int(&mut out, 0);
+            s(&mut out, "time_us");
+            int(&mut out, i as i32);
+            s(&mut out, "frames");
+            out.push(b']');
+            out.push(b'u'); // SETITEMS
+        }
+    }
+    out.extend_from_slice(b"ea"); // APPENDS to device 0's list, APPEND it to the devices
+    out.extend_from_slice(b"u."); // SETITEMS on the root, STOP
+    std::fs::write(path, out).unwrap();
+}
+
+/// Opening a snapshot goes through the loader: while a big one is read, frames keep coming
+/// with a progress line, and Cancel stops it (nothing opens, the error says so).
+#[test]
+fn a_large_snapshot_loads_off_the_ui_thread_and_cancels() {
+    let dir = std::env::temp_dir().join(format!("strobe-mem-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big.pickle");
+    write_synthetic_snapshot(&big, 400_000); // ~78 MB
+    let mut app = StrobeApp::new(None, Settings::default());
+    app.loader.no_cache = true;
+    let mut h =
+        Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    let ctx = h.ctx.clone();
+    h.state_mut().open_files(vec![big.clone()], &ctx);
+    assert!(h.state().loader.busy(), "open_files returns at once; the snapshot is read on the loader");
+    let mut frames_while_loading = 0;
+    let mut seen_bytes = false;
+    for _ in 0..5 {
+        h.step();
+        frames_while_loading += h.state().loader.busy() as u32;
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        seen_bytes |= h.state().loader.jobs.first().is_some_and(|j| j.fraction() > 0.0);
+    }
+    assert_eq!(frames_while_loading, 5, "every frame ran while the snapshot loaded");
+    h.get_by_label_contains("Loading ");
+    h.get_by_label_contains("big.pickle");
+    assert!(seen_bytes, "the progress bar moves as the pickle is read");
+    h.get_by_label("Cancel").click();
+    let t0 = std::time::Instant::now();
+    while t0.elapsed().as_secs() < 60 {
+        h.step();
+        if !h.state().loader.busy() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let app = h.state();
+    assert!(!app.loader.busy(), "cancel stops the read within seconds");
+    assert!(app.memory.is_none() && app.ws.memory.is_none(), "a cancelled snapshot does not open");
+    assert!(app.errors.iter().any(|e| e.contains("big.pickle") && e.contains("cancelled")), "{:?}", app.errors);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The synthetic snapshot is a real one: read to the end, its analysis counts its allocations.
+#[test]
+fn the_synthetic_snapshot_opens_through_the_loader() {
+    let dir = std::env::temp_dir().join(format!("strobe-mem-small-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("small.pickle");
+    write_synthetic_snapshot(&p, 3000);
+    let mut app = StrobeApp::new(None, Settings::default());
+    app.loader.no_cache = true;
+    let mut h =
+        Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    let ctx = h.ctx.clone();
+    h.state_mut().open_files(vec![p, sample("mem_oom.memory_stats.json")], &ctx);
+    let t0 = std::time::Instant::now();
+    while t0.elapsed().as_secs() < 60 {
+        h.step();
+        if !h.state().loader.busy() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    h.run_steps(3);
+    let app = h.state();
+    assert!(app.errors.is_empty(), "{:?}", app.errors);
+    assert_eq!(app.bottom_tab, BottomTab::Memory);
+    let doc = app.ws.memory.as_ref().expect("snapshot document");
+    assert_eq!(doc.report.devices[0].trace_entries, 6000, "3000 allocs and 3000 frees");
+    assert_eq!(doc.timelines[0].allocs.len(), 3000, "built on the loader");
+    assert_eq!(app.ws.memory_stats.as_ref().and_then(|s| s.num_alloc_retries), Some(2));
+    h.get_by_label("Memory snapshot: small.pickle");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -85,7 +85,7 @@ pub enum BenchWhat {
         /// Cold and warm opens, and reports, each (figures are medians).
         #[arg(long, default_value_t = 3)]
         runs: usize,
-        /// Open with at most K loads at a time (K worker threads over the GUI's `load_trace`)
+        /// Open with at most K loads at a time (K worker threads over the GUI's `load_document`)
         /// instead of the GUI loader's one thread per file.
         #[arg(long)]
         pool: Option<usize>,
@@ -404,11 +404,13 @@ fn memory(file: &Path, runs: usize, frames: usize) -> anyhow::Result<()> {
         let t0 = Instant::now();
         let snap = strobe_import::memory_snapshot::import(file).map_err(|e| anyhow::anyhow!("{e}"))?;
         let t1 = Instant::now();
-        let mut pane = strobe_ui::memory::MemoryPane::new(file.to_path_buf(), snap);
+        let mut doc = strobe_ui::documents::MemoryDoc::new(file.to_path_buf(), snap);
         let t2 = Instant::now();
-        for d in 0..pane.report.devices.len() {
+        doc.build_timelines(|| false);
+        let mut pane = strobe_ui::memory::MemoryPane::new(&doc);
+        for d in 0..doc.report.devices.len() {
             pane.device = d;
-            let _ = pane.state();
+            let _ = pane.state(&doc);
         }
         pane.device = 0;
         let t3 = Instant::now();
@@ -417,10 +419,10 @@ fn memory(file: &Path, runs: usize, frames: usize) -> anyhow::Result<()> {
         analyse.push((t2 - t1).as_secs_f64());
         build.push((t3 - t2).as_secs_f64());
         total.push((t3 - t0).as_secs_f64());
-        last = Some(pane);
+        last = Some((doc, pane));
     }
-    let pane = last.expect("at least one run");
-    let entries: usize = pane.snapshot.device_traces.iter().map(Vec::len).sum();
+    let (doc, pane) = last.expect("at least one run");
+    let entries: usize = doc.snapshot.device_traces.iter().map(Vec::len).sum();
     let allocs: usize = pane.states.iter().flatten().map(|s| s.timeline.allocs.len()).sum();
     println!(
         "{}: {:.1} MB, {} trace entries, {} allocations, {} devices",
@@ -428,7 +430,7 @@ fn memory(file: &Path, runs: usize, frames: usize) -> anyhow::Result<()> {
         size as f64 / 1e6,
         entries,
         allocs,
-        pane.report.devices.len()
+        doc.report.devices.len()
     );
     println!(
         "  open (median of {}): {:.2} s = parse {:.2} s ({:.0} MB/s) + analysis {:.2} s + timelines {:.2} s; peak anon memory {:.0} MB",
@@ -445,7 +447,7 @@ fn memory(file: &Path, runs: usize, frames: usize) -> anyhow::Result<()> {
         "  {:<42} {:>9} {:>8} {:>8} {:>8} {:>10} {:>10}",
         "situation", "median ms", "p90 ms", "max ms", "rasters", "raster ms", "work"
     );
-    for r in strobe_ui::memory::bench::memory_frame_bench(pane, frames) {
+    for r in strobe_ui::memory::bench::memory_frame_bench(&doc, pane, frames) {
         println!(
             "  {:<42} {:>9.2} {:>8.2} {:>8.2} {:>8} {:>10.1} {:>10}",
             r.situation, r.median_ms, r.p90_ms, r.max_ms, r.rasters, r.raster_median_ms, r.bands

@@ -9,6 +9,7 @@ use anyhow::Context;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use strobe_ui::documents::Document;
 use strobe_ui::loader::{LoadEvent, Loader};
 use strobe_ui::workspace::{Trace, Workspace};
 
@@ -69,7 +70,7 @@ struct Open {
 }
 
 /// Opens `files` as the GUI does: `Loader::start` per file (a thread each), polled until all
-/// are in. With `pool`, at most that many loads run at once (workers over `load_trace`).
+/// are in. With `pool`, at most that many loads run at once (workers over `load_document`).
 fn open_all(files: &[PathBuf], cache: &Path, pool: Option<usize>) -> anyhow::Result<Open> {
     let thr = strobe_analysis::idle::DEFAULT_THRESHOLD_NS;
     let peak = AnonPeak::start();
@@ -85,10 +86,11 @@ fn open_all(files: &[PathBuf], cache: &Path, pool: Option<usize>) -> anyhow::Res
             while loader.busy() {
                 for ev in loader.poll() {
                     match ev {
-                        LoadEvent::Loaded(tr) => {
+                        LoadEvent::Loaded(Document::Trace(tr)) => {
                             first_s.get_or_insert(t.elapsed().as_secs_f64());
                             traces.push(*tr)
                         }
+                        LoadEvent::Loaded(_) => anyhow::bail!("a rank file is not a trace"),
                         LoadEvent::Failed { path, error } => anyhow::bail!("{}: {error}", path.display()),
                     }
                 }
@@ -107,8 +109,11 @@ fn open_all(files: &[PathBuf], cache: &Path, pool: Option<usize>) -> anyhow::Res
                     s.spawn(move || loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(f) = files.get(i) else { break };
-                        let r =
-                            strobe_ui::loader::load_trace(f, opts, thr).map_err(|e| format!("{}: {e}", f.display()));
+                        let r = match strobe_ui::loader::load_document(f, opts, thr) {
+                            Ok(Document::Trace(tr)) => Ok(*tr),
+                            Ok(_) => Err(format!("{}: not a trace", f.display())),
+                            Err(e) => Err(format!("{}: {e}", f.display())),
+                        };
                         if tx.send(r).is_err() {
                             break;
                         }
@@ -154,7 +159,7 @@ pub fn run(o: &Opts) -> anyhow::Result<()> {
     let total: u64 = files.iter().map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0)).sum();
     let how = match o.pool {
         None => "GUI loader: one thread per file".to_string(),
-        Some(k) => format!("bounded: {k} loads at a time over the GUI's load_trace"),
+        Some(k) => format!("bounded: {k} loads at a time over the GUI's load_document"),
     };
     println!(
         "{} ranks × {:.1} MB = {:.2} GB of Kineto JSON in {} ({}; {} cores, rayon pool {})",
@@ -284,7 +289,7 @@ pub fn run(o: &Opts) -> anyhow::Result<()> {
     drop(pairs);
 
     // stays responsive: timeline frames with every rank open
-    let ws = Workspace { traces };
+    let ws = Workspace { traces, ..Workspace::default() };
     println!("\ntimeline frames with all {} ranks open, 1920-px plot, 1080 px tall, {} frames each (CPU build; tessellate apart):", ws.traces.len(), o.frames);
     println!(
         "  {:<42} {:>6} {:>10} {:>8} {:>8} {:>14} {:>11} {:>6} {:>8}",

@@ -1,5 +1,7 @@
+use crate::emit;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
+use strobe_import::Source;
 
 /// Strobe: a fast desktop viewer for GPU training profiles.
 #[derive(Parser, Debug)]
@@ -147,50 +149,13 @@ impl Cli {
                     return crate::ranks::report(&expanded, self.cache_dir.as_deref(), json, top, align.into());
                 }
                 let file = expanded.into_iter().next().unwrap_or_default();
-                if matches!(strobe_import::detect(&file), Ok(Some(strobe_import::Format::MemoryStats))) {
-                    let r =
-                        strobe_analysis::memory::stats_report(&strobe_import::memory_snapshot::import_stats(&file)?);
-                    if json {
-                        println!("{}", serde_json::to_string_pretty(&r)?);
-                    } else {
-                        print!("{}", strobe_analysis::memory::stats_text(&r));
-                    }
-                    return Ok(());
+                use strobe_analysis::{memory, report, roofline};
+                match crate::load::open_with_progress(&file, self.cache_dir.as_deref())? {
+                    Source::Trace(store) => emit(json, &report::report(&store, top), report::to_text),
+                    Source::MemorySnapshot(snap) => emit(json, &memory::analyse(&snap), memory::to_text),
+                    Source::MemoryStats(stats) => emit(json, &memory::stats_report(&stats), memory::stats_text),
+                    Source::Ncu(ncu) => emit(json, &roofline::analyse(&ncu), roofline::to_text),
                 }
-                if matches!(strobe_import::detect(&file), Ok(Some(strobe_import::Format::MemorySnapshot))) {
-                    let snap = strobe_import::memory_snapshot::import(&file)?;
-                    let r = strobe_analysis::memory::analyse(&snap);
-                    if json {
-                        println!("{}", serde_json::to_string_pretty(&r)?);
-                    } else {
-                        print!("{}", strobe_analysis::memory::to_text(&r));
-                    }
-                    return Ok(());
-                }
-                if let Ok(Some(f @ (strobe_import::Format::NcuCsv | strobe_import::Format::NcuRep))) =
-                    strobe_import::detect(&file)
-                {
-                    let ncu = if f == strobe_import::Format::NcuRep {
-                        strobe_import::ncu_rep::import(&file)?
-                    } else {
-                        strobe_import::ncu_csv::import(&file)?
-                    };
-                    let r = strobe_analysis::roofline::analyse(&ncu);
-                    if json {
-                        println!("{}", serde_json::to_string_pretty(&r)?);
-                    } else {
-                        print!("{}", strobe_analysis::roofline::to_text(&r));
-                    }
-                    return Ok(());
-                }
-                let store = crate::load::load_with_progress(&file, self.cache_dir.as_deref())?;
-                let r = strobe_analysis::report::report(&store, top);
-                if json {
-                    println!("{}", serde_json::to_string_pretty(&r)?);
-                } else {
-                    print!("{}", strobe_analysis::report::to_text(&r));
-                }
-                Ok(())
             }
             Some(Command::Diff { a, b, json, top }) => crate::ranks::diff(&a, &b, self.cache_dir.as_deref(), json, top),
             Some(Command::Export { file, what, format, output }) => {

@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use strobe_import::{LoadOptions, Progress};
+use strobe_import::{LoadOptions, Progress, Source};
 use strobe_store::Store;
 
 /// Set once any input of this run was cut short: `main` then exits with status 3 (the output
@@ -20,13 +20,27 @@ pub fn warn_if_truncated(path: &Path, store: &Store) {
     }
 }
 
+/// A timeline trace (any other kind of file is refused, saying what it is).
 pub fn load_with_progress(path: &Path, cache_dir: Option<&Path>) -> anyhow::Result<Store> {
-    let store = load_with_bar(path, cache_dir)?;
+    let store = with_bar(cache_dir, |opts| strobe_import::load(path, opts))?;
     warn_if_truncated(path, &store);
     Ok(store)
 }
 
-fn load_with_bar(path: &Path, cache_dir: Option<&Path>) -> anyhow::Result<Store> {
+/// Whatever the file holds (`strobe report`).
+pub fn open_with_progress(path: &Path, cache_dir: Option<&Path>) -> anyhow::Result<Source> {
+    let source = with_bar(cache_dir, |opts| strobe_import::open(path, opts))?;
+    if let Source::Trace(store) = &source {
+        warn_if_truncated(path, store);
+    }
+    Ok(source)
+}
+
+/// Runs `read` with a progress bar on stderr when it is a terminal.
+fn with_bar<T>(
+    cache_dir: Option<&Path>,
+    read: impl FnOnce(&LoadOptions) -> Result<T, strobe_import::ImportError>,
+) -> anyhow::Result<T> {
     let progress = Arc::new(Progress::default());
     let opts = LoadOptions {
         cache_dir: cache_dir.map(|p| p.to_path_buf()),
@@ -34,7 +48,7 @@ fn load_with_bar(path: &Path, cache_dir: Option<&Path>) -> anyhow::Result<Store>
         progress: Some(progress.clone()),
     };
     if !std::io::stderr().is_terminal() {
-        return Ok(strobe_import::load(path, &opts)?);
+        return Ok(read(&opts)?);
     }
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let bar = {
@@ -61,7 +75,7 @@ fn load_with_bar(path: &Path, cache_dir: Option<&Path>) -> anyhow::Result<Store>
             pb.finish_and_clear();
         })
     };
-    let r = strobe_import::load(path, &opts);
+    let r = read(&opts);
     done.store(true, Ordering::Relaxed);
     let _ = bar.join();
     Ok(r?)

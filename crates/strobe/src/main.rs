@@ -10,6 +10,16 @@ mod scale;
 
 use clap::Parser;
 
+/// Prints a result as pretty JSON (`--json`) or as the text `to_text` makes of it.
+pub fn emit<T: serde::Serialize>(json: bool, r: &T, to_text: impl Fn(&T) -> String) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(r)?);
+    } else {
+        print!("{}", to_text(r));
+    }
+    Ok(())
+}
+
 fn main() {
     let cli = cli::Cli::parse();
     let code = match cli.run() {

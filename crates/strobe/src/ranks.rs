@@ -54,21 +54,11 @@ pub fn report(
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     let traces: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(&stores).collect();
     let r = strobe_analysis::ranks::report::multi_rank_report(&traces, how, top);
-    if json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
-    } else {
-        print!("{}", strobe_analysis::ranks::report::to_text(&r));
-    }
-    Ok(())
+    crate::emit(json, &r, strobe_analysis::ranks::report::to_text)
 }
 
 pub fn diff(a: &Path, b: &Path, cache_dir: Option<&Path>, json: bool, top: usize) -> anyhow::Result<()> {
     let stores = load_all(&[a.to_path_buf(), b.to_path_buf()], cache_dir)?;
     let d = strobe_analysis::diff::diff(&stores[0], &stores[1]);
-    if json {
-        println!("{}", serde_json::to_string_pretty(&d)?);
-    } else {
-        print!("{}", strobe_analysis::diff::to_text(&d, top));
-    }
-    Ok(())
+    crate::emit(json, &d, |d| strobe_analysis::diff::to_text(d, top))
 }

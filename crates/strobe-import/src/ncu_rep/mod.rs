@@ -25,6 +25,20 @@ pub use mapping::{drop_literal_casts, unit_of};
 /// A gzipped report is inflated into memory up to this size; larger ones need gunzip first.
 pub const MAX_INFLATED: u64 = 1 << 30;
 
+/// A report by its magic, plain or as the first bytes of a gzip stream (only 4 bytes are
+/// inflated; a damaged stream is simply not a report). `head` is the file's first bytes.
+pub fn sniff(path: &Path, head: &[u8]) -> bool {
+    if head.starts_with(MAGIC) {
+        return true;
+    }
+    if !head.starts_with(&[0x1f, 0x8b]) {
+        return false;
+    }
+    let Ok(f) = std::fs::File::open(path) else { return false };
+    let mut inflated = [0u8; 4];
+    std::io::Read::read_exact(&mut flate2::read::GzDecoder::new(f), &mut inflated).is_ok() && &inflated == MAGIC
+}
+
 /// Reads an `.ncu-rep` natively; when the reader refuses the report's version, through
 /// `ncu --import` (if `ncu` is on PATH).
 pub fn import(path: &Path) -> Result<NcuReport, ImportError> {

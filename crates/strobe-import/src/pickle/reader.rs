@@ -27,6 +27,12 @@ pub enum Value {
 /// reading instead of keeping the whole value tree.
 pub trait Sink {
     fn dict_done(&mut self, pk: &Pickle, dict: Value) -> Result<Option<Value>, String>;
+
+    /// Called about once per MiB read with the byte offset reached (progress); an error
+    /// stops the parse there (cancel).
+    fn reached(&mut self, _offset: usize) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Keeps every dict.
@@ -293,6 +299,9 @@ pub fn parse(data: &[u8], limits: Limits) -> Result<Pickle, PickleError> {
     parse_with(data, limits, &mut KeepAll)
 }
 
+/// How often `Sink::reached` is called.
+const TICK_BYTES: usize = 1 << 20;
+
 /// Decodes a whole pickle, handing each filled dict to `sink`.
 pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<Pickle, PickleError> {
     let mut c = Cur { d: data, p: 0, op_at: 0 };
@@ -390,8 +399,13 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
         }};
     }
 
+    let mut next_tick = 0usize;
     loop {
         c.op_at = c.p;
+        if c.p >= next_tick {
+            next_tick = c.p + TICK_BYTES;
+            sink.reached(c.p).map_err(|e| c.err(e))?;
+        }
         let op = match c.take(1) {
             Ok(b) => b[0],
             Err(_) => return Err(c.err("truncated: ended before STOP")),

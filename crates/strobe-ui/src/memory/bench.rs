@@ -4,6 +4,7 @@
 
 use super::MemoryPane;
 use crate::bench::percentile;
+use crate::documents::MemoryDoc;
 use std::time::Instant;
 
 #[derive(Clone, Debug)]
@@ -21,14 +22,14 @@ pub struct MemFrameTiming {
     pub columns: usize,
 }
 
-pub fn memory_frame_bench(mut pane: MemoryPane, frames: usize) -> Vec<MemFrameTiming> {
+pub fn memory_frame_bench(doc: &MemoryDoc, mut pane: MemoryPane, frames: usize) -> Vec<MemFrameTiming> {
     let ctx = egui::Context::default();
     let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(1920.0, 1080.0));
     let run = |pane: &mut MemoryPane| -> f64 {
         let input = egui::RawInput { screen_rect: Some(screen), ..Default::default() };
         let t0 = Instant::now();
         let mut o = ctx.run_ui(input, |ui| {
-            egui::CentralPanel::default().show(ui, |ui| pane.ui(ui));
+            egui::CentralPanel::default().show(ui, |ui| pane.ui(ui, doc, None));
         });
         o.textures_delta.clear(); // no painter here to upload textures to
         std::hint::black_box(o.shapes.len());
@@ -37,55 +38,53 @@ pub fn memory_frame_bench(mut pane: MemoryPane, frames: usize) -> Vec<MemFrameTi
     for _ in 0..3 {
         run(&mut pane);
     }
-    let n = pane.state().map_or(0, |s| s.timeline.len);
+    let n = pane.state(doc).map_or(0, |s| s.timeline.len);
     let full = n as f64 + 1.0;
     let mut out = Vec::new();
-    type Step = fn(&mut MemoryPane, usize, f64);
+    type Step = fn(&mut MemoryPane, &MemoryDoc, usize, f64);
     let situations: [(&'static str, Step); 5] = [
-        ("still, whole trace", |_, _, _| {}),
-        ("whole trace, re-rasterised every frame", |p, _, _| {
-            if let Some(s) = p.state() {
+        ("still, whole trace", |_, _, _, _| {}),
+        ("whole trace, re-rasterised every frame", |p, doc, _, _| {
+            if let Some(s) = p.state(doc) {
                 s.active.invalidate();
             }
         }),
-        ("1/10 of the trace, panned 1 px a frame", |p, i, full| {
-            if let Some(s) = p.state() {
+        ("1/10 of the trace, panned 1 px a frame", |p, doc, i, full| {
+            if let Some(s) = p.state(doc) {
                 let span = full / 10.0;
                 let k0 = full * 0.45 + span / 1460.0 * i as f64;
                 s.active.view = (k0, k0 + span);
             }
         }),
-        ("1/1000 of the trace, panned 1 px a frame", |p, i, full| {
-            if let Some(s) = p.state() {
+        ("1/1000 of the trace, panned 1 px a frame", |p, doc, i, full| {
+            if let Some(s) = p.state(doc) {
                 let span = (full / 1000.0).max(8.0);
                 let k0 = full * 0.45 + span / 1460.0 * i as f64;
                 s.active.view = (k0, k0 + span);
             }
         }),
-        ("history scrubbed one entry a frame", |p, i, full| {
-            let snap = std::mem::take(&mut p.snapshot);
-            if let Some(s) = p.state() {
+        ("history scrubbed one entry a frame", |p, doc, i, full| {
+            if let Some(s) = p.state(doc) {
                 s.active.view = (0.0, full);
                 let k = (full as usize / 2 + i).min(full as usize - 1);
-                s.seek(&snap, k, false);
+                s.seek(&doc.snapshot, k, false);
             }
-            p.snapshot = snap;
         }),
     ];
     for (situation, step) in situations {
-        step(&mut pane, 0, full);
+        step(&mut pane, doc, 0, full);
         run(&mut pane);
-        let r0 = pane.state().map_or(0, |s| s.active.rasters_made);
+        let r0 = pane.state(doc).map_or(0, |s| s.active.rasters_made);
         let mut times = Vec::with_capacity(frames);
         let mut raster_ms = Vec::new();
         let mut made = r0;
         for i in 0..frames {
-            step(&mut pane, i + 1, full);
+            step(&mut pane, doc, i + 1, full);
             let t = run(&mut pane);
             times.push(t);
             // paced like a 60 Hz display, so rasters on a worker can land between frames
             std::thread::sleep(std::time::Duration::from_secs_f64((1000.0 / 60.0 - t).max(0.0) / 1e3));
-            if let Some(s) = pane.state() {
+            if let Some(s) = pane.state(doc) {
                 if s.active.rasters_made > made {
                     made = s.active.rasters_made;
                     raster_ms.push(s.active.last_raster_ms);
@@ -93,16 +92,16 @@ pub fn memory_frame_bench(mut pane: MemoryPane, frames: usize) -> Vec<MemFrameTi
             }
         }
         // let a raster still on a worker land, so the next situation starts clean
-        while pane.state().is_some_and(|s| s.active.raster_pending()) {
+        while pane.state(doc).is_some_and(|s| s.active.raster_pending()) {
             std::thread::sleep(std::time::Duration::from_millis(5));
             run(&mut pane);
         }
-        if let Some(s) = pane.state() {
+        if let Some(s) = pane.state(doc) {
             if s.active.rasters_made > made {
                 raster_ms.push(s.active.last_raster_ms);
             }
         }
-        let st = pane.state();
+        let st = pane.state(doc);
         let (rasters, bands, columns) =
             st.map_or((0, 0, 0), |s| (s.active.rasters_made - r0, s.active.bands_painted, s.active.columns_drawn));
         let max = times.iter().cloned().fold(0.0, f64::max);

@@ -15,14 +15,15 @@ pub use segment_map::SegmentMapView;
 pub use summary::SummaryView;
 pub use timeline::{band_color as timeline_band_color, rasterize, ActiveMemoryView, Raster, RasterKey, TimelineAction};
 
-use std::path::{Path, PathBuf};
+use crate::documents::MemoryDoc;
 use std::sync::Arc;
-use strobe_analysis::memory::{analyse, AllocationTimeline, AllocatorHistory, MemoryReport, RegionView};
+use strobe_analysis::memory::{AllocationTimeline, AllocatorHistory, RegionView, StatsReport};
 use strobe_model::memory::MemorySnapshot;
 
 /// One device's timeline, allocator history and the segment map's current picture.
 pub struct DeviceState {
     pub device: i64,
+    /// The document's timeline of this device (shared, not a copy).
     pub timeline: Arc<AllocationTimeline>,
     pub active: ActiveMemoryView,
     pub history: AllocatorHistory,
@@ -31,10 +32,17 @@ pub struct DeviceState {
 }
 
 impl DeviceState {
-    fn new(s: &MemorySnapshot, device: i64) -> DeviceState {
-        let timeline = Arc::new(AllocationTimeline::build(s, device));
-        let history = AllocatorHistory::new(s, device);
-        DeviceState { device, active: ActiveMemoryView::new(&timeline), regions: history.view(), timeline, history }
+    fn new(doc: &MemoryDoc, i: usize) -> Option<DeviceState> {
+        let device = doc.report.devices.get(i)?.device;
+        let timeline = doc.timeline(i)?;
+        let history = AllocatorHistory::new(&doc.snapshot, device);
+        Some(DeviceState {
+            device,
+            active: ActiveMemoryView::new(&timeline),
+            regions: history.view(),
+            timeline,
+            history,
+        })
     }
 
     /// Moves the allocator history to position `k` and follows it in the timeline.
@@ -47,77 +55,63 @@ impl DeviceState {
     }
 }
 
+/// The memory pane's view state; the snapshot and its analysis are the workspace's
+/// `MemoryDoc`, handed to `ui` each frame.
 pub struct MemoryPane {
-    pub path: PathBuf,
-    pub snapshot: MemorySnapshot,
-    pub report: MemoryReport,
-    /// Device shown (index into `report.devices`).
+    /// Device shown (index into the report's devices).
     pub device: usize,
     pub summary: SummaryView,
     pub segments: SegmentMapView,
     pub history_bar: HistoryBar,
-    /// Per device of `report.devices`, built the first time it is shown.
+    /// Per device of the report, built the first time it is shown.
     pub states: Vec<Option<DeviceState>>,
-    /// `torch.cuda.memory_stats()` opened beside the snapshot.
-    pub stats: Option<strobe_analysis::memory::StatsReport>,
 }
 
 impl MemoryPane {
-    pub fn open(path: &Path) -> Result<MemoryPane, String> {
-        let snapshot = strobe_import::memory_snapshot::import(path).map_err(|e| e.to_string())?;
-        Ok(MemoryPane::new(path.to_path_buf(), snapshot))
-    }
-
-    pub fn new(path: PathBuf, snapshot: MemorySnapshot) -> MemoryPane {
-        let report = analyse(&snapshot);
-        let states = report.devices.iter().map(|_| None).collect();
+    pub fn new(doc: &MemoryDoc) -> MemoryPane {
         MemoryPane {
-            path,
-            snapshot,
-            report,
             device: 0,
             summary: SummaryView::default(),
             segments: SegmentMapView::default(),
             history_bar: HistoryBar::default(),
-            states,
-            stats: None,
+            states: doc.report.devices.iter().map(|_| None).collect(),
         }
     }
 
     /// The shown device's state, built on first use.
-    pub fn state(&mut self) -> Option<&mut DeviceState> {
-        let d = self.report.devices.get(self.device)?.device;
+    pub fn state(&mut self, doc: &MemoryDoc) -> Option<&mut DeviceState> {
         let slot = self.states.get_mut(self.device)?;
         if slot.is_none() {
-            *slot = Some(DeviceState::new(&self.snapshot, d));
+            *slot = DeviceState::new(doc, self.device);
         }
         slot.as_mut()
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui) {
-        let name = self.path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    /// `stats`: a `torch.cuda.memory_stats()` dump opened beside the snapshot.
+    pub fn ui(&mut self, ui: &mut egui::Ui, doc: &MemoryDoc, stats: Option<&StatsReport>) {
+        let name = doc.path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         ui.horizontal(|ui| {
             ui.strong(format!("Memory snapshot: {name}"));
-            for (i, d) in self.report.devices.iter().enumerate() {
+            for (i, d) in doc.report.devices.iter().enumerate() {
                 ui.selectable_value(&mut self.device, i, format!("GPU {}", d.device));
             }
         });
-        let Some(dev) = self.report.devices.get(self.device).cloned() else {
+        let Some(dev) = doc.report.devices.get(self.device).cloned() else {
             ui.weak("This snapshot has no segments and no trace entries.");
             return;
         };
         ui.separator();
-        let peak = self.state().map(|st| st.timeline.peak_in(0, st.timeline.len + 1));
+        let peak = self.state(doc).map(|st| st.timeline.peak_in(0, st.timeline.len + 1));
         let mut goto: Option<usize> = None;
         egui::Panel::left("strobe_memory_summary").resizable(true).default_size(380.0).show(ui, |ui| {
             egui::ScrollArea::vertical().id_salt("mem_summary_scroll").show(ui, |ui| {
-                goto = self.summary.ui(ui, &dev, &self.report.notes, peak);
-                if let Some(st) = &self.stats {
+                goto = self.summary.ui(ui, &dev, &doc.report.notes, peak);
+                if let Some(st) = stats {
                     summary::stats_ui(ui, st);
                 }
             });
         });
-        let snapshot = &self.snapshot;
+        let snapshot = &doc.snapshot;
         let Some(st) = self.states.get_mut(self.device).and_then(Option::as_mut) else { return };
         if let Some(k) = goto {
             st.seek(snapshot, k, true);
