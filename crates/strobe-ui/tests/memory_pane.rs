@@ -386,14 +386,7 @@ fn a_large_snapshot_loads_off_the_ui_thread_and_cancels() {
     h.get_by_label_contains("big.pickle");
     assert!(seen_bytes, "the progress bar moves as the pickle is read");
     h.get_by_label("Cancel").click();
-    let t0 = std::time::Instant::now();
-    while t0.elapsed().as_secs() < 60 {
-        h.step();
-        if !h.state().loader.busy() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    wait_until_loader_idle(&mut h);
     let app = h.state();
     assert!(!app.loader.busy(), "cancel stops the read within seconds");
     assert!(app.memory.is_none() && app.ws.memory.is_none(), "a cancelled snapshot does not open");
@@ -414,14 +407,7 @@ fn the_synthetic_snapshot_opens_through_the_loader() {
         Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     let ctx = h.ctx.clone();
     h.state_mut().open_files(vec![p, sample("mem_oom.memory_stats.json")], &ctx);
-    let t0 = std::time::Instant::now();
-    while t0.elapsed().as_secs() < 60 {
-        h.step();
-        if !h.state().loader.busy() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    wait_until_loader_idle(&mut h);
     h.run_steps(3);
     let app = h.state();
     assert!(app.errors.is_empty(), "{:?}", app.errors);
@@ -432,4 +418,16 @@ fn the_synthetic_snapshot_opens_through_the_loader() {
     assert_eq!(app.ws.memory_stats.as_ref().and_then(|s| s.num_alloc_retries), Some(2));
     h.get_by_label("Memory snapshot: small.pickle");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Steps the app until its loader has nothing left to do (or 60 s pass).
+fn wait_until_loader_idle(h: &mut Harness<'static, StrobeApp>) {
+    let t0 = std::time::Instant::now();
+    while t0.elapsed().as_secs() < 60 {
+        h.step();
+        if !h.state().loader.busy() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
