@@ -117,14 +117,13 @@ pub fn to_text(r: &Report) -> String {
             );
         }
         if let Some(m) = &g.memory {
-            let gib =
-                |b: Option<u64>| b.map_or("–".to_string(), |b| format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64));
+            let size = |b: Option<u64>| b.map_or("–".to_string(), crate::memory::bytes);
             let _ = writeln!(
                 o,
                 "  memory: peak allocated {} at {} from start, peak reserved {} ({} samples)",
-                gib(m.peak_allocated_bytes),
+                size(m.peak_allocated_bytes),
                 fmt_ns(m.at_ns - g.start_ns),
-                gib(m.peak_reserved_bytes),
+                size(m.peak_reserved_bytes),
                 m.samples
             );
         }

@@ -16,8 +16,9 @@ pub const ALLOCATED: Color32 = Color32::from_rgb(120, 200, 255);
 pub const RESERVED: Color32 = Color32::from_rgb(230, 160, 80);
 const PEAK: Color32 = Color32::from_rgb(255, 90, 90);
 
-fn gib(b: f64) -> String {
-    format!("{:.2} GiB", b / (1u64 << 30) as f64)
+/// A counter value (bytes, as f64) in the memory pane's units.
+fn bytes(b: f64) -> String {
+    strobe_analysis::memory::bytes(b.max(0.0).round() as u64)
 }
 
 /// Draws one device's water level in `[y0, y1)`; the peak's label and dot become links whose
@@ -56,7 +57,7 @@ pub fn draw(
         Clip::Plot,
         pos2(plot.max.x - 4.0, y0 + 1.0),
         Align2::RIGHT_TOP,
-        gib(top),
+        bytes(top),
         FontId::monospace(9.0),
         Color32::GRAY,
     );
@@ -80,7 +81,7 @@ pub fn draw(
         let w = (w1 - w0).clamp(20_000, 2_000_000);
         let at = t.to_shared(peak.at_ns);
         let command = Command::ZoomTo { t0: at - w / 2, t1: at + w / 2 };
-        let label = format!("peak {} ▸", gib(p as f64));
+        let label = format!("peak {} ▸", strobe_analysis::memory::bytes(p));
         let lr = Rect::from_min_size(pos2(lx, y0 + 26.0), vec2(LABEL_W - 34.0, 12.0));
         fd.text(Clip::Pane, lr.left_center(), Align2::LEFT_CENTER, label.clone(), FontId::monospace(9.0), PEAK);
         fd.links.push(Link {
@@ -96,8 +97,8 @@ pub fn draw(
             fd.shape(Clip::Plot, Shape::circle_filled(c, 3.5, PEAK));
             let tip = format!(
                 "peak allocated {}, reserved then {} — click to zoom to this moment",
-                gib(p as f64),
-                value_at(&series, gpu_memory::RESERVED, peak.at_ns).map_or("–".into(), gib)
+                strobe_analysis::memory::bytes(p),
+                value_at(&series, gpu_memory::RESERVED, peak.at_ns).map_or("–".into(), bytes)
             );
             let rect = Rect::from_center_size(c, vec2(12.0, 12.0));
             fd.links.push(Link { id: ("memory_peak_dot", trace, device), rect, label: None, tip, command });
@@ -108,7 +109,7 @@ pub fn draw(
         let at = view.t_of(p.x, plot.min.x);
         let tip: Vec<String> = [(gpu_memory::ALLOCATED, "allocated"), (gpu_memory::RESERVED, "reserved")]
             .iter()
-            .filter_map(|(s, n)| value_at(&series, s, at).map(|v| format!("{n} {}", gib(v))))
+            .filter_map(|(s, n)| value_at(&series, s, at).map(|v| format!("{n} {}", bytes(v))))
             .collect();
         if !tip.is_empty() {
             fd.text(
