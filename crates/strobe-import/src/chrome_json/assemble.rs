@@ -72,6 +72,8 @@ pub struct Assembler<'a> {
     pub cut: Option<(u64, String)>,
     /// `[memory]` events with only the change (`Bytes`), no totals (PyTorch < 1.10).
     memory_without_totals: u64,
+    /// `[memory]` events whose args can't be read or name no device: kept as instants only.
+    memory_unplaced: u64,
     /// Counts by phase and category, and what was skipped: handed to the trace's summary.
     load: LoadSummary,
     open_array: bool,
@@ -98,6 +100,7 @@ impl<'a> Assembler<'a> {
             unclosed: 0,
             cut: None,
             memory_without_totals: 0,
+            memory_unplaced: 0,
         }
     }
 
@@ -366,7 +369,7 @@ impl<'a> Assembler<'a> {
         }
         let args = self.args(ev.args_off, ev.args_len);
         let Ok(m) = serde_json::from_slice::<MemoryArgs>(args) else {
-            self.load.skip("[memory] event without readable totals");
+            self.memory_unplaced += 1;
             return;
         };
         if m.allocated.is_none() && m.reserved.is_none() {
@@ -374,18 +377,23 @@ impl<'a> Assembler<'a> {
             self.memory_without_totals += 1;
             return;
         }
+        // c10::DeviceType::CPU is 0; CUDA (ROCm reports CUDA too), XPU, … are devices
+        let device = match (m.device_type, m.device) {
+            (Some(0), _) => None,
+            (Some(_), Some(d)) if d >= 0 => Some(d),
+            _ => {
+                self.memory_unplaced += 1;
+                return;
+            }
+        };
         let pid = self.threads[th as usize].pid.clone();
         let series =
             [(strobe_model::gpu_memory::ALLOCATED, m.allocated), (strobe_model::gpu_memory::RESERVED, m.reserved)];
         for (s, v) in series {
             let Some(v) = v.filter(|v| v.is_finite()) else { continue };
-            match (m.device_type, m.device) {
-                // c10::DeviceType::CPU is 0; CUDA (ROCm reports CUDA too), XPU, … are devices
-                (Some(0), _) => b.push_counter(pid.clone(), "CPU memory", s, ev.ts, v),
-                (Some(_), Some(d)) if d >= 0 => {
-                    b.push_device_counter(d, pid.clone(), strobe_model::gpu_memory::NAME, s, ev.ts, v)
-                }
-                _ => self.load.skip("[memory] event without a device"),
+            match device {
+                None => b.push_counter(pid.clone(), "CPU memory", s, ev.ts, v),
+                Some(d) => b.push_device_counter(d, pid.clone(), strobe_model::gpu_memory::NAME, s, ev.ts, v),
             }
         }
     }
@@ -495,6 +503,12 @@ impl<'a> Assembler<'a> {
                 "{} [memory] event(s) carry only the change in bytes, no allocator totals (PyTorch before 1.10): \
                  no memory water level",
                 self.memory_without_totals
+            ));
+        }
+        if self.memory_unplaced > 0 {
+            meta.load.notes.push(format!(
+                "{} [memory] event(s) without readable totals or a device: kept as instants, not on a water level",
+                self.memory_unplaced
             ));
         }
         if self.unclosed > 0 {
