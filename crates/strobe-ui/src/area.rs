@@ -1,12 +1,13 @@
 //! Area selection (Shift-drag on the timeline): what is in the time range on the covered
 //! lanes — count and total (clipped to the range) per name, per lane.
 
-use crate::workspace::Workspace;
+use crate::view_ctx::ViewCtx;
+use crate::workspace::{TraceId, Workspace};
 use strobe_analysis::report::fmt_ns;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct AreaRow {
-    pub trace: usize,
+    pub trace: TraceId,
     pub lane: u32,
     pub name: String,
     pub count: u64,
@@ -20,14 +21,15 @@ pub struct AreaTable {
 }
 
 impl AreaTable {
-    pub fn compute(&mut self, ws: &Workspace, t0: i64, t1: i64, lanes: &[(usize, u32)]) {
+    pub fn compute(&mut self, ws: &Workspace, t0: i64, t1: i64, lanes: &[(TraceId, u32)]) {
         self.range = Some((t0, t1));
         self.rows.clear();
-        for &(ti, lane) in lanes {
-            let Some(st) = ws.store(ti) else { continue };
+        for &(id, lane) in lanes {
+            let Some(t) = ws.trace(id) else { continue };
+            let st = &*t.store;
             let v = st.lane_view(lane);
             // the area is on the shared axis; this trace's own clock is offset from it
-            let (t0, t1) = (ws.traces[ti].to_local(t0), ws.traces[ti].to_local(t1));
+            let (t0, t1) = (t.to_local(t0), t.to_local(t1));
             let mut per: std::collections::HashMap<u32, (u64, i64)> = Default::default();
             st.query_window(lane, t0, t1, |i| {
                 let sid = v.span[i];
@@ -36,13 +38,14 @@ impl AreaTable {
                 e.1 += v.ends[i].min(t1) - v.starts[i].max(t0);
             });
             for (name, (count, total)) in per {
-                self.rows.push(AreaRow { trace: ti, lane, name: st.string(name).to_string(), count, total_ns: total });
+                self.rows.push(AreaRow { trace: id, lane, name: st.string(name).to_string(), count, total_ns: total });
             }
         }
         self.rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.name.cmp(&b.name)));
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui, ws: &Workspace) {
+    pub fn ui(&mut self, ui: &mut egui::Ui, cx: &mut ViewCtx) {
+        let ws = cx.ws;
         let Some((a, b)) = self.range else {
             ui.weak("Shift-drag on the timeline to select an area.");
             return;

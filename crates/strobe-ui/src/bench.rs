@@ -206,7 +206,7 @@ impl<'a> Rig<'a> {
                 if want_input {
                     got = Some(FrameInput::new(ui, ui.available_rect_before_wrap()));
                 }
-                tl.ui(ui, self.ws, &self.sel, &self.hl, &mut cmds)
+                tl.ui(ui, &mut crate::view_ctx::ViewCtx::new(self.ws, &self.sel, &self.hl, &mut cmds))
             });
         });
         let build = t0.elapsed().as_secs_f64() * 1e3;
@@ -264,7 +264,8 @@ pub(crate) fn percentile(v: &mut [f64], p: f64) -> f64 {
 pub fn frame_bench(store: Store, plot_width: f32, frames: usize) -> Vec<FrameTiming> {
     let trace = Trace::new("synthetic".into(), store, strobe_analysis::idle::DEFAULT_THRESHOLD_NS);
     let (t_min, t_max) = (trace.t_min, trace.t_max);
-    let ws = Workspace { traces: vec![trace], ..Workspace::default() };
+    let mut ws = Workspace::default();
+    ws.add_trace(trace);
     let mut rig = Rig::new(&ws, plot_width);
     let mut tl = TimelineView::default();
     let span = t_max - t_min;
@@ -334,7 +335,7 @@ pub fn workspace_frame_bench(ws: &Workspace, plot_width: f32, frames: usize) -> 
     ] {
         let mut tl = TimelineView::default();
         if collapse {
-            tl.collapsed.extend((0..ws.traces.len()).map(GroupKey::Trace));
+            tl.collapsed.extend(ws.traces.iter().map(|t| GroupKey::Trace(t.id)));
         }
         tl.fit_pending = true;
         for _ in 0..3 {

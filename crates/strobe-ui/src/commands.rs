@@ -2,7 +2,8 @@
 //! the app applies them once per frame, so a click in the kernel table and a click on the
 //! timeline take the same path.
 
-use crate::workspace::SpanRef;
+use crate::workspace::{SpanRef, TraceId};
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -14,7 +15,7 @@ pub enum Command {
     ClearSelection,
     /// Highlight every occurrence of a kernel name and jump to its longest.
     SelectKernel {
-        trace: usize,
+        trace: TraceId,
         name: String,
     },
     /// Select an Nsight Compute launch (index into the kernel pane's report) and, when it is
@@ -29,7 +30,7 @@ pub enum Command {
     FitAll,
     /// Show a rank's step: `[t0, t1)` in that trace's own clock; expand it and scroll to it.
     ShowRankStep {
-        trace: usize,
+        trace: TraceId,
         t0: i64,
         t1: i64,
     },
@@ -37,14 +38,25 @@ pub enum Command {
     AreaSelected {
         t0: i64,
         t1: i64,
-        lanes: Vec<(usize, u32)>,
+        lanes: Vec<(TraceId, u32)>,
     },
+    /// The ranks pane settled the clocks: per trace its offset on the shared axis and the
+    /// rank the comparison settled on (files may all claim the same one).
+    ApplyAlignment(Vec<(TraceId, i64, i64)>),
+    /// The search bar's matches changed: highlight these.
+    SearchResults(Highlight),
+    /// Open files in place of what is open (File ▸ Open, Recent, drop).
     OpenFiles(Vec<PathBuf>),
+    /// Open files beside what is open: traces as more ranks (File ▸ Add as rank).
+    AddFiles(Vec<PathBuf>),
     /// Show the Open… dialog (portal, or the in-app browser when no portal answers).
-    ShowOpenDialog,
-    /// Pick a folder: every trace in it opens, one per rank.
-    ShowOpenFolderDialog,
+    ShowOpenDialog(crate::app::OpenMode),
+    /// The in-app file browser.
+    ShowBrowser,
     CloseAll,
+    ClearMarks,
+    /// The keyboard-shortcut sheet (`?`).
+    ToggleShortcuts,
     FocusSearch,
     SetIdleThreshold(i64),
 }
@@ -54,21 +66,26 @@ pub enum Command {
 pub struct Selection {
     pub span: Option<SpanRef>,
     /// Kernel name highlighted from the kernel table (trace, name).
-    pub kernel: Option<(usize, String)>,
+    pub kernel: Option<(TraceId, String)>,
     /// Time range of the last area selection (absolute ns).
     pub range: Option<(i64, i64)>,
 }
 
 /// Name ids to emphasise on the timeline, per trace (search matches or a selected kernel).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Highlight {
-    /// Per trace: mask over the store's string ids; empty = that trace has no match.
-    pub names: Vec<Vec<bool>>,
+    /// Per trace: mask over the store's string ids; absent = that trace has no match.
+    pub names: HashMap<TraceId, Vec<bool>>,
     pub active: bool,
 }
 
 impl Highlight {
-    pub fn matches(&self, trace: usize, name: u32) -> bool {
-        self.names.get(trace).and_then(|m| m.get(name as usize)).copied().unwrap_or(false)
+    /// The mask of one trace (look it up once per lane, not per span).
+    pub fn mask(&self, trace: TraceId) -> &[bool] {
+        self.names.get(&trace).map(|m| m.as_slice()).unwrap_or(&[])
+    }
+
+    pub fn matches(&self, trace: TraceId, name: u32) -> bool {
+        self.mask(trace).get(name as usize).copied().unwrap_or(false)
     }
 }

@@ -2,8 +2,9 @@
 //! bytes, bandwidth), the launch ↔ kernel link, and the CPU stack (ops and python frames)
 //! above the launch.
 
-use crate::commands::{Command, Selection};
-use crate::workspace::{SpanRef, Workspace};
+use crate::commands::Command;
+use crate::view_ctx::ViewCtx;
+use crate::workspace::{SpanRef, TraceId};
 use strobe_analysis::report::fmt_ns;
 use strobe_model::{flags, SpanKind};
 use strobe_store::Store;
@@ -41,18 +42,19 @@ pub fn launched_by(st: &Store, span: u32) -> Vec<u32> {
 pub struct DetailsPane;
 
 impl DetailsPane {
-    pub fn ui(&mut self, ui: &mut egui::Ui, ws: &Workspace, sel: &Selection, cmds: &mut Vec<Command>) {
+    pub fn ui(&mut self, ui: &mut egui::Ui, cx: &mut ViewCtx) {
+        let (ws, sel) = (cx.ws, cx.sel);
         egui::ScrollArea::vertical().id_salt("details_scroll").auto_shrink([false, false]).show(ui, |ui| {
             ui.heading("Details");
             if let Some(r) = sel.span {
-                if let Some(t) = ws.traces.get(r.trace) {
-                    span_details(ui, t, r, cmds);
+                if let Some(t) = ws.trace(r.trace) {
+                    span_details(ui, t, r, cx);
                 }
             } else {
                 ui.weak("Click a span on the timeline, a kernel in the table, or search (/).");
             }
             if let Some((ti, name)) = &sel.kernel {
-                if let Some(k) = ws.traces.get(*ti).and_then(|t| t.derived.kernels.iter().find(|k| &k.name == name)) {
+                if let Some(k) = ws.trace(*ti).and_then(|t| t.derived.kernels.iter().find(|k| &k.name == name)) {
                     ui.separator();
                     ui.strong("Kernel (all occurrences)");
                     ui.add(egui::Label::new(egui::RichText::new(&k.name).monospace()).wrap());
@@ -76,7 +78,7 @@ impl DetailsPane {
     }
 }
 
-fn span_link(ui: &mut egui::Ui, st: &Store, trace: usize, span: u32, cmds: &mut Vec<Command>) {
+fn span_link(ui: &mut egui::Ui, st: &Store, trace: TraceId, span: u32, cx: &mut ViewCtx) {
     let kind = SpanKind::from_u8(st.span_meta(span).kind);
     let txt = format!(
         "{} · {:?} · {}",
@@ -85,11 +87,11 @@ fn span_link(ui: &mut egui::Ui, st: &Store, trace: usize, span: u32, cmds: &mut 
         fmt_ns(st.span_end(span) - st.span_start(span))
     );
     if ui.link(txt).on_hover_text(st.span_name(span)).clicked() {
-        cmds.push(Command::RevealSpan(SpanRef { trace, span }));
+        cx.emit(Command::RevealSpan(SpanRef { trace, span }));
     }
 }
 
-fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, cmds: &mut Vec<Command>) {
+fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, cx: &mut ViewCtx) {
     let st = &*t.store;
     let m = st.span_meta(r.span);
     let kind = SpanKind::from_u8(m.kind);
@@ -147,13 +149,13 @@ fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, cmds
         match launch_of(st, r.span) {
             Some(l) => {
                 ui.strong("Launched by");
-                span_link(ui, st, r.trace, l, cmds);
+                span_link(ui, st, r.trace, l, cx);
                 ui.label(format!("launch to start: {}", fmt_ns(s - st.span_start(l))));
                 let stack = enclosing_stack(st, l);
                 if !stack.is_empty() {
                     ui.strong("CPU stack (outermost first)");
                     for sp in stack {
-                        span_link(ui, st, r.trace, sp, cmds);
+                        span_link(ui, st, r.trace, sp, cx);
                     }
                 }
             }
@@ -167,14 +169,14 @@ fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, cmds
             ui.separator();
             ui.strong(if ks.len() == 1 { "Launches" } else { "Flows to" });
             for k in ks.into_iter().take(50) {
-                span_link(ui, st, r.trace, k, cmds);
+                span_link(ui, st, r.trace, k, cx);
             }
         }
         let incoming: Vec<u32> = st.flows_to(r.span).map(|f| f.from).collect();
         if !incoming.is_empty() {
             ui.strong("Flows from");
             for k in incoming.into_iter().take(50) {
-                span_link(ui, st, r.trace, k, cmds);
+                span_link(ui, st, r.trace, k, cx);
             }
         }
         let stack = enclosing_stack(st, r.span);
@@ -182,7 +184,7 @@ fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, cmds
             ui.separator();
             ui.strong("Stack (outermost first)");
             for sp in stack {
-                span_link(ui, st, r.trace, sp, cmds);
+                span_link(ui, st, r.trace, sp, cx);
             }
         }
     }

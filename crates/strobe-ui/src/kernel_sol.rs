@@ -7,6 +7,8 @@
 //! launch order), so a launch picked here selects its span and a span picked on the
 //! timeline selects its launch (the app applies both as commands).
 
+use crate::commands::Command;
+use crate::view_ctx::ViewCtx;
 use crate::workspace::{SpanRef, Workspace};
 use egui::{Color32, RichText};
 use egui_plot::{GridMark, Legend, Line, MarkerShape, Plot, PlotPoints, Points};
@@ -29,12 +31,12 @@ pub struct KernelSolPane {
     pub selected: Option<usize>,
     /// Kernels drawn in the roofline in the last frame (those with FLOP/s > 0 and AI > 0).
     pub plotted: usize,
-    /// A launch the user picked in this pane since the app last asked (`take_picked`).
+    /// A launch the user picked in this pane this frame (emitted as `SelectNcuLaunch`).
     picked: Option<usize>,
     /// Per launch: its timeline kernel span, when a timeline is open and it matched.
     pub links: Vec<Option<SpanRef>>,
-    /// The traces `links` was computed for (paths, in workspace order).
-    linked_for: Option<Vec<std::path::PathBuf>>,
+    /// How many traces `links` was computed over (0: not linked, no timeline open).
+    linked_traces: usize,
 }
 
 pub fn verdict_color(v: Option<Verdict>) -> Color32 {
@@ -93,26 +95,21 @@ impl KernelSolPane {
             plotted: 0,
             picked: None,
             links: vec![None; n],
-            linked_for: None,
+            linked_traces: 0,
         }
     }
 
     /// Links every launch to its timeline kernel span (`ncu_match::match_stores`: by name
-    /// and launch order, over every device of every open trace), unless already linked for
-    /// these traces. Returns whether the links changed.
-    pub fn link(&mut self, report: &RooflineReport, ws: &Workspace) -> bool {
-        let paths: Vec<std::path::PathBuf> = ws.traces.iter().map(|t| t.path.clone()).collect();
-        if self.linked_for.as_ref() == Some(&paths) {
-            return false;
-        }
+    /// and launch order, over every device of every open trace). The app calls it when the
+    /// workspace's generation moved.
+    pub fn link(&mut self, report: &RooflineReport, ws: &Workspace) {
         let names: Vec<&str> = report.kernels.iter().map(|k| k.name.as_str()).collect();
         let stores: Vec<&strobe_store::Store> = ws.traces.iter().map(|t| &*t.store).collect();
         self.links = strobe_analysis::ncu_match::match_stores(&names, &stores)
             .into_iter()
-            .map(|m| m.map(|(trace, span)| SpanRef { trace, span }))
+            .map(|m| m.map(|(ti, span)| SpanRef { trace: ws.traces[ti].id, span }))
             .collect();
-        self.linked_for = Some(paths);
-        true
+        self.linked_traces = ws.traces.len();
     }
 
     /// The launch linked to a timeline span.
@@ -156,11 +153,6 @@ impl KernelSolPane {
         }
     }
 
-    /// The launch (index into `report.kernels`) picked in this pane since the last call.
-    pub fn take_picked(&mut self, report: &RooflineReport) -> Option<usize> {
-        self.picked.take().filter(|&i| i < report.kernels.len())
-    }
-
     fn pick(&mut self, i: usize) {
         self.selected = Some(i);
         self.picked = Some(i);
@@ -181,7 +173,21 @@ impl KernelSolPane {
         idx
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui, report: &RooflineReport) {
+    /// The pane for the workspace's ncu report; a launch picked here is emitted as
+    /// `SelectNcuLaunch` (the app selects its timeline span too).
+    pub fn ui(&mut self, ui: &mut egui::Ui, cx: &mut ViewCtx) {
+        let Some(doc) = &cx.ws.ncu else {
+            ui.weak("No Nsight Compute report is open.");
+            return;
+        };
+        self.report_ui(ui, &doc.report);
+        if let Some(i) = self.picked.take().filter(|&i| i < doc.report.kernels.len()) {
+            cx.emit(Command::SelectNcuLaunch(i));
+        }
+    }
+
+    /// The pane over a report alone (a launch picked is kept for `ui` to emit).
+    pub fn report_ui(&mut self, ui: &mut egui::Ui, report: &RooflineReport) {
         let d = &report.device;
         ui.horizontal_wrapped(|ui| {
             ui.strong("Kernels (Nsight Compute)");
@@ -204,7 +210,7 @@ impl KernelSolPane {
         if let Some(k) = self.selected.and_then(|i| report.kernels.get(i)) {
             ui.label(RichText::new(describe(k)).monospace().small());
         }
-        if self.linked_for.as_ref().is_some_and(|p| !p.is_empty()) {
+        if self.linked_traces > 0 {
             let n = self.links.iter().filter(|l| l.is_some()).count();
             let sel = match self.selected.map(|i| self.links.get(i).copied().flatten()) {
                 Some(Some(_)) => " · selected launch: linked to its timeline span",

@@ -2,8 +2,9 @@
 //! (`strobe_analysis::kernels`, the numbers of `strobe report`). Sortable, filterable and
 //! virtualised (only visible rows are laid out), so 100 k names scroll smoothly.
 
-use crate::commands::{Command, Selection};
-use crate::workspace::Workspace;
+use crate::commands::Command;
+use crate::view_ctx::ViewCtx;
+use crate::workspace::{Trace, TraceId, Workspace};
 use egui_extras::{Column, TableBuilder};
 use strobe_analysis::report::fmt_ns;
 
@@ -18,13 +19,14 @@ pub enum SortBy {
 }
 
 pub struct KernelTable {
-    pub trace: usize,
+    /// The trace shown (none picked, or closed: the first).
+    pub trace: Option<TraceId>,
     pub filter: String,
     pub sort: SortBy,
     pub descending: bool,
     /// Row indices into the trace's kernel stats after filter and sort.
     rows: Vec<u32>,
-    key: Option<(usize, String, SortBy, bool, usize)>,
+    key: Option<(TraceId, String, SortBy, bool, usize)>,
     /// SOL columns from an open Nsight Compute export (`kernel_sol`), matched by name.
     pub sol: Option<SolColumns>,
 }
@@ -118,7 +120,7 @@ impl SolColumns {
 impl Default for KernelTable {
     fn default() -> Self {
         KernelTable {
-            trace: 0,
+            trace: None,
             filter: String::new(),
             sort: SortBy::Total,
             descending: true,
@@ -130,13 +132,18 @@ impl Default for KernelTable {
 }
 
 impl KernelTable {
+    /// The trace the table shows.
+    pub fn shown<'w>(&self, ws: &'w Workspace) -> Option<&'w Trace> {
+        self.trace.and_then(|id| ws.trace(id)).or_else(|| ws.traces.first())
+    }
+
     fn refresh(&mut self, ws: &Workspace) {
-        let Some(t) = ws.traces.get(self.trace) else {
+        let Some(t) = self.shown(ws) else {
             self.rows.clear();
             return;
         };
         let k = &t.derived.kernels;
-        let key = (self.trace, self.filter.clone(), self.sort, self.descending, k.len());
+        let key = (t.id, self.filter.clone(), self.sort, self.descending, k.len());
         if self.key.as_ref() == Some(&key) {
             return;
         }
@@ -167,14 +174,18 @@ impl KernelTable {
         self.rows.len()
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui, ws: &Workspace, sel: &Selection, cmds: &mut Vec<Command>) {
+    pub fn ui(&mut self, ui: &mut egui::Ui, cx: &mut ViewCtx) {
+        let (ws, sel) = (cx.ws, cx.sel);
         ui.horizontal(|ui| {
             if ws.traces.len() > 1 {
+                let shown = self.shown(ws).map(|t| t.id);
                 egui::ComboBox::from_id_salt("kt_trace")
-                    .selected_text(ws.traces.get(self.trace).map(|t| t.label.as_str()).unwrap_or(""))
+                    .selected_text(self.shown(ws).map(|t| t.label.as_str()).unwrap_or(""))
                     .show_ui(ui, |ui| {
-                        for (i, t) in ws.traces.iter().enumerate() {
-                            ui.selectable_value(&mut self.trace, i, &t.label);
+                        for t in &ws.traces {
+                            if ui.selectable_label(shown == Some(t.id), &t.label).clicked() {
+                                self.trace = Some(t.id);
+                            }
                         }
                     });
             }
@@ -187,12 +198,12 @@ impl KernelTable {
             )
             .labelled_by(lab.id);
             self.refresh(ws);
-            let total = ws.traces.get(self.trace).map(|t| t.derived.kernels.len()).unwrap_or(0);
+            let total = self.shown(ws).map(|t| t.derived.kernels.len()).unwrap_or(0);
             ui.label(format!("{} of {} kernels", self.rows.len(), total));
         });
-        let Some(t) = ws.traces.get(self.trace) else { return };
+        let Some(t) = self.shown(ws) else { return };
         let k = &t.derived.kernels;
-        let selected = sel.kernel.as_ref().filter(|(ti, _)| *ti == self.trace).map(|(_, n)| n.as_str());
+        let selected = sel.kernel.as_ref().filter(|(id, _)| *id == t.id).map(|(_, n)| n.as_str());
         let mut clicked: Option<String> = None;
         let mut sort_click: Option<SortBy> = None;
         let hdr = |ui: &mut egui::Ui, label: &str, by: SortBy, cur: SortBy, desc: bool, out: &mut Option<SortBy>| {
@@ -289,7 +300,7 @@ impl KernelTable {
             }
         }
         if let Some(name) = clicked {
-            cmds.push(Command::SelectKernel { trace: self.trace, name });
+            cx.emit(Command::SelectKernel { trace: t.id, name });
         }
     }
 }

@@ -11,8 +11,10 @@ pub mod commands;
 pub mod details;
 pub mod documents;
 pub mod file_browser;
+pub mod jobs;
 pub mod kernel_sol;
 pub mod kernel_table;
+pub mod load_summary;
 pub mod loader;
 pub mod memory;
 pub mod ranks;
@@ -20,6 +22,7 @@ pub mod sample;
 pub mod search;
 pub mod summary;
 pub mod timeline;
+pub mod view_ctx;
 pub mod workspace;
 
 pub use app::{Settings, StrobeApp};
@@ -69,7 +72,7 @@ pub fn run(opts: RunOptions) -> anyhow::Result<()> {
                 };
                 let mut app = StrobeApp::new(opts.cache_dir.clone(), settings);
                 app.screenshot = state.take();
-                app.open_files(files, &cc.egui_ctx);
+                app.open_files(files, false, &cc.egui_ctx);
                 Ok(Box::new(app))
             }),
         )

@@ -19,6 +19,9 @@ use strobe_import::{LoadOptions, Progress, Source};
 
 pub struct Job {
     pub path: PathBuf,
+    /// The files opened together share a batch (Open… replaces what is open once the first
+    /// of its batch arrives).
+    pub batch: u64,
     pub progress: Arc<Progress>,
     pub started: Instant,
     rx: Receiver<Result<Document, String>>,
@@ -45,7 +48,7 @@ impl Job {
 }
 
 pub enum LoadEvent {
-    Loaded(Document),
+    Loaded { doc: Document, batch: u64 },
     Failed { path: PathBuf, error: String },
 }
 
@@ -98,7 +101,7 @@ impl Loader {
     }
 
     /// Starts loading `path`; `repaint` is called when the result is ready.
-    pub fn start(&mut self, path: &Path, repaint: impl Fn() + Send + 'static) {
+    pub fn start(&mut self, path: &Path, batch: u64, repaint: impl Fn() + Send + 'static) {
         let progress = Arc::new(Progress::default());
         let (tx, rx) = channel();
         let opts = self.options(Some(progress.clone()));
@@ -117,7 +120,7 @@ impl Loader {
                 repaint();
             })
             .expect("spawn loader thread");
-        self.jobs.push(Job { path: path.to_path_buf(), progress, started: Instant::now(), rx });
+        self.jobs.push(Job { path: path.to_path_buf(), batch, progress, started: Instant::now(), rx });
     }
 
     fn options(&self, progress: Option<Arc<Progress>>) -> LoadOptions {
@@ -134,7 +137,7 @@ impl Loader {
         let mut out = Vec::new();
         self.jobs.retain(|j| match j.rx.try_recv() {
             Ok(Ok(d)) => {
-                out.push(LoadEvent::Loaded(d));
+                out.push(LoadEvent::Loaded { doc: d, batch: j.batch });
                 false
             }
             Ok(Err(e)) => {

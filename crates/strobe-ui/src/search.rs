@@ -3,6 +3,7 @@
 //! is highlighted on the timeline and Enter / Shift+Enter step through them in time order.
 
 use crate::commands::{Command, Highlight};
+use crate::view_ctx::ViewCtx;
 use crate::workspace::{SpanRef, Workspace};
 
 /// Matches beyond this are highlighted but not listed for stepping.
@@ -15,16 +16,18 @@ pub struct SearchBar {
     pub matches: Vec<SpanRef>,
     pub current: Option<usize>,
     pub error: Option<String>,
+    /// Every match's name, per trace (the app highlights it: `Command::SearchResults`).
     pub highlight: Highlight,
     pub focus_request: bool,
-    key: Option<(String, bool, usize)>,
+    key: Option<(String, bool, u64)>,
 }
 
 impl SearchBar {
-    pub fn recompute(&mut self, ws: &Workspace) {
-        let key = (self.query.clone(), self.regex, ws.traces.len());
+    /// Matches the query against the open traces when it or they changed; true when it did.
+    pub fn recompute(&mut self, ws: &Workspace) -> bool {
+        let key = (self.query.clone(), self.regex, ws.generation);
         if self.key.as_ref() == Some(&key) {
-            return;
+            return false;
         }
         self.key = Some(key);
         self.matches.clear();
@@ -32,14 +35,14 @@ impl SearchBar {
         self.error = None;
         self.highlight = Highlight::default();
         if self.query.is_empty() {
-            return;
+            return true;
         }
         let matcher: Box<dyn Fn(&str) -> bool> = if self.regex {
             match regex::Regex::new(&self.query) {
                 Ok(re) => Box::new(move |s: &str| re.is_match(s)),
                 Err(e) => {
                     self.error = Some(e.to_string());
-                    return;
+                    return true;
                 }
             }
         } else {
@@ -47,25 +50,29 @@ impl SearchBar {
             Box::new(move |s: &str| s.to_lowercase().contains(&q))
         };
         let mut any = false;
-        for (ti, t) in ws.traces.iter().enumerate() {
+        for t in &ws.traces {
             let st = &*t.store;
             let mask: Vec<bool> = (0..st.string_count() as u32).map(|i| matcher(st.string(i))).collect();
             for (sid, m) in st.span_metas().iter().enumerate() {
                 if mask.get(m.name as usize).copied().unwrap_or(false) {
                     any = true;
                     if self.matches.len() < MAX_LISTED {
-                        self.matches.push(SpanRef { trace: ti, span: sid as u32 });
+                        self.matches.push(SpanRef { trace: t.id, span: sid as u32 });
                     }
                 }
             }
-            self.highlight.names.push(mask);
+            self.highlight.names.insert(t.id, mask);
         }
         self.highlight.active = any;
-        self.matches.sort_by_key(|r| (ws.traces[r.trace].store.span_start(r.span), r.trace, r.span));
+        let start = |r: &SpanRef| ws.trace(r.trace).map(|t| t.to_shared(t.store.span_start(r.span)));
+        let mut keyed: Vec<_> = self.matches.iter().map(|r| (start(r), r.trace, r.span)).collect();
+        keyed.sort_unstable();
+        self.matches = keyed.into_iter().map(|(_, trace, span)| SpanRef { trace, span }).collect();
+        true
     }
 
     /// Moves to the next (or previous) match and asks the timeline to show it.
-    pub fn step(&mut self, forward: bool, cmds: &mut Vec<Command>) {
+    pub fn step(&mut self, forward: bool, cx: &mut ViewCtx) {
         if self.matches.is_empty() {
             return;
         }
@@ -77,10 +84,10 @@ impl SearchBar {
             (Some(i), false) => (i + n - 1) % n,
         };
         self.current = Some(i);
-        cmds.push(Command::RevealSpan(self.matches[i]));
+        cx.emit(Command::RevealSpan(self.matches[i]));
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui, ws: &Workspace, cmds: &mut Vec<Command>) {
+    pub fn ui(&mut self, ui: &mut egui::Ui, cx: &mut ViewCtx) {
         let id = egui::Id::unique("strobe_search");
         let lab = ui.label("Search");
         let r = ui
@@ -96,17 +103,19 @@ impl SearchBar {
             self.focus_request = false;
         }
         ui.checkbox(&mut self.regex, "regex");
-        self.recompute(ws);
+        if self.recompute(cx.ws) {
+            cx.emit(Command::SearchResults(self.highlight.clone()));
+        }
         if r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
             let back = ui.input(|i| i.modifiers.shift);
-            self.step(!back, cmds);
+            self.step(!back, cx);
             r.request_focus();
         }
         if ui.small_button("<").on_hover_text("previous match (Shift+Enter)").clicked() {
-            self.step(false, cmds);
+            self.step(false, cx);
         }
         if ui.small_button(">").on_hover_text("next match (Enter)").clicked() {
-            self.step(true, cmds);
+            self.step(true, cx);
         }
         if let Some(e) = &self.error {
             ui.colored_label(egui::Color32::from_rgb(235, 90, 70), crate::timeline::truncate(e, 60));

@@ -3,11 +3,11 @@
 //! numbers of `strobe report`.
 
 use crate::commands::Command;
-use crate::workspace::Workspace;
+use crate::view_ctx::ViewCtx;
 use strobe_analysis::report::fmt_ns;
 
-pub fn ui(ui: &mut egui::Ui, ws: &Workspace, cmds: &mut Vec<Command>) {
-    for (ti, t) in ws.traces.iter().enumerate() {
+pub fn ui(ui: &mut egui::Ui, cx: &mut ViewCtx) {
+    for t in &cx.ws.traces {
         ui.horizontal_wrapped(|ui| {
             ui.strong(&t.label);
             if t.derived.gpu.is_empty() {
@@ -40,7 +40,7 @@ pub fn ui(ui: &mut egui::Ui, ws: &Workspace, cmds: &mut Vec<Command>) {
                 ui.separator();
                 let name = crate::timeline::truncate(&k.name, 48);
                 if ui.link(format!("top kernel: {name} ({:.1}%)", k.pct_kernel_time)).on_hover_text(&k.name).clicked() {
-                    cmds.push(Command::SelectKernel { trace: ti, name: k.name.clone() });
+                    cx.emit(Command::SelectKernel { trace: t.id, name: k.name.clone() });
                 }
             }
         });

@@ -10,10 +10,15 @@ use strobe_analysis::intervals::subtract;
 use strobe_analysis::kernels::{self, KernelStat};
 use strobe_store::Store;
 
+/// An open trace, for as long as it is open: positions change when a rank is inserted before
+/// it, ids never do, so a selection or a fold survives another file opening.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TraceId(pub u32);
+
 /// A span of one open trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SpanRef {
-    pub trace: usize,
+    pub trace: TraceId,
     pub span: u32,
 }
 
@@ -98,6 +103,8 @@ pub fn trace_label(path: &std::path::Path, rank: Option<i64>) -> String {
 }
 
 pub struct Trace {
+    /// Given by the workspace when the trace is added (`Workspace::add_trace`).
+    pub id: TraceId,
     pub path: PathBuf,
     /// Short name for headers: the rank where the trace says, else the file name.
     pub label: String,
@@ -131,6 +138,7 @@ impl Trace {
         let n = store.string_count();
         let long_gaps = long_gaps(&derived.idle);
         Trace {
+            id: TraceId::default(),
             path,
             label,
             store: Arc::new(store),
@@ -159,7 +167,12 @@ fn long_gaps(idle: &[DeviceIdle]) -> Vec<(i64, Vec<IdleGap>)> {
 /// Nsight Compute report that have panes of their own (one of each; opening another replaces it).
 #[derive(Default)]
 pub struct Workspace {
+    /// In rank order (`add_trace`); refer to one by its `TraceId`, not its position.
     pub traces: Vec<Trace>,
+    /// Bumped whenever a document opens or closes, or a trace's clock offset or label
+    /// changes: what panes derived from the workspace is stale when it moved.
+    pub generation: u64,
+    next_id: u32,
     pub memory: Option<crate::documents::MemoryDoc>,
     /// `torch.cuda.memory_stats()` shown beside the snapshot, in whichever order they open.
     pub memory_stats: Option<strobe_analysis::memory::StatsReport>,
@@ -174,7 +187,50 @@ impl Workspace {
         Some((a, b.max(a + 1)))
     }
 
-    pub fn store(&self, trace: usize) -> Option<&Store> {
-        self.traces.get(trace).map(|t| &*t.store)
+    /// Where trace `id` is now in `traces`.
+    pub fn index_of(&self, id: TraceId) -> Option<usize> {
+        self.traces.iter().position(|t| t.id == id)
+    }
+
+    pub fn trace(&self, id: TraceId) -> Option<&Trace> {
+        self.traces.iter().find(|t| t.id == id)
+    }
+
+    pub fn trace_mut(&mut self, id: TraceId) -> Option<&mut Trace> {
+        self.generation += 1;
+        self.traces.iter_mut().find(|t| t.id == id)
+    }
+
+    pub fn store(&self, id: TraceId) -> Option<&Store> {
+        self.trace(id).map(|t| &*t.store)
+    }
+
+    /// Adds a trace in rank order (whatever order the loads finish in) and gives it its id.
+    pub fn add_trace(&mut self, mut t: Trace) -> TraceId {
+        let key = |t: &Trace| {
+            let p = t.path.to_string_lossy();
+            let rank = t
+                .store
+                .meta
+                .distributed
+                .as_ref()
+                .and_then(|d| d.rank)
+                .or_else(|| strobe_analysis::ranks::identity::rank_from_file_name(&p));
+            (rank.unwrap_or(i64::MAX), p.into_owned())
+        };
+        self.next_id += 1;
+        t.id = TraceId(self.next_id);
+        let id = t.id;
+        let k = key(&t);
+        let at = self.traces.partition_point(|x| key(x) <= k);
+        self.traces.insert(at, t);
+        self.generation += 1;
+        id
+    }
+
+    /// Closes every trace (the snapshot and ncu documents stay).
+    pub fn close_traces(&mut self) {
+        self.traces.clear();
+        self.generation += 1;
     }
 }

@@ -35,8 +35,9 @@ fn pane(name: &str) -> Sol {
 }
 
 fn harness(p: Sol) -> Harness<'static, Sol> {
-    let mut h =
-        Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, s: &mut Sol| s.pane.ui(ui, &s.report), p);
+    let mut h = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .build_ui_state(|ui, s: &mut Sol| s.pane.report_ui(ui, &s.report), p);
     h.run_steps(3);
     h
 }
@@ -103,20 +104,23 @@ fn app_opens_an_ncu_export_in_the_kernel_pane() {
     use strobe_ui::{Settings, StrobeApp};
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces");
     let mut app = StrobeApp::new(None, Settings::default());
-    app.loader.no_cache = true;
+    app.set_no_cache(true);
     let err = app.open_blocking(&dir.join("ncu_llmperf_raw_error_only.csv")).unwrap_err();
     assert!(err.contains("only errors"), "{err}");
-    assert!(app.kernel_sol.is_none());
+    assert!(app.kernel_sol().is_none());
     app.open_blocking(&dir.join("ncu_raw.csv")).unwrap();
     assert!(app.ws.traces.is_empty());
-    assert_eq!(app.bottom_tab, BottomTab::KernelSol);
+    assert_eq!(app.bottom_tab(), BottomTab::KernelSol);
     let mut h =
         Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     h.run_steps(3);
     h.get_by_label("by verdict").click();
     h.run_steps(2);
-    assert_eq!(h.state().kernel_sol.as_ref().unwrap().sort, SolSort::Verdict);
-    h.get_by_label("Kernel SOL (ncu)");
+    assert_eq!(h.state().kernel_sol().unwrap().sort, SolSort::Verdict);
+    // the pane fills the window; a timeline's controls are not shown without a timeline
+    h.get_by_label("Kernels (Nsight Compute)");
+    assert!(h.query_by_label("Search").is_none());
+    assert!(h.query_by_label("Load summary").is_none());
 }
 
 #[test]
@@ -125,7 +129,7 @@ fn linked_with_the_timeline_by_kernel_name() {
     use strobe_ui::{Settings, StrobeApp};
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces");
     let mut app = StrobeApp::new(None, Settings::default());
-    app.loader.no_cache = true;
+    app.set_no_cache(true);
     app.open_blocking(&dir.join("gpt_train.json.gz")).unwrap();
     app.open_blocking(&dir.join("ncu_raw.csv")).unwrap();
     // ncu and Kineto demangle differently; the match key bridges them.
@@ -140,11 +144,12 @@ fn linked_with_the_timeline_by_kernel_name() {
     h.run_steps(3);
     let nvjet = h.state().ws.ncu.as_ref().unwrap().report.kernels[8].name.clone();
     assert_eq!(h.state().sel.kernel.as_ref().map(|k| k.1.clone()), Some(nvjet));
-    assert_eq!(h.state().kernel_sol.as_ref().unwrap().selected, Some(8), "the picked launch stays selected");
+    assert_eq!(h.state().kernel_sol().unwrap().selected, Some(8), "the picked launch stays selected");
     // Timeline / kernel table → pane.
-    h.state_mut().push(Command::SelectKernel { trace: 0, name: m.1.clone() });
+    let id = h.state().ws.traces[0].id;
+    h.state_mut().push(Command::SelectKernel { trace: id, name: m.1.clone() });
     h.run_steps(2);
-    assert_eq!(h.state().kernel_sol.as_ref().unwrap().selected, Some(19));
+    assert_eq!(h.state().kernel_sol().unwrap().selected, Some(19));
 }
 
 #[test]
@@ -153,12 +158,12 @@ fn kernel_table_shows_sol_columns() {
     use strobe_ui::{Settings, StrobeApp};
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces");
     let mut app = StrobeApp::new(None, Settings::default());
-    app.loader.no_cache = true;
+    app.set_no_cache(true);
     app.open_blocking(&dir.join("gpt_train.json.gz")).unwrap();
     app.open_blocking(&dir.join("ncu_raw.csv")).unwrap();
-    app.bottom_tab = BottomTab::Kernels;
-    app.kernels.filter = "cunn_SoftMaxForward".into();
-    let sol = app.kernels.sol.as_ref().unwrap();
+    app.set_bottom_tab(BottomTab::Kernels);
+    app.kernels_mut().filter = "cunn_SoftMaxForward".into();
+    let sol = app.kernels().sol.as_ref().unwrap();
     let kineto = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(float*, float const*, int)";
     assert_eq!(sol.get(kineto).and_then(|c| c.verdict), Some(Verdict::MemoryBound));
     let mut h =
@@ -178,7 +183,7 @@ fn launches_link_to_timeline_spans_by_name_and_order() {
     // (six layers, AMP): launches match by name and launch order within the forward.
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces");
     let mut app = StrobeApp::new(None, Settings::default());
-    app.loader.no_cache = true;
+    app.set_no_cache(true);
     app.open_blocking(&dir.join("gpt_train.json.gz")).unwrap();
     app.open_blocking(&dir.join("ncu_raw.csv")).unwrap();
     let st = app.ws.traces[0].store.clone();
@@ -187,13 +192,14 @@ fn launches_link_to_timeline_spans_by_name_and_order() {
     let name = |sid: u32| st.string(st.span_meta(sid).name).to_string();
     assert!(name(seq[0]).contains("arange_cuda_out") && name(seq[8]).starts_with("cudnn_generated_fort_native_sdpa"));
     assert!(name(seq[117]).contains("cunn_SoftMaxForward"), "{}", name(seq[117]));
-    let span = |i: usize| SpanRef { trace: 0, span: seq[i] };
+    let id = app.ws.traces[0].id;
+    let span = |i: usize| SpanRef { trace: id, span: seq[i] };
 
     let mut h =
         Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     h.run_steps(3);
     {
-        let p = h.state().kernel_sol.as_ref().unwrap();
+        let p = h.state().kernel_sol().unwrap();
         // The capture starts at the step's first kernel (arange); its first layer's launches
         // are the first layer's kernels, in order; the head (lm_head GEMM, log_softmax) is
         // the forward's, after the timeline's six layers.
@@ -213,51 +219,51 @@ fn launches_link_to_timeline_spans_by_name_and_order() {
     h.get_by_label_contains("launches matched to timeline kernels by name and launch order");
     // The kernel table's SOL columns come from the linked launches.
     let sm19 = h.state().ws.ncu.as_ref().unwrap().report.kernels[19].sm_pct;
-    assert_eq!(h.state().kernels.sol.as_ref().unwrap().get(&name(seq[117])).unwrap().sm_pct, sm19);
+    assert_eq!(h.state().kernels().sol.as_ref().unwrap().get(&name(seq[117])).unwrap().sm_pct, sm19);
 
     // Timeline → pane: a mouse click on a kernel span selects its launch; the QKV and
     // projection GEMMs share a name but not a launch.
     click_span(&mut h, span(8));
     assert_eq!(h.state().sel.span, Some(span(8)), "the click hit the attention kernel");
-    assert_eq!(h.state().kernel_sol.as_ref().unwrap().selected, Some(7));
+    assert_eq!(h.state().kernel_sol().unwrap().selected, Some(7));
     click_span(&mut h, span(10));
     assert_eq!(h.state().sel.span, Some(span(10)));
-    assert_eq!(h.state().kernel_sol.as_ref().unwrap().selected, Some(8));
+    assert_eq!(h.state().kernel_sol().unwrap().selected, Some(8));
     // The same through the command the click turns into.
     h.state_mut().push(Command::SelectSpan(span(117)));
     h.run_steps(2);
-    assert_eq!(h.state().kernel_sol.as_ref().unwrap().selected, Some(19));
+    assert_eq!(h.state().kernel_sol().unwrap().selected, Some(19));
     h.get_by_label_contains("selected launch: linked to its timeline span");
     // A kernel outside the profiled window (next step's attention) selects its kernel's
     // first launch.
     let later = (200..seq.len()).find(|&i| name(seq[i]) == name(seq[8])).expect("a later attention kernel");
     h.state_mut().push(Command::SelectSpan(span(later)));
     h.run_steps(2);
-    assert_eq!(h.state().kernel_sol.as_ref().unwrap().selected, Some(7));
+    assert_eq!(h.state().kernel_sol().unwrap().selected, Some(7));
 
     // Pane → timeline: clicking launch #6 (the QKV GEMM) selects and reveals its span, not
     // the longest kernel of that name.
     h.get_by_label("#6").click();
     h.run_steps(3);
     assert_eq!(h.state().sel.span, Some(span(7)));
-    assert_eq!(h.state().kernel_sol.as_ref().unwrap().selected, Some(6));
+    assert_eq!(h.state().kernel_sol().unwrap().selected, Some(6));
     assert_eq!(h.state().sel.kernel.as_ref().map(|k| k.1.clone()), Some(name(seq[7])), "its kernel is highlighted");
-    let (w0, w1) = h.state().timeline.view.window(h.state().timeline.plot_width);
+    let (w0, w1) = h.state().timeline().view.window(h.state().timeline().plot_width);
     assert!(w0 <= st.span_start(seq[7]) && st.span_end(seq[7]) <= w1, "revealed");
     h.get_by_label("#19").click();
     h.run_steps(3);
     assert_eq!(h.state().sel.span, Some(span(117)));
-    assert_eq!(h.state().kernel_sol.as_ref().unwrap().selected, Some(19));
+    assert_eq!(h.state().kernel_sol().unwrap().selected, Some(19));
 }
 
 /// Zooms the timeline onto a span (without selecting it) and clicks it with the mouse.
 fn click_span(h: &mut Harness<'static, strobe_ui::StrobeApp>, r: strobe_ui::workspace::SpanRef) {
-    let st = h.state().ws.traces[r.trace].store.clone();
+    let st = h.state().ws.trace(r.trace).unwrap().store.clone();
     let (a, b) = (st.span_start(r.span), st.span_end(r.span));
     let d = (b - a).max(1);
     h.state_mut().push(strobe_ui::commands::Command::ZoomTo { t0: a - d, t1: b + d });
     h.run_steps(2);
-    let p = h.state().timeline.span_pos(&h.state().ws, r).expect("the span is on screen");
+    let p = h.state().timeline().span_pos(&h.state().ws, r).expect("the span is on screen");
     h.event(egui::Event::PointerMoved(p));
     h.run_steps(1);
     for pressed in [true, false] {

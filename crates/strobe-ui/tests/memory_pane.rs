@@ -13,7 +13,7 @@ fn sample(name: &str) -> PathBuf {
 
 fn harness(files: &[&str]) -> Harness<'static, StrobeApp> {
     let mut app = StrobeApp::new(None, Settings::default());
-    app.loader.no_cache = true;
+    app.set_no_cache(true);
     for f in files {
         app.open_blocking(&sample(f)).expect("open sample");
     }
@@ -29,8 +29,8 @@ fn oom_snapshot_opens_in_the_memory_pane() {
     {
         let app = h.state();
         assert!(app.ws.traces.is_empty(), "a snapshot is not a timeline");
-        assert_eq!(app.bottom_tab, BottomTab::Memory);
-        let p = app.memory.as_ref().expect("memory pane");
+        assert_eq!(app.bottom_tab(), BottomTab::Memory);
+        let p = app.memory().expect("memory pane");
         assert_eq!(app.ws.memory.as_ref().expect("snapshot document").report.devices.len(), 1);
         assert_eq!(p.segments.segments_drawn.min(1), 1, "segment rows drawn");
         assert!(p.segments.blocks_drawn > 0);
@@ -46,7 +46,7 @@ fn multi_device_snapshot_switches_devices() {
     let mut h = harness(&["mem_expandable_oom.pickle"]);
     h.get_by_label("GPU 1").click();
     h.run_steps(3);
-    let p = h.state().memory.as_ref().unwrap();
+    let p = h.state().memory().unwrap();
     assert_eq!(p.device, 1);
     assert_eq!(h.state().ws.memory.as_ref().unwrap().report.devices[1].ooms[0].verdict, "real_shortage");
     h.get_by_label("OOM at entry 421: real_shortage");
@@ -58,8 +58,8 @@ fn a_snapshot_next_to_a_timeline_is_a_bottom_tab() {
     h.run_steps(2);
     let app = h.state();
     assert_eq!(app.ws.traces.len(), 1);
-    assert_eq!(app.bottom_tab, BottomTab::Memory);
-    assert!(app.memory.as_ref().unwrap().segments.segments_drawn > 0);
+    assert_eq!(app.bottom_tab(), BottomTab::Memory);
+    assert!(app.memory().unwrap().segments.segments_drawn > 0);
     h.get_by_label("Memory");
 }
 
@@ -72,12 +72,12 @@ fn hostile_pickle_is_a_clear_error() {
     let mut app = StrobeApp::new(None, Settings::default());
     let e = app.open_blocking(&p).unwrap_err();
     assert!(e.contains("evil.pickle") && e.contains("GLOBAL"), "{e}");
-    assert!(app.memory.is_none() && app.ws.memory.is_none());
+    assert!(app.memory().is_none() && app.ws.memory.is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn pane<'a>(h: &'a Harness<'static, StrobeApp>) -> &'a strobe_ui::memory::DeviceState {
-    let p = h.state().memory.as_ref().expect("memory pane");
+    let p = h.state().memory().expect("memory pane");
     p.states[p.device].as_ref().expect("device state built")
 }
 
@@ -149,7 +149,7 @@ fn arrow_keys_scrub_the_allocator_history() {
     h.run_steps(2);
     assert_eq!(pane(&h).history.position(), 0);
     assert_eq!(pane(&h).regions.len(), 0, "recording started before the first segment");
-    assert_eq!(h.state().memory.as_ref().unwrap().segments.segments_drawn, 0);
+    assert_eq!(h.state().memory().unwrap().segments.segments_drawn, 0);
     for _ in 0..3 {
         h.key_press(egui::Key::ArrowRight);
         h.run_steps(1);
@@ -223,7 +223,7 @@ fn clicking_a_block_pins_it_with_its_stack() {
     let legend = node.rect();
     let pos = egui::pos2(legend.min.x + 8.0, legend.max.y + 12.0);
     click_at(&mut h, pos);
-    let p = h.state().memory.as_ref().unwrap();
+    let p = h.state().memory().unwrap();
     let pinned = p.segments.pinned.expect("a block pinned");
     let st = pane(&h);
     let first = &st.regions[0];
@@ -278,14 +278,14 @@ fn wrapped_ring_buffer_is_said_in_the_summary() {
         let doc = h.state().ws.memory.as_ref().expect("snapshot document");
         let w = doc.report.devices[0].history_window.as_ref().expect("history window");
         assert_eq!(w.entries, 2000);
-        assert_eq!(h.state().memory.as_ref().expect("memory pane").summary.notes_shown, 1);
+        assert_eq!(h.state().memory().expect("memory pane").summary.notes_shown, 1);
         h.get_by_label(&w.note);
     }
     h.get_by_label_contains("history covers the last ");
     h.get_by_label_contains("(2000 entries) of the run; figures before it are reconstructed from the final state");
     h.get_by_label_contains("max_entries=2000");
     let full = harness(&["mem_train.pickle"]);
-    assert_eq!(full.state().memory.as_ref().unwrap().summary.notes_shown, 0);
+    assert_eq!(full.state().memory().unwrap().summary.notes_shown, 0);
     assert!(full.query_by_label_contains("history covers the last").is_none());
 }
 
@@ -297,7 +297,7 @@ fn legacy_segment_list_shows_its_segment_map_and_notes() {
     let doc = h.state().ws.memory.as_ref().expect("snapshot document");
     assert_eq!(doc.report.devices.len(), 2);
     assert_eq!(doc.report.devices[0].trace_entries, 0);
-    let p = h.state().memory.as_ref().expect("memory pane");
+    let p = h.state().memory().expect("memory pane");
     assert!(p.segments.segments_drawn > 0 && p.segments.blocks_drawn > 0, "segment map drawn");
     assert!(p.summary.notes_shown >= 2);
     h.get_by_label_contains("bare list of segments");
@@ -311,7 +311,7 @@ fn real_legacy_snapshot_opens() {
     let h = harness(&["mem_yiyi_legacy.pickle"]);
     let doc = h.state().ws.memory.as_ref().expect("snapshot document");
     assert_eq!(doc.report.devices[0].segments, 266);
-    let p = h.state().memory.as_ref().expect("memory pane");
+    let p = h.state().memory().expect("memory pane");
     assert!(p.segments.segments_drawn > 0);
     h.get_by_label_contains("without an address");
     h.get_by_label_contains("history covers the last 1 entry of the run");
@@ -367,19 +367,19 @@ fn a_large_snapshot_loads_off_the_ui_thread_and_cancels() {
     let big = dir.join("big.pickle");
     write_synthetic_snapshot(&big, 400_000); // ~78 MB
     let mut app = StrobeApp::new(None, Settings::default());
-    app.loader.no_cache = true;
+    app.set_no_cache(true);
     let mut h =
         Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     let ctx = h.ctx.clone();
-    h.state_mut().open_files(vec![big.clone()], &ctx);
-    assert!(h.state().loader.busy(), "open_files returns at once; the snapshot is read on the loader");
+    h.state_mut().open_files(vec![big.clone()], false, &ctx);
+    assert!(h.state().loading(), "open_files returns at once; the snapshot is read on the loader");
     let mut frames_while_loading = 0;
     let mut seen_bytes = false;
     for _ in 0..5 {
         h.step();
-        frames_while_loading += h.state().loader.busy() as u32;
+        frames_while_loading += h.state().loading() as u32;
         std::thread::sleep(std::time::Duration::from_millis(20));
-        seen_bytes |= h.state().loader.jobs.first().is_some_and(|j| j.fraction() > 0.0);
+        seen_bytes |= h.state().loader().jobs.first().is_some_and(|j| j.fraction() > 0.0);
     }
     assert_eq!(frames_while_loading, 5, "every frame ran while the snapshot loaded");
     h.get_by_label_contains("Loading ");
@@ -388,9 +388,9 @@ fn a_large_snapshot_loads_off_the_ui_thread_and_cancels() {
     h.get_by_label("Cancel").click();
     wait_until_loader_idle(&mut h);
     let app = h.state();
-    assert!(!app.loader.busy(), "cancel stops the read within seconds");
-    assert!(app.memory.is_none() && app.ws.memory.is_none(), "a cancelled snapshot does not open");
-    assert!(app.errors.iter().any(|e| e.contains("big.pickle") && e.contains("cancelled")), "{:?}", app.errors);
+    assert!(!app.loading(), "cancel stops the read within seconds");
+    assert!(app.memory().is_none() && app.ws.memory.is_none(), "a cancelled snapshot does not open");
+    assert!(app.errors().iter().any(|e| e.contains("big.pickle") && e.contains("cancelled")), "{:?}", app.errors());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -402,16 +402,16 @@ fn the_synthetic_snapshot_opens_through_the_loader() {
     let p = dir.join("small.pickle");
     write_synthetic_snapshot(&p, 3000);
     let mut app = StrobeApp::new(None, Settings::default());
-    app.loader.no_cache = true;
+    app.set_no_cache(true);
     let mut h =
         Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     let ctx = h.ctx.clone();
-    h.state_mut().open_files(vec![p, sample("mem_oom.memory_stats.json")], &ctx);
+    h.state_mut().open_files(vec![p, sample("mem_oom.memory_stats.json")], false, &ctx);
     wait_until_loader_idle(&mut h);
     h.run_steps(3);
     let app = h.state();
-    assert!(app.errors.is_empty(), "{:?}", app.errors);
-    assert_eq!(app.bottom_tab, BottomTab::Memory);
+    assert!(app.errors().is_empty(), "{:?}", app.errors());
+    assert_eq!(app.bottom_tab(), BottomTab::Memory);
     let doc = app.ws.memory.as_ref().expect("snapshot document");
     assert_eq!(doc.report.devices[0].trace_entries, 6000, "3000 allocs and 3000 frees");
     assert_eq!(doc.timelines[0].allocs.len(), 3000, "built on the loader");
@@ -425,7 +425,7 @@ fn wait_until_loader_idle(h: &mut Harness<'static, StrobeApp>) {
     let t0 = std::time::Instant::now();
     while t0.elapsed().as_secs() < 60 {
         h.step();
-        if !h.state().loader.busy() {
+        if !h.state().loading() {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));

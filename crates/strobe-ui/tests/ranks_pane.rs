@@ -11,29 +11,18 @@ use strobe_ui::ranks::Section;
 use strobe_ui::timeline::GroupKey;
 use strobe_ui::{Settings, StrobeApp};
 
-fn sample(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces").join(name)
-}
+mod common;
+use common::{sample, trace_id};
 
 fn expected() -> serde_json::Value {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/expected/ddp.ranks.json");
-    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+    common::expected("ddp.ranks.json")
 }
 
 fn harness() -> Harness<'static, StrobeApp> {
-    let mut app = StrobeApp::new(None, Settings::default());
-    app.loader.no_cache = true;
     // rank 1 first: the workspace puts ranks in rank order whatever order they arrive in
-    for f in ["ddp_rank1.json.gz", "ddp_rank0.json.gz"] {
-        app.open_blocking(&sample(f)).expect("open sample");
-    }
-    app.ranks.update_blocking(&app.ws);
-    app.apply_rank_offsets();
-    app.bottom_tab = BottomTab::Ranks;
-    let mut h =
-        Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
-    h.run_steps(3);
-    h
+    let mut app = common::app_with_ranks(&["ddp_rank1.json.gz", "ddp_rank0.json.gz"]);
+    app.set_bottom_tab(BottomTab::Ranks);
+    common::harness(app)
 }
 
 #[test]
@@ -42,9 +31,9 @@ fn two_ranks_are_aligned_and_the_straggler_is_starred() {
     let want = expected();
     let app = h.state();
     assert_eq!(app.ws.traces.len(), 2);
-    let c = app.ranks.computed.as_ref().expect("ranks computed");
+    let c = app.ranks().computed.as_ref().expect("ranks computed");
     assert_eq!(c.report.ranks.iter().map(|r| r.rank).collect::<Vec<_>>(), vec![0, 1]);
-    assert_eq!(c.trace_of_rank, vec![0, 1], "rank 0 is the first trace");
+    assert_eq!(c.trace_of_rank, vec![app.ws.traces[0].id, app.ws.traces[1].id], "rank 0 is the first trace");
     // collective-end alignment: the oracle's offsets, applied to the traces the timeline draws
     let offs: Vec<i64> =
         want["offsets"]["collective_end"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
@@ -65,25 +54,26 @@ fn clicking_a_cell_shows_that_ranks_step_in_the_timeline() {
     assert_eq!(want["steps"][1]["name"], "ProfilerStep#3");
     let (start, dur) = (s3["start_ns"].as_i64().unwrap(), s3["dur_ns"].as_i64().unwrap());
     let off = h.state().ws.traces[1].offset_ns;
-    h.state_mut().timeline.collapsed.insert(GroupKey::Trace(1));
+    let id = trace_id(&h, 1);
+    h.state_mut().timeline_mut().collapsed.insert(GroupKey::Trace(id));
     h.get_by_label("ProfilerStep#3 rank 1: 60.350 *").click();
     h.run_steps(3);
     let app = h.state();
-    let (w0, w1) = app.timeline.view.window(app.timeline.plot_width);
+    let (w0, w1) = app.timeline().view.window(app.timeline().plot_width);
     assert!(w0 <= start + off && start + off + dur <= w1, "step on screen: {w0}..{w1}");
     assert!(w1 - w0 < dur * 2, "zoomed to the step, not the whole trace: {}", w1 - w0);
-    assert!(!app.timeline.collapsed.contains(&GroupKey::Trace(1)), "rank 1 expanded");
+    assert!(!app.timeline().collapsed.contains(&GroupKey::Trace(trace_id(&h, 1))), "rank 1 expanded");
 }
 
 #[test]
 fn stragglers_and_diff_sections() {
     let mut h = harness();
-    h.state_mut().ranks.section = Section::Stragglers;
+    h.state_mut().ranks_mut().section = Section::Stragglers;
     h.run_steps(2);
     h.get_by_label("ProfilerStep#3: rank 1 is the straggler (last at 10 of 10 collectives)");
-    h.state_mut().ranks.section = Section::Diff;
+    h.state_mut().ranks_mut().section = Section::Diff;
     h.run_steps(2);
-    let d = h.state().ranks.computed.as_ref().unwrap().diff.as_ref().expect("two traces: a diff");
+    let d = h.state().ranks().computed.as_ref().unwrap().diff.as_ref().expect("two traces: a diff");
     // the planted extra matmuls: 24 launches only in rank 1, the largest |Δ| (oracle: ddp.diff.json)
     let top = &d.kernels[0];
     assert_eq!((top.count_a, top.count_b), (0, 24), "{}", top.name);
@@ -94,9 +84,11 @@ fn stragglers_and_diff_sections() {
 #[test]
 fn collapsed_rank_is_a_summary_lane() {
     let mut h = harness();
-    h.state_mut().timeline.collapsed.insert(GroupKey::Trace(0));
+    let id = trace_id(&h, 0);
+    h.state_mut().timeline_mut().collapsed.insert(GroupKey::Trace(id));
     h.run_steps(2);
-    let rows = &h.state().timeline.layout.rows;
+    let p1 = trace_id(&h, 1);
+    let rows = &h.state().timeline().layout.rows;
     assert!(
         rows.iter().any(|r| matches!(r.kind, strobe_ui::timeline::RowKind::RankSummary { trace: 0 })),
         "rank 0 collapsed to its summary lane"
@@ -105,7 +97,7 @@ fn collapsed_rank_is_a_summary_lane() {
     // two ranks: rank 1's CPU groups start folded, so both GPUs fit on screen
     assert!(rows.iter().any(|r| matches!(
         &r.kind,
-        strobe_ui::timeline::RowKind::Header { key: GroupKey::Process(1, 0), collapsed: true, .. }
+        strobe_ui::timeline::RowKind::Header { key: GroupKey::Process(id, 0), collapsed: true, .. } if *id == p1
     )));
 }
 
@@ -113,7 +105,7 @@ fn collapsed_rank_is_a_summary_lane() {
 fn diff_aligns_the_two_timelines_at_a_chosen_step() {
     let mut h = harness();
     let want = expected();
-    h.state_mut().ranks.section = Section::Diff;
+    h.state_mut().ranks_mut().section = Section::Diff;
     h.run_steps(2);
     // the step's button (the diff table below lists a ProfilerStep#3 op too)
     h.get_by_role_and_label(egui::accesskit::Role::Button, "ProfilerStep#3").click_accesskit();
@@ -130,12 +122,13 @@ fn queue_length_and_memcpy_bandwidth_are_counter_lanes() {
     let mut h = harness();
     let want = expected();
     // the group starts collapsed; a click on its header opens it
-    h.state_mut().timeline.collapsed.insert(GroupKey::Series(0));
+    let id = trace_id(&h, 0);
+    h.state_mut().timeline_mut().collapsed.insert(GroupKey::Series(id));
     h.run_steps(2);
     let app = h.state();
     let series = &app.ws.traces[0].derived.series;
     let rows = app
-        .timeline
+        .timeline()
         .layout
         .rows
         .iter()
@@ -174,22 +167,22 @@ fn dropping_a_folder_opens_its_ranks_side_by_side() {
     }
     std::fs::write(job.join("notes.txt"), "not a trace").unwrap();
     let mut app = StrobeApp::new(Some(dir.join("cache")), Settings::default());
-    app.loader.no_cache = true;
+    app.set_no_cache(true);
     let mut h =
         Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     h.input_mut().dropped_files.push(std::sync::Arc::new(DroppedFolder(job.clone())));
     for _ in 0..1500 {
         h.step();
         let app = h.state();
-        if app.ws.traces.len() == 2 && app.ranks.computed.is_some() && !app.ranks.busy() {
+        if app.ws.traces.len() == 2 && app.ranks().computed.is_some() && !app.ranks().busy() {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let app = h.state();
-    assert_eq!(app.ws.traces.len(), 2, "errors: {:?}", app.errors);
-    assert_eq!(app.bottom_tab, BottomTab::Ranks);
-    let c = app.ranks.computed.as_ref().expect("ranks computed on the worker");
+    assert_eq!(app.ws.traces.len(), 2, "errors: {:?}", app.errors());
+    assert_eq!(app.bottom_tab(), BottomTab::Ranks);
+    let c = app.ranks().computed.as_ref().expect("ranks computed on the worker");
     assert_eq!(c.report.steps.iter().find(|s| s.name == "ProfilerStep#3").and_then(|s| s.straggler), Some(1));
     assert!(app.ws.traces[0].label.starts_with("rank 0"), "{}", app.ws.traces[0].label);
     let _ = std::fs::remove_dir_all(&dir);
@@ -198,7 +191,7 @@ fn dropping_a_folder_opens_its_ranks_side_by_side() {
 #[test]
 fn hta_tables_show_overlap_launches_and_kernel_types() {
     let mut h = harness();
-    h.state_mut().ranks.section = Section::Hta;
+    h.state_mut().ranks_mut().section = Section::Hta;
     h.run_steps(2);
     let report = |stem: &str| -> serde_json::Value {
         let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../tests/expected/{stem}.report.json"));
@@ -207,7 +200,7 @@ fn hta_tables_show_overlap_launches_and_kernel_types() {
     for (rank, stem) in [(0usize, "ddp_rank0"), (1, "ddp_rank1")] {
         // comm–compute overlap: the single-trace oracle's (tests/expected/ddp_rankN.report.json)
         let want = report(stem)["gpus"][0]["overlap_pct"].as_f64().unwrap();
-        let c = h.state().ranks.computed.as_ref().unwrap();
+        let c = h.state().ranks().computed.as_ref().unwrap();
         assert!((c.report.comm_overlap[rank].overlap_pct - want).abs() < 1e-9, "rank {rank}");
         h.get_by_label(&format!("{want:.1}"));
     }

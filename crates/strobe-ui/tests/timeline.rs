@@ -3,7 +3,6 @@
 
 use egui::{vec2, Pos2, Rect};
 use egui_kittest::Harness;
-use std::path::PathBuf;
 use strobe_model::{IdKey, LaneKind, SpanKind};
 use strobe_ui::commands::{Command, Highlight, Selection};
 use strobe_ui::timeline::frame::Draw;
@@ -14,24 +13,13 @@ use strobe_ui::timeline::{
 use strobe_ui::workspace::{SpanRef, Workspace};
 use strobe_ui::{Settings, StrobeApp};
 
-fn sample(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces").join(name)
-}
+mod common;
+use common::{expected, sample};
 
 /// ddp_rank0 + ddp_rank1 with the ranks pane's alignment applied (collective ends: rank 1 is
 /// moved by -8394 ns, tests/expected/ddp.ranks.json).
 fn aligned_ranks() -> Harness<'static, StrobeApp> {
-    let mut app = StrobeApp::new(None, Settings::default());
-    app.loader.no_cache = true;
-    for f in ["ddp_rank0.json.gz", "ddp_rank1.json.gz"] {
-        app.open_blocking(&sample(f)).expect("open sample");
-    }
-    app.ranks.update_blocking(&app.ws);
-    app.apply_rank_offsets();
-    let mut h =
-        Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
-    h.run_steps(3);
-    h
+    common::harness(common::app_with_ranks(&["ddp_rank0.json.gz", "ddp_rank1.json.gz"]))
 }
 
 /// F on a selected span of an aligned rank zooms to where that span is drawn (the shared axis),
@@ -51,19 +39,15 @@ fn f_on_an_aligned_rank_frames_the_selected_span() {
         .expect("a short kernel on rank 1");
     let (a, b) = (st.span_start(span) + off, st.span_end(span) + off);
     let ctx = h.ctx.clone();
-    h.state_mut().apply(Command::SelectSpan(SpanRef { trace: 1, span }), &ctx);
+    let id = h.state().ws.traces[1].id;
+    h.state_mut().apply(Command::SelectSpan(SpanRef { trace: id, span }), &ctx);
     h.run_steps(1);
     h.key_press(egui::Key::F);
     h.run_steps(2);
-    let tl = &h.state().timeline;
+    let tl = &h.state().timeline();
     let (w0, w1) = tl.view.window(tl.plot_width);
     assert!(w0 <= a && b <= w1, "span {a}..{b} (shared axis) not in the view {w0}..{w1}");
     assert!(w1 - w0 < 4 * (b - a).max(1_000), "zoomed onto the span: window {} ns for {} ns", w1 - w0, b - a);
-}
-
-fn expected(name: &str) -> serde_json::Value {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/expected").join(name);
-    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
 }
 
 /// A frame of `tl` prepared without a window: a pane 1600 px wide and tall enough for every
@@ -81,7 +65,7 @@ fn prepare_all(tl: &mut TimelineView, ws: &Workspace, sel: &Selection, pointer: 
 #[test]
 fn prepare_lays_out_and_draws_gpt_train() {
     let mut app = StrobeApp::new(None, Settings::default());
-    app.loader.no_cache = true;
+    app.set_no_cache(true);
     app.open_blocking(&sample("gpt_train.json.gz")).expect("open sample");
     let ws = &app.ws;
     let st = &ws.traces[0].store;
@@ -95,7 +79,10 @@ fn prepare_lays_out_and_draws_gpt_train() {
     };
     // GPU 0's group: its band row, one lane per stream in stream order, its water level
     let report = expected("gpt_train.report.json");
-    let gpu = rows.iter().position(|r| matches!(r.kind, RowKind::Header { key: GroupKey::Gpu(0, 0), .. })).unwrap();
+    let gpu = rows
+        .iter()
+        .position(|r| matches!(r.kind, RowKind::Header { key: GroupKey::Gpu(id, 0), .. } if id == ws.traces[0].id))
+        .unwrap();
     let end = gpu + 1 + rows[gpu + 1..].iter().position(|r| matches!(r.kind, RowKind::Header { .. })).unwrap();
     let group = &rows[gpu + 1..end];
     assert!(matches!(group[0].kind, RowKind::Bands { trace: 0, device: 0 }));
@@ -156,7 +143,7 @@ fn prepare_lays_out_and_draws_gpt_train() {
         .filter(|&s| st.span_kind(s) == SpanKind::Kernel && st.span_name(s) == k.name)
         .max_by_key(|&s| st.span_end(s) - st.span_start(s))
         .unwrap();
-    let r = SpanRef { trace: 0, span };
+    let r = SpanRef { trace: ws.traces[0].id, span };
     let sel = Selection { span: Some(r), ..Default::default() };
     tl.reveal(ws, r);
     let p = tl.span_pos(ws, r).expect("the kernel is on screen");

@@ -13,7 +13,7 @@ fn sample(name: &str) -> PathBuf {
 
 fn app_with(files: &[&str]) -> StrobeApp {
     let mut app = StrobeApp::new(None, Settings::default());
-    app.loader.no_cache = true;
+    app.set_no_cache(true);
     for f in files {
         app.open_blocking(&sample(f)).expect("load sample");
     }
@@ -33,8 +33,8 @@ fn opens_a_sample_and_draws_lanes() {
     h.run_steps(2);
     let app = h.state();
     assert_eq!(app.ws.traces.len(), 1);
-    assert!(app.timeline.stats.lanes_drawn >= 3, "lanes drawn: {:?}", app.timeline.stats);
-    assert!(app.timeline.stats.items > 100, "items drawn: {:?}", app.timeline.stats);
+    assert!(app.timeline().stats.lanes_drawn >= 3, "lanes drawn: {:?}", app.timeline().stats);
+    assert!(app.timeline().stats.items > 100, "items drawn: {:?}", app.timeline().stats);
     // the summary strip shows report's idle % for GPU 0
     let g = &app.ws.traces[0].derived.gpu[0];
     let idle = format!("idle {:.1}%", g.idle_pct);
@@ -55,61 +55,61 @@ fn wait_for_traces(h: &mut Harness<'static, StrobeApp>, n: usize) {
 #[test]
 fn async_loader_finishes() {
     let mut app = StrobeApp::new(None, Settings::default());
-    app.loader.no_cache = true;
+    app.set_no_cache(true);
     let mut h =
         Harness::builder().with_size([1200.0, 800.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     let ctx = h.ctx.clone();
-    h.state_mut().open_files(vec![sample("gpt_train.json.gz")], &ctx);
+    h.state_mut().open_files(vec![sample("gpt_train.json.gz")], false, &ctx);
     wait_for_traces(&mut h, 1);
-    assert_eq!(h.state().ws.traces.len(), 1, "errors: {:?}", h.state().errors);
+    assert_eq!(h.state().ws.traces.len(), 1, "errors: {:?}", h.state().errors());
 }
 
 #[test]
 fn load_error_shows_in_window() {
     let mut app = StrobeApp::new(None, Settings::default());
-    app.loader.no_cache = true;
+    app.set_no_cache(true);
     let mut h =
         Harness::builder().with_size([1200.0, 800.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     let ctx = h.ctx.clone();
-    h.state_mut().open_files(vec![PathBuf::from("/nonexistent/trace.json")], &ctx);
+    h.state_mut().open_files(vec![PathBuf::from("/nonexistent/trace.json")], false, &ctx);
     for _ in 0..200 {
         h.step();
-        if !h.state().errors.is_empty() {
+        if !h.state().errors().is_empty() {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     h.run_steps(2);
-    assert_eq!(h.state().errors.len(), 1);
+    assert_eq!(h.state().errors().len(), 1);
     h.get_by_label_contains("/nonexistent/trace.json");
 }
 
 #[test]
 fn zoom_and_pan_keys_change_the_window() {
     let mut h = harness(app_with(&["gpt_train.json.gz"]));
-    let w = h.state().timeline.plot_width;
-    let before = h.state().timeline.view.window(w);
+    let w = h.state().timeline().plot_width;
+    let before = h.state().timeline().view.window(w);
     h.key_press(egui::Key::W);
     h.run_steps(2);
-    let after_w = h.state().timeline.view.window(w);
+    let after_w = h.state().timeline().view.window(w);
     assert!(after_w.1 - after_w.0 < before.1 - before.0, "W zooms in: {before:?} -> {after_w:?}");
     h.key_press(egui::Key::S);
     h.key_press(egui::Key::S);
     h.run_steps(2);
-    let after_s = h.state().timeline.view.window(w);
+    let after_s = h.state().timeline().view.window(w);
     assert!(after_s.1 - after_s.0 > after_w.1 - after_w.0, "S zooms out");
     h.key_press(egui::Key::D);
     h.run_steps(2);
-    let after_d = h.state().timeline.view.window(w);
+    let after_d = h.state().timeline().view.window(w);
     assert!(after_d.0 > after_s.0, "D pans right");
     h.key_press(egui::Key::A);
     h.run_steps(2);
-    let after_a = h.state().timeline.view.window(w);
+    let after_a = h.state().timeline().view.window(w);
     assert!(after_a.0 < after_d.0, "A pans left");
     // M marks a time
     h.key_press(egui::Key::M);
     h.run_steps(1);
-    assert_eq!(h.state().timeline.marks.len(), 1);
+    assert_eq!(h.state().timeline().marks.len(), 1);
 }
 
 #[test]
@@ -118,9 +118,9 @@ fn search_highlights_and_steps() {
     h.get_by_label("Search").focus();
     h.get_by_label("Search").type_text("ncclDevKernel");
     h.run_steps(2);
-    let n = h.state().search.matches.len();
+    let n = h.state().search().matches.len();
     assert_eq!(n, 30, "30 NCCL kernels in ddp_rank0 (strobe report)");
-    assert!(h.state().search.highlight.active);
+    assert!(h.state().search().highlight.active);
     h.get_by_label("30 matches");
     h.key_press(egui::Key::Enter);
     h.run_steps(3);
@@ -129,8 +129,8 @@ fn search_highlights_and_steps() {
     assert!(st.span_name(sel.span).starts_with("ncclDevKernel"));
     h.get_by_label("1 / 30 matches");
     // the selected match is in view
-    let w = h.state().timeline.plot_width;
-    let (a, b) = h.state().timeline.view.window(w);
+    let w = h.state().timeline().plot_width;
+    let (a, b) = h.state().timeline().view.window(w);
     assert!(st.span_start(sel.span) >= a && st.span_end(sel.span) <= b);
 }
 
@@ -160,11 +160,12 @@ fn kernel_table_row_selects_and_details_show_it() {
 fn area_selection_lists_names() {
     let mut h = harness(app_with(&["ddp_rank0.json.gz"]));
     let (t0, t1) = h.state().ws.extent().unwrap();
-    let lanes: Vec<(usize, u32)> = (0..h.state().ws.traces[0].store.lanes.len() as u32).map(|l| (0, l)).collect();
+    let id = h.state().ws.traces[0].id;
+    let lanes: Vec<_> = (0..h.state().ws.traces[0].store.lanes.len() as u32).map(|l| (id, l)).collect();
     let ctx = h.ctx.clone();
     h.state_mut().apply(Command::AreaSelected { t0, t1, lanes }, &ctx);
     h.run_steps(2);
-    let rows = &h.state().area.rows;
+    let rows = &h.state().area().rows;
     assert!(!rows.is_empty());
     let nccl: u64 = rows.iter().filter(|r| r.name.starts_with("ncclDevKernel_AllReduce")).map(|r| r.count).sum();
     assert_eq!(nccl, 30);
@@ -185,16 +186,16 @@ fn idle_breakdown_matches_report() {
 #[test]
 fn built_in_file_browser_opens_a_trace() {
     let mut app = StrobeApp::new(None, Settings::default());
-    app.loader.no_cache = true;
-    app.browser.dir = sample("");
-    app.browser.show();
+    app.set_no_cache(true);
+    app.browser_mut().dir = sample("");
+    app.browser_mut().show();
     let mut h =
         Harness::builder().with_size([1400.0, 900.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     h.run_steps(2);
     h.get_by_label_contains("gpt_train.json.gz").click();
     wait_for_traces(&mut h, 1);
-    assert_eq!(h.state().ws.traces.len(), 1, "errors: {:?}", h.state().errors);
-    assert!(!h.state().browser.open, "the browser closes after a pick");
+    assert_eq!(h.state().ws.traces.len(), 1, "errors: {:?}", h.state().errors());
+    assert!(!h.state().browser().open, "the browser closes after a pick");
     assert_eq!(h.state().settings.recent.len(), 1, "recent files remember it");
 }
 
@@ -207,13 +208,13 @@ fn truncated_trace_opens_with_a_warning() {
     let cut = dir.path().join("cut.json.gz");
     std::fs::write(&cut, &gz[..gz.len() / 2]).unwrap();
     let mut app = StrobeApp::new(None, Settings::default());
-    app.loader.no_cache = true;
+    app.set_no_cache(true);
     app.open_blocking(&cut).expect("a cut trace opens");
     let mut h = harness(app);
     h.run_steps(2);
     let t = h.state().ws.traces[0].store.meta.load.truncated.clone().expect("marked truncated");
     assert!(t.events_read > 1000, "{t:?}");
-    assert!(h.state().timeline.stats.items > 100, "what was read is drawn");
+    assert!(h.state().timeline().stats.items > 100, "what was read is drawn");
     h.get_by_label_contains(&format!("truncated at byte {}; {} events read", t.at_byte, t.events_read));
 }
 
@@ -225,7 +226,7 @@ fn memory_water_level_peak_jumps_to_its_moment() {
     h.run_steps(2);
     let peak = h.state().ws.traces[0].derived.memory[0].clone();
     assert_eq!(peak.device, 0);
-    let rows = &h.state().timeline.layout.rows;
+    let rows = &h.state().timeline().layout.rows;
     let gpu = rows
         .iter()
         .position(
@@ -247,8 +248,8 @@ fn memory_water_level_peak_jumps_to_its_moment() {
     let label = format!("peak {:.2} GiB ▸", peak.peak_allocated_bytes.unwrap() as f64 / (1u64 << 30) as f64);
     h.get_by_label(&label).click();
     h.run_steps(3);
-    let v = h.state().timeline.view;
-    let (w0, w1) = v.window(h.state().timeline.plot_width);
+    let v = h.state().timeline().view;
+    let (w0, w1) = v.window(h.state().timeline().plot_width);
     assert!(w0 <= peak.at_ns && peak.at_ns < w1, "peak at {} not in view {w0}..{w1}", peak.at_ns);
     assert!(w1 - w0 <= 2_000_001, "zoomed in: {}", w1 - w0);
 }

@@ -81,16 +81,16 @@ fn open_all(files: &[PathBuf], cache: &Path, pool: Option<usize>) -> anyhow::Res
         None => {
             let mut loader = Loader::new(Some(cache.to_path_buf()), thr);
             for f in files {
-                loader.start(f, || {});
+                loader.start(f, 0, || {});
             }
             while loader.busy() {
                 for ev in loader.poll() {
                     match ev {
-                        LoadEvent::Loaded(Document::Trace(tr)) => {
+                        LoadEvent::Loaded { doc: Document::Trace(tr), .. } => {
                             first_s.get_or_insert(t.elapsed().as_secs_f64());
                             traces.push(*tr)
                         }
-                        LoadEvent::Loaded(_) => anyhow::bail!("a rank file is not a trace"),
+                        LoadEvent::Loaded { .. } => anyhow::bail!("a rank file is not a trace"),
                         LoadEvent::Failed { path, error } => anyhow::bail!("{}: {error}", path.display()),
                     }
                 }
@@ -289,7 +289,10 @@ pub fn run(o: &Opts) -> anyhow::Result<()> {
     drop(pairs);
 
     // stays responsive: timeline frames with every rank open
-    let ws = Workspace { traces, ..Workspace::default() };
+    let mut ws = Workspace::default();
+    for t in traces {
+        ws.add_trace(t);
+    }
     println!("\ntimeline frames with all {} ranks open, 1920-px plot, 1080 px tall, {} frames each (CPU build; tessellate apart):", ws.traces.len(), o.frames);
     println!(
         "  {:<42} {:>6} {:>10} {:>8} {:>8} {:>14} {:>11} {:>6} {:>8}",

@@ -29,7 +29,7 @@ pub fn memory_frame_bench(doc: &MemoryDoc, mut pane: MemoryPane, frames: usize) 
         let input = egui::RawInput { screen_rect: Some(screen), ..Default::default() };
         let t0 = Instant::now();
         let mut o = ctx.run_ui(input, |ui| {
-            egui::CentralPanel::default().show(ui, |ui| pane.ui(ui, doc, None));
+            egui::CentralPanel::default().show(ui, |ui| pane.snapshot_ui(ui, doc, None));
         });
         o.textures_delta.clear(); // no painter here to upload textures to
         std::hint::black_box(o.shapes.len());

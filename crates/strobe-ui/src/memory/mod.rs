@@ -87,8 +87,18 @@ impl MemoryPane {
         slot.as_mut()
     }
 
-    /// `stats`: a `torch.cuda.memory_stats()` dump opened beside the snapshot.
-    pub fn ui(&mut self, ui: &mut egui::Ui, doc: &MemoryDoc, stats: Option<&StatsReport>) {
+    /// The pane for the workspace's snapshot, with its `torch.cuda.memory_stats()` dump when
+    /// one is open beside it.
+    pub fn ui(&mut self, ui: &mut egui::Ui, cx: &mut crate::view_ctx::ViewCtx) {
+        match &cx.ws.memory {
+            Some(doc) => self.snapshot_ui(ui, doc, cx.ws.memory_stats.as_ref()),
+            None => {
+                ui.weak("No memory snapshot is open.");
+            }
+        }
+    }
+
+    pub fn snapshot_ui(&mut self, ui: &mut egui::Ui, doc: &MemoryDoc, stats: Option<&StatsReport>) {
         let name = doc.path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         ui.horizontal(|ui| {
             ui.strong(format!("Memory snapshot: {name}"));

@@ -53,7 +53,7 @@ fn heat(v: i64, lo: i64, hi: i64) -> Color32 {
     )
 }
 
-pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, cmds: &mut Vec<Command>) {
+pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, cx: &mut crate::view_ctx::ViewCtx) {
     ui.horizontal(|ui| {
         ui.label("Cell:");
         for m in Metric::ALL {
@@ -103,7 +103,7 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, cmds: &mut Vec<C
                         s.wait_ns as f64 / 1e6
                     ));
                     if resp.clicked() {
-                        cmds.push(Command::ShowRankStep {
+                        cx.emit(Command::ShowRankStep {
                             trace: c.trace_of_rank[ri],
                             t0: s.start_ns,
                             t1: s.start_ns + s.dur_ns,

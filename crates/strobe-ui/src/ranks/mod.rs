@@ -11,26 +11,28 @@ mod tables;
 pub use heat_map::Metric;
 
 use crate::commands::Command;
-use crate::workspace::Workspace;
+use crate::jobs::{take_ready, Pending};
+use crate::view_ctx::ViewCtx;
+use crate::workspace::{TraceId, Workspace};
 use std::path::PathBuf;
-use std::sync::mpsc::{channel, Receiver, TryRecvError};
 use std::sync::Arc;
 use strobe_analysis::diff::{diff, TraceDiff};
 use strobe_analysis::ranks::align::Alignment;
 use strobe_analysis::ranks::report::{multi_rank_report, MultiRankReport};
 use strobe_store::Store;
 
-/// What the figures were computed for: the traces (paths, in workspace order) and alignment.
+/// What the figures were computed for: the traces (in workspace order) and the alignment.
+/// Not the workspace's generation: applying the alignment moves that.
 #[derive(Clone, PartialEq, Debug)]
 struct Key {
-    paths: Vec<PathBuf>,
+    traces: Vec<TraceId>,
     alignment: Alignment,
 }
 
 pub struct Computed {
     pub report: MultiRankReport,
-    /// Workspace trace index of each rank of `report.ranks`.
-    pub trace_of_rank: Vec<usize>,
+    /// The trace of each rank of `report.ranks`.
+    pub trace_of_rank: Vec<TraceId>,
     /// A against B (ranks 0 and 1 of the report) when exactly two traces are open.
     pub diff: Option<TraceDiff>,
 }
@@ -40,9 +42,7 @@ pub struct RanksPane {
     pub metric: Metric,
     pub computed: Option<Computed>,
     key: Option<Key>,
-    pending: Option<(Key, Receiver<Computed>)>,
-    /// (trace, offset, rank) not yet handed to the timeline (the app applies them).
-    pub offsets_to_apply: Option<Vec<(usize, i64, i64)>>,
+    pending: Option<(Key, Pending<Computed>)>,
     pub section: Section,
 }
 
@@ -62,23 +62,27 @@ impl Default for RanksPane {
             computed: None,
             key: None,
             pending: None,
-            offsets_to_apply: None,
             section: Section::Steps,
         }
     }
 }
 
-fn compute(paths: Vec<PathBuf>, stores: Vec<Arc<Store>>, how: Alignment) -> Computed {
-    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-    let pairs: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(stores.iter().map(|s| &**s)).collect();
+fn compute(traces: Vec<(TraceId, PathBuf, Arc<Store>)>, how: Alignment) -> Computed {
+    let names: Vec<String> = traces.iter().map(|t| t.1.display().to_string()).collect();
+    let pairs: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(traces.iter().map(|t| &*t.2)).collect();
     let report = multi_rank_report(&pairs, how, 20);
-    let trace_of_rank =
-        report.ranks.iter().map(|r| names.iter().position(|n| *n == r.source).unwrap_or(0)).collect::<Vec<_>>();
-    let diff = (stores.len() == 2).then(|| {
-        let (a, b) = (trace_of_rank[0], trace_of_rank[1]);
-        diff(&stores[a], &stores[b])
+    let index_of_rank: Vec<usize> =
+        report.ranks.iter().map(|r| names.iter().position(|n| *n == r.source).unwrap_or(0)).collect();
+    let diff = (traces.len() == 2).then(|| {
+        let (a, b) = (index_of_rank[0], index_of_rank[1]);
+        diff(&traces[a].2, &traces[b].2)
     });
+    let trace_of_rank = index_of_rank.iter().map(|&i| traces[i].0).collect();
     Computed { report, trace_of_rank, diff }
+}
+
+fn inputs(ws: &Workspace) -> Vec<(TraceId, PathBuf, Arc<Store>)> {
+    ws.traces.iter().map(|t| (t.id, t.path.clone(), Arc::clone(&t.store))).collect()
 }
 
 impl RanksPane {
@@ -89,21 +93,15 @@ impl RanksPane {
 
     /// What the figures should be computed for now.
     fn wanted(&self, ws: &Workspace) -> Key {
-        Key { paths: ws.traces.iter().map(|t| t.path.clone()).collect(), alignment: self.alignment }
+        Key { traces: ws.traces.iter().map(|t| t.id).collect(), alignment: self.alignment }
     }
 
-    /// Starts (or picks up) the computation for the open traces; call every frame.
-    pub fn update(&mut self, ws: &Workspace, ctx: &egui::Context) {
-        if let Some((k, rx)) = &self.pending {
-            match rx.try_recv() {
-                Ok(c) => {
-                    let k = k.clone();
-                    self.pending = None;
-                    self.install(k, c);
-                }
-                Err(TryRecvError::Empty) => ctx.request_repaint_after(std::time::Duration::from_millis(50)),
-                Err(TryRecvError::Disconnected) => self.pending = None,
-            }
+    /// Starts (or picks up) the computation for the open traces; call every frame. A
+    /// finished one emits its alignment (`Command::ApplyAlignment`).
+    pub fn update(&mut self, cx: &mut ViewCtx, ctx: &egui::Context) {
+        let ws = cx.ws;
+        if let Some((k, c)) = take_ready(&mut self.pending) {
+            self.install(k, c, &mut |c| cx.emit(c));
         }
         if !Self::applies(ws) {
             self.computed = None;
@@ -111,17 +109,9 @@ impl RanksPane {
             return;
         }
         let want = self.wanted(ws);
-        let in_flight = self.pending.as_ref().map(|(k, _)| k);
-        if self.key.as_ref() != Some(&want) && in_flight != Some(&want) && self.pending.is_none() {
-            let stores: Vec<Arc<Store>> = ws.traces.iter().map(|t| Arc::clone(&t.store)).collect();
-            let (tx, rx) = channel();
-            let (paths, how) = (want.paths.clone(), want.alignment);
-            let c = ctx.clone();
-            std::thread::spawn(move || {
-                let _ = tx.send(compute(paths, stores, how));
-                c.request_repaint();
-            });
-            self.pending = Some((want, rx));
+        if self.key.as_ref() != Some(&want) && self.pending.is_none() {
+            let (traces, how) = (inputs(ws), want.alignment);
+            self.pending = Some((want, Pending::spawn_ui(ctx, move || compute(traces, how))));
         }
     }
 
@@ -130,8 +120,8 @@ impl RanksPane {
         self.pending.is_some()
     }
 
-    /// Computes on this thread (tests).
-    pub fn update_blocking(&mut self, ws: &Workspace) {
+    /// Computes on this thread (tests); the alignment goes to `cmds`.
+    pub fn update_blocking(&mut self, ws: &Workspace, cmds: &mut Vec<Command>) {
         if !Self::applies(ws) {
             return;
         }
@@ -139,20 +129,19 @@ impl RanksPane {
         if self.key.as_ref() == Some(&want) {
             return;
         }
-        let stores: Vec<Arc<Store>> = ws.traces.iter().map(|t| Arc::clone(&t.store)).collect();
-        let c = compute(want.paths.clone(), stores, want.alignment);
-        self.install(want, c);
+        let c = compute(inputs(ws), want.alignment);
+        self.install(want, c, &mut |c| cmds.push(c));
     }
 
-    fn install(&mut self, key: Key, c: Computed) {
+    fn install(&mut self, key: Key, c: Computed, emit: &mut dyn FnMut(Command)) {
         let ranks = c.trace_of_rank.iter().zip(&c.report.alignment.offsets_ns).zip(&c.report.ranks);
-        self.offsets_to_apply = Some(ranks.map(|((&t, &o), r)| (t, o, r.rank)).collect());
+        emit(Command::ApplyAlignment(ranks.map(|((&t, &o), r)| (t, o, r.rank)).collect()));
         self.key = Some(key);
         self.computed = Some(c);
     }
 
-    pub fn ui(&mut self, ui: &mut egui::Ui, ws: &Workspace, cmds: &mut Vec<Command>) {
-        if !Self::applies(ws) {
+    pub fn ui(&mut self, ui: &mut egui::Ui, cx: &mut ViewCtx) {
+        if !Self::applies(cx.ws) {
             ui.weak("Open two or more traces (one per rank: `strobe DIR` or `strobe rank*.json.gz`) to compare ranks.");
             return;
         }
@@ -199,12 +188,12 @@ impl RanksPane {
         });
         ui.separator();
         match self.section {
-            Section::Steps => heat_map::ui(ui, c, &mut self.metric, cmds),
+            Section::Steps => heat_map::ui(ui, c, &mut self.metric, cx),
             Section::Stragglers => tables::stragglers(ui, c),
             Section::Hta => tables::hta(ui, c),
             Section::Diff => {
                 if let Some(offs) = tables::diff(ui, c) {
-                    self.offsets_to_apply = Some(offs);
+                    cx.emit(Command::ApplyAlignment(offs));
                 }
             }
         }

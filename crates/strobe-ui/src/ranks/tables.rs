@@ -188,7 +188,7 @@ fn diff_rows(ui: &mut egui::Ui, id: &str, rows: &[DiffRow]) {
 }
 
 /// Returns (trace, offset, rank) for both traces when the user aligns them at a step.
-pub fn diff(ui: &mut egui::Ui, c: &Computed) -> Option<Vec<(usize, i64, i64)>> {
+pub fn diff(ui: &mut egui::Ui, c: &Computed) -> Option<Vec<(crate::workspace::TraceId, i64, i64)>> {
     let Some(d) = &c.diff else {
         ui.weak("Diff compares exactly two traces: open two (A = the lower rank, B = the other).");
         return None;

@@ -20,8 +20,8 @@ pub fn draw(
     (plot, top): (Rect, f32),
 ) {
     let Some(r) = sel.span else { return };
-    let Some(st) = ws.store(r.trace) else { return };
-    let tv = shared.for_trace(&ws.traces[r.trace]);
+    let Some(t) = ws.trace(r.trace) else { return };
+    let (st, tv) = (&*t.store, shared.for_trace(t));
     let pos = |span: u32| -> Option<Pos2> {
         let m = st.span_meta(span);
         let y = layout.lane_y.get(&(r.trace, m.lane))?;

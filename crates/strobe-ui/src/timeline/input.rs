@@ -52,13 +52,13 @@ impl TimelineView {
                     let (t0, t1) = (ta.min(tb), ta.max(tb));
                     let top = plot.min.y - self.scroll_y;
                     let (ya, yb) = (p0.y.min(p1.y) - top, p0.y.max(p1.y) - top);
-                    let lanes: Vec<(usize, u32)> = self
+                    let lanes: Vec<(crate::workspace::TraceId, u32)> = self
                         .layout
                         .rows
                         .iter()
                         .filter(|r| r.y + r.h > ya && r.y < yb)
                         .filter_map(|r| match r.kind {
-                            RowKind::Lane { trace, lane } => Some((trace, lane)),
+                            RowKind::Lane { trace, lane } => Some((ws.traces[trace].id, lane)),
                             _ => None,
                         })
                         .collect();
@@ -160,7 +160,9 @@ impl TimelineView {
         }
         if resp.clicked() {
             match hover {
-                Some(Hover::Item { trace, span, .. }) => cmds.push(Command::SelectSpan(SpanRef { trace, span })),
+                Some(Hover::Item { trace, span, .. }) => {
+                    cmds.push(Command::SelectSpan(SpanRef { trace: ws.traces[trace].id, span }))
+                }
                 Some(Hover::Gap { gap, trace }) => {
                     let half = (gap.end - gap.start) / 2;
                     let (t0, t1) = ws.traces[trace].range_to_shared((gap.start - half, gap.end + half));

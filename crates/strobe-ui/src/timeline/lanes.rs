@@ -42,8 +42,9 @@ impl LanePainter {
         let (w0, w1) = view.window(plot.width());
         let npp_i = (view.npp.floor() as i64).max(1);
         let (l, r) = (plot.min.x - 2.0, plot.max.x + 2.0);
-        let sel_span = cx.sel.span.filter(|s| s.trace == ti).map(|s| s.span);
+        let sel_span = cx.sel.span.filter(|s| s.trace == t.id).map(|s| s.span);
         let (hl, bg, char_w) = (cx.hl, cx.pal.bg, cx.char_w);
+        let hl_mask = hl.mask(t.id);
         // one borrow per collection, not of `self`, inside the per-item closure (it is the hot loop)
         let LanePainter { mesh, labels, outlines, stats, hover } = self;
         st.lod_query(lane, w0 - npp_i, w1 + npp_i, npp_i, |depth, it| {
@@ -59,7 +60,7 @@ impl LanePainter {
             let kind = SpanKind::from_u8(m.kind);
             let mut c = t.color(m.name, kind);
             stats.items += 1;
-            let matched = hl.active && hl.matches(ti, m.name);
+            let matched = hl.active && hl_mask.get(m.name as usize).copied().unwrap_or(false);
             if it.count > 1 {
                 stats.folded += 1;
                 let dens = it.busy as f32 / (it.end - it.start).max(1) as f32;

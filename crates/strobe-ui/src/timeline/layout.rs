@@ -3,7 +3,7 @@
 //! counters and derived series. Groups fold by a typed `GroupKey`.
 
 use super::{BANDS_H, COUNTER_H, HEADER_H, LANE_PAD, MEMORY_H, ROW_H};
-use crate::workspace::Workspace;
+use crate::workspace::{TraceId, Workspace};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use strobe_model::LaneKind;
 
@@ -11,15 +11,15 @@ use strobe_model::LaneKind;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GroupKey {
     /// A whole trace (rank); folded it is one summary lane.
-    Trace(usize),
+    Trace(TraceId),
     /// A GPU of a trace.
-    Gpu(usize, i64),
+    Gpu(TraceId, i64),
     /// A CPU process of a trace, by its order in the trace.
-    Process(usize, usize),
+    Process(TraceId, usize),
     /// The trace's counters that belong to no GPU.
-    Counters(usize),
+    Counters(TraceId),
     /// Series derived from the trace (queue length, memcpy bandwidth).
-    Series(usize),
+    Series(TraceId),
 }
 
 impl GroupKey {
@@ -84,7 +84,8 @@ pub struct Row {
 #[derive(Clone, Debug, Default)]
 pub struct Layout {
     pub rows: Vec<Row>,
-    pub lane_y: HashMap<(usize, u32), f32>,
+    /// Where each (trace, lane) starts, by id: what a selection or a jump looks up.
+    pub lane_y: HashMap<(TraceId, u32), f32>,
     pub content_h: f32,
 }
 
@@ -114,11 +115,11 @@ impl Layout {
     }
 
     /// A row per lane, as tall as its nesting.
-    fn lanes(&mut self, s: &strobe_store::Store, ti: usize, lanes: &[u32]) {
+    fn lanes(&mut self, s: &strobe_store::Store, (ti, id): (usize, TraceId), lanes: &[u32]) {
         for &l in lanes {
             let depths = s.lane_index()[l as usize].max_depth + 1;
             let y = self.push(RowKind::Lane { trace: ti, lane: l }, depths as f32 * ROW_H + LANE_PAD);
-            self.lane_y.insert((ti, l), y);
+            self.lane_y.insert((id, l), y);
         }
     }
 
@@ -133,7 +134,7 @@ impl Layout {
             } else {
                 t.label.clone()
             };
-            if out.header(&folded, GroupKey::Trace(ti), label, 0) {
+            if out.header(&folded, GroupKey::Trace(t.id), label, 0) {
                 if !t.derived.unions.is_empty() {
                     out.push(RowKind::RankSummary { trace: ti }, BANDS_H);
                 }
@@ -170,25 +171,25 @@ impl Layout {
                 lanes.sort_by_key(|&l| (lane_group_order(&s.lanes[l as usize].kind), s.lanes[l as usize].kind.clone()));
                 let dev_name =
                     s.meta.devices.iter().find(|x| x.id == d).map(|x| format!(" · {}", x.name)).unwrap_or_default();
-                if out.header(&folded, GroupKey::Gpu(ti, d), format!("GPU {d}{dev_name}"), 1) {
+                if out.header(&folded, GroupKey::Gpu(t.id, d), format!("GPU {d}{dev_name}"), 1) {
                     continue;
                 }
                 if show_bands && has_device_rows.contains(&d) {
                     out.push(RowKind::Bands { trace: ti, device: d }, BANDS_H);
                 }
-                out.lanes(s, ti, &lanes);
+                out.lanes(s, (ti, t.id), &lanes);
                 if t.derived.memory.iter().any(|m| m.device == d) {
                     out.push(RowKind::MemoryLevel { trace: ti, device: d }, MEMORY_H);
                 }
             }
             for (pi, (label, lanes)) in procs.into_iter().enumerate() {
-                if !out.header(&folded, GroupKey::Process(ti, pi), label, 1) {
-                    out.lanes(s, ti, &lanes);
+                if !out.header(&folded, GroupKey::Process(t.id, pi), label, 1) {
+                    out.lanes(s, (ti, t.id), &lanes);
                 }
             }
             // a GPU's own series are drawn in its group (MemoryLevel), not here
             if s.counters.iter().any(|c| c.device.is_none())
-                && !out.header(&folded, GroupKey::Counters(ti), "Counters".into(), 1)
+                && !out.header(&folded, GroupKey::Counters(t.id), "Counters".into(), 1)
             {
                 for (i, _) in s.counters.iter().enumerate().filter(|(_, c)| c.device.is_none()) {
                     out.push(RowKind::Counter { trace: ti, series: i }, COUNTER_H);
@@ -196,7 +197,7 @@ impl Layout {
             }
             if !t.derived.series.is_empty() {
                 let label = "Queue length per stream · memcpy bandwidth (HTA)".to_string();
-                if !out.header(&folded, GroupKey::Series(ti), label, 1) {
+                if !out.header(&folded, GroupKey::Series(t.id), label, 1) {
                     for i in 0..t.derived.series.len() {
                         out.push(RowKind::Series { trace: ti, series: i }, COUNTER_H);
                     }

@@ -21,8 +21,9 @@ mod prepare;
 pub mod ruler;
 pub mod view;
 
-use crate::commands::{Command, Highlight, Selection};
-use crate::workspace::{SpanRef, Workspace};
+use crate::commands::Command;
+use crate::view_ctx::ViewCtx;
+use crate::workspace::{SpanRef, TraceId, Workspace};
 use egui::{pos2, Pos2, Rect, Sense, Ui};
 pub use frame::{FrameDraw, FrameInput, FrameStats, Palette};
 use input::Responses;
@@ -50,7 +51,7 @@ pub struct TimelineView {
     /// Groups toggled from how they start (`GroupKey::starts_folded`).
     pub collapsed: HashSet<GroupKey>,
     /// Scroll this trace's header to the top on the next frame.
-    pub scroll_to_trace: Option<usize>,
+    pub scroll_to_trace: Option<TraceId>,
     /// CPU process groups start folded (ranks side by side: their GPUs one above the other).
     pub fold_cpu_groups: bool,
     pub show_bands: bool,
@@ -60,7 +61,9 @@ pub struct TimelineView {
     /// Fit the whole workspace at the next frame (after a load).
     pub fit_pending: bool,
     /// Scroll so this lane is visible at the next frame.
-    pub reveal_lane: Option<(usize, u32)>,
+    pub reveal_lane: Option<(TraceId, u32)>,
+    /// The keyboard-shortcut sheet is shown (`?`).
+    pub show_shortcuts: bool,
     area_drag: Option<(Pos2, i64)>,
     /// The rows of the last layout.
     pub layout: Layout,
@@ -82,6 +85,7 @@ impl Default for TimelineView {
             stats: FrameStats::default(),
             fit_pending: true,
             reveal_lane: None,
+            show_shortcuts: false,
             area_drag: None,
             layout: Layout::default(),
             last_plot: Rect::NOTHING,
@@ -108,10 +112,10 @@ impl TimelineView {
         }
     }
 
-    /// Expands trace `ti` and scrolls its header to the top (on the next layout).
-    pub fn show_trace(&mut self, ti: usize) {
-        self.collapsed.remove(&GroupKey::Trace(ti));
-        self.scroll_to_trace = Some(ti);
+    /// Expands trace `id` and scrolls its header to the top (on the next layout).
+    pub fn show_trace(&mut self, id: TraceId) {
+        self.collapsed.remove(&GroupKey::Trace(id));
+        self.scroll_to_trace = Some(id);
     }
 
     pub fn fit_all(&mut self, ws: &Workspace) {
@@ -133,7 +137,9 @@ impl TimelineView {
             let pad = d.max(2_000);
             self.view.fit(a - pad, b + pad, self.plot_width);
         }
-        self.reveal_lane = Some((r.trace, ws.traces[r.trace].store.span_meta(r.span).lane));
+        if let Some(st) = ws.store(r.trace) {
+            self.reveal_lane = Some((r.trace, st.span_meta(r.span).lane));
+        }
     }
 
     /// Where a span's start row is on screen in the last frame (its middle, at the start
@@ -141,7 +147,7 @@ impl TimelineView {
     /// lane is not laid out (collapsed) or it lies outside the plot.
     pub fn span_pos(&self, ws: &Workspace, r: SpanRef) -> Option<Pos2> {
         let (a, b) = ws.span_range_shared(r)?;
-        let m = ws.traces[r.trace].store.span_meta(r.span);
+        let m = ws.store(r.trace)?.span_meta(r.span);
         let y = self.layout.lane_y.get(&(r.trace, m.lane))?;
         let plot = self.last_plot;
         if !plot.is_positive() {
@@ -164,8 +170,8 @@ impl TimelineView {
 
     /// Scrolls to what the last commands asked to see: a trace's header, a span's lane.
     fn scroll_to_targets(&mut self, body_h: f32) {
-        if let Some(ti) = self.scroll_to_trace.take() {
-            let key = GroupKey::Trace(ti);
+        if let Some(id) = self.scroll_to_trace.take() {
+            let key = GroupKey::Trace(id);
             let header = self.layout.rows.iter().find(|r| matches!(r.kind, RowKind::Header { key: k, .. } if k == key));
             if let Some(r) = header {
                 self.scroll_y = r.y;
@@ -181,7 +187,21 @@ impl TimelineView {
     }
 
     /// One frame: layout, input, prepare, paint, then what clicks on the painted frame mean.
-    pub fn ui(&mut self, ui: &mut Ui, ws: &Workspace, sel: &Selection, hl: &Highlight, cmds: &mut Vec<Command>) {
+    pub fn ui(&mut self, ui: &mut Ui, cx: &mut ViewCtx) {
+        let (ws, sel, hl) = (cx.ws, cx.sel, cx.highlight);
+        let mut cmds = Vec::new();
+        self.frame_ui(ui, (ws, sel, hl), &mut cmds);
+        for c in cmds {
+            cx.emit(c);
+        }
+    }
+
+    fn frame_ui(
+        &mut self,
+        ui: &mut Ui,
+        (ws, sel, hl): (&Workspace, &crate::commands::Selection, &crate::commands::Highlight),
+        cmds: &mut Vec<Command>,
+    ) {
         let areas = self.place(ui.available_rect_before_wrap());
         if self.fit_pending && !ws.traces.is_empty() {
             self.fit_all(ws);

@@ -80,7 +80,7 @@ impl Trace {
 impl Workspace {
     /// Where span `r` is on the shared axis.
     pub fn span_range_shared(&self, r: SpanRef) -> Option<(i64, i64)> {
-        let t = self.traces.get(r.trace)?;
+        let t = self.trace(r.trace)?;
         Some(t.range_to_shared((t.store.span_start(r.span), t.store.span_end(r.span))))
     }
 }

@@ -1,0 +1,201 @@
+//! What each command does: the one place shared state changes.
+
+use super::{BottomTab, StrobeApp};
+use crate::commands::{Command, Highlight, Selection};
+use crate::workspace::{SpanRef, TraceId};
+use strobe_model::{LaneKind, SpanKind};
+
+impl StrobeApp {
+    /// Applies one command (what every pane's clicks turn into).
+    pub fn apply(&mut self, c: Command, ctx: &egui::Context) {
+        match c {
+            Command::SelectSpan(r) => {
+                self.sel.span = Some(r);
+                self.select_launch_of_span(r);
+            }
+            Command::RevealSpan(r) => {
+                self.sel.span = Some(r);
+                self.timeline.reveal(&self.ws, r);
+                self.select_launch_of_span(r);
+            }
+            Command::ClearSelection => {
+                self.sel = Selection::default();
+                self.kernel_highlight = Highlight::default();
+            }
+            Command::SelectKernel { trace, name } => {
+                self.select_kernel(trace, &name);
+                // The launch linked to the span shown, else the kernel's first launch.
+                if let (Some(p), Some(doc)) = (self.kernel_sol.as_mut(), &self.ws.ncu) {
+                    if !self.sel.span.is_some_and(|r| p.select_span(r)) {
+                        p.select_name(&doc.report, &name);
+                    }
+                }
+            }
+            Command::SelectNcuLaunch(i) => self.select_ncu_launch(i),
+            Command::ZoomTo { t0, t1 } => {
+                let w = self.timeline.plot_width;
+                self.timeline.view.fit(t0, t1, w);
+            }
+            Command::FitAll => self.timeline.fit_all(&self.ws),
+            Command::ShowRankStep { trace, t0, t1 } => {
+                let Some(t) = self.ws.trace(trace) else { return };
+                let pad = (t1 - t0) / 40;
+                let (t0, t1) = t.range_to_shared((t0 - pad, t1 + pad));
+                let w = self.timeline.plot_width;
+                self.timeline.view.fit(t0, t1, w);
+                self.timeline.show_trace(trace);
+            }
+            Command::AreaSelected { t0, t1, lanes } => {
+                self.area.compute(&self.ws, t0, t1, &lanes);
+                self.sel.range = Some((t0, t1));
+                self.bottom_tab = BottomTab::Area;
+            }
+            Command::ApplyAlignment(offsets) => self.apply_alignment(offsets),
+            Command::SearchResults(h) => self.search_highlight = h,
+            Command::OpenFiles(p) => self.open_files(p, true, ctx),
+            Command::AddFiles(p) => self.open_files(p, false, ctx),
+            Command::ShowOpenDialog(mode) => self.show_open_dialog(mode, ctx),
+            Command::ShowBrowser => self.browser.show(),
+            Command::CloseAll => self.close_all(),
+            Command::FocusSearch => self.search.focus_request = true,
+            Command::SetIdleThreshold(ns) => {
+                self.loader.idle_threshold_ns = ns;
+                for t in &mut self.ws.traces {
+                    t.set_idle_threshold(ns);
+                }
+            }
+            Command::ClearMarks => self.timeline.marks.clear(),
+            Command::ToggleShortcuts => self.timeline.show_shortcuts = !self.timeline.show_shortcuts,
+        }
+    }
+
+    /// The ranks pane's clock offsets to the traces (the timeline draws with them).
+    fn apply_alignment(&mut self, offsets: Vec<(TraceId, i64, i64)>) {
+        // several ranks just opened: what the user came for is the rank table
+        if self.bottom_tab == BottomTab::Kernels && !self.ranks_shown {
+            self.bottom_tab = BottomTab::Ranks;
+        }
+        self.ranks_shown = true;
+        for (id, o, rank) in offsets {
+            if let Some(tr) = self.ws.trace_mut(id) {
+                tr.offset_ns = o;
+                // the rank the comparison settled on (files may all claim the same one)
+                tr.label = crate::workspace::trace_label(&tr.path, Some(rank));
+            }
+        }
+    }
+
+    /// Computes the rank comparison on this thread and applies its alignment (tests).
+    pub fn settle_ranks_blocking(&mut self, ctx: &egui::Context) {
+        let mut cmds = Vec::new();
+        self.ranks.update_blocking(&self.ws, &mut cmds);
+        self.pending.extend(cmds);
+        self.apply_pending(ctx);
+    }
+
+    /// Links the kernel pane's launches to the open traces' kernel spans when the workspace
+    /// changed, and shows the linked launches' figures in the kernel table.
+    pub(super) fn link_ncu(&mut self) {
+        let (Some(p), Some(doc)) = (self.kernel_sol.as_mut(), &self.ws.ncu) else { return };
+        if self.ncu_linked == Some(self.ws.generation) {
+            return;
+        }
+        self.ncu_linked = Some(self.ws.generation);
+        p.link(&doc.report, &self.ws);
+        let ws = &self.ws;
+        let names: Vec<Option<String>> = p
+            .links
+            .iter()
+            .map(|l| {
+                let r = (*l)?;
+                let st = ws.store(r.trace)?;
+                Some(st.string(st.span_meta(r.span).name).to_string())
+            })
+            .collect();
+        self.kernels.sol = Some(crate::kernel_table::SolColumns::from_report_linked(&doc.report, &names));
+    }
+
+    /// A span selected anywhere: the kernel pane selects its linked launch, else (a kernel
+    /// not in the profiled window) the first launch of its name.
+    fn select_launch_of_span(&mut self, r: SpanRef) {
+        let (Some(p), Some(doc)) = (self.kernel_sol.as_mut(), &self.ws.ncu) else { return };
+        if p.select_span(r) {
+            return;
+        }
+        let Some(st) = self.ws.store(r.trace) else { return };
+        let m = st.span_meta(r.span);
+        if SpanKind::from_u8(m.kind) == SpanKind::Kernel {
+            p.select_name(&doc.report, st.string(m.name));
+        }
+    }
+
+    /// An ncu launch selected (kernel pane): select it, highlight its kernel on the timeline
+    /// and select + reveal its linked span (by name only when it has none).
+    pub fn select_ncu_launch(&mut self, i: usize) {
+        let (Some(p), Some(doc)) = (self.kernel_sol.as_mut(), &self.ws.ncu) else { return };
+        let Some(k) = doc.report.kernels.get(i) else { return };
+        p.selected = Some(i);
+        let (link, ncu_name) = (p.links.get(i).copied().flatten(), k.name.clone());
+        if let Some((r, st)) = link.and_then(|r| Some((r, self.ws.store(r.trace)?))) {
+            let name = st.string(st.span_meta(r.span).name).to_string();
+            self.select_kernel(r.trace, &name);
+            self.sel.span = Some(r);
+            self.timeline.reveal(&self.ws, r);
+        } else if let Some((t, name)) = match_timeline_kernel(&self.ws, &ncu_name) {
+            self.select_kernel(t, &name);
+        }
+    }
+
+    /// Highlights every occurrence of kernel `name` in `trace` and jumps to the longest.
+    pub fn select_kernel(&mut self, trace: TraceId, name: &str) {
+        let Some(st) = self.ws.store(trace) else { return };
+        let mut mask = vec![false; st.string_count()];
+        let mut any = false;
+        for i in 0..st.string_count() as u32 {
+            if st.string(i) == name {
+                mask[i as usize] = true;
+                any = true;
+            }
+        }
+        let mut best: Option<(i64, u32)> = None;
+        for (lane, d) in st.lanes.iter().enumerate() {
+            if !matches!(d.kind, LaneKind::GpuStream { .. }) {
+                continue;
+            }
+            for &sid in st.lane_view(lane as u32).span {
+                let m = st.span_meta(sid);
+                if mask[m.name as usize] && SpanKind::from_u8(m.kind) == SpanKind::Kernel {
+                    let dur = st.span_end(sid) - st.span_start(sid);
+                    if best.map(|b| dur > b.0).unwrap_or(true) {
+                        best = Some((dur, sid));
+                    }
+                }
+            }
+        }
+        self.kernel_highlight = Highlight { names: [(trace, mask)].into_iter().collect(), active: any };
+        self.sel.kernel = Some((trace, name.to_string()));
+        if let Some((_, sid)) = best {
+            let r = SpanRef { trace, span: sid };
+            self.sel.span = Some(r);
+            self.timeline.reveal(&self.ws, r);
+        }
+    }
+}
+
+/// The timeline kernel an ncu launch's name stands for: the same name in some trace, else
+/// the first with the same `kernel_match_key` (the demanglers differ).
+pub fn match_timeline_kernel(ws: &crate::workspace::Workspace, ncu_name: &str) -> Option<(TraceId, String)> {
+    for tr in &ws.traces {
+        if tr.derived.kernels.iter().any(|k| k.name == ncu_name) {
+            return Some((tr.id, ncu_name.to_string()));
+        }
+    }
+    let key = strobe_analysis::roofline::kernel_match_key(ncu_name);
+    ws.traces.iter().find_map(|tr| {
+        tr.derived
+            .kernels
+            .iter()
+            .find(|k| strobe_analysis::roofline::kernel_match_key(&k.name) == key)
+            .map(|k| (tr.id, k.name.clone()))
+    })
+}

@@ -1,0 +1,90 @@
+//! The top bar: File and View menus, the search bar, the key hints, then the status lines.
+
+use super::{OpenMode, StrobeApp};
+use crate::commands::Command;
+use crate::view_ctx::ViewCtx;
+
+impl StrobeApp {
+    pub(super) fn top_bar(&mut self, ui: &mut egui::Ui, cmds: &mut Vec<Command>) {
+        egui::Panel::top("strobe_menu").show(ui, |ui| {
+            ui.horizontal(|ui| {
+                ui.menu_button("File", |ui| self.file_menu(ui, cmds));
+                ui.menu_button("View", |ui| self.view_menu(ui, cmds));
+                if ui.button("?").on_hover_text("Keyboard shortcuts (?)").clicked() {
+                    cmds.push(Command::ToggleShortcuts);
+                }
+                if !self.ws.traces.is_empty() {
+                    ui.separator();
+                    let hl = self.highlight().clone();
+                    self.search.ui(ui, &mut ViewCtx::new(&self.ws, &self.sel, &hl, cmds));
+                    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                        ui.weak("W/S zoom · A/D pan · F fit · M mark · Shift-drag area · / search · ? all keys");
+                    });
+                }
+            });
+            self.status_lines(ui);
+        });
+    }
+
+    fn file_menu(&mut self, ui: &mut egui::Ui, cmds: &mut Vec<Command>) {
+        if ui.button("Open…").on_hover_text("Replaces what is open").clicked() {
+            cmds.push(Command::ShowOpenDialog(OpenMode::Replace));
+            ui.close();
+        }
+        if ui
+            .button("Add as rank…")
+            .on_hover_text(
+                "Adds traces beside the open ones (ranks of one job), or a snapshot / ncu report beside them",
+            )
+            .clicked()
+        {
+            cmds.push(Command::ShowOpenDialog(OpenMode::AddRanks));
+            ui.close();
+        }
+        if ui.button("Open folder of ranks…").clicked() {
+            cmds.push(Command::ShowOpenDialog(OpenMode::Folder));
+            ui.close();
+        }
+        if ui.button("Open (built-in browser)…").clicked() {
+            self.browser.show();
+            ui.close();
+        }
+        ui.menu_button("Recent", |ui| {
+            if self.settings.recent.is_empty() {
+                ui.weak("nothing yet");
+            }
+            for p in self.settings.recent.clone() {
+                if ui.button(p.display().to_string()).clicked() {
+                    cmds.push(Command::OpenFiles(vec![p]));
+                    ui.close();
+                }
+            }
+        });
+        ui.separator();
+        if ui.button("Close all").clicked() {
+            cmds.push(Command::CloseAll);
+            ui.close();
+        }
+    }
+
+    fn view_menu(&mut self, ui: &mut egui::Ui, cmds: &mut Vec<Command>) {
+        if ui.checkbox(&mut self.timeline.show_bands, "Overlap and idle bands").changed() {
+            self.settings.show_bands = self.timeline.show_bands;
+        }
+        ui.horizontal(|ui| {
+            ui.label("Idle threshold (µs)");
+            let r = ui.add(egui::DragValue::new(&mut self.settings.idle_threshold_us).range(0.1..=1e6).speed(0.5));
+            if r.drag_stopped() || r.lost_focus() {
+                cmds.push(Command::SetIdleThreshold((self.settings.idle_threshold_us * 1e3) as i64));
+            }
+        });
+        if ui.button("Fit all (F with nothing selected)").clicked() {
+            cmds.push(Command::FitAll);
+            ui.close();
+        }
+        if ui.button("Clear marks").clicked() {
+            cmds.push(Command::ClearMarks);
+            ui.close();
+        }
+    }
+}

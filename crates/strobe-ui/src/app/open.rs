@@ -1,0 +1,115 @@
+//! Files into the workspace: start their loads (a folder opens every trace in it), take each
+//! loaded document in, and close.
+
+use super::{BottomTab, StrobeApp};
+use crate::commands::{Highlight, Selection};
+use crate::documents::Document;
+use std::path::PathBuf;
+
+impl StrobeApp {
+    /// Starts loading files off the UI thread. `replace`: what is open closes once the first
+    /// of them has loaded (so a failed open keeps the view).
+    pub fn open_files(&mut self, paths: Vec<PathBuf>, replace: bool, ctx: &egui::Context) {
+        let mut files = Vec::new();
+        for p in paths {
+            if p.is_dir() {
+                // a folder of rank traces: open them all, side by side
+                match crate::loader::trace_files_in(&p) {
+                    Ok(f) => {
+                        files.extend(f);
+                        self.bottom_tab = BottomTab::Ranks;
+                    }
+                    Err(e) => self.errors.push(e),
+                }
+            } else {
+                files.push(p);
+            }
+        }
+        if files.is_empty() {
+            return;
+        }
+        self.next_batch += 1;
+        let batch = self.next_batch;
+        if replace && self.has_documents() {
+            self.replacing = Some(batch);
+        }
+        for p in files {
+            let c = ctx.clone();
+            self.loader.start(&p, batch, move || c.request_repaint());
+            self.settings.recent.retain(|r| r != &p);
+            self.settings.recent.insert(0, p);
+            self.settings.recent.truncate(12);
+        }
+    }
+
+    fn has_documents(&self) -> bool {
+        !self.ws.traces.is_empty()
+            || self.ws.memory.is_some()
+            || self.ws.ncu.is_some()
+            || self.ws.memory_stats.is_some()
+    }
+
+    /// Loads a file on this thread and adds it (tests, benchmarks).
+    pub fn open_blocking(&mut self, path: &std::path::Path) -> Result<(), String> {
+        let d = self.loader.load_blocking(path)?;
+        self.add_document(d);
+        Ok(())
+    }
+
+    /// A loaded document into the workspace, with a fresh pane for a snapshot or ncu report.
+    pub fn add_document(&mut self, d: Document) {
+        match d {
+            Document::Trace(t) => self.add_trace(*t),
+            Document::Memory(m) => {
+                self.memory = Some(crate::memory::MemoryPane::new(&m));
+                self.ws.memory = Some(*m);
+                self.ws.generation += 1;
+                self.bottom_tab = BottomTab::Memory;
+            }
+            Document::MemoryStats(r) => {
+                self.ws.memory_stats = Some(*r);
+                self.ws.generation += 1;
+            }
+            Document::Ncu(n) => {
+                self.kernels.sol = Some(crate::kernel_table::SolColumns::from_report(&n.report));
+                self.kernel_sol = Some(crate::kernel_sol::KernelSolPane::new(&n.report));
+                self.ws.ncu = Some(*n);
+                self.ws.generation += 1;
+                self.bottom_tab = BottomTab::KernelSol;
+            }
+        }
+    }
+
+    pub fn add_trace(&mut self, t: crate::workspace::Trace) {
+        // ids are stable: the selection and folds survive a rank inserted before them
+        self.ws.add_trace(t);
+        // ranks side by side: their GPU lanes one above the other; a click opens a CPU group
+        self.timeline.fold_cpu_groups = self.ws.traces.len() >= 2;
+        if self.ws.traces.len() >= 3 {
+            // many ranks: each starts as its summary lane; expand the ones to read
+            self.timeline.collapsed = self.ws.traces.iter().map(|t| crate::timeline::GroupKey::Trace(t.id)).collect();
+        }
+        self.timeline.fit_pending = true;
+    }
+
+    /// Closes every document and forgets what referred to them.
+    pub(super) fn close_all(&mut self) {
+        self.ws.close_traces();
+        self.ws.memory = None;
+        self.ws.memory_stats = None;
+        self.ws.ncu = None;
+        self.memory = None;
+        self.kernel_sol = None;
+        self.sel = Selection::default();
+        self.kernel_highlight = Highlight::default();
+        self.search_highlight = Highlight::default();
+        self.search = crate::search::SearchBar::default();
+        self.area = crate::area::AreaTable::default();
+        self.kernels = crate::kernel_table::KernelTable::default();
+        self.ranks = crate::ranks::RanksPane::default();
+        self.ranks_shown = false;
+        self.timeline.collapsed.clear();
+        self.timeline.marks.clear();
+        self.bottom_tab = BottomTab::Kernels;
+    }
+}

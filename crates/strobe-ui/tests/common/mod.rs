@@ -1,0 +1,63 @@
+//! The harness every pane's test file shares: sample paths, the oracles' expected figures,
+//! an app with files opened (as a user would: through the loader's opener, no cache), and a
+//! kittest harness that runs the app's whole frame.
+#![allow(dead_code)]
+
+use egui_kittest::Harness;
+use std::path::PathBuf;
+use strobe_ui::workspace::TraceId;
+use strobe_ui::{Settings, StrobeApp};
+
+pub fn sample(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces").join(name)
+}
+
+/// tests/expected/NAME (written by the independent scripts in tests/expected/).
+pub fn expected(name: &str) -> serde_json::Value {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/expected").join(name);
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+/// An app with `files` (under sample-traces/) opened on this thread, nothing cached.
+pub fn app_with(files: &[&str]) -> StrobeApp {
+    let mut app = StrobeApp::new(None, Settings::default());
+    app.set_no_cache(true);
+    for f in files {
+        app.open_blocking(&sample(f)).expect("load sample");
+    }
+    app
+}
+
+/// `app_with` plus the ranks pane's comparison and its clock alignment applied.
+pub fn app_with_ranks(files: &[&str]) -> StrobeApp {
+    let mut app = app_with(files);
+    app.settle_ranks_blocking(&egui::Context::default());
+    app
+}
+
+/// The app's whole frame in a 1600×1000 window, three frames run.
+pub fn harness(app: StrobeApp) -> Harness<'static, StrobeApp> {
+    harness_sized(app, [1600.0, 1000.0])
+}
+
+pub fn harness_sized(app: StrobeApp, size: [f32; 2]) -> Harness<'static, StrobeApp> {
+    let mut h = Harness::builder().with_size(size).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
+    h.run_steps(3);
+    h
+}
+
+/// The id of the trace at position `i` (rank order).
+pub fn trace_id(h: &Harness<'static, StrobeApp>, i: usize) -> TraceId {
+    h.state().ws.traces[i].id
+}
+
+/// Steps the app until `done` holds (or 12 s pass).
+pub fn step_until(h: &mut Harness<'static, StrobeApp>, done: impl Fn(&StrobeApp) -> bool) {
+    for _ in 0..600 {
+        h.step();
+        if done(h.state()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
