@@ -13,10 +13,10 @@ use strobe_ui::StrobeApp;
 /// The timeline alone (no menus or other panes), 1600 × 900.
 fn timeline(files: &[&str], align: bool) -> Harness<'static, StrobeApp> {
     let app = if align { common::app_with_ranks(files) } else { common::app_with(files) };
-    let mut h = Harness::builder().with_size([1600.0, 900.0]).wgpu().build_ui_state(
-        |ui, app: &mut StrobeApp| app.timeline_pane(ui),
-        app,
-    );
+    let mut h = Harness::builder()
+        .with_size([1600.0, 900.0])
+        .wgpu()
+        .build_ui_state(|ui, app: &mut StrobeApp| app.timeline_pane(ui), app);
     h.run_steps(3);
     h
 }

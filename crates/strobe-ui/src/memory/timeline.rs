@@ -6,9 +6,9 @@
 //! nothing only draws the texture. Drag to brush-zoom, scroll to zoom, double-click to reset,
 //! click a band for its stack and its alloc and free entries.
 
+use crate::jobs::{take_ready, Pending};
 use egui::{Color32, ColorImage, Pos2, Rect, Sense, Stroke, TextureHandle, TextureOptions, Vec2};
 use rayon::prelude::*;
-use std::sync::mpsc::{channel, Receiver, TryRecvError};
 use std::sync::Arc;
 use strobe_analysis::memory::{bytes, AllocationTimeline, StackSweep};
 
@@ -130,7 +130,7 @@ pub struct ActiveMemoryView {
     stale: bool,
     texture: Option<TextureHandle>,
     /// A raster being made on a worker thread, for this key.
-    pending: Option<(RasterKey, Receiver<(Raster, f64)>)>,
+    pending: Option<(RasterKey, Pending<(Raster, f64)>)>,
     /// How long the last raster took (ms): above a frame's budget, the next one goes to a
     /// worker and frames keep drawing the old picture, moved and scaled to the new view.
     pub last_raster_ms: f64,
@@ -238,16 +238,8 @@ impl ActiveMemoryView {
         let alloc_hi = tl.allocated_max(a0, a1);
         let y_max = (res_hi.max(alloc_hi).max(1) as f64) * 1.05;
         let key = RasterKey { k0, k1, w, h, y_max, selected: self.selected };
-        if let Some((pk, rx)) = &self.pending {
-            match rx.try_recv() {
-                Ok((r, ms)) => {
-                    let pk = *pk;
-                    self.pending = None;
-                    self.install(ui.ctx(), pk, r, ms);
-                }
-                Err(TryRecvError::Empty) => ui.ctx().request_repaint(),
-                Err(TryRecvError::Disconnected) => self.pending = None,
-            }
+        if let Some((pk, (r, ms))) = take_ready(&mut self.pending) {
+            self.install(ui.ctx(), pk, r, ms);
         }
         if (self.key != Some(key) || self.stale) && self.pending.is_none() {
             self.stale = false;
@@ -256,16 +248,13 @@ impl ActiveMemoryView {
                 let r = rasterize(tl, &key);
                 self.install(ui.ctx(), key, r, t0.elapsed().as_secs_f64() * 1e3);
             } else {
-                let (tx, rx) = channel();
                 let tl = Arc::clone(tl);
-                let ctx = ui.ctx().clone();
-                std::thread::spawn(move || {
+                let job = Pending::spawn_ui(ui.ctx(), move || {
                     let t0 = std::time::Instant::now();
                     let r = rasterize(&tl, &key);
-                    let _ = tx.send((r, t0.elapsed().as_secs_f64() * 1e3));
-                    ctx.request_repaint();
+                    (r, t0.elapsed().as_secs_f64() * 1e3)
                 });
-                self.pending = Some((key, rx));
+                self.pending = Some((key, job));
             }
         }
         if let (Some(t), Some(tk)) = (&self.texture, self.key) {
