@@ -60,6 +60,20 @@ impl std::fmt::Display for IdKey {
     }
 }
 
+/// What a PyTorch profiler (Kineto) pseudo process stands for: Kineto writes its own session
+/// span under `"pid": "Spans"`, its iteration markers under `"pid": "Traces"`, the
+/// "Record Window End" instant with an empty pid, and CUPTI overhead under pid -1. None for a
+/// real process (any other pid, including other tools' string pids, which keep their names).
+pub fn profiler_pseudo_process(pid: &IdKey) -> Option<&'static str> {
+    match pid {
+        IdKey::Str(s) if s == "Spans" => Some("profiler session"),
+        IdKey::Str(s) if s == "Traces" => Some("profiler markers"),
+        IdKey::Str(s) if s.is_empty() => Some("global instants"),
+        IdKey::Num(-1) => Some("profiler overhead"),
+        _ => None,
+    }
+}
+
 /// Classifies a GPU kernel name the way `strobe report` defines comm: NCCL or RCCL in the
 /// name, any case.
 pub fn is_comm_kernel(name: &str) -> bool {

@@ -14,11 +14,16 @@ pub fn lane_display_name(
         LaneKind::CopyEngine { device, dir } => format!("GPU {device} · copy {}", dir.label()),
         LaneKind::GpuAnnotation { device, stream } => format!("GPU {device} · annotations (stream {stream})"),
         LaneKind::CpuThread { pid, tid } => {
+            if let Some(what) = strobe_model::profiler_pseudo_process(pid) {
+                let tid = tid.to_string();
+                return if tid.is_empty() || tid == "0" { what.to_string() } else { format!("{what} · {tid}") };
+            }
             let t = threads.get(&(pid.clone(), tid.clone())).map(|s| s.trim().to_string());
             let p = procs.get(pid).cloned();
             match (t, p) {
                 (Some(t), _) if !t.is_empty() => format!("CPU · {t} (tid {tid})"),
                 (_, Some(p)) => format!("CPU · {p} (tid {tid})"),
+                _ if pid.as_num().is_none() => format!("{pid} · {tid}"),
                 _ => format!("CPU · pid {pid} (tid {tid})"),
             }
         }

@@ -57,6 +57,20 @@ pub enum Command {
     ClearMarks,
     /// The keyboard-shortcut sheet (`?`).
     ToggleShortcuts,
+    /// The Notes tab (marks and named notes).
+    ShowNotes,
+    /// Ctrl+P: the track finder.
+    FindTrack,
+    /// Show a lane: unfold its groups, scroll to it, flash it.
+    RevealLane {
+        trace: TraceId,
+        lane: u32,
+    },
+    /// Pin a lane to the top of the timeline (again: unpin).
+    TogglePin {
+        trace: TraceId,
+        lane: u32,
+    },
     FocusSearch,
     SetIdleThreshold(i64),
 }

@@ -208,7 +208,7 @@ impl KernelSolPane {
             ui.selectable_value(&mut self.sort, SolSort::Id, "by launch id");
         });
         if let Some(k) = self.selected.and_then(|i| report.kernels.get(i)) {
-            ui.label(RichText::new(describe(k)).monospace().small());
+            ui.label(RichText::new(describe(k)).monospace());
         }
         if self.linked_traces > 0 {
             let n = self.links.iter().filter(|l| l.is_some()).count();
@@ -366,7 +366,7 @@ impl KernelSolPane {
                 }
             }
         }
-        ui.label(RichText::new(TENSOR_NOTE).small().weak());
+        ui.label(RichText::new(TENSOR_NOTE).weak());
     }
 }
 

@@ -17,11 +17,14 @@ pub mod kernel_table;
 pub mod load_summary;
 pub mod loader;
 pub mod memory;
+pub mod notes;
 pub mod ranks;
 pub mod sample;
 pub mod search;
+pub mod shortcuts;
 pub mod summary;
 pub mod timeline;
+pub mod track_finder;
 pub mod view_ctx;
 pub mod workspace;
 

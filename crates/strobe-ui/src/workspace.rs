@@ -110,7 +110,7 @@ pub struct Trace {
     pub label: String,
     pub store: Arc<Store>,
     pub derived: Derived,
-    /// First start and last end over all lanes.
+    /// First start and last end of the recorded activity (`activity_extent`).
     pub t_min: i64,
     pub t_max: i64,
     /// Added to this trace's times on the shared axis (rank alignment; 0 = as recorded).
@@ -124,16 +124,7 @@ pub struct Trace {
 impl Trace {
     pub fn new(path: PathBuf, store: Store, idle_threshold_ns: i64) -> Trace {
         let derived = Derived::compute(&store, idle_threshold_ns);
-        let (mut t_min, mut t_max) = (i64::MAX, i64::MIN);
-        for li in store.lane_index() {
-            if li.member_end > li.member_begin {
-                t_min = t_min.min(li.min_start);
-                t_max = t_max.max(li.max_end);
-            }
-        }
-        if t_min > t_max {
-            (t_min, t_max) = (0, 1);
-        }
+        let (t_min, t_max) = activity_extent(&store);
         let label = trace_label(&path, store.meta.distributed.as_ref().and_then(|d| d.rank));
         let n = store.string_count();
         let long_gaps = long_gaps(&derived.idle);
@@ -155,6 +146,27 @@ impl Trace {
         self.derived.idle = idle::idle_breakdown(&self.store, ns);
         self.long_gaps = long_gaps(&self.derived.idle);
     }
+}
+
+/// First start and last end of what the trace recorded, leaving out the profiler's own
+/// pseudo processes (a "Record Window End" instant or the session span can sit far past the
+/// last kernel): what Fit shows and zoom is bounded by. Everything when nothing else is there.
+fn activity_extent(store: &Store) -> (i64, i64) {
+    let extent = |skip_profiler: bool| {
+        let (mut a, mut b) = (i64::MAX, i64::MIN);
+        for (li, d) in store.lane_index().iter().zip(&store.lanes) {
+            let pseudo = match &d.kind {
+                strobe_model::LaneKind::CpuThread { pid, .. } => strobe_model::profiler_pseudo_process(pid).is_some(),
+                _ => false,
+            };
+            if li.member_end > li.member_begin && !(skip_profiler && pseudo) {
+                a = a.min(li.min_start);
+                b = b.max(li.max_end);
+            }
+        }
+        (a <= b).then_some((a, b))
+    };
+    extent(true).or_else(|| extent(false)).unwrap_or((0, 1))
 }
 
 fn long_gaps(idle: &[DeviceIdle]) -> Vec<(i64, Vec<IdleGap>)> {

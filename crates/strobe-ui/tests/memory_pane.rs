@@ -229,6 +229,27 @@ fn clicking_a_block_pins_it_with_its_stack() {
     let first = &st.regions[0];
     assert_eq!(pinned, first.blocks[0].address, "the first block of the lowest-addressed segment");
     h.get_by_label_contains(", pinned");
+    // its stack starts at the first Python frame outside the installed packages (found here
+    // by reading the pickle's frames, not through Strobe's rule): the allocator's own C++
+    // frames are folded, one click shows them
+    let doc = h.state().ws.memory.as_ref().unwrap();
+    let stack_id = st.regions[0].blocks[0].stack;
+    let frames: Vec<_> = doc.snapshot.stack(stack_id).collect();
+    let user = frames
+        .iter()
+        .find(|f| {
+            f.filename.ends_with(".py") && !f.filename.contains("-packages/") && !f.filename.contains("/lib/python3")
+        })
+        .or_else(|| frames.iter().find(|f| f.filename.ends_with(".py")))
+        .expect("a Python frame");
+    let user_line = format!("{}  {}:{}", user.name, user.filename, user.line);
+    let first_frame = format!("{}  {}:{}", frames[0].name, frames[0].filename, frames[0].line);
+    assert!(frames[0].name.contains("unwind"), "the recorded stack starts in the unwinder: {first_frame}");
+    h.get_by_label(&user_line);
+    assert!(h.query_by_label(&first_frame).is_none(), "allocator frames folded");
+    h.get_by_label_contains("allocator and interpreter frames hidden").click();
+    h.run_steps(2);
+    h.get_by_label(&first_frame);
 }
 
 #[test]

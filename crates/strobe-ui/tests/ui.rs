@@ -89,11 +89,12 @@ fn zoom_and_pan_keys_change_the_window() {
     let mut h = harness(app_with(&["gpt_train.json.gz"]));
     let w = h.state().timeline().plot_width;
     let before = h.state().timeline().view.window(w);
-    h.key_press(egui::Key::W);
+    for _ in 0..3 {
+        h.key_press(egui::Key::W);
+    }
     h.run_steps(2);
     let after_w = h.state().timeline().view.window(w);
     assert!(after_w.1 - after_w.0 < before.1 - before.0, "W zooms in: {before:?} -> {after_w:?}");
-    h.key_press(egui::Key::S);
     h.key_press(egui::Key::S);
     h.run_steps(2);
     let after_s = h.state().timeline().view.window(w);
@@ -110,6 +111,39 @@ fn zoom_and_pan_keys_change_the_window() {
     h.key_press(egui::Key::M);
     h.run_steps(1);
     assert_eq!(h.state().timeline().marks.len(), 1);
+}
+
+/// Zoom and pan stop at the trace plus a tenth of it each side (a 4.6 s trace never shows
+/// as a 401 s window), and Fit shows the recorded activity, not the profiler's own tail.
+#[test]
+fn zoom_and_pan_are_bounded_to_the_trace() {
+    let mut h = harness(app_with(&["gpt_train.json.gz"]));
+    let (a, b) = h.state().ws.extent().unwrap();
+    // the extent is the activity's: the last GPU or CPU span's end, read from the trace here
+    let st = &h.state().ws.traces[0].store;
+    let last_real_end = (0..st.lanes.len() as u32)
+        .filter(|&l| !matches!(&st.lanes[l as usize].kind, strobe_model::LaneKind::CpuThread { pid, .. } if strobe_model::profiler_pseudo_process(pid).is_some()))
+        .map(|l| st.lane_index()[l as usize].max_end)
+        .max()
+        .unwrap();
+    assert_eq!(b, last_real_end);
+    let w = h.state().timeline().plot_width;
+    for _ in 0..40 {
+        h.key_press(egui::Key::S);
+    }
+    h.run_steps(2);
+    let (w0, w1) = h.state().timeline().view.window(w);
+    let margin = (b - a) / 10;
+    assert!(w1 - w0 <= (b - a) + 2 * margin + 2_000, "zoomed out to {} ns for a {} ns trace", w1 - w0, b - a);
+    for _ in 0..5 {
+        h.key_press(egui::Key::W);
+    }
+    for _ in 0..200 {
+        h.key_press(egui::Key::D);
+    }
+    h.run_steps(2);
+    let (_, w1) = h.state().timeline().view.window(w);
+    assert!(w1 <= b + margin + 2_000, "panned to {w1}, past the trace's end {b} + margin");
 }
 
 #[test]

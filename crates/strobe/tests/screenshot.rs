@@ -131,16 +131,18 @@ fn screenshot_folder_of_ranks() {
     let (colours, fg, _) = timeline_stats(&out);
     assert!(colours >= 8, "only {colours} colours: no summary lanes?");
     assert!(fg > 0.02, "only {:.1}% of the timeline drawn", fg * 100.0);
-    // the Ranks tab's heat map below: cells at both ends of the scale
+    // the Ranks tab's heat map below: the slow step's cells red, the fast step's green (each
+    // ~20 % of a step from the median step, strobe_ui::ranks::heat_map::heat)
     let img = image::open(&out).unwrap().to_rgba8();
     let (w, h) = img.dimensions();
     let (mut green, mut red) = (0, 0);
     for y in h * 70 / 100..h {
         for x in 0..w {
-            match img.get_pixel(x, y).0 {
-                [40, 110, 60, _] => green += 1,
-                [170, 50, 40, _] => red += 1,
-                _ => {}
+            let [r, g, b, _] = img.get_pixel(x, y).0.map(i32::from);
+            if r > g + 50 && r > b + 50 {
+                red += 1;
+            } else if g > r + 30 && g > b + 20 {
+                green += 1;
             }
         }
     }

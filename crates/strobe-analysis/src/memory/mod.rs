@@ -4,6 +4,7 @@
 //! units"): allocations replay in requested bytes, segments in segment bytes.
 
 mod allocations;
+pub mod frames;
 mod history;
 mod range_max;
 mod stack_sweep;

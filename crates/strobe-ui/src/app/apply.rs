@@ -66,6 +66,10 @@ impl StrobeApp {
             }
             Command::ClearMarks => self.timeline.marks.clear(),
             Command::ToggleShortcuts => self.timeline.show_shortcuts = !self.timeline.show_shortcuts,
+            Command::ShowNotes => self.bottom_tab = BottomTab::Notes,
+            Command::FindTrack => self.track_finder.open(),
+            Command::RevealLane { trace, lane } => self.timeline.reveal_lane(&self.ws, trace, lane),
+            Command::TogglePin { trace, lane } => self.timeline.toggle_pin(trace, lane),
         }
     }
 

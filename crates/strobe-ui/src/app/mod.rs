@@ -56,6 +56,8 @@ pub enum BottomTab {
     Memory,
     /// Ranks side by side (when two or more traces are open).
     Ranks,
+    /// Marks and named notes.
+    Notes,
 }
 
 pub struct StrobeApp {
@@ -79,6 +81,7 @@ pub struct StrobeApp {
     pub(crate) errors: Vec<String>,
     pub(crate) bottom_tab: BottomTab,
     ranks_shown: bool,
+    pub(crate) track_finder: crate::track_finder::TrackFinder,
     search_highlight: Highlight,
     kernel_highlight: Highlight,
     dialog: Option<dialog::DialogJob>,
@@ -113,6 +116,7 @@ impl StrobeApp {
             errors: Vec::new(),
             bottom_tab: BottomTab::Kernels,
             ranks_shown: false,
+            track_finder: Default::default(),
             search_highlight: Highlight::default(),
             kernel_highlight: Highlight::default(),
             dialog: None,
@@ -246,6 +250,12 @@ impl StrobeApp {
         for p in self.browser.ui(&ctx) {
             cmds.push(Command::OpenFiles(vec![p]));
         }
+        {
+            let hl = if self.kernel_highlight.active { &self.kernel_highlight } else { &self.search_highlight };
+            let mut cx = ViewCtx::new(&self.ws, &self.sel, hl, &mut cmds);
+            self.track_finder.ui(&ctx, &mut cx, &self.timeline.pinned);
+        }
+        crate::shortcuts::window(&ctx, &mut self.timeline.show_shortcuts);
         status::drop_overlay(&ctx);
         for c in cmds {
             self.apply(c, &ctx);
@@ -293,6 +303,7 @@ impl StrobeApp {
                     if crate::ranks::RanksPane::applies(&self.ws) {
                         ui.selectable_value(&mut self.bottom_tab, BottomTab::Ranks, "Ranks");
                     }
+                    ui.selectable_value(&mut self.bottom_tab, BottomTab::Notes, "Notes");
                 });
                 ui.separator();
                 let mut cx = ViewCtx::new(&self.ws, &self.sel, hl, cmds);
@@ -300,6 +311,7 @@ impl StrobeApp {
                     BottomTab::Kernels => self.kernels.ui(ui, &mut cx),
                     BottomTab::Area => self.area.ui(ui, &mut cx),
                     BottomTab::Load => crate::load_summary::ui(ui, &mut cx),
+                    BottomTab::Notes => crate::notes::ui(ui, &mut self.timeline, &mut cx),
                     BottomTab::Ranks => self.ranks.ui(ui, &mut cx),
                     BottomTab::Memory => match &mut self.memory {
                         Some(p) => p.ui(ui, &mut cx),

@@ -60,7 +60,8 @@ impl HistoryBar {
                     ),
                     a => format!("entry {i}: {} {} at 0x{:x}, stream {}", a.as_str(), bytes(e.size), e.addr, e.stream),
                 };
-                let top = s.stack(e.stack).next().map(|f| format!(" — {} {}:{}", f.name, f.filename, f.line));
+                // the line that asked, not the allocator's own frame every entry starts with
+                let top = super::stack::user_frame(s, e.stack).map(|f| format!(" — {}", super::stack::line(f)));
                 ui.label(format!("{what}{}", top.unwrap_or_default()));
             }
             None => {

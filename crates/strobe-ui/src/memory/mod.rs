@@ -7,6 +7,7 @@
 pub mod bench;
 mod history_bar;
 mod segment_map;
+pub mod stack;
 mod summary;
 mod timeline;
 

@@ -158,16 +158,7 @@ impl SegmentMapView {
                     g.stream,
                     if g.expandable { ", expandable" } else { "" }
                 ));
-                egui::ScrollArea::vertical().id_salt("mem_stack").show(ui, |ui| {
-                    let mut any = false;
-                    for f in s.stack(b.stack) {
-                        any = true;
-                        ui.monospace(format!("{}  {}:{}", f.name, f.filename, f.line));
-                    }
-                    if !any {
-                        ui.weak("No stack recorded for this block.");
-                    }
-                });
+                super::stack::ui(ui, s, b.stack, "segment_map", f32::INFINITY);
             }
             None => {
                 ui.weak("Hover a block for its sizes and stack; click to pin it.");

@@ -41,7 +41,7 @@ impl SummaryView {
         }
         if let Some(w) = &d.history_window {
             ui.label(RichText::new(&w.note).strong().color(NOTE_COLOR)).on_hover_text(&w.evidence);
-            ui.label(RichText::new(&w.evidence).small().weak());
+            ui.label(RichText::new(&w.evidence).weak());
             self.notes_shown += 1;
         } else if d.trace_entries == 0 {
             ui.weak("No allocation trace: the figures and the segment map are the final state.");

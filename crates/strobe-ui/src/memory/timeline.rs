@@ -404,8 +404,8 @@ impl ActiveMemoryView {
                 let a = tl.allocs[i];
                 resp.clone().on_hover_ui_at_pointer(|ui| {
                     ui.label(format!("{} at 0x{:x}, stream {} (entry {k})", bytes(a.size), a.addr, a.stream));
-                    for f in s.stack(a.stack).take(4) {
-                        ui.monospace(format!("{}  {}:{}", f.name, f.filename, f.line));
+                    for f in super::stack::user_frames(s, a.stack, 4) {
+                        ui.monospace(super::stack::line(f));
                     }
                 });
             }
@@ -448,16 +448,7 @@ impl ActiveMemoryView {
                 }
             }
         });
-        egui::ScrollArea::vertical().id_salt("mem_alloc_stack").max_height(90.0).show(ui, |ui| {
-            let mut any = false;
-            for f in s.stack(a.stack) {
-                any = true;
-                ui.monospace(format!("{}  {}:{}", f.name, f.filename, f.line));
-            }
-            if !any {
-                ui.weak("No stack recorded for this allocation.");
-            }
-        });
+        super::stack::ui(ui, s, a.stack, "active_memory", 90.0);
         action
     }
 }

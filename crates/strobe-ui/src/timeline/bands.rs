@@ -24,13 +24,14 @@ fn gap_iv(g: &IdleGap) -> (i64, i64) {
     (g.start, g.end)
 }
 
-/// Long idle gaps of each GPU tinted across its stream lanes (`top`: screen y of the lane
+/// Long idle gaps of each GPU marked across its stream lanes by their two edges only: a
+/// filled tint over every lane read as busy spans (`top`: screen y of the lane
 /// area's origin; `body`: the visible lane area).
 pub fn device_tint(lp: &mut LanePainter, cx: &LaneCtx, ws: &Workspace, rows: &[Row], shared: &View, top: f32) {
     let (body, plot) = (cx.body, cx.plot);
     let mut dev_ranges: HashMap<(usize, i64), (f32, f32)> = HashMap::new();
     for r in rows {
-        if let RowKind::Lane { trace, lane } = r.kind {
+        if let RowKind::Lane { trace, lane, pinned: false } = r.kind {
             if let LaneKind::GpuStream { device, .. } = ws.traces[trace].store.lanes[lane as usize].kind {
                 let e = dev_ranges.entry((trace, device)).or_insert((f32::MAX, f32::MIN));
                 e.0 = e.0.min(top + r.y);
@@ -45,7 +46,20 @@ pub fn device_tint(lp: &mut LanePainter, cx: &LaneCtx, ws: &Workspace, rows: &[R
         let t = &ws.traces[ti];
         let tv = shared.for_trace(t);
         let Some(gaps) = t.long_gaps(dev) else { continue };
-        draw_intervals(&mut lp.mesh, gaps, gap_iv, &tv, plot, (y0, y1), IDLE_TINT);
+        let (w0, w1) = tv.window(plot.width());
+        let first = gaps.partition_point(|g| g.end <= w0);
+        for g in gaps[first..].iter().take_while(|g| g.start < w1) {
+            let (xa, xb) = (tv.x_of(g.start, plot.min.x), tv.x_of(g.end, plot.min.x));
+            if xb - xa < 6.0 {
+                continue; // too narrow to read two edges: the band row shows it
+            }
+            for x in [xa, xb - 1.0] {
+                if x >= plot.min.x && x < plot.max.x {
+                    let r = Rect::from_min_max(egui::pos2(x, y0), egui::pos2(x + 1.0, y1));
+                    lp.mesh.add_colored_rect(r, IDLE_TINT);
+                }
+            }
+        }
         if let Some(p) = cx.pointer.filter(|p| p.y >= y0 && p.y < y1 && plot.contains(*p)) {
             let tp = tv.t_of(p.x, plot.min.x);
             if let Some(g) = find_containing(gaps, gap_iv, tp, shared.npp * 2.0) {
@@ -71,7 +85,7 @@ pub fn band_row(
         pos2(lx, y0 + 5.0),
         Align2::LEFT_CENTER,
         "comm: overlapped / exposed",
-        FontId::proportional(9.5),
+        FontId::proportional(11.0),
         weak,
     );
     fd.text(
@@ -79,7 +93,7 @@ pub fn band_row(
         pos2(lx, y1 - 5.5),
         Align2::LEFT_CENTER,
         "idle gaps >= threshold",
-        FontId::proportional(9.5),
+        FontId::proportional(11.0),
         weak,
     );
     let mid = (y0 + y1) / 2.0;
@@ -117,7 +131,7 @@ pub fn rank_summary(fd: &mut FrameDraw, mesh: &mut Mesh, cx: &LaneCtx, t: &Trace
         pos2(body.min.x + 28.0, (y0 + y1) / 2.0),
         Align2::LEFT_CENTER,
         "GPU: compute / comm / memory / idle",
-        FontId::proportional(9.5),
+        FontId::proportional(11.0),
         weak,
     );
     let strip = (y1 - y0 - 2.0) / 4.0;

@@ -50,10 +50,12 @@ pub const OVERLAPPED: Color32 = Color32::from_rgb(60, 140, 255);
 pub const EXPOSED_COMM: Color32 = Color32::from_rgb(235, 90, 50);
 pub const MEMORY_BUSY: Color32 = Color32::from_rgb(80, 190, 120);
 pub const IDLE: Color32 = Color32::from_rgb(175, 175, 190);
-pub const IDLE_TINT: Color32 = Color32::from_rgba_premultiplied(22, 22, 26, 26);
+pub const IDLE_TINT: Color32 = Color32::from_rgba_premultiplied(70, 70, 80, 110);
 pub const SELECTED: Color32 = Color32::from_rgb(255, 255, 255);
 pub const MATCH: Color32 = Color32::from_rgb(255, 220, 0);
 pub const MARK: Color32 = Color32::from_rgb(250, 200, 60);
+/// The measure tool's bracket and duration.
+pub const MEASURE: Color32 = Color32::from_rgb(120, 230, 255);
 
 impl crate::workspace::Trace {
     pub fn color(&self, name: u32, kind: SpanKind) -> Color32 {

@@ -4,7 +4,7 @@
 
 use super::frame::{Clip, FrameDraw};
 use super::lanes::{truncate, LaneCtx};
-use super::{View, LABEL_W};
+use super::View;
 use egui::{pos2, Align2, Color32, FontId, Rect, Shape, Stroke};
 
 /// A step-function series' (x, min, max) per pixel column of the visible window.
@@ -66,8 +66,8 @@ pub fn counter_row(
         Clip::Pane,
         pos2(body.min.x + 28.0, y0 + 10.0),
         Align2::LEFT_CENTER,
-        truncate(name, ((LABEL_W - 28.0) / cx.char_w) as usize),
-        FontId::monospace(10.0),
+        truncate(name, ((plot.min.x - body.min.x - 28.0) / cx.char_w) as usize),
+        FontId::monospace(11.0),
         cx.pal.text,
     );
     let pts = counter_columns(ts, vals, tv, plot);
@@ -87,7 +87,7 @@ pub fn counter_row(
         pos2(plot.max.x - 4.0, y0),
         Align2::RIGHT_TOP,
         format!("{hi:.3}"),
-        FontId::monospace(9.0),
+        FontId::monospace(11.0),
         Color32::GRAY,
     );
 }

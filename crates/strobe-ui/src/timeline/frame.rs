@@ -52,7 +52,7 @@ impl FrameInput {
     pub fn new(ui: &Ui, full: Rect) -> FrameInput {
         let char_w = ui
             .fonts_mut(|f| {
-                f.layout_no_wrap("0000000000".into(), FontId::monospace(10.0), Color32::WHITE).size().x / 10.0
+                f.layout_no_wrap("0000000000".into(), FontId::monospace(11.0), Color32::WHITE).size().x / 10.0
             })
             .max(1.0);
         FrameInput { full, pointer: ui.input(|i| i.pointer.hover_pos()), char_w, palette: Palette::of(ui.visuals()) }
@@ -70,11 +70,17 @@ pub struct Areas {
 }
 
 impl Areas {
-    pub fn of(full: Rect) -> Areas {
+    /// `label_w`: the label column's width (the user drags its edge).
+    pub fn of(full: Rect, label_w: f32) -> Areas {
         let ruler = Rect::from_min_max(full.min, egui::pos2(full.max.x, full.min.y + super::RULER_H));
         let body = Rect::from_min_max(egui::pos2(full.min.x, ruler.max.y), full.max);
-        let plot = Rect::from_min_max(egui::pos2(body.min.x + super::LABEL_W, body.min.y), body.max);
+        let label_w = label_w.clamp(super::MIN_LABEL_W, (full.width() - 100.0).max(super::MIN_LABEL_W));
+        let plot = Rect::from_min_max(egui::pos2(body.min.x + label_w, body.min.y), body.max);
         Areas { full, ruler, body, plot }
+    }
+
+    pub fn label_w(&self) -> f32 {
+        self.plot.min.x - self.body.min.x
     }
 }
 

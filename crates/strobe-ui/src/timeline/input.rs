@@ -17,7 +17,24 @@ pub struct Responses {
     pub ruler: egui::Response,
 }
 
+/// A measure snaps to a span edge or a mark this close (px).
+const SNAP_PX: f32 = 8.0;
+
 impl TimelineView {
+    /// The shared-axis time at `x`, snapped to the nearest edge of the span under the pointer
+    /// (last frame's hover) or of a mark, when one is within `SNAP_PX`.
+    pub(super) fn snap(&self, ws: &Workspace, x: f32, plot: Rect) -> i64 {
+        let t = self.view.t_of(x, plot.min.x);
+        let mut edges: Vec<i64> = self.marks.list.iter().map(|m| m.t).collect();
+        if let Some(Hover::Item { trace, item, .. }) = self.last_hover {
+            if let Some(tr) = ws.traces.get(trace) {
+                edges.extend([tr.to_shared(item.start), tr.to_shared(item.end)]);
+            }
+        }
+        let near = |e: &i64| (self.view.x_of(*e, plot.min.x) - x).abs();
+        edges.into_iter().filter(|e| near(e) <= SNAP_PX).min_by(|a, b| near(a).total_cmp(&near(b))).unwrap_or(t)
+    }
+
     /// Drags, wheel and keys: moves the view and the scroll, and asks for what the keys mean.
     pub(super) fn handle_input(
         &mut self,
@@ -29,7 +46,26 @@ impl TimelineView {
         cmds: &mut Vec<Command>,
     ) {
         let (resp, ruler_resp) = (&r.body, &r.ruler);
-        let (shift, pointer) = ui.input(|i| (i.modifiers.shift, i.pointer.hover_pos()));
+        let (shift, ctrl, pointer) = ui.input(|i| (i.modifiers.shift, i.modifiers.command, i.pointer.hover_pos()));
+        // Ctrl-drag: measure from one span edge to another
+        if resp.drag_started() && ctrl {
+            if let Some(p) = resp.interact_pointer_pos() {
+                let t = self.snap(ws, p.x.max(plot.min.x), plot);
+                self.measure = Some(super::Measure { t0: t, t1: t, dragging: true });
+            }
+        }
+        if let Some(mut m) = self.measure.filter(|m| m.dragging) {
+            if let Some(p) = pointer {
+                m.t1 = self.snap(ws, p.x.clamp(plot.min.x, plot.max.x), plot);
+            }
+            if resp.drag_stopped() {
+                m.dragging = false;
+                // the duration on the clipboard, as the label reads it
+                ui.ctx().copy_text(strobe_analysis::report::fmt_ns((m.t1 - m.t0).abs()));
+            }
+            self.measure = Some(m);
+            return;
+        }
         // dragging: pan, or shift-drag to select an area
         if resp.drag_started() && shift {
             if let Some(p) = resp.interact_pointer_pos() {
@@ -58,7 +94,7 @@ impl TimelineView {
                         .iter()
                         .filter(|r| r.y + r.h > ya && r.y < yb)
                         .filter_map(|r| match r.kind {
-                            RowKind::Lane { trace, lane } => Some((ws.traces[trace].id, lane)),
+                            RowKind::Lane { trace, lane, pinned: false } => Some((ws.traces[trace].id, lane)),
                             _ => None,
                         })
                         .collect();
@@ -110,10 +146,39 @@ impl TimelineView {
         }
         if m > 0 {
             let t = self.view.t_of(plot.min.x + anchor, plot.min.x);
-            self.marks.push(t);
+            let named = ui.input(|i| i.modifiers.shift);
+            let i = self.marks.add(t, if named { "note".into() } else { String::new() });
+            if named {
+                // Shift+M: a note, named in the Notes tab
+                self.note_to_name = Some(i);
+                cmds.push(Command::ShowNotes);
+            }
         }
         if esc > 0 {
+            self.measure = None;
             cmds.push(Command::ClearSelection);
+        }
+        // punctuation arrives as text (its key depends on the keyboard layout)
+        let typed: Vec<String> = ui.input(|i| {
+            i.events.iter().filter_map(|e| if let egui::Event::Text(t) = e { Some(t.clone()) } else { None }).collect()
+        });
+        for t in typed {
+            let jump = sel.span.and_then(|r| match t.as_str() {
+                "." => super::navigate::step_on_lane(ws, r, true),
+                "," => super::navigate::step_on_lane(ws, r, false),
+                "]" => super::navigate::follow_flow(ws, r, true),
+                "[" => super::navigate::follow_flow(ws, r, false),
+                _ => None,
+            });
+            if let Some(r) = jump {
+                cmds.push(Command::RevealSpan(r));
+            }
+            if t == "?" {
+                cmds.push(Command::ToggleShortcuts);
+            }
+        }
+        if ui.input(|i| i.modifiers.command && i.key_pressed(Key::P)) {
+            cmds.push(Command::FindTrack);
         }
         let slash = ui.input(|i| {
             i.events.iter().any(|e| matches!(e, egui::Event::Text(t) if t == "/"))
@@ -171,8 +236,7 @@ impl TimelineView {
                 _ => {
                     // header rows toggle collapse
                     if let Some(p) = resp.interact_pointer_pos() {
-                        let top = self.last_plot.min.y - self.scroll_y;
-                        if let Some(r) = self.layout.row_at(p.y - top) {
+                        if let Some(r) = self.layout.row_at(p.y - self.last_plot.min.y, self.scroll_y) {
                             if let RowKind::Header { key, .. } = r.kind {
                                 self.toggle(key);
                             } else {

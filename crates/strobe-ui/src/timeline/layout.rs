@@ -20,6 +20,8 @@ pub enum GroupKey {
     Counters(TraceId),
     /// Series derived from the trace (queue length, memcpy bandwidth).
     Series(TraceId),
+    /// The profiler's own pseudo processes (Kineto's session span, iteration markers, overhead).
+    Profiler(TraceId),
 }
 
 impl GroupKey {
@@ -27,7 +29,7 @@ impl GroupKey {
     /// their GPUs one above the other).
     pub fn starts_folded(self, fold_cpu: bool) -> bool {
         match self {
-            GroupKey::Series(_) => true,
+            GroupKey::Series(_) | GroupKey::Profiler(_) => true,
             GroupKey::Process(..) => fold_cpu,
             GroupKey::Trace(_) | GroupKey::Gpu(..) | GroupKey::Counters(_) => false,
         }
@@ -45,6 +47,8 @@ pub enum RowKind {
     Lane {
         trace: usize,
         lane: u32,
+        /// A copy of the lane in the pinned rows at the top (they do not scroll).
+        pinned: bool,
     },
     Bands {
         trace: usize,
@@ -80,6 +84,71 @@ pub struct Row {
     pub h: f32,
 }
 
+/// A trace's lanes by the group they are drawn in: per GPU (in display order), per CPU
+/// process (in the trace's order, labelled), and the profiler's own pseudo processes.
+pub struct Groups {
+    pub devices: BTreeMap<i64, Vec<u32>>,
+    pub procs: Vec<(String, Vec<u32>)>,
+    pub profiler: Vec<u32>,
+}
+
+impl Groups {
+    pub fn of(t: &crate::workspace::Trace) -> Groups {
+        let s = &*t.store;
+        let mut devices: BTreeMap<i64, Vec<u32>> = BTreeMap::new();
+        let mut procs: Vec<(String, Vec<u32>)> = Vec::new();
+        let mut profiler: Vec<u32> = Vec::new();
+        for lane in s.lanes_in_order() {
+            let li = s.lane_index()[lane as usize];
+            if li.member_end == li.member_begin {
+                continue;
+            }
+            let kind = &s.lanes[lane as usize].kind;
+            if let Some(d) = kind.device() {
+                devices.entry(d).or_default().push(lane);
+                continue;
+            }
+            let (LaneKind::CpuThread { pid, .. } | LaneKind::Nvtx { pid, .. } | LaneKind::Async { pid, .. }) = kind
+            else {
+                continue;
+            };
+            if strobe_model::profiler_pseudo_process(pid).is_some() {
+                profiler.push(lane);
+                continue;
+            }
+            let pname = s.names.processes.iter().rev().find(|(p, _)| p == pid).map(|(_, n)| n.clone());
+            let label = match pname {
+                Some(n) => format!("CPU · {n} (pid {pid})"),
+                // another tool's named pseudo process: its name is its meaning
+                None if pid.as_num().is_none() => pid.to_string(),
+                None => format!("CPU · pid {pid}"),
+            };
+            match procs.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, v)) => v.push(lane),
+                None => procs.push((label, vec![lane])),
+            }
+        }
+        for lanes in devices.values_mut() {
+            lanes.sort_by_key(|&l| (lane_group_order(&s.lanes[l as usize].kind), s.lanes[l as usize].kind.clone()));
+        }
+        Groups { devices, procs, profiler }
+    }
+
+    /// The groups lane `lane` of trace `t` sits in, outermost first (what to unfold to show it).
+    pub fn containing(t: &crate::workspace::Trace, lane: u32) -> Vec<GroupKey> {
+        let g = Groups::of(t);
+        let mut out = vec![GroupKey::Trace(t.id)];
+        if let Some((d, _)) = g.devices.iter().find(|(_, l)| l.contains(&lane)) {
+            out.push(GroupKey::Gpu(t.id, *d));
+        } else if let Some(pi) = g.procs.iter().position(|(_, l)| l.contains(&lane)) {
+            out.push(GroupKey::Process(t.id, pi));
+        } else if g.profiler.contains(&lane) {
+            out.push(GroupKey::Profiler(t.id));
+        }
+        out
+    }
+}
+
 /// The laid-out rows, where each lane starts, and the height of them all.
 #[derive(Clone, Debug, Default)]
 pub struct Layout {
@@ -87,6 +156,9 @@ pub struct Layout {
     /// Where each (trace, lane) starts, by id: what a selection or a jump looks up.
     pub lane_y: HashMap<(TraceId, u32), f32>,
     pub content_h: f32,
+    /// The pinned rows come first and take `[0, pinned_h)`: they stay at the top while the
+    /// rest scrolls under them.
+    pub pinned_h: f32,
 }
 
 fn lane_group_order(k: &LaneKind) -> u8 {
@@ -118,15 +190,28 @@ impl Layout {
     fn lanes(&mut self, s: &strobe_store::Store, (ti, id): (usize, TraceId), lanes: &[u32]) {
         for &l in lanes {
             let depths = s.lane_index()[l as usize].max_depth + 1;
-            let y = self.push(RowKind::Lane { trace: ti, lane: l }, depths as f32 * ROW_H + LANE_PAD);
+            let y = self.push(RowKind::Lane { trace: ti, lane: l, pinned: false }, depths as f32 * ROW_H + LANE_PAD);
             self.lane_y.insert((id, l), y);
         }
     }
 
     /// Lays out the rows of every open trace (cheap: lanes are few); `folded` says which
     /// groups are folded.
-    pub fn new(ws: &Workspace, folded: impl Fn(GroupKey) -> bool, show_bands: bool) -> Layout {
+    pub fn new(
+        ws: &Workspace,
+        folded: impl Fn(GroupKey) -> bool,
+        show_bands: bool,
+        pinned: &[(TraceId, u32)],
+    ) -> Layout {
         let mut out = Layout::default();
+        for &(id, lane) in pinned {
+            let (Some(ti), Some(t)) = (ws.index_of(id), ws.trace(id)) else { continue };
+            if let Some(li) = t.store.lane_index().get(lane as usize) {
+                let h = (li.max_depth + 1) as f32 * ROW_H + LANE_PAD;
+                out.push(RowKind::Lane { trace: ti, lane, pinned: true }, h);
+            }
+        }
+        out.pinned_h = out.content_h;
         for (ti, t) in ws.traces.iter().enumerate() {
             let s = &*t.store;
             let label = if t.offset_ns != 0 {
@@ -140,35 +225,9 @@ impl Layout {
                 }
                 continue;
             }
-            let mut devices: BTreeMap<i64, Vec<u32>> = BTreeMap::new();
-            let mut procs: Vec<(String, Vec<u32>)> = Vec::new();
-            for lane in s.lanes_in_order() {
-                let li = s.lane_index()[lane as usize];
-                if li.member_end == li.member_begin {
-                    continue;
-                }
-                let kind = &s.lanes[lane as usize].kind;
-                if let Some(d) = kind.device() {
-                    devices.entry(d).or_default().push(lane);
-                    continue;
-                }
-                let (LaneKind::CpuThread { pid, .. } | LaneKind::Nvtx { pid, .. } | LaneKind::Async { pid, .. }) = kind
-                else {
-                    continue;
-                };
-                let pname = s.names.processes.iter().rev().find(|(p, _)| p == pid).map(|(_, n)| n.clone());
-                let label = match pname {
-                    Some(n) => format!("CPU · {n} (pid {pid})"),
-                    None => format!("CPU · pid {pid}"),
-                };
-                match procs.iter_mut().find(|(l, _)| *l == label) {
-                    Some((_, v)) => v.push(lane),
-                    None => procs.push((label, vec![lane])),
-                }
-            }
+            let Groups { devices, procs, profiler } = Groups::of(t);
             let has_device_rows: HashSet<i64> = t.derived.unions.iter().map(|u| u.device).collect();
-            for (d, mut lanes) in devices {
-                lanes.sort_by_key(|&l| (lane_group_order(&s.lanes[l as usize].kind), s.lanes[l as usize].kind.clone()));
+            for (d, lanes) in devices {
                 let dev_name =
                     s.meta.devices.iter().find(|x| x.id == d).map(|x| format!(" · {}", x.name)).unwrap_or_default();
                 if out.header(&folded, GroupKey::Gpu(t.id, d), format!("GPU {d}{dev_name}"), 1) {
@@ -185,6 +244,12 @@ impl Layout {
             for (pi, (label, lanes)) in procs.into_iter().enumerate() {
                 if !out.header(&folded, GroupKey::Process(t.id, pi), label, 1) {
                     out.lanes(s, (ti, t.id), &lanes);
+                }
+            }
+            if !profiler.is_empty() {
+                let label = "Profiler · session, markers, overhead".to_string();
+                if !out.header(&folded, GroupKey::Profiler(t.id), label, 1) {
+                    out.lanes(s, (ti, t.id), &profiler);
                 }
             }
             // a GPU's own series are drawn in its group (MemoryLevel), not here
@@ -207,8 +272,22 @@ impl Layout {
         out
     }
 
-    /// The row at `y` from the top of the lane area.
-    pub fn row_at(&self, y: f32) -> Option<&Row> {
-        self.rows.iter().find(|r| y >= r.y && y < r.y + r.h)
+    /// The row at `y` pixels below the top of the lane area when scrolled by `scroll`.
+    pub fn row_at(&self, y: f32, scroll: f32) -> Option<&Row> {
+        if y < self.pinned_h {
+            return self.rows.iter().find(|r| y >= r.y && y < r.y + r.h);
+        }
+        let y = y + scroll;
+        self.rows.iter().find(|r| r.y >= self.pinned_h && y >= r.y && y < r.y + r.h)
+    }
+
+    /// Where row `r` starts below the top of the lane area when scrolled by `scroll` (pinned
+    /// rows do not scroll).
+    pub fn row_y(&self, r: &Row, scroll: f32) -> f32 {
+        if r.y < self.pinned_h {
+            r.y
+        } else {
+            r.y - scroll
+        }
     }
 }

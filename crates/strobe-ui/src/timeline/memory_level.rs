@@ -6,7 +6,7 @@
 use super::counters::{column_line, counter_columns};
 use super::frame::{Clip, FrameDraw, Link};
 use super::lanes::LaneCtx;
-use super::{View, LABEL_W};
+use super::View;
 use crate::commands::Command;
 use crate::workspace::Trace;
 use egui::{pos2, vec2, Align2, Color32, FontId, Rect, Shape};
@@ -58,21 +58,21 @@ pub fn draw(
         pos2(plot.max.x - 4.0, y0 + 1.0),
         Align2::RIGHT_TOP,
         bytes(top),
-        FontId::monospace(9.0),
+        FontId::monospace(11.0),
         Color32::GRAY,
     );
 
     // labels: what the lines are, and the peak as a link
     let text = cx.pal.text;
     let lx = body.min.x + 28.0;
-    fd.text(Clip::Pane, pos2(lx, y0 + 8.0), Align2::LEFT_CENTER, "GPU memory", FontId::monospace(10.0), text);
-    fd.text(Clip::Pane, pos2(lx, y0 + 20.0), Align2::LEFT_CENTER, "allocated", FontId::monospace(9.0), ALLOCATED);
+    fd.text(Clip::Pane, pos2(lx, y0 + 8.0), Align2::LEFT_CENTER, "GPU memory", FontId::monospace(11.0), text);
+    fd.text(Clip::Pane, pos2(lx, y0 + 20.0), Align2::LEFT_CENTER, "allocated", FontId::monospace(11.0), ALLOCATED);
     fd.text(
         Clip::Pane,
         pos2(body.min.x + 90.0, y0 + 20.0),
         Align2::LEFT_CENTER,
         "reserved",
-        FontId::monospace(9.0),
+        FontId::monospace(11.0),
         RESERVED,
     );
     if let Some(p) = peak.peak_allocated_bytes.or(peak.peak_reserved_bytes) {
@@ -82,8 +82,8 @@ pub fn draw(
         let at = t.to_shared(peak.at_ns);
         let command = Command::ZoomTo { t0: at - w / 2, t1: at + w / 2 };
         let label = format!("peak {} ▸", strobe_analysis::memory::bytes(p));
-        let lr = Rect::from_min_size(pos2(lx, y0 + 26.0), vec2(LABEL_W - 34.0, 12.0));
-        fd.text(Clip::Pane, lr.left_center(), Align2::LEFT_CENTER, label.clone(), FontId::monospace(9.0), PEAK);
+        let lr = Rect::from_min_size(pos2(lx, y0 + 26.0), vec2(cx.plot.min.x - cx.body.min.x - 34.0, 13.0));
+        fd.text(Clip::Pane, lr.left_center(), Align2::LEFT_CENTER, label.clone(), FontId::monospace(11.0), PEAK);
         fd.links.push(Link {
             id: ("memory_peak_label", trace, device),
             rect: lr,
@@ -117,7 +117,7 @@ pub fn draw(
                 pos2(p.x + 8.0, y0 + 1.0),
                 Align2::LEFT_TOP,
                 tip.join(" · "),
-                FontId::monospace(9.0),
+                FontId::monospace(11.0),
                 text,
             );
         }

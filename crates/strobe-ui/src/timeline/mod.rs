@@ -16,7 +16,9 @@ pub mod hover;
 mod input;
 pub mod lanes;
 pub mod layout;
+pub mod marks;
 mod memory_level;
+pub mod navigate;
 mod prepare;
 pub mod ruler;
 pub mod view;
@@ -33,7 +35,11 @@ use std::collections::HashSet;
 pub use view::{View, MAX_NPP, MIN_NPP};
 
 pub const ROW_H: f32 = 18.0;
+/// The label column's width until the user drags its edge.
 pub const LABEL_W: f32 = 230.0;
+pub const MIN_LABEL_W: f32 = 120.0;
+/// How long a revealed lane flashes (s).
+const FLASH_S: f32 = 1.0;
 pub const RULER_H: f32 = 24.0;
 pub const HEADER_H: f32 = 20.0;
 pub const BANDS_H: f32 = 22.0;
@@ -41,6 +47,14 @@ pub const COUNTER_H: f32 = 36.0;
 /// The GPU memory water level: taller than a counter, it carries two series and the peak.
 pub const MEMORY_H: f32 = 48.0;
 const LANE_PAD: f32 = 3.0;
+
+/// A measured interval: from where the drag started to where it is (or ended).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Measure {
+    pub t0: i64,
+    pub t1: i64,
+    pub dragging: bool,
+}
 
 pub struct TimelineView {
     /// The visible window of the shared axis.
@@ -55,15 +69,27 @@ pub struct TimelineView {
     /// CPU process groups start folded (ranks side by side: their GPUs one above the other).
     pub fold_cpu_groups: bool,
     pub show_bands: bool,
-    /// Marked times (shared axis).
-    pub marks: Vec<i64>,
+    /// Marks and named notes (shared axis).
+    pub marks: marks::Marks,
+    /// A note just added with Shift+M: the Notes tab focuses its name.
+    pub note_to_name: Option<usize>,
     pub stats: FrameStats,
     /// Fit the whole workspace at the next frame (after a load).
     pub fit_pending: bool,
     /// Scroll so this lane is visible at the next frame.
-    pub reveal_lane: Option<(TraceId, u32)>,
+    pub scroll_to_lane: Option<(TraceId, u32)>,
     /// The keyboard-shortcut sheet is shown (`?`).
     pub show_shortcuts: bool,
+    /// The label column's width (drag its edge).
+    pub label_w: f32,
+    /// The Ctrl-drag measure (shared axis), until Esc.
+    pub measure: Option<Measure>,
+    /// What the pointer was over in the last frame (a measure snaps to its edges).
+    last_hover: Option<hover::Hover>,
+    /// Lanes pinned to the top (they stay while the rest scrolls).
+    pub pinned: Vec<(TraceId, u32)>,
+    /// A lane just revealed, flashed for a moment so the eye finds it.
+    pub flash: Option<(TraceId, u32, std::time::Instant)>,
     area_drag: Option<(Pos2, i64)>,
     /// The rows of the last layout.
     pub layout: Layout,
@@ -81,11 +107,17 @@ impl Default for TimelineView {
             scroll_to_trace: None,
             fold_cpu_groups: false,
             show_bands: true,
-            marks: Vec::new(),
+            marks: marks::Marks::default(),
+            note_to_name: None,
             stats: FrameStats::default(),
             fit_pending: true,
-            reveal_lane: None,
+            scroll_to_lane: None,
             show_shortcuts: false,
+            label_w: LABEL_W,
+            measure: None,
+            last_hover: None,
+            pinned: Vec::new(),
+            flash: None,
             area_drag: None,
             layout: Layout::default(),
             last_plot: Rect::NOTHING,
@@ -96,7 +128,7 @@ impl Default for TimelineView {
 impl TimelineView {
     /// Lays out the rows of every open trace (cheap: lanes are few).
     pub fn lay_out(&mut self, ws: &Workspace) {
-        self.layout = Layout::new(ws, |k| self.is_collapsed(k), self.show_bands);
+        self.layout = Layout::new(ws, |k| self.is_collapsed(k), self.show_bands, &self.pinned);
     }
 
     /// Whether a group is folded: groups that start folded are open when toggled, the others
@@ -138,8 +170,38 @@ impl TimelineView {
             self.view.fit(a - pad, b + pad, self.plot_width);
         }
         if let Some(st) = ws.store(r.trace) {
-            self.reveal_lane = Some((r.trace, st.span_meta(r.span).lane));
+            self.reveal_lane(ws, r.trace, st.span_meta(r.span).lane);
         }
+    }
+
+    /// Shows lane `lane` of trace `id`: unfolds the groups it is in, scrolls it into view on
+    /// the next frame and flashes it (every jump ends here, so none lands off screen).
+    pub fn reveal_lane(&mut self, ws: &Workspace, id: TraceId, lane: u32) {
+        let Some(t) = ws.trace(id) else { return };
+        for key in layout::Groups::containing(t, lane) {
+            if self.is_collapsed(key) {
+                self.toggle(key);
+            }
+        }
+        self.scroll_to_lane = Some((id, lane));
+        self.flash = Some((id, lane, std::time::Instant::now()));
+    }
+
+    /// Pins a lane to the top, or unpins it.
+    pub fn toggle_pin(&mut self, id: TraceId, lane: u32) {
+        match self.pinned.iter().position(|&p| p == (id, lane)) {
+            Some(i) => {
+                self.pinned.remove(i);
+            }
+            None => self.pinned.push((id, lane)),
+        }
+    }
+
+    /// How opaque the flash over a revealed lane is now (it fades over a second).
+    pub fn flash_alpha(&self) -> u8 {
+        let Some((_, _, at)) = self.flash else { return 0 };
+        let f = 1.0 - at.elapsed().as_secs_f32() / FLASH_S;
+        (f.clamp(0.0, 1.0) * 90.0) as u8
     }
 
     /// Where a span's start row is on screen in the last frame (its middle, at the start
@@ -162,7 +224,7 @@ impl TimelineView {
     /// Puts the pane at `full` (screen): the plot's width and place for this frame's zooms and
     /// for `span_pos`.
     pub fn place(&mut self, full: Rect) -> frame::Areas {
-        let areas = frame::Areas::of(full);
+        let areas = frame::Areas::of(full, self.label_w);
         self.plot_width = areas.plot.width().max(10.0);
         self.last_plot = areas.plot;
         areas
@@ -177,11 +239,16 @@ impl TimelineView {
                 self.scroll_y = r.y;
             }
         }
-        if let Some(key) = self.reveal_lane.take() {
+        if let Some(key) = self.scroll_to_lane.take() {
             if let Some(&y) = self.layout.lane_y.get(&key) {
-                if y < self.scroll_y || y + ROW_H > self.scroll_y + body_h {
-                    self.scroll_y = (y - body_h * 0.3).max(0.0);
+                // the rows under the pinned ones are hidden too
+                let top = self.scroll_y + self.layout.pinned_h;
+                if y < top || y + ROW_H > self.scroll_y + body_h {
+                    self.scroll_y = (y - self.layout.pinned_h - (body_h - self.layout.pinned_h) * 0.3).max(0.0);
                 }
+            } else {
+                // not laid out yet (its groups unfold on this layout): try next frame
+                self.scroll_to_lane = Some(key);
             }
         }
     }
@@ -214,12 +281,30 @@ impl TimelineView {
             ruler: ui.interact(areas.ruler, ui.scope_id().with("timeline_ruler"), Sense::click_and_drag()),
         };
         self.handle_input(ui, &resp, areas.plot, ws, sel, cmds);
+        if let Some(extent) = ws.extent() {
+            self.view.bound_to(extent, self.plot_width);
+        }
         let max_scroll = (self.layout.content_h - areas.body.height() + 40.0).max(0.0);
         self.scroll_y = self.scroll_y.clamp(0.0, max_scroll);
 
+        // the label column's edge: drag to widen the labels
+        let grip = Rect::from_x_y_ranges(areas.plot.min.x - 3.0..=areas.plot.min.x + 3.0, areas.body.y_range());
+        let g = ui.interact(grip, ui.scope_id().with("timeline_label_grip"), Sense::drag());
+        if g.hovered() || g.dragged() {
+            ui.ctx().set_cursor_icon(egui::CursorIcon::ResizeHorizontal);
+        }
+        if g.dragged() {
+            self.label_w = (self.label_w + g.drag_delta().x).clamp(MIN_LABEL_W, areas.full.width() * 0.6);
+        }
+        if self.flash_alpha() > 0 {
+            ui.ctx().request_repaint();
+        } else {
+            self.flash = None;
+        }
         let mut fd = self.prepare(ws, sel, hl, &FrameInput::new(ui, areas.full));
         self.stats = fd.stats;
         let (hover, links) = (fd.hover, std::mem::take(&mut fd.links));
+        self.last_hover = hover;
         fd.paint(ui);
         self.handle_clicks(ui, &resp.body, (hover, &links), ws, cmds);
     }

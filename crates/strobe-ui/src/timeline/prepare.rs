@@ -2,11 +2,11 @@
 //! the frame draws (`FrameDraw`) — no painter, no fonts, no input. Off-screen rows cost
 //! nothing; every visible lane's items become quads of one mesh plus a few labels.
 
-use super::colors::MARK;
+use super::colors::{MARK, MEASURE};
 use super::frame::{Areas, Clip, FrameDraw, FrameInput};
 use super::lanes::{truncate, LaneCtx, LanePainter};
 use super::layout::RowKind;
-use super::{bands, counters, flows, memory_level, ruler, TimelineView, LABEL_W, ROW_H};
+use super::{bands, counters, flows, memory_level, ruler, TimelineView, ROW_H};
 use crate::commands::{Highlight, Selection};
 use crate::workspace::Workspace;
 use egui::{pos2, Align2, Color32, FontId, Rect, Shape, Stroke};
@@ -14,7 +14,7 @@ use egui::{pos2, Align2, Color32, FontId, Rect, Shape, Stroke};
 impl TimelineView {
     /// One frame of the laid-out rows (`lay_out` first) at the current view and scroll.
     pub fn prepare(&self, ws: &Workspace, sel: &Selection, hl: &Highlight, input: &FrameInput) -> FrameDraw {
-        let a = Areas::of(input.full);
+        let a = Areas::of(input.full, self.label_w);
         let (body, plot, pal) = (a.body, a.plot, input.palette);
         let mut fd = FrameDraw { areas: Some(a), ..Default::default() };
         fd.rect_filled(Clip::Pane, body, pal.bg);
@@ -29,14 +29,17 @@ impl TimelineView {
         let cx = LaneCtx { body, plot, pointer, char_w: input.char_w, pal, hl, sel };
         let mut lp = LanePainter::default();
         let top = body.min.y - self.scroll_y;
+        let pinned_bottom = body.min.y + self.layout.pinned_h;
         // device-wide idle tint behind the stream lanes
         if self.show_bands {
             bands::device_tint(&mut lp, &cx, ws, &self.layout.rows, &self.view, top);
         }
         let separator = Stroke::new(0.5, pal.faint);
         for r in &self.layout.rows {
-            let (y0, y1) = (top + r.y, top + r.y + r.h);
-            if y1 < body.min.y || y0 > body.max.y {
+            let y0 = body.min.y + self.layout.row_y(r, self.scroll_y);
+            let y1 = y0 + r.h;
+            // off screen, or scrolled under the pinned rows
+            if y1 < body.min.y || y0 > body.max.y || (r.y >= self.layout.pinned_h && y0 < pinned_bottom) {
                 continue;
             }
             let trace = match r.kind {
@@ -54,12 +57,25 @@ impl TimelineView {
                 (RowKind::Header { label, level, collapsed, .. }, _) => {
                     header(&mut fd, &cx, (label.as_str(), *level, *collapsed), (y0, y1))
                 }
-                (RowKind::Lane { trace, lane }, Some(t)) => {
+                (RowKind::Lane { trace, lane, pinned }, Some(t)) => {
                     lp.stats.lanes_drawn += 1;
-                    let name = &t.store.lanes[*lane as usize].name;
-                    let lab = truncate(name, ((LABEL_W - 28.0) / (input.char_w * 1.05)) as usize);
+                    let lane_name = &t.store.lanes[*lane as usize].name;
+                    let name = if *pinned { format!("{} · {lane_name}", t.label) } else { lane_name.clone() };
+                    let lab = truncate(&name, ((a.label_w() - 28.0) / (input.char_w * 1.1)) as usize);
                     let at = pos2(body.min.x + 28.0, y0 + ROW_H / 2.0);
-                    fd.text(Clip::Pane, at, Align2::LEFT_CENTER, lab, FontId::monospace(10.0), pal.text);
+                    if *pinned {
+                        let band = Rect::from_min_max(pos2(body.min.x, y0), pos2(plot.min.x, y1));
+                        fd.rect_filled(Clip::Pane, band, pal.faint);
+                    }
+                    if self.flash.is_some_and(|(id, l, _)| id == t.id && l == *lane) {
+                        let band = Rect::from_min_max(pos2(body.min.x, y0), pos2(body.max.x, y1));
+                        fd.rect_filled(
+                            Clip::Pane,
+                            band,
+                            Color32::from_rgba_unmultiplied(255, 220, 90, self.flash_alpha()),
+                        );
+                    }
+                    fd.text(Clip::Pane, at, Align2::LEFT_CENTER, lab, FontId::monospace(11.0), pal.text);
                     fd.hline(Clip::Pane, body.x_range(), y1 - 0.5, separator);
                     lp.draw_lane(&cx, t, *trace, *lane, y0, &tv);
                 }
@@ -92,7 +108,7 @@ impl TimelineView {
             fd.shape(Clip::Plot, Shape::rect_stroke(r, 0.0, Stroke::new(w, c), egui::StrokeKind::Inside));
         }
         for (p, s, c) in labels {
-            fd.text(Clip::Plot, p, Align2::LEFT_CENTER, s, FontId::monospace(10.0), c);
+            fd.text(Clip::Plot, p, Align2::LEFT_CENTER, s, FontId::monospace(11.0), c);
         }
         flows::draw(&mut fd, ws, sel, &self.layout, &self.view, (plot, top));
         self.overlays(&mut fd, sel, input, a);
@@ -117,13 +133,28 @@ impl TimelineView {
     /// Marks, the selected time range and the area being dragged, over the rows.
     fn overlays(&self, fd: &mut FrameDraw, sel: &Selection, input: &FrameInput, a: Areas) {
         let (body, plot) = (a.body, a.plot);
-        for (i, m) in self.marks.iter().enumerate() {
-            let x = self.view.x_of(*m, plot.min.x);
+        for (i, m) in self.marks.list.iter().enumerate() {
+            let x = self.view.x_of(m.t, plot.min.x);
             if x >= plot.min.x && x <= plot.max.x {
                 fd.vline(Clip::Pane, x, body.y_range(), Stroke::new(1.0, MARK));
-                let at = pos2(x + 2.0, body.min.y + 2.0);
-                fd.text(Clip::Pane, at, Align2::LEFT_TOP, format!("M{}", i + 1), FontId::proportional(10.0), MARK);
+                // staggered so neighbouring marks' labels do not sit on each other
+                let at = pos2(x + 2.0, body.min.y + 2.0 + (i % 3) as f32 * 13.0);
+                let label = self.marks.label(i, self.view.origin);
+                fd.text(Clip::Pane, at, Align2::LEFT_TOP, label, FontId::proportional(11.0), MARK);
             }
+        }
+        if let Some(m) = self.measure {
+            let (t0, t1) = (m.t0.min(m.t1), m.t0.max(m.t1));
+            let (xa, xb) = (self.view.x_of(t0, plot.min.x), self.view.x_of(t1, plot.min.x));
+            let y = body.min.y + 40.0;
+            let stroke = Stroke::new(1.5, MEASURE);
+            for x in [xa, xb] {
+                fd.vline(Clip::Plot, x, body.y_range(), Stroke::new(1.0, MEASURE));
+            }
+            fd.shape(Clip::Plot, Shape::line_segment([pos2(xa, y), pos2(xb, y)], stroke));
+            let label = strobe_analysis::report::fmt_ns(t1 - t0);
+            let at = pos2((xa + xb) / 2.0, y - 3.0);
+            fd.text(Clip::Plot, at, Align2::CENTER_BOTTOM, label, FontId::proportional(13.0), MEASURE);
         }
         if let Some((t0, t1)) = sel.range {
             let (xa, xb) =

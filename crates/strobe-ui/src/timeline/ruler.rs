@@ -70,7 +70,7 @@ pub fn draw(fd: &mut FrameDraw, pal: &Palette, ruler: Rect, plot: Rect, view: &V
                 pos2(x + 3.0, ruler.min.y + 2.0),
                 Align2::LEFT_TOP,
                 fmt_rel(t, step),
-                FontId::monospace(10.0),
+                FontId::monospace(11.0),
                 col,
             );
         }

@@ -42,6 +42,20 @@ impl View {
         self.t0 = t - px as f64 * self.npp;
     }
 
+    /// Keeps the window on `[a, b)` (the workspace's extent, shared axis) with a margin of
+    /// a tenth of it each side: zoom out stops at the whole extent plus its margins, and a
+    /// pan stops where the margin ends (a window wider than the extent is centred).
+    pub fn bound_to(&mut self, (a, b): (i64, i64), width: f32) {
+        let w = width.max(10.0) as f64;
+        let span = (b - a).max(1) as f64;
+        let margin = span / 10.0;
+        let max_npp = ((span + 2.0 * margin) / w).max(MIN_NPP);
+        self.npp = self.npp.min(max_npp);
+        let (lo, hi) = ((a - self.origin) as f64 - margin, (b - self.origin) as f64 + margin);
+        let win = self.npp * w;
+        self.t0 = if win >= hi - lo { (lo + hi - win) / 2.0 } else { self.t0.clamp(lo, hi - win) };
+    }
+
     /// This (shared-axis) view as trace `t`'s own clock sees it: the same pixels, its times.
     pub fn for_trace(&self, t: &Trace) -> View {
         View { origin: self.origin - t.offset_ns, ..*self }
