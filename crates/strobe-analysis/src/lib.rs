@@ -13,5 +13,6 @@ pub mod ncu_match;
 pub mod ranks;
 pub mod report;
 pub mod roofline;
+pub mod span_durations;
 pub mod steps;
 pub mod streams;

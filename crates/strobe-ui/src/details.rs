@@ -6,6 +6,7 @@ use crate::commands::Command;
 use crate::view_ctx::ViewCtx;
 use crate::workspace::{SpanRef, TraceId};
 use strobe_analysis::report::fmt_ns;
+use strobe_analysis::span_durations::NameDurations;
 use strobe_model::{flags, SpanKind};
 use strobe_store::Store;
 
@@ -39,7 +40,10 @@ pub fn launched_by(st: &Store, span: u32) -> Vec<u32> {
 }
 
 #[derive(Default)]
-pub struct DetailsPane;
+pub struct DetailsPane {
+    /// The durations of every span with the selected span's name (trace, name id).
+    histogram: Option<((TraceId, u32), NameDurations)>,
+}
 
 impl DetailsPane {
     pub fn ui(&mut self, ui: &mut egui::Ui, cx: &mut ViewCtx) {
@@ -48,7 +52,8 @@ impl DetailsPane {
             ui.heading("Details");
             if let Some(r) = sel.span {
                 if let Some(t) = ws.trace(r.trace) {
-                    span_details(ui, t, r, cx);
+                    span_details(ui, t, r, ws.origin(), cx);
+                    self.histogram_ui(ui, t, r);
                 }
             } else {
                 ui.weak("Click a span on the timeline, a kernel in the table, or search (/).");
@@ -91,7 +96,59 @@ fn span_link(ui: &mut egui::Ui, st: &Store, trace: TraceId, span: u32, cx: &mut 
     }
 }
 
-fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, cx: &mut ViewCtx) {
+impl DetailsPane {
+    /// Every span of the selected span's name: how this one sits among them.
+    fn histogram_ui(&mut self, ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef) {
+        let st = &*t.store;
+        let key = (r.trace, st.span_meta(r.span).name);
+        if self.histogram.as_ref().map(|h| h.0) != Some(key) {
+            self.histogram = Some((key, NameDurations::of(st, key.1)));
+        }
+        let Some((_, d)) = &self.histogram else { return };
+        if d.durs.len() < 2 {
+            return;
+        }
+        let this = st.span_end(r.span) - st.span_start(r.span);
+        ui.separator();
+        ui.strong(format!("All {} spans of this name", d.durs.len()));
+        ui.label(format!(
+            "median {} · p90 {} · max {} · this one is longer than {:.0} % of them",
+            fmt_ns(d.quantile(0.5).unwrap_or(0)),
+            fmt_ns(d.quantile(0.9).unwrap_or(0)),
+            fmt_ns(*d.durs.last().unwrap_or(&0)),
+            100.0 * d.durs.partition_point(|&x| x < this) as f64 / d.durs.len() as f64
+        ));
+        let bins = d.bins(30);
+        let log = d.log_bins();
+        // x in µs; log bins are drawn on a log10 axis
+        let xf = |ns: f64| if log { (ns / 1e3).max(1e-9).log10() } else { ns / 1e3 };
+        let bars: Vec<egui_plot::Bar> = bins
+            .iter()
+            .enumerate()
+            .map(|(i, &(lo, c))| {
+                let hi = bins.get(i + 1).map(|b| b.0).unwrap_or(*d.durs.last().unwrap() as f64);
+                let (a, b) = (xf(lo), xf(hi.max(lo)));
+                egui_plot::Bar::new((a + b) / 2.0, c as f64).width((b - a).max(1e-9) * 0.95)
+            })
+            .collect();
+        let marker = xf(this as f64);
+        egui_plot::Plot::new(("span_duration_hist", key.0 .0, key.1))
+            .height(110.0)
+            .allow_drag(false)
+            .allow_zoom(false)
+            .allow_scroll(false)
+            .show_y(false)
+            .x_axis_label(if log { "duration (log10 µs)" } else { "duration (µs)" })
+            .show(ui, |p| {
+                p.bar_chart(egui_plot::BarChart::new("durations", bars).color(egui::Color32::from_rgb(110, 150, 200)));
+                p.vline(
+                    egui_plot::VLine::new("this span", marker).color(egui::Color32::from_rgb(250, 200, 60)).width(2.0),
+                );
+            });
+    }
+}
+
+fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, origin: i64, cx: &mut ViewCtx) {
     let st = &*t.store;
     let m = st.span_meta(r.span);
     let kind = SpanKind::from_u8(m.kind);
@@ -107,7 +164,8 @@ fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, cx: 
         kv("kind", format!("{kind:?}"));
         kv("lane", st.lanes.get(m.lane as usize).map(|l| l.name.clone()).unwrap_or_default());
         kv("trace", t.label.clone());
-        kv("start", format!("{} (from trace start)", fmt_ns(s - t.t_min)));
+        // the ruler's time base: the shared axis from the workspace's start
+        kv("start", fmt_ns(t.to_shared(s) - origin));
         let unclosed = m.flags as u16 & flags::UNCLOSED != 0;
         kv("duration", if unclosed { format!("{} (never closed)", fmt_ns(e - s)) } else { fmt_ns(e - s) });
         kv("depth", m.depth.to_string());

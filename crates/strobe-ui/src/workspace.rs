@@ -199,6 +199,11 @@ impl Workspace {
         Some((a, b.max(a + 1)))
     }
 
+    /// The start of the shared axis: the ruler, Details, marks and areas read times from it.
+    pub fn origin(&self) -> i64 {
+        self.extent().map(|e| e.0).unwrap_or(0)
+    }
+
     /// Where trace `id` is now in `traces`.
     pub fn index_of(&self, id: TraceId) -> Option<usize> {
         self.traces.iter().position(|t| t.id == id)

@@ -2,6 +2,7 @@
 //! trace's own clock is offset from the shared axis the view is on.
 
 use egui::{vec2, Pos2, Rect};
+use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use strobe_model::{IdKey, LaneKind, SpanKind};
 use strobe_ui::commands::{Command, Highlight, Selection};
@@ -42,6 +43,10 @@ fn f_on_an_aligned_rank_frames_the_selected_span() {
     let id = h.state().ws.traces[1].id;
     h.state_mut().apply(Command::SelectSpan(SpanRef { trace: id, span }), &ctx);
     h.run_steps(1);
+    // Details reads the span's start on the ruler's axis: shifted by the alignment, from the
+    // workspace's start
+    let origin = h.state().ws.extent().unwrap().0;
+    h.get_by_label(&strobe_analysis::report::fmt_ns(a - origin));
     h.key_press(egui::Key::F);
     h.run_steps(2);
     let tl = &h.state().timeline();

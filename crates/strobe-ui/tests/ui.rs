@@ -186,6 +186,9 @@ fn kernel_table_row_selects_and_details_show_it() {
     // details pane shows the kernel, its launch and the count
     h.get_by_label("Launched by");
     h.get_by_label("Kernel (all occurrences)");
+    // the histogram of every occurrence: the kernel table's count, this one the longest
+    h.get_by_label(&format!("All {} spans of this name", k.count));
+    h.get_by_label_contains("this one is longer than 97 % of them");
     // the total shows in the table row and in the details pane
     assert!(h.get_all_by_label(&strobe_analysis::report::fmt_ns(k.total_ns)).count() >= 2);
 }

@@ -105,7 +105,7 @@ impl StrobeApp {
             screenshot: None,
             timeline,
             kernels: KernelTable::default(),
-            details: DetailsPane,
+            details: DetailsPane::default(),
             search: SearchBar::default(),
             area: AreaTable::default(),
             browser: FileBrowser::default(),
