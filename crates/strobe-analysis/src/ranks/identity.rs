@@ -73,6 +73,37 @@ pub fn identify_ranks(stores: &[&Store], sources: &[&str]) -> Vec<RankIdentity> 
     }
 }
 
+/// The process a rank's store holds: the one the importer kept when it split a report into
+/// ranks (`meta.extra["rank_pid"]`), else the process of the CPU thread with the most spans.
+pub fn rank_process(store: &Store) -> Option<i64> {
+    if let Some(p) = store.meta.extra.get("rank_pid").and_then(|v| v.as_i64()) {
+        return Some(p);
+    }
+    let mut best: Option<(usize, i64)> = None;
+    for (lane, d) in store.lanes.iter().enumerate() {
+        if let strobe_model::LaneKind::CpuThread { pid: strobe_model::IdKey::Num(p), .. } = d.kind {
+            let n = store.lane_view(lane as u32).span.len();
+            if best.is_none_or(|b| n > b.0) {
+                best = Some((n, p));
+            }
+        }
+    }
+    best.map(|b| b.1)
+}
+
+/// The devices of a rank's GPU streams, ascending.
+pub fn rank_devices(store: &Store) -> Vec<i64> {
+    let mut d: Vec<i64> = store
+        .lanes
+        .iter()
+        .filter(|l| matches!(l.kind, strobe_model::LaneKind::GpuStream { .. }))
+        .filter_map(|l| l.kind.device())
+        .collect();
+    d.sort_unstable();
+    d.dedup();
+    d
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
