@@ -1,9 +1,9 @@
 //! `strobe report`: the answers to "is the GPU idle, what is it running, does comm overlap"
 //! for one trace, as data (JSON) and as text.
 
+use crate::anomalies::{step_anomalies, StepAnomaly};
 use crate::gpu_time::{gpu_time, GpuTime};
 use crate::kernels::{kernel_stats, KernelStat};
-use crate::anomalies::{step_anomalies, StepAnomaly};
 use crate::steps::{capture_range, find_steps, steps_window, CaptureRange, Step, StepRule};
 use crate::streams::{stream_stats, StreamStat};
 use serde::Serialize;
@@ -230,7 +230,8 @@ pub fn to_text(r: &Report) -> String {
     }
     if let Some(c) = &r.window.capture {
         let end = if c.end_ns == i64::MAX { "the end of the trace".to_string() } else { c.end_ns.to_string() };
-        let _ = writeln!(o, "\nCapture range (cudaProfilerStart/Stop): {} to {end}; steps outside it left out", c.start_ns);
+        let _ =
+            writeln!(o, "\nCapture range (cudaProfilerStart/Stop): {} to {end}; steps outside it left out", c.start_ns);
     }
     if r.steps.is_empty() {
         let _ = writeln!(o, "\nSteps: none found (the figures above cover the whole trace)");

@@ -242,7 +242,8 @@ mod tests {
 
     #[test]
     fn iteration_names() {
-        for n in ["step_3", "iteration 3", "ProfilerStep#3", "train_step", "Step #12", "training_step_4", "iter3", "step"]
+        for n in
+            ["step_3", "iteration 3", "ProfilerStep#3", "train_step", "Step #12", "training_step_4", "iter3", "step"]
         {
             assert!(is_iteration_name(n), "{n}");
         }

@@ -13,6 +13,10 @@ pub enum RankFrom {
     Metadata,
     FileName,
     Order,
+    /// One process of a several-process Nsight Systems report, numbered by its CUDA device.
+    DeviceOrder,
+    /// One process of such a report, numbered by pid (no device of its own).
+    ProcessOrder,
 }
 
 impl RankFrom {
@@ -21,6 +25,8 @@ impl RankFrom {
             RankFrom::Metadata => "trace metadata",
             RankFrom::FileName => "file name",
             RankFrom::Order => "order given",
+            RankFrom::DeviceOrder => "CUDA device order of the report's processes",
+            RankFrom::ProcessOrder => "process order of the report's processes",
         }
     }
 }
@@ -54,8 +60,14 @@ pub fn identify_ranks(stores: &[&Store], sources: &[&str]) -> Vec<RankIdentity> 
         .iter()
         .enumerate()
         .map(|(i, s)| {
+            let split = s.meta.extra.get("rank_from").and_then(|v| v.as_str());
             if let Some(r) = s.meta.distributed.as_ref().and_then(|d| d.rank) {
-                RankIdentity { rank: r, from: RankFrom::Metadata }
+                let from = match split {
+                    Some("device order") => RankFrom::DeviceOrder,
+                    Some("process order") => RankFrom::ProcessOrder,
+                    _ => RankFrom::Metadata,
+                };
+                RankIdentity { rank: r, from }
             } else if let Some(r) = sources.get(i).and_then(|p| rank_from_file_name(p)) {
                 RankIdentity { rank: r, from: RankFrom::FileName }
             } else {

@@ -13,10 +13,10 @@ use super::memcpy_bandwidth::{memcpy_bandwidth, BandwidthSeries};
 use super::queue::{queue_length, QueueSeries};
 use super::step_table::{rank_summaries, step_table, RankStepSummary, StepRow};
 use super::straggler::{find_stragglers, StepStraggler, Straggler, StragglerParams, StragglerPattern};
-use crate::steps::StepRule;
 use super::RankTrace;
 use crate::gpu_time::GpuTime;
 use crate::report::{fmt_ns, Report};
+use crate::steps::StepRule;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::fmt::Write;
@@ -151,9 +151,7 @@ pub fn multi_rank_report_with(
         rank_summary: rank_summaries(&ranks, &steps),
         step_anomalies: ranks
             .iter()
-            .flat_map(|r| {
-                crate::anomalies::step_anomalies(r.store, r.steps, Some(r.rank), crate::anomalies::DEFAULT_K)
-            })
+            .flat_map(|r| crate::anomalies::step_anomalies(r.store, r.steps, Some(r.rank), crate::anomalies::DEFAULT_K))
             .collect(),
         steps,
         stragglers: st.stragglers,

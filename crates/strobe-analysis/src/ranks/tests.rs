@@ -211,7 +211,11 @@ fn exposed_wait_every_step_is_a_persistent_straggler() {
         assert!((s.per_rank[1].score - 0.7).abs() < 1e-12);
     }
     assert_eq!(r.straggler_pattern, StragglerPattern::Fixed);
-    assert!(r.straggler_steps[0].evidence.contains("persistent: flagged in 4 of 4 steps"), "{}", r.straggler_steps[0].evidence);
+    assert!(
+        r.straggler_steps[0].evidence.contains("persistent: flagged in 4 of 4 steps"),
+        "{}",
+        r.straggler_steps[0].evidence
+    );
 }
 
 #[test]

@@ -7,8 +7,10 @@
 //!   kernel, once per iteration, gives the iteration's), the 64 most frequent, each seen ≥ 3 ×
 //!   in the first `MAX_SCAN` kernels.
 //! - The period is the candidate L (2 ≤ L, at least 3 periods) whose shifted sequence agrees
-//!   most (`seq[i] == seq[i + L]`, the fraction over the scanned prefix), at least
-//!   `MIN_AGREEMENT`; within 0.5 % of the best, the shortest (twice the period agrees as well).
+//!   most (`seq[i] == seq[i + L]`, the fraction over the second half of the scanned prefix: the
+//!   prologue — CUDA init, warm-up — does not repeat), at least `MIN_AGREEMENT`; within 0.5 % of
+//!   the best, the shortest (twice the period agrees as well).
+//! - Steps are laid from the first kernel where one whole period repeats exactly.
 //!   A layer's period loses at every forward/backward/optimizer boundary, the iteration's
 //!   does not.
 //! - The phase: of the L positions, the one whose kernel the GPU waits longest before (median
@@ -29,16 +31,17 @@ pub fn inferred_steps(store: &Store) -> Vec<Step> {
     let ks = device_kernels(store);
     let seq: Vec<u32> = ks.iter().map(|k| k.2).collect();
     let Some(period) = find_period(&seq[..seq.len().min(MAX_SCAN)]) else { return Vec::new() };
-    let phase = quietest_phase(&ks, period);
+    let same = |i: usize| seq[i] == seq[i + period];
+    let Some(first) = (0..seq.len().saturating_sub(2 * period)).find(|&i| (i..i + period).all(same)) else {
+        return Vec::new();
+    };
+    let phase = first + quietest_phase(&ks[first..], period);
     let mut out = Vec::new();
     let mut b = phase;
     let mut k = 0;
     while b + period <= ks.len() {
-        let end = if b + period < ks.len() {
-            ks[b + period].0
-        } else {
-            ks[b..].iter().map(|x| x.1).max().unwrap_or(ks[b].0)
-        };
+        let end =
+            if b + period < ks.len() { ks[b + period].0 } else { ks[b..].iter().map(|x| x.1).max().unwrap_or(ks[b].0) };
         out.push(Step {
             name: format!("inferred step {k}"),
             start_ns: ks[b].0,
@@ -92,8 +95,9 @@ fn find_period(seq: &[u32]) -> Option<usize> {
     let scored: Vec<(f64, usize)> = cands
         .iter()
         .map(|&(_, l)| {
-            let same = (0..n - l).filter(|&i| seq[i] == seq[i + l]).count();
-            (same as f64 / (n - l) as f64, l)
+            let from = (n - l) / 2;
+            let same = (from..n - l).filter(|&i| seq[i] == seq[i + l]).count();
+            (same as f64 / (n - l - from).max(1) as f64, l)
         })
         .collect();
     let best = scored.iter().map(|s| s.0).fold(f64::NAN, f64::max);
