@@ -21,9 +21,18 @@ Plain Python (stdlib only), sharing no code with the Rust crates.  Definitions:
   kernel start) lies in one of its steps.
 - Per step and rank, clipped to the step window: compute, comm, exposed comm = comm - |comm ∩
   compute|, idle = dur - busy, wait = Σ over the step's collectives of (skew - own arrival).
-- Straggler of a step (needs >= 2 ranks and >= 1 collective): the rank last at the most
-  collectives (ties: lower rank); needs 2 * count > collectives and (median of the others' wait
-  - its own wait) >= 0.1 * median of all step durations (all steps, all ranks).
+- Exposed wait of rank j at a collective: wait = skew - arrival_j over [raw start_j, raw start_j
+  + wait) in its own clock, less the part of that interval under its compute union.  It is
+  spent on the lowest of the collective's last ranks.  Per step and rank: exposed_wait = Σ over
+  the step's collectives; score = min over the step's ranks of (dur - exposed_wait) / its own.
+- Straggler of a step (needs >= 2 ranks and >= 1 collective): for each rank r, blamed = median
+  over the other ranks j of the exposed wait j spent on r in the step; net = blamed - r's own
+  exposed wait; the rank of the largest net (ties: lower rank), flagged when net > 0 and net >=
+  0.1 * median of all step durations (all steps, all ranks).  Kind: persistent when the rank is
+  flagged in >= 2 steps and in more than half of the steps with collectives, else one_off;
+  usual = median of its blamed over the steps with collectives.  last_at, the others' median
+  total wait and its own total wait are reported beside.
+- Residual of an alignment: median over matched collectives of (max - min) of aligned ends.
 - Evidence "before": the first of the step's collectives where the straggler is last; window =
   [max(step start, latest end <= arrival of its other comm kernels), arrival) in its own clock;
   compute kernels overlapping it grouped by name (count, clipped total, max), top 3 by total
@@ -181,6 +190,14 @@ def hta(ops, calls):
     return {"launch": launch, "queue": queue, "memcpy": memcpy}
 
 
+def exposed(c, i, r):
+    wait = c["skew_ns"] - c["arrival_ns"][i]
+    if wait <= 0:
+        return 0
+    s = c["raw_start"][i]
+    return wait - clip(r["u"]["compute"], s, s + wait)
+
+
 def step_of(r, t):
     for name, (s, e) in r["steps"]:
         if s <= t < e:
@@ -209,6 +226,13 @@ def ranks_mode(paths):
                                   for i, r in enumerate(R)] if matched and len(R) > 1 else None)
     used = "collective_end" if offsets["collective_end"] is not None else "recorded"
     off = offsets[used]
+    residual = {}
+    for key, o in offsets.items():
+        if o is None or len(R) < 2 or not matched:
+            residual[key] = None
+            continue
+        ends = [[R[i]["comm"][m[2][i]][1] + o[i] for i in range(len(R))] for m in matched]
+        residual[key] = median([max(e) - min(e) for e in ends])
 
     colls = []
     for name, k, idx in matched:
@@ -241,28 +265,54 @@ def ranks_mode(paths):
                         "compute_ns": clip(r["u"]["compute"], s, e), "comm_ns": comm,
                         "exposed_comm_ns": comm - clip(r["u"]["overlap"], s, e),
                         "idle_ns": (e - s) - clip(r["u"]["busy"], s, e),
-                        "wait_ns": sum(c["skew_ns"] - c["arrival_ns"][i] for c in mine)})
+                        "wait_ns": sum(c["skew_ns"] - c["arrival_ns"][i] for c in mine),
+                        "exposed_wait_ns": sum(exposed(c, i, r) for c in mine)})
+        own = [p["dur_ns"] - p["exposed_wait_ns"] for p in per]
+        for p, t in zip(per, own):
+            p["score"] = min(own) / t if t > 0 else 1.0
         table.append({"name": name, "per_rank": per, "collective_skew_ns": [c["skew_ns"] for c in mine],
-                      "straggler": None})
+                      "straggler": None, "straggler_kind": None})
 
     med_step = median([p["dur_ns"] for row in table for p in row["per_rank"]]) or 0
     threshold = 0.1 * med_step
-    by_step = []
+    found = []
+    blamed_by = defaultdict(list)
+    with_colls = 0
     for row in table:
         mine = [c for c in colls if c["step"] == row["name"]]
         if not mine or len(R) < 2:
             continue
-        counts = [(sum(1 for c in mine if r["rank"] in c["last_ranks"]), -i) for i, r in enumerate(R)]
-        n, negi = max(counts)
-        i = -negi
-        if 2 * n <= len(mine):
-            continue
+        with_colls += 1
+        spent = defaultdict(int)
+        for c in mine:
+            t = next(k for k, r in enumerate(R) if r["rank"] == min(c["last_ranks"]))
+            for j, r in enumerate(R):
+                if j != t:
+                    spent[(j, t)] += exposed(c, j, r)
+        present = {p["rank"] for p in row["per_rank"]}
+        best = None
+        for idx, r in enumerate(R):
+            if r["rank"] not in present:
+                continue
+            blamed = median([spent[(j, idx)] for j, q in enumerate(R) if j != idx and q["rank"] in present]) or 0
+            blamed_by[idx].append(blamed)
+            own_x = next(p["exposed_wait_ns"] for p in row["per_rank"] if p["rank"] == r["rank"])
+            if best is None or blamed - own_x > best[0]:
+                best = (blamed - own_x, idx, blamed, own_x)
+        if best and best[0] > 0 and best[0] >= threshold:
+            found.append((row, best))
+    flags = defaultdict(int)
+    for _, b in found:
+        flags[b[1]] += 1
+    by_step = []
+    for row, (net, i, blamed, own_x) in found:
+        mine = [c for c in colls if c["step"] == row["name"]]
         rank = R[i]["rank"]
-        others = [p["wait_ns"] for p in row["per_rank"] if p["rank"] != rank]
-        mw = median(others)
+        n = sum(1 for c in mine if rank in c["last_ranks"])
+        mw = median([p["wait_ns"] for p in row["per_rank"] if p["rank"] != rank])
         own = next((p["wait_ns"] for p in row["per_rank"] if p["rank"] == rank), 0)
-        if mw is None or mw - own < threshold:
-            continue
+        kind = "persistent" if flags[i] >= 2 and 2 * flags[i] > with_colls else "one_off"
+        row["straggler_kind"] = kind
         row["straggler"] = rank
         r = R[i]
         c = next(c for c in mine if rank in c["last_ranks"])
@@ -283,7 +333,9 @@ def ranks_mode(paths):
                 a[2] = max(a[2], d)
         top = sorted(({"name": k, "count": v[0], "total_ns": v[1], "max_ns": v[2]} for k, v in agg.items()),
                      key=lambda x: (-x["total_ns"], x["name"]))[:3]
-        by_step.append({"step": row["name"], "rank": rank, "last_at": n, "collectives": len(mine),
+        by_step.append({"step": row["name"], "rank": rank, "kind": kind, "blamed_exposed_wait_ns": blamed,
+                        "own_exposed_wait_ns": own_x, "usual_blamed_ns": median(blamed_by[i]) or 0,
+                        "last_at": n, "collectives": len(mine),
                         "median_others_wait_ns": mw, "own_wait_ns": own,
                         "before": {"collective": c["name"], "occurrence": c["occurrence"],
                                    "window_start_ns": w0, "window_end_ns": arrival,
@@ -297,7 +349,7 @@ def ranks_mode(paths):
                         "wait": dist([p["wait_ns"] for p in mine])})
     for c in colls:
         del c["raw_start"], c["min_start"]
-    return {"ranks": [{"rank": r["rank"], "source": r["source"], "hta": r["hta"]} for r in R], "offsets": offsets,
+    return {"ranks": [{"rank": r["rank"], "source": r["source"], "hta": r["hta"]} for r in R], "offsets": offsets, "residual": residual,
             "alignment_used": used, "collectives": colls, "steps": table, "median_step_ns": med_step,
             "straggler_steps": by_step, "rank_summary": summary}
 

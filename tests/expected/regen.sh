@@ -49,4 +49,6 @@ python3 tests/expected/ranks_expected.py ranks sample-traces/hta_sampled_rank0.j
   sample-traces/hta_sampled_rank1.json.gz > tests/expected/hta_sampled.ranks.json
 python3 tests/expected/ranks_expected.py diff sample-traces/ddp_rank0.json.gz sample-traces/ddp_rank1.json.gz \
   > tests/expected/ddp.diff.json
+python3 tests/expected/steps_expected.py sample-traces/nsys_gpt_single.sqlite > tests/expected/nsys_gpt_single.steps.json
+echo tests/expected/nsys_gpt_single.steps.json
 echo tests/expected/ddp.ranks.json tests/expected/hta_sampled.ranks.json tests/expected/ddp.diff.json

@@ -12,8 +12,9 @@ use strobe_analysis::ranks::memcpy_bandwidth::memcpy_bandwidth;
 use strobe_analysis::ranks::queue::queue_length;
 use strobe_analysis::ranks::report::multi_rank_report;
 use strobe_analysis::ranks::step_table::{rank_summaries, step_table};
-use strobe_analysis::ranks::straggler::{find_stragglers, StragglerParams};
-use strobe_analysis::ranks::{sorted_ranks, RankTrace};
+use strobe_analysis::ranks::straggler::{find_stragglers, StragglerKind, StragglerParams};
+use strobe_analysis::ranks::{rank_steps, sorted_ranks, RankTrace};
+use strobe_analysis::steps::{Step, StepRule};
 use strobe_store::Store;
 
 fn i(v: &Value) -> i64 {
@@ -24,24 +25,31 @@ fn ints(v: &Value) -> Vec<i64> {
     v.as_array().unwrap().iter().map(i).collect()
 }
 
-fn traces<'a>(stores: &'a [Store], names: &'a [&'a str]) -> Vec<RankTrace<'a>> {
+fn traces<'a>(stores: &'a [Store], names: &'a [&'a str], steps: &'a [Vec<Step>]) -> Vec<RankTrace<'a>> {
     let ranks: Vec<RankTrace> = stores
         .iter()
         .zip(names)
-        .map(|(s, n)| RankTrace {
+        .zip(steps)
+        .map(|((s, n), steps)| RankTrace {
             rank: s.meta.distributed.as_ref().and_then(|d| d.rank).unwrap(),
             source: n,
             store: s,
+            steps,
         })
         .collect();
     sorted_ranks(&ranks)
+}
+
+fn steps_of(stores: &[Store]) -> Vec<Vec<Step>> {
+    stores.iter().map(|s| rank_steps(s, &StepRule::default())).collect()
 }
 
 /// Everything the oracle computes, compared exactly. Files are given in reverse rank order
 /// to check that the order given does not matter.
 fn check(files: &[&str], stem: &str) {
     let stores: Vec<Store> = files.iter().map(|f| load(f)).collect();
-    let ranks = traces(&stores, files);
+    let steps = steps_of(&stores);
+    let ranks = traces(&stores, files, &steps);
     let exp = expected(&format!("{stem}.ranks.json"));
     let er: Vec<i64> = exp["ranks"].as_array().unwrap().iter().map(|r| i(&r["rank"])).collect();
     assert_eq!(ranks.iter().map(|r| r.rank).collect::<Vec<_>>(), er);
@@ -55,6 +63,7 @@ fn check(files: &[&str], stem: &str) {
         let a = align(&ranks, how);
         assert_eq!(a.used, how, "{stem}: {key} applies");
         assert_eq!(a.offsets_ns, ints(&exp["offsets"][key]), "{stem}: {key} offsets");
+        assert_eq!(a.residual_ns, exp["residual"][key].as_i64(), "{stem}: {key} residual");
     }
     let a = align(&ranks, Alignment::CollectiveEnd);
 
@@ -81,6 +90,12 @@ fn check(files: &[&str], stem: &str) {
         assert_eq!(row.name, e["name"].as_str().unwrap());
         assert_eq!(row.collective_skew_ns, ints(&e["collective_skew_ns"]), "{stem}: {}", row.name);
         assert_eq!(row.straggler, e["straggler"].as_i64(), "{stem}: straggler of {}", row.name);
+        assert_eq!(
+            row.straggler_kind.map(|k| k.as_str()),
+            e["straggler_kind"].as_str(),
+            "{stem}: straggler kind of {}",
+            row.name
+        );
         let ep = e["per_rank"].as_array().unwrap();
         assert_eq!(row.per_rank.len(), ep.len());
         for (p, q) in row.per_rank.iter().zip(ep) {
@@ -91,6 +106,9 @@ fn check(files: &[&str], stem: &str) {
                     .map(|k| i(&q[*k]))
                     .collect();
             assert_eq!(got.to_vec(), want, "{stem}: {} rank {}", row.name, p.rank);
+            assert_eq!(p.exposed_wait_ns, i(&q["exposed_wait_ns"]), "{stem}: {} rank {} exposed", row.name, p.rank);
+            let sc = q["score"].as_f64().unwrap();
+            assert!((p.score - sc).abs() < 1e-12, "{stem}: {} rank {} score {} vs {sc}", row.name, p.rank, p.score);
         }
     }
     let eb = exp["straggler_steps"].as_array().unwrap();
@@ -100,6 +118,13 @@ fn check(files: &[&str], stem: &str) {
         assert_eq!((s.last_at as i64, s.collectives as i64), (i(&e["last_at"]), i(&e["collectives"])));
         assert_eq!(s.median_others_wait_ns, i(&e["median_others_wait_ns"]));
         assert_eq!(s.own_wait_ns, i(&e["own_wait_ns"]));
+        assert_eq!(s.kind.as_str(), e["kind"].as_str().unwrap());
+        assert_eq!(
+            (s.blamed_exposed_wait_ns, s.own_exposed_wait_ns, s.usual_blamed_ns),
+            (i(&e["blamed_exposed_wait_ns"]), i(&e["own_exposed_wait_ns"]), i(&e["usual_blamed_ns"])),
+            "{stem}: {} exposed figures",
+            s.step
+        );
         let b = s.before.as_ref().expect("evidence before the late collective");
         let f = &e["before"];
         assert_eq!(
@@ -206,10 +231,13 @@ fn ddp_straggler_is_rank1_in_step3_with_evidence() {
     // the 24 extra 8192³ GEMMs, about 33 ms (traces README)
     assert_eq!(before.top_kernels[0].name, "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT");
     assert_eq!(before.top_kernels[0].count, 24);
-    assert!(ev.evidence.contains("rank 1 arrived last at 10 of 10"), "{}", ev.evidence);
+    assert!(ev.evidence.contains("rank 1 held the others up (one-off"), "{}", ev.evidence);
+    assert!(ev.evidence.contains("it arrived last at 10 of 10"), "{}", ev.evidence);
     assert!(ev.evidence.contains("24× nvjet_sm90_tst_320x128"), "{}", ev.evidence);
     // step 4 is healthy: the ranks wait for each other by turns (rank 0 last at 6 of 10)
     assert_eq!(r.steps.iter().find(|s| s.name == "ProfilerStep#4").unwrap().straggler, None);
+    assert_eq!(s3.straggler_kind, Some(StragglerKind::OneOff));
+    assert_eq!(v_kind(&r), "one_off");
     let one = r.stragglers.iter().find(|s| s.rank == 1).unwrap();
     assert_eq!(one.steps, vec!["ProfilerStep#3".to_string()]);
     // the JSON shape `strobe report A B --json` prints
@@ -218,6 +246,15 @@ fn ddp_straggler_is_rank1_in_step3_with_evidence() {
     assert!(v["ranks"][0]["gpus"].is_array() && v["ranks"][0]["report"]["top_kernels"].is_array());
     assert_eq!(v["steps"][1]["per_rank"][0]["wait_ns"].as_i64().unwrap(), s3.per_rank[0].wait_ns);
     assert_eq!(v["alignment"]["used"], "collective_end");
+    assert!(v["alignment"]["residual_ns"].is_i64());
+    assert_eq!(v["steps"][1]["straggler"], 1);
+    assert!(v["steps"][1]["per_rank"][0]["exposed_wait_ns"].is_i64());
+    assert!(v["ranks"][0]["pid"].is_i64() && v["ranks"][0]["devices"].is_array());
+}
+
+fn v_kind(r: &strobe_analysis::ranks::report::MultiRankReport) -> String {
+    let v = serde_json::to_value(r).unwrap();
+    v["steps"][1]["straggler_kind"].as_str().unwrap_or("").to_string()
 }
 
 #[test]

@@ -39,11 +39,13 @@ pub struct TraceDiff {
     pub cpu_ops: Vec<DiffRow>,
 }
 
-/// name → (count, total) of the spans of `kind` on lanes accepted by `lane_ok`.
+/// name → (count, total) of the spans of `kind` on lanes accepted by `lane_ok` that start in
+/// `[window.0, window.1)`.
 fn totals(
     store: &Store,
     kind: SpanKind,
     lane_ok: fn(&LaneKind) -> bool,
+    window: (i64, i64),
 ) -> std::collections::HashMap<String, (u64, i64)> {
     let mut by: std::collections::HashMap<u32, (u64, i64)> = Default::default();
     for (lane, desc) in store.lanes.iter().enumerate() {
@@ -53,7 +55,7 @@ fn totals(
         let v = store.lane_view(lane as u32);
         for (k, &sid) in v.span.iter().enumerate() {
             let m = store.span_meta(sid);
-            if SpanKind::from_u8(m.kind) == kind {
+            if SpanKind::from_u8(m.kind) == kind && window.0 <= v.starts[k] && v.starts[k] < window.1 {
                 let e = by.entry(m.name).or_default();
                 e.0 += 1;
                 e.1 += v.ends[k] - v.starts[k];
@@ -97,13 +99,20 @@ fn row(name: String, count_a: u64, total_a_ns: i64, count_b: u64, total_b_ns: i6
 }
 
 pub fn diff(a: &Store, b: &Store) -> TraceDiff {
+    const ALL: (i64, i64) = (i64::MIN, i64::MAX);
+    diff_windows(a, ALL, b, ALL)
+}
+
+/// `diff` of what starts in window `wa` of `a` and window `wb` of `b` (two steps, say; `a` and
+/// `b` may be the same store).
+pub fn diff_windows(a: &Store, wa: (i64, i64), b: &Store, wb: (i64, i64)) -> TraceDiff {
     let gpu = |k: &LaneKind| matches!(k, LaneKind::GpuStream { .. });
     let cpu = |k: &LaneKind| matches!(k, LaneKind::CpuThread { .. });
     TraceDiff {
         a: a.meta.source.clone(),
         b: b.meta.source.clone(),
-        kernels: rows(totals(a, SpanKind::Kernel, gpu), totals(b, SpanKind::Kernel, gpu)),
-        cpu_ops: rows(totals(a, SpanKind::CpuOp, cpu), totals(b, SpanKind::CpuOp, cpu)),
+        kernels: rows(totals(a, SpanKind::Kernel, gpu, wa), totals(b, SpanKind::Kernel, gpu, wb)),
+        cpu_ops: rows(totals(a, SpanKind::CpuOp, cpu, wa), totals(b, SpanKind::CpuOp, cpu, wb)),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Analyses: plain functions over a `Store`, one module per question. The CLI and the GUI
 //! both call these; neither re-derives a number.
 
+pub mod anomalies;
 pub mod diff;
 pub mod export;
 pub mod gpu_time;

@@ -1,9 +1,10 @@
 //! `strobe report`: the answers to "is the GPU idle, what is it running, does comm overlap"
 //! for one trace, as data (JSON) and as text.
 
+use crate::anomalies::{step_anomalies, StepAnomaly};
 use crate::gpu_time::{gpu_time, GpuTime};
 use crate::kernels::{kernel_stats, KernelStat};
-use crate::steps::{steps, Step};
+use crate::steps::{capture_range, find_steps, steps_window, CaptureRange, Step, StepRule};
 use crate::streams::{stream_stats, StreamStat};
 use serde::Serialize;
 use std::fmt::Write;
@@ -19,9 +20,37 @@ pub struct Report {
     pub top_kernels: Vec<KernelStat>,
     pub streams: Vec<StreamStat>,
     pub steps: Vec<Step>,
+    /// Which window the figures cover: the `gpus` figures always cover the whole trace; where
+    /// there are steps, `in_steps` gives the same per device over the steps only.
+    pub window: Window,
+    pub in_steps: Vec<StepsGpuTime>,
+    pub step_anomalies: Vec<StepAnomaly>,
     /// HTA's idle breakdown per device at the default 10 µs threshold (the timeline's bands).
     pub idle_breakdown: Vec<IdleSplit>,
     pub load: LoadSummary,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Window {
+    /// `"trace"` (no steps: the whole trace) or `"steps"` (first step start to last step end).
+    pub covers: String,
+    pub start_ns: Option<i64>,
+    pub end_ns: Option<i64>,
+    /// The step source (`profiler_step`, `nvtx`, `annotation`, `inferred`), where there are steps.
+    pub steps_from: Option<String>,
+    /// The `cudaProfilerStart`/`Stop` range, where the trace records one (steps outside it are
+    /// left out).
+    pub capture: Option<CaptureRange>,
+}
+
+/// One device's busy/idle over the steps window (the same definitions as `gpus`, clipped).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct StepsGpuTime {
+    pub device: i64,
+    pub window_ns: i64,
+    pub busy_ns: i64,
+    pub idle_ns: i64,
+    pub idle_pct: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -36,6 +65,38 @@ pub struct IdleSplit {
 }
 
 pub fn report(store: &Store, top: usize) -> Report {
+    report_with(store, top, &StepRule::default())
+}
+
+/// The report with steps found by `rule` (`--steps REGEX`).
+pub fn report_with(store: &Store, top: usize, rule: &StepRule) -> Report {
+    let steps = find_steps(store, rule);
+    let span = steps_window(&steps);
+    let in_steps = match span {
+        Some((a, b)) => crate::gpu_time::device_unions(store)
+            .iter()
+            .map(|d| {
+                let busy = crate::intervals::total(&crate::intervals::intersect(&d.busy, &[(a, b)]));
+                let w = b - a;
+                StepsGpuTime {
+                    device: d.device,
+                    window_ns: w,
+                    busy_ns: busy,
+                    idle_ns: w - busy,
+                    idle_pct: if w > 0 { (w - busy) as f64 * 100.0 / w as f64 } else { 0.0 },
+                }
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let window = Window {
+        covers: if span.is_some() { "steps" } else { "trace" }.to_string(),
+        start_ns: span.map(|s| s.0),
+        end_ns: span.map(|s| s.1),
+        steps_from: steps.first().map(|s| s.source.as_str().to_string()),
+        capture: capture_range(store),
+    };
+    let step_anomalies = step_anomalies(store, &steps, None, crate::anomalies::DEFAULT_K);
     let mut k = kernel_stats(store);
     k.truncate(top);
     let mut gpus = gpu_time(store);
@@ -51,7 +112,10 @@ pub fn report(store: &Store, top: usize) -> Report {
         gpus,
         top_kernels: k,
         streams: stream_stats(store),
-        steps: steps(store),
+        steps,
+        window,
+        in_steps,
+        step_anomalies,
         idle_breakdown: crate::idle::idle_breakdown(store, crate::idle::DEFAULT_THRESHOLD_NS)
             .into_iter()
             .map(|d| IdleSplit {
@@ -164,10 +228,35 @@ pub fn to_text(r: &Report) -> String {
             );
         }
     }
-    if !r.steps.is_empty() {
-        let _ = writeln!(o, "\nSteps:");
+    if let Some(c) = &r.window.capture {
+        let end = if c.end_ns == i64::MAX { "the end of the trace".to_string() } else { c.end_ns.to_string() };
+        let _ =
+            writeln!(o, "\nCapture range (cudaProfilerStart/Stop): {} to {end}; steps outside it left out", c.start_ns);
+    }
+    if r.steps.is_empty() {
+        let _ = writeln!(o, "\nSteps: none found (the figures above cover the whole trace)");
+    } else {
+        let from = r.window.steps_from.as_deref().unwrap_or("-");
+        let _ = writeln!(o, "\nSteps ({} from {from}):", r.steps.len());
         for s in &r.steps {
             let _ = writeln!(o, "  {:<20} {}", s.name, fmt_ns(s.dur_ns));
+        }
+        for g in &r.in_steps {
+            let _ = writeln!(
+                o,
+                "  GPU {} over the steps only ({}): busy {} idle {} ({:.1}%); the GPU figures above cover the whole trace",
+                g.device,
+                fmt_ns(g.window_ns),
+                fmt_ns(g.busy_ns),
+                fmt_ns(g.idle_ns),
+                g.idle_pct
+            );
+        }
+    }
+    if !r.step_anomalies.is_empty() {
+        let _ = writeln!(o, "\nStep anomalies (median + MAD):");
+        for a in &r.step_anomalies {
+            let _ = writeln!(o, "  {}", a.evidence);
         }
     }
     let _ = writeln!(o, "\nLoaded: {} events", r.load.events);

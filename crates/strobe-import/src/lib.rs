@@ -20,5 +20,5 @@ pub mod time;
 pub use detect::{detect, Format};
 pub use dir::trace_files_in;
 pub use error::ImportError;
-pub use open::{load, open, LoadOptions, Source};
+pub use open::{load, load_nsys_process, open, LoadOptions, Source};
 pub use progress::Progress;

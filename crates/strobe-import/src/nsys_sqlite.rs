@@ -21,11 +21,13 @@
 //! with alternatives (`globalPid|globalTid`, `id|deviceId`); what is absent is read as NULL
 //! and noted in the load summary. Only an export with nothing to show is an error.
 
+mod processes;
 mod rep;
 mod rows;
 mod schema;
 mod target;
 
+pub use processes::{gpu_processes, GpuProcess};
 pub use rep::export_rep;
 
 use crate::{ImportError, Progress};
@@ -86,6 +88,21 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
     import_as(path, path, b, progress)
 }
 
+/// Imports only process `pid` of the export at `path` (one rank of a report that holds
+/// several: `processes::gpu_processes`): rows of other processes are left out, and
+/// `meta.extra["rank_pid"]` says which process this is.
+pub fn import_process(
+    path: &Path,
+    pid: u32,
+    b: &mut StoreBuilder,
+    progress: &Progress,
+) -> Result<TraceMeta, ImportError> {
+    let mut meta = import_filtered(path, path, Some(pid), b, progress)?;
+    meta.extra.insert("rank_pid".into(), serde_json::Value::from(pid));
+    meta.load.notes.push(format!("process {pid} only: the rows of the report's other processes are left out"));
+    Ok(meta)
+}
+
 /// Imports the export at `path` into memory and opens the result: the whole importer on one
 /// file, with no cache and nothing written (what a fuzz target calls on a mutated file).
 pub fn import_to_memory(path: &Path) -> Result<strobe_store::Store, ImportError> {
@@ -101,6 +118,16 @@ pub fn import_to_memory(path: &Path) -> Result<strobe_store::Store, ImportError>
 pub fn import_as(
     path: &Path,
     source: &Path,
+    b: &mut StoreBuilder,
+    progress: &Progress,
+) -> Result<TraceMeta, ImportError> {
+    import_filtered(path, source, None, b, progress)
+}
+
+fn import_filtered(
+    path: &Path,
+    source: &Path,
+    only_pid: Option<u32>,
     b: &mut StoreBuilder,
     progress: &Progress,
 ) -> Result<TraceMeta, ImportError> {
@@ -161,6 +188,7 @@ pub fn import_as(
         b.reserve_spans(estimate.min(1 << 28) as usize);
         let strings = target::string_ids(&conn, &schema).map_err(sql_err)?;
         let mut cx = Ctx::new(path, b, progress, strings, corr_pid);
+        cx.only_pid = only_pid;
         cx.memcpy_enum = target::enum_table(&conn, &schema, ENUMS[0]).map_err(sql_err)?;
         cx.mem_kind_enum = target::enum_table(&conn, &schema, ENUMS[1]).map_err(sql_err)?;
         cx.sync_enum = target::enum_table(&conn, &schema, ENUMS[2]).map_err(sql_err)?;
@@ -401,6 +429,8 @@ struct Ctx<'a> {
     /// Correlation key of each synchronization row → tid of its runtime call (MAX = unseen).
     sync_wanted: FxHashMap<i64, u32>,
     pids: FxHashSet<u32>,
+    /// Import only this process's rows (one rank of a several-process report).
+    only_pid: Option<u32>,
     cats: Cats,
     corr_pid: bool,
     args: String,
@@ -447,6 +477,7 @@ impl<'a> Ctx<'a> {
             nvtx_thread_names: FxHashMap::default(),
             sync_wanted: FxHashMap::default(),
             pids: FxHashSet::default(),
+            only_pid: None,
             cats,
             corr_pid,
             args: String::with_capacity(256),
@@ -458,7 +489,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Receives a table's batches and hands each row to `f`; counts rows per table.
-    fn drain<R>(
+    fn drain<R: RowPid>(
         &mut self,
         table: &str,
         rx: Option<Receiver<Msg<R>>>,
@@ -476,6 +507,9 @@ impl<'a> Ctx<'a> {
             bad += batch.bad;
             self.progress.add_events(k);
             for r in batch.rows {
+                if self.only_pid.is_some_and(|p| p != r.pid()) {
+                    continue;
+                }
                 f(self, r).map_err(|e| ImportError::io(self.path, e))?;
             }
         }
@@ -902,6 +936,9 @@ impl<'a> Ctx<'a> {
                 continue;
             };
             let pid = schema::int(r, 1).map(|g| schema::split_global(g).0).unwrap_or(0);
+            if self.only_pid.is_some_and(|p| p != pid) {
+                continue;
+            }
             let dev = schema::int(r, 2).unwrap_or(0);
             let kind = schema::int(r, 4).unwrap_or(-1);
             let sign = match schema::int(r, 5) {

@@ -72,6 +72,28 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
     }
 }
 
+/// One process of a several-process Nsight Systems export (`nsys_sqlite::gpu_processes`) as
+/// its own store: the rank view of that process, cached apart from the whole report's.
+pub fn load_nsys_process(path: &Path, p: &nsys_sqlite::GpuProcess, opts: &LoadOptions) -> Result<Store, ImportError> {
+    let progress = opts.progress.clone().unwrap_or_default();
+    let mut key = cache::source_key(path).map_err(|e| ImportError::io(path, e))?;
+    // a key of its own per process (and per rank numbering), never the whole report's
+    key[2] ^= 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(p.pid as u64 + 1);
+    key[3] ^= (p.rank as u64) << 32 | 0x5354_4550;
+    let dir = if opts.no_cache { None } else { cache::resolve_cache_dir(opts.cache_dir.as_deref()) };
+    if let Some(d) = &dir {
+        if let Some(s) = cache::open_cached(d, &key) {
+            return Ok(s);
+        }
+    }
+    let mut b = StoreBuilder::new(cache::output_for(dir.as_deref(), key)).map_err(|e| ImportError::io(path, e))?;
+    let mut meta = nsys_sqlite::import_process(path, p.pid, &mut b, &progress)?;
+    meta.distributed = Some(strobe_model::DistributedInfo { rank: Some(p.rank), ..Default::default() });
+    meta.extra.insert("rank_from".into(), serde_json::Value::from(p.rank_from));
+    let built = b.finish(&meta).map_err(|e| ImportError::io(path, e))?;
+    cache::open_built(built).map_err(|e| ImportError::bad(path, e.to_string()))
+}
+
 /// A trace format into a store, through the cache.
 fn load_trace(path: &Path, fmt: Format, opts: &LoadOptions) -> Result<Store, ImportError> {
     let progress = opts.progress.clone().unwrap_or_default();

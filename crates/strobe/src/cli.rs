@@ -57,6 +57,10 @@ pub enum Command {
         /// With several ranks: how to line up their clocks (falls back to recorded, saying why).
         #[arg(long, value_enum, default_value = "collective")]
         align: AlignArg,
+        /// Steps are the CPU/NVTX ranges whose whole name matches REGEX (instead of
+        /// ProfilerStep#N, iteration-like NVTX names, or the inferred period): docs/ranks.md.
+        #[arg(long, value_name = "REGEX")]
+        steps: Option<String>,
     },
     /// Compare two traces per kernel and CPU-op name: counts, total time, delta, ratio.
     Diff {
@@ -143,15 +147,29 @@ impl From<ExportFormat> for strobe_analysis::export::Format {
 impl Cli {
     pub fn run(self) -> anyhow::Result<()> {
         match self.command {
-            Some(Command::Report { files, json, top, align }) => {
+            Some(Command::Report { files, json, top, align, steps }) => {
+                let rule = match &steps {
+                    Some(p) => strobe_analysis::steps::StepRule::from_pattern(p).map_err(anyhow::Error::msg)?,
+                    None => Default::default(),
+                };
                 let expanded = crate::ranks::expand_inputs(&files)?;
                 if expanded.len() > 1 {
-                    return crate::ranks::report(&expanded, self.cache_dir.as_deref(), json, top, align.into());
+                    return crate::ranks::report(&expanded, self.cache_dir.as_deref(), json, top, align.into(), &rule);
                 }
                 let file = expanded.into_iter().next().unwrap_or_default();
+                if crate::ranks::is_multi_process_nsys(&file) {
+                    return crate::ranks::report_nsys_processes(
+                        &file,
+                        self.cache_dir.as_deref(),
+                        json,
+                        top,
+                        align.into(),
+                        &rule,
+                    );
+                }
                 use strobe_analysis::{memory, report, roofline};
                 match crate::load::open_with_progress(&file, self.cache_dir.as_deref())? {
-                    Source::Trace(store) => emit(json, &report::report(&store, top), report::to_text),
+                    Source::Trace(store) => emit(json, &report::report_with(&store, top, &rule), report::to_text),
                     Source::MemorySnapshot(snap) => emit(json, &memory::analyse(&snap), memory::to_text),
                     Source::MemoryStats(stats) => emit(json, &memory::stats_report(&stats), memory::stats_text),
                     Source::Ncu(ncu) => emit(json, &roofline::analyse(&ncu), roofline::to_text),

@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 use strobe_analysis::ranks::align::Alignment;
+use strobe_analysis::ranks::report::RankOptions;
+use strobe_analysis::steps::StepRule;
 use strobe_store::Store;
 
 /// Files as given, with each directory replaced by its `*.json`, `*.json.gz` and `*.sqlite`
@@ -49,12 +51,50 @@ pub fn report(
     json: bool,
     top: usize,
     how: Alignment,
+    rule: &StepRule,
 ) -> anyhow::Result<()> {
     let stores = load_all(files, cache_dir)?;
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    let traces: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(&stores).collect();
-    let r = strobe_analysis::ranks::report::multi_rank_report(&traces, how, top);
+    emit_ranks(&names, &stores, json, top, how, rule)
+}
+
+fn emit_ranks(
+    names: &[String],
+    stores: &[Store],
+    json: bool,
+    top: usize,
+    how: Alignment,
+    rule: &StepRule,
+) -> anyhow::Result<()> {
+    let traces: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(stores).collect();
+    let opts = RankOptions { steps: rule.clone(), ..Default::default() };
+    let r = strobe_analysis::ranks::report::multi_rank_report_with(&traces, how, top, &opts);
     crate::emit(json, &r, strobe_analysis::ranks::report::to_text)
+}
+
+/// An Nsight Systems export in which two or more processes ran GPU work: one rank each.
+pub fn is_multi_process_nsys(file: &Path) -> bool {
+    matches!(strobe_import::detect(file), Ok(Some(strobe_import::Format::NsysSqlite)))
+        && strobe_import::nsys_sqlite::gpu_processes(file).is_ok_and(|p| p.len() > 1)
+}
+
+/// `strobe report one.sqlite` where the report holds several GPU processes: each process is
+/// loaded as its own rank (`load_nsys_process`) and the several-rank report runs on them.
+pub fn report_nsys_processes(
+    file: &Path,
+    cache_dir: Option<&Path>,
+    json: bool,
+    top: usize,
+    how: Alignment,
+    rule: &StepRule,
+) -> anyhow::Result<()> {
+    let procs = strobe_import::nsys_sqlite::gpu_processes(file)?;
+    let opts =
+        strobe_import::LoadOptions { cache_dir: cache_dir.map(Path::to_path_buf), no_cache: false, progress: None };
+    let stores: Vec<Store> =
+        procs.iter().map(|p| strobe_import::load_nsys_process(file, p, &opts)).collect::<Result<_, _>>()?;
+    let names: Vec<String> = procs.iter().map(|p| format!("{} (pid {})", file.display(), p.pid)).collect();
+    emit_ranks(&names, &stores, json, top, how, rule)
 }
 
 pub fn diff(a: &Path, b: &Path, cache_dir: Option<&Path>, json: bool, top: usize) -> anyhow::Result<()> {

@@ -4,18 +4,24 @@
 //! - **Recorded**: the times as the traces hold them. Kineto writes `ts` in one host-wide
 //!   clock, with `baseTimeNanoseconds` the wall-clock of its zero; where two ranks' bases
 //!   differ (different hosts) the difference is applied, else the offset is 0.
-//! - **StepStart**: the first `ProfilerStep#N` that every rank has starts at the same time.
+//! - **StepStart**: the first step (`steps`) that every rank has starts at the same time.
 //! - **CollectiveEnd**: a collective completes on all ranks together (no rank can leave before
 //!   the last one joined), so the end of the k-th NCCL kernel of a name is simultaneous on every
 //!   rank. The offset is the median over matched collectives of (reference end − rank end):
 //!   one odd collective (a kernel that ends late for a local reason) does not move it.
+//!
+//! Nsight Systems exports count from their session start (`TARGET_INFO_SESSION_START_TIME`,
+//! stored as `base_time_ns`), so Recorded applies the same difference to them.
+//!
+//! Every alignment states its **residual** (`residual`): collectives end together, so what
+//! spread of their ends remains after alignment is clock error.
 //!
 //! A method that does not apply (no common step, no matched collective) falls back to
 //! Recorded and says why.
 
 use super::collectives::{comm_kernels, match_kernels};
 use super::distribution::median;
-use super::{rank_steps, RankTrace};
+use super::RankTrace;
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -46,6 +52,30 @@ pub struct RankAlignment {
     pub offsets_ns: Vec<i64>,
     /// What the offsets rest on: the common step's name, or the number of matched collectives.
     pub basis: String,
+    /// How well the offsets line the ranks up: the median over matched collectives of the
+    /// spread (latest − earliest) of their aligned ends, which a collective has in common on
+    /// every rank. None without a collective matched on every rank.
+    pub residual_ns: Option<i64>,
+    /// Set (by the report) when the residual exceeds the largest collective skew: the
+    /// cross-rank figures (skews, waits, stragglers) would be clock error, and are withheld.
+    pub refused: Option<String>,
+}
+
+/// Median spread of the matched collectives' ends after adding `offsets`.
+pub fn residual(ranks: &[RankTrace], offsets: &[i64]) -> Option<i64> {
+    if ranks.len() < 2 {
+        return None;
+    }
+    let per_rank: Vec<_> = ranks.iter().map(|r| comm_kernels(r.store)).collect();
+    let spreads: Vec<i64> = match_kernels(&per_rank)
+        .iter()
+        .map(|(_, _, idx)| {
+            let ends = idx.iter().enumerate().map(|(r, &i)| per_rank[r][i].end + offsets.get(r).copied().unwrap_or(0));
+            let (lo, hi) = ends.fold((i64::MAX, i64::MIN), |(lo, hi), e| (lo.min(e), hi.max(e)));
+            hi - lo
+        })
+        .collect();
+    median(&spreads)
 }
 
 /// Offsets for `ranks` (sorted by rank; the first is the reference) by `how`.
@@ -56,12 +86,26 @@ pub fn align(ranks: &[RankTrace], how: Alignment) -> RankAlignment {
         Alignment::CollectiveEnd => collective_end(ranks),
     };
     match attempt {
-        Ok((offsets_ns, basis)) => {
-            RankAlignment { requested: how, used: how, fallback_reason: None, offsets_ns, basis }
-        }
+        Ok((offsets_ns, basis)) => RankAlignment {
+            requested: how,
+            used: how,
+            fallback_reason: None,
+            residual_ns: residual(ranks, &offsets_ns),
+            offsets_ns,
+            basis,
+            refused: None,
+        },
         Err(why) => {
             let (offsets_ns, basis) = recorded(ranks);
-            RankAlignment { requested: how, used: Alignment::Recorded, fallback_reason: Some(why), offsets_ns, basis }
+            RankAlignment {
+                requested: how,
+                used: Alignment::Recorded,
+                fallback_reason: Some(why),
+                residual_ns: residual(ranks, &offsets_ns),
+                offsets_ns,
+                basis,
+                refused: None,
+            }
         }
     }
 }
@@ -79,13 +123,13 @@ fn recorded(ranks: &[RankTrace]) -> (Vec<i64>, String) {
 }
 
 fn step_start(ranks: &[RankTrace]) -> Result<(Vec<i64>, String), String> {
-    let steps: Vec<Vec<crate::steps::Step>> = ranks.iter().map(|r| rank_steps(r.store)).collect();
+    let steps: Vec<&[crate::steps::Step]> = ranks.iter().map(|r| r.steps).collect();
     let Some(first) = steps.first() else { return Err("no ranks".into()) };
     // the reference rank's steps in time order; the first one every rank has
     let common = first
         .iter()
         .find(|s| steps.iter().all(|v| v.iter().any(|t| t.name == s.name)))
-        .ok_or_else(|| "no ProfilerStep# common to all ranks".to_string())?;
+        .ok_or_else(|| "no step common to all ranks".to_string())?;
     let offsets = steps
         .iter()
         .map(|v| v.iter().find(|t| t.name == common.name).map(|t| common.start_ns - t.start_ns).unwrap_or(0))

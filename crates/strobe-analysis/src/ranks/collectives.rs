@@ -4,7 +4,7 @@
 //! rank joins, so its **start** is the rank's arrival and the spread of starts (the skew) is
 //! how long the early ranks waited for the late one.
 
-use super::{rank_steps, step_at, RankTrace};
+use super::{step_at, RankTrace};
 use serde::Serialize;
 use strobe_model::{is_comm_kernel, LaneKind, SpanKind};
 use strobe_store::{Store, FLOW_CORRELATION};
@@ -104,7 +104,7 @@ pub struct Collective {
 /// times (`align::align`), ordered by earliest arrival.
 pub fn match_collectives(ranks: &[RankTrace], offsets_ns: &[i64]) -> Vec<Collective> {
     let per_rank: Vec<Vec<CommKernel>> = ranks.iter().map(|r| comm_kernels(r.store)).collect();
-    let steps: Vec<Vec<crate::steps::Step>> = ranks.iter().map(|r| rank_steps(r.store)).collect();
+    let steps: Vec<&[crate::steps::Step]> = ranks.iter().map(|r| r.steps).collect();
     let off = |i: usize| offsets_ns.get(i).copied().unwrap_or(0);
     let mut out: Vec<Collective> = match_kernels(&per_rank)
         .into_iter()
@@ -116,7 +116,7 @@ pub fn match_collectives(ranks: &[RankTrace], offsets_ns: &[i64]) -> Vec<Collect
             let last = starts.iter().copied().max().unwrap_or(0);
             let step = ks.iter().enumerate().find_map(|(r, k)| {
                 let at = k.launch.map(|l| ranks[r].store.span_start(l)).unwrap_or(k.start);
-                step_at(&steps[r], at).map(|s| s.name.clone())
+                step_at(steps[r], at).map(|s| s.name.clone())
             });
             Collective {
                 name,

@@ -13,6 +13,10 @@ pub enum RankFrom {
     Metadata,
     FileName,
     Order,
+    /// One process of a several-process Nsight Systems report, numbered by its CUDA device.
+    DeviceOrder,
+    /// One process of such a report, numbered by pid (no device of its own).
+    ProcessOrder,
 }
 
 impl RankFrom {
@@ -21,6 +25,8 @@ impl RankFrom {
             RankFrom::Metadata => "trace metadata",
             RankFrom::FileName => "file name",
             RankFrom::Order => "order given",
+            RankFrom::DeviceOrder => "CUDA device order of the report's processes",
+            RankFrom::ProcessOrder => "process order of the report's processes",
         }
     }
 }
@@ -54,8 +60,14 @@ pub fn identify_ranks(stores: &[&Store], sources: &[&str]) -> Vec<RankIdentity> 
         .iter()
         .enumerate()
         .map(|(i, s)| {
+            let split = s.meta.extra.get("rank_from").and_then(|v| v.as_str());
             if let Some(r) = s.meta.distributed.as_ref().and_then(|d| d.rank) {
-                RankIdentity { rank: r, from: RankFrom::Metadata }
+                let from = match split {
+                    Some("device order") => RankFrom::DeviceOrder,
+                    Some("process order") => RankFrom::ProcessOrder,
+                    _ => RankFrom::Metadata,
+                };
+                RankIdentity { rank: r, from }
             } else if let Some(r) = sources.get(i).and_then(|p| rank_from_file_name(p)) {
                 RankIdentity { rank: r, from: RankFrom::FileName }
             } else {
@@ -71,6 +83,37 @@ pub fn identify_ranks(stores: &[&Store], sources: &[&str]) -> Vec<RankIdentity> 
     } else {
         (0..ids.len()).map(|i| RankIdentity { rank: i as i64, from: RankFrom::Order }).collect()
     }
+}
+
+/// The process a rank's store holds: the one the importer kept when it split a report into
+/// ranks (`meta.extra["rank_pid"]`), else the process of the CPU thread with the most spans.
+pub fn rank_process(store: &Store) -> Option<i64> {
+    if let Some(p) = store.meta.extra.get("rank_pid").and_then(|v| v.as_i64()) {
+        return Some(p);
+    }
+    let mut best: Option<(usize, i64)> = None;
+    for (lane, d) in store.lanes.iter().enumerate() {
+        if let strobe_model::LaneKind::CpuThread { pid: strobe_model::IdKey::Num(p), .. } = d.kind {
+            let n = store.lane_view(lane as u32).span.len();
+            if best.is_none_or(|b| n > b.0) {
+                best = Some((n, p));
+            }
+        }
+    }
+    best.map(|b| b.1)
+}
+
+/// The devices of a rank's GPU streams, ascending.
+pub fn rank_devices(store: &Store) -> Vec<i64> {
+    let mut d: Vec<i64> = store
+        .lanes
+        .iter()
+        .filter(|l| matches!(l.kind, strobe_model::LaneKind::GpuStream { .. }))
+        .filter_map(|l| l.kind.device())
+        .collect();
+    d.sort_unstable();
+    d.dedup();
+    d
 }
 
 #[cfg(test)]

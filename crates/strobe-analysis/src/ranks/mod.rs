@@ -10,6 +10,7 @@ pub mod align;
 pub mod breakdown;
 pub mod collectives;
 pub mod distribution;
+pub mod exposed;
 pub mod identity;
 pub mod launch;
 pub mod memcpy_bandwidth;
@@ -24,19 +25,20 @@ mod tests;
 
 use strobe_store::Store;
 
-/// One rank: its number, where it came from, and its store.
+/// One rank: its number, where it came from, its store and its steps (`rank_steps`).
 #[derive(Clone, Copy)]
 pub struct RankTrace<'a> {
     pub rank: i64,
     pub source: &'a str,
     pub store: &'a Store,
+    pub steps: &'a [crate::steps::Step],
 }
 
-/// The rank's `ProfilerStep#N` ranges (`steps::steps`), each name once: where a name repeats
+/// The rank's steps (`steps::find_steps` by `rule`), each name once: where a name repeats
 /// (the same step recorded on two threads) the earliest is kept, so a step has one range.
-pub fn rank_steps(store: &Store) -> Vec<crate::steps::Step> {
+pub fn rank_steps(store: &Store, rule: &crate::steps::StepRule) -> Vec<crate::steps::Step> {
     let mut seen = std::collections::HashSet::new();
-    crate::steps::steps(store).into_iter().filter(|s| seen.insert(s.name.clone())).collect()
+    crate::steps::find_steps(store, rule).into_iter().filter(|s| seen.insert(s.name.clone())).collect()
 }
 
 /// The step of `steps` whose range `[start, start + dur)` holds `ts`.

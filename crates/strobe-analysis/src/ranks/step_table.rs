@@ -1,18 +1,22 @@
-//! The rank–step table: for each `ProfilerStep#N` and each rank that has it, where the step's
+//! The rank–step table: for each step (`steps`) and each rank that has it, where the step's
 //! time went on that rank's GPU and how long its collectives waited for the others.
 //!
 //! Every figure is over the step's CPU range `[start, start + dur)` on that rank (GPU work
 //! launched in the step but running after its range counts in the next one), from the
 //! single-trace unions (`gpu_time`): compute, comm, busy. `exposed_comm` = comm not under
 //! compute; `idle` = the range − busy. `wait` = Σ over the step's collectives of (latest
-//! arrival − this rank's arrival): the time its comm kernels sat waiting for the last rank.
+//! arrival − this rank's arrival): the time its comm kernels sat waiting for the last rank;
+//! `exposed_wait` = the part of it not under the rank's own compute (`exposed`); `score` =
+//! the best rank's own time (`dur − exposed_wait`) / this rank's.
 
 use super::collectives::Collective;
+use super::exposed::exposed_wait;
 use super::unions::{clipped, rank_unions};
-use super::{rank_steps, RankTrace};
+use super::RankTrace;
+use crate::steps::step_number;
 use serde::Serialize;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RankStep {
     pub rank: i64,
     /// Start of the step in the rank's own clock (add the rank's offset for the shared axis).
@@ -23,6 +27,12 @@ pub struct RankStep {
     pub exposed_comm_ns: i64,
     pub idle_ns: i64,
     pub wait_ns: i64,
+    /// The part of `wait_ns` its own compute did not hide (`exposed::exposed_wait`).
+    pub exposed_wait_ns: i64,
+    /// The rank's own time in the step (`dur − exposed wait`) relative to the best rank's:
+    /// best own time / this rank's, 1 for the best (as NVRx / Megatron's StragglerDetector
+    /// score ranks against the fastest).
+    pub score: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -32,19 +42,16 @@ pub struct StepRow {
     pub per_rank: Vec<RankStep>,
     /// Skew of each of the step's collectives, in time order.
     pub collective_skew_ns: Vec<i64>,
-    /// Set by `straggler::find_stragglers`.
+    /// Set by `straggler::find_stragglers`, with its kind.
     pub straggler: Option<i64>,
-}
-
-fn step_number(name: &str) -> u64 {
-    name.strip_prefix("ProfilerStep#").and_then(|n| n.parse().ok()).unwrap_or(u64::MAX)
+    pub straggler_kind: Option<super::straggler::StragglerKind>,
 }
 
 /// The table for `ranks` (sorted by rank) and their matched `collectives`, steps in number
 /// order. A step missing on some ranks has rows only for the ranks that have it.
 pub fn step_table(ranks: &[RankTrace], collectives: &[Collective]) -> Vec<StepRow> {
-    let per_rank: Vec<(Vec<crate::steps::Step>, super::unions::RankUnions)> =
-        ranks.iter().map(|r| (rank_steps(r.store), rank_unions(r.store))).collect();
+    let per_rank: Vec<(&[crate::steps::Step], super::unions::RankUnions)> =
+        ranks.iter().map(|r| (r.steps, rank_unions(r.store))).collect();
     let mut names: Vec<String> = per_rank.iter().flat_map(|(s, _)| s.iter().map(|x| x.name.clone())).collect();
     names.sort_by(|a, b| (step_number(a), a).cmp(&(step_number(b), b)));
     names.dedup();
@@ -69,17 +76,30 @@ pub fn step_table(ranks: &[RankTrace], collectives: &[Collective]) -> Vec<StepRo
                         exposed_comm_ns: comm - clipped(&u.overlapped, a, b),
                         idle_ns: s.dur_ns - clipped(&u.busy, a, b),
                         wait_ns: mine.iter().map(|c| c.skew_ns - c.arrival_ns[i]).sum(),
+                        exposed_wait_ns: mine.iter().map(|c| exposed_wait(c, i, r.store, &u.compute)).sum(),
+                        score: 1.0,
                     })
                 })
                 .collect();
+            let per = with_scores(per);
             StepRow {
                 name,
                 per_rank: per,
                 collective_skew_ns: mine.iter().map(|c| c.skew_ns).collect(),
                 straggler: None,
+                straggler_kind: None,
             }
         })
         .collect()
+}
+
+fn with_scores(mut per: Vec<RankStep>) -> Vec<RankStep> {
+    let own = |p: &RankStep| (p.dur_ns - p.exposed_wait_ns).max(1);
+    let best = per.iter().map(own).min().unwrap_or(1);
+    for p in &mut per {
+        p.score = best as f64 / own(p) as f64;
+    }
+    per
 }
 
 /// Per rank, across the steps it has: the distribution of step time and of wait time.

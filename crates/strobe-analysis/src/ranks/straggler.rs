@@ -1,14 +1,21 @@
-//! Which rank holds the others back, step by step, and the evidence for it.
+//! Which rank holds the others back, step by step, and the evidence for it (docs/ranks.md,
+//! "Stragglers").
 //!
-//! A rank is the **straggler of a step** when it arrives last at more than half of the step's
-//! collectives **and** the others' wait on it is material: the median over the other ranks of
-//! their `wait_ns` in the step, less the rank's own `wait_ns`, is at least `min_wait_fraction`
-//! (10 %) of the median step time (over every step of every rank). The second test keeps
-//! noise from flagging anyone in a healthy step: some rank always arrives last, and in a
-//! healthy step the ranks take turns — each waits about as long for the others as they wait
-//! for it (DDP pair, ProfilerStep#4: 9.4 ms one way, 8.9 ms the other), which the plain median
-//! of the others' wait (the first definition asked for) would flag. A straggler makes the
-//! others wait and does not wait for them.
+//! A collective's wait counts against the rank waited for (the last to arrive) only where it
+//! **blocked** the waiting rank: its exposed wait (`exposed`), the part not hidden under its
+//! own compute. Per step, `blamed(r)` = the median over the other ranks of the exposed wait they
+//! spent on r at the step's collectives; r's **net** = blamed(r) − r's own exposed wait (a
+//! straggler makes the others wait and does not wait for them: in a healthy step the ranks take
+//! turns and the two cancel). The step's straggler is the rank of the largest net, when that is
+//! material: ≥ `min_wait_fraction` (10 %) of the median step time (every step of every rank).
+//!
+//! Kinds: a rank flagged in more than half of the steps that have collectives (and in at least
+//! two) is **persistent** (a slow GPU, host or link); otherwise each flag is **one-off**. Across
+//! the job the stragglers are **fixed** (always the same rank) or **rotating**. A rank that merely
+//! arrives last at collectives hidden under compute in every step is never flagged.
+//!
+//! The old figures stay beside: how many collectives the rank arrived last at, the others'
+//! total wait and its own (`wait_ns`, not only the exposed part).
 //!
 //! The evidence says what the straggler was doing before its first late collective: its
 //! longest compute kernels between its previous comm kernel (or the step start) and that
@@ -16,6 +23,7 @@
 
 use super::collectives::Collective;
 use super::distribution::median;
+use super::exposed::{exposed_wait, waited_for};
 use super::step_table::StepRow;
 use super::unions::{clipped, rank_unions};
 use super::RankTrace;
@@ -75,10 +83,43 @@ pub struct BeforeLateCollective {
     pub top_kernels: Vec<KernelInWindow>,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StragglerKind {
+    OneOff,
+    Persistent,
+}
+
+impl StragglerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StragglerKind::OneOff => "one_off",
+            StragglerKind::Persistent => "persistent",
+        }
+    }
+}
+
+/// Across the job: no straggler, always the same rank, or several ranks by turns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StragglerPattern {
+    None,
+    Fixed,
+    Rotating,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StepStraggler {
     pub step: String,
     pub rank: i64,
+    pub kind: StragglerKind,
+    /// Median over the other ranks of the exposed wait they spent on this rank in the step.
+    pub blamed_exposed_wait_ns: i64,
+    /// This rank's own exposed wait in the step.
+    pub own_exposed_wait_ns: i64,
+    /// The rank's median `blamed_exposed_wait_ns` over all the steps with collectives (its
+    /// usual): a one-off step's is far above it.
+    pub usual_blamed_ns: i64,
     /// Collectives of the step where it arrived last, and how many the step has.
     pub last_at: usize,
     pub collectives: usize,
@@ -96,6 +137,7 @@ pub struct StepStraggler {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Straggler {
     pub rank: i64,
+    pub kind: StragglerKind,
     pub steps: Vec<String>,
     pub evidence: String,
 }
@@ -107,6 +149,7 @@ pub struct StragglerReport {
     pub by_step: Vec<StepStraggler>,
     /// One entry per straggling rank, in rank order.
     pub stragglers: Vec<Straggler>,
+    pub pattern: StragglerPattern,
 }
 
 /// Flags the straggler of each step of `table` (setting `StepRow::straggler`) and gathers the
@@ -120,37 +163,81 @@ pub fn find_stragglers(
     let durs: Vec<i64> = table.iter().flat_map(|s| s.per_rank.iter().map(|r| r.dur_ns)).collect();
     let median_step_ns = median(&durs).unwrap_or(0);
     let threshold = params.min_wait_fraction * median_step_ns as f64;
-    let mut by_step = Vec::new();
-    for row in table.iter_mut() {
+    let computes: Vec<Vec<(i64, i64)>> = ranks.iter().map(|r| rank_unions(r.store).compute).collect();
+    struct Found {
+        row: usize,
+        idx: usize,
+        blamed: i64,
+        own: i64,
+    }
+    let mut found: Vec<Found> = Vec::new();
+    // every rank's blamed exposed wait per step with collectives: the "usual" of one-offs
+    let mut blamed_by_rank: Vec<Vec<i64>> = vec![Vec::new(); ranks.len()];
+    let mut steps_with_collectives = 0usize;
+    for (ri, row) in table.iter().enumerate() {
         let mine: Vec<&Collective> = collectives.iter().filter(|c| c.step.as_deref() == Some(&row.name)).collect();
         if mine.is_empty() || ranks.len() < 2 {
             continue;
         }
-        // the rank last at the most collectives (ties: the lower rank)
-        let Some((idx, last_at)) = ranks
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (i, mine.iter().filter(|c| c.last_ranks.contains(&r.rank)).count()))
-            .max_by_key(|&(i, n)| (n, std::cmp::Reverse(i)))
-        else {
-            continue;
-        };
-        if last_at * 2 <= mine.len() {
-            continue;
+        steps_with_collectives += 1;
+        // spent[j][r]: exposed wait of rank j spent on rank r in this step
+        let mut spent = vec![vec![0i64; ranks.len()]; ranks.len()];
+        for c in &mine {
+            let Some(target) = waited_for(c).and_then(|t| ranks.iter().position(|r| r.rank == t)) else { continue };
+            for (j, r) in ranks.iter().enumerate() {
+                if j != target {
+                    spent[j][target] += exposed_wait(c, j, r.store, &computes[j]);
+                }
+            }
         }
+        let has = |j: usize| row.per_rank.iter().any(|p| p.rank == ranks[j].rank);
+        let mut best: Option<(i64, usize, i64, i64)> = None;
+        for (idx, r) in ranks.iter().enumerate() {
+            if !has(idx) {
+                continue;
+            }
+            let others: Vec<i64> = (0..ranks.len()).filter(|&j| j != idx && has(j)).map(|j| spent[j][idx]).collect();
+            let blamed = median(&others).unwrap_or(0);
+            blamed_by_rank[idx].push(blamed);
+            let own = row.per_rank.iter().find(|p| p.rank == r.rank).map(|p| p.exposed_wait_ns).unwrap_or(0);
+            let net = blamed - own;
+            if best.is_none_or(|b| net > b.0) {
+                best = Some((net, idx, blamed, own));
+            }
+        }
+        if let Some((net, idx, blamed, own)) = best {
+            if net as f64 >= threshold && net > 0 {
+                found.push(Found { row: ri, idx, blamed, own });
+            }
+        }
+    }
+    let flags_of = |idx: usize| found.iter().filter(|f| f.idx == idx).count();
+    let kind_of = |idx: usize| {
+        let n = flags_of(idx);
+        if n >= 2 && n * 2 > steps_with_collectives {
+            StragglerKind::Persistent
+        } else {
+            StragglerKind::OneOff
+        }
+    };
+    let mut by_step = Vec::new();
+    for f in &found {
+        let row = &mut table[f.row];
+        let idx = f.idx;
         let rank = ranks[idx].rank;
+        let kind = kind_of(idx);
+        row.straggler = Some(rank);
+        row.straggler_kind = Some(kind);
+        let mine: Vec<&Collective> = collectives.iter().filter(|c| c.step.as_deref() == Some(&row.name)).collect();
+        let last_at = mine.iter().filter(|c| c.last_ranks.contains(&rank)).count();
         let others: Vec<RankWait> = row
             .per_rank
             .iter()
             .filter(|r| r.rank != rank)
             .map(|r| RankWait { rank: r.rank, wait_ns: r.wait_ns })
             .collect();
-        let Some(med_wait) = median(&others.iter().map(|w| w.wait_ns).collect::<Vec<_>>()) else { continue };
+        let med_wait = median(&others.iter().map(|w| w.wait_ns).collect::<Vec<_>>()).unwrap_or(0);
         let own_wait = row.per_rank.iter().find(|r| r.rank == rank).map(|r| r.wait_ns).unwrap_or(0);
-        if ((med_wait - own_wait) as f64) < threshold {
-            continue;
-        }
-        row.straggler = Some(rank);
         let per_collective: Vec<CollectiveEvidence> = mine
             .iter()
             .map(|c| CollectiveEvidence {
@@ -169,6 +256,10 @@ pub fn find_stragglers(
         let mut s = StepStraggler {
             step: row.name.clone(),
             rank,
+            kind,
+            blamed_exposed_wait_ns: f.blamed,
+            own_exposed_wait_ns: f.own,
+            usual_blamed_ns: median(&blamed_by_rank[idx]).unwrap_or(0),
             last_at,
             collectives: mine.len(),
             others_wait_ns: others,
@@ -179,21 +270,27 @@ pub fn find_stragglers(
             before,
             evidence: String::new(),
         };
-        s.evidence = evidence_text(&s, median_step_ns, params.min_wait_fraction);
+        s.evidence = evidence_text(&s, median_step_ns, params.min_wait_fraction, flags_of(idx), steps_with_collectives);
         by_step.push(s);
     }
     let mut stragglers: Vec<Straggler> = Vec::new();
-    for r in ranks {
+    for (idx, r) in ranks.iter().enumerate() {
         let mine: Vec<&StepStraggler> = by_step.iter().filter(|s| s.rank == r.rank).collect();
         if !mine.is_empty() {
             stragglers.push(Straggler {
                 rank: r.rank,
+                kind: kind_of(idx),
                 steps: mine.iter().map(|s| s.step.clone()).collect(),
                 evidence: mine.iter().map(|s| s.evidence.as_str()).collect::<Vec<_>>().join("; "),
             });
         }
     }
-    StragglerReport { median_step_ns, threshold_ns: threshold.round() as i64, by_step, stragglers }
+    let pattern = match stragglers.len() {
+        0 => StragglerPattern::None,
+        1 => StragglerPattern::Fixed,
+        _ => StragglerPattern::Rotating,
+    };
+    StragglerReport { median_step_ns, threshold_ns: threshold.round() as i64, by_step, stragglers, pattern }
 }
 
 fn before_collective(
@@ -272,23 +369,32 @@ fn short(name: &str) -> String {
     }
 }
 
-fn evidence_text(s: &StepStraggler, median_step_ns: i64, fraction: f64) -> String {
+fn evidence_text(s: &StepStraggler, median_step_ns: i64, fraction: f64, flagged: usize, steps: usize) -> String {
     let max_skew = s.per_collective.iter().map(|c| c.skew_ns).max().unwrap_or(0);
     let waits: Vec<String> =
         s.others_wait_ns.iter().map(|w| format!("rank {} {}", w.rank, fmt_ns(w.wait_ns))).collect();
+    let kind = match s.kind {
+        StragglerKind::Persistent => format!("persistent: flagged in {flagged} of {steps} steps"),
+        StragglerKind::OneOff => format!(
+            "one-off: flagged in {flagged} of {steps} steps; here {} blocked the others against its usual {}",
+            fmt_ns(s.blamed_exposed_wait_ns),
+            fmt_ns(s.usual_blamed_ns)
+        ),
+    };
     let mut t = format!(
-        "{}: rank {} arrived last at {} of {} collectives (max skew {}); the others waited {} for it, it waited {} (median difference {} ≥ {} = {}% of the median step {})",
+        "{}: rank {} held the others up ({kind}): their exposed wait on it {} (median over them), its own {} (difference ≥ {} = {}% of the median step {}); it arrived last at {} of {} collectives (max skew {}); total wait: the others {}, it {}",
         s.step,
         s.rank,
+        fmt_ns(s.blamed_exposed_wait_ns),
+        fmt_ns(s.own_exposed_wait_ns),
+        fmt_ns(s.threshold_ns),
+        fraction * 100.0,
+        fmt_ns(median_step_ns),
         s.last_at,
         s.collectives,
         fmt_ns(max_skew),
         waits.join(", "),
         fmt_ns(s.own_wait_ns),
-        fmt_ns(s.median_others_wait_ns - s.own_wait_ns),
-        fmt_ns(s.threshold_ns),
-        fraction * 100.0,
-        fmt_ns(median_step_ns)
     );
     if let Some(b) = &s.before {
         let ks: Vec<String> =

@@ -69,7 +69,7 @@ fn no_steps_no_step_alignment() {
     let b = rank_store(Some(1), &[], &[(NCCL, 130, 230)]);
     let r = multi_rank_report(&[("a", &a), ("b", &b)], Alignment::StepStart, 5);
     assert_eq!(r.alignment.used, Alignment::Recorded);
-    assert!(r.alignment.fallback_reason.as_deref().unwrap().contains("ProfilerStep"));
+    assert!(r.alignment.fallback_reason.as_deref().unwrap().contains("no step common"));
     assert!(r.steps.is_empty() && r.stragglers.is_empty());
     assert_eq!(r.collectives.len(), 1);
     assert_eq!((r.collectives[0].step.as_deref(), r.collectives[0].skew_ns), (None, 30));
@@ -153,4 +153,105 @@ fn planted_straggler_and_turn_taking() {
     // of the median step (10 000)
     assert_eq!(r.steps[1].straggler, None);
     assert_eq!(r.rank_summary[1].wait.max_ns, 500);
+}
+
+/// FSDP-like: rank 1 joins every step's collective 3 µs late. Step k (of 4, each 10 µs) at
+/// t = 10 000 k: rank 0's comm kernel runs [t+1000, t+4500), rank 1's [t+4000, t+4500) (they
+/// end together: collective alignment gives offset 0). Rank 0 waits [t+1000, t+4000) = 3000.
+///
+/// - `hidden`: rank 0 computes [t, t+5000), so all 3000 of its wait lie under compute: exposed
+///   0, nobody is flagged (the old total-wait rule, 3000 ≥ 10 % of 10 000, flagged rank 1 in
+///   every step).
+/// - `exposed`: rank 0's compute ends at t+1000, so the whole 3000 is exposed in every step:
+///   rank 1 is flagged in all 4 steps, persistent.
+/// - `one_off`: as `hidden`, except in step 3 rank 0's compute ends at t+1000: flagged there
+///   only, one-off; its usual (median of 0, 0, 0, 3000) is 0.
+fn fsdp_pair(exposed_in: &[i64]) -> super::report::MultiRankReport {
+    let steps: Vec<(String, i64, i64)> =
+        (1..=4).map(|k| (format!("ProfilerStep#{k}"), 10_000 * k, 10_000 * k + 10_000)).collect();
+    let st: Vec<(&str, i64, i64)> = steps.iter().map(|(n, a, b)| (n.as_str(), *a, *b)).collect();
+    let mut k0 = Vec::new();
+    let mut k1 = Vec::new();
+    for k in 1..=4 {
+        let t = 10_000 * k;
+        let compute_end = if exposed_in.contains(&k) { t + 1000 } else { t + 5000 };
+        k0.push(("layer_gemm", t, compute_end));
+        k0.push((NCCL, t + 1000, t + 4500));
+        k1.push(("layer_gemm", t, t + 4000));
+        k1.push((NCCL, t + 4000, t + 4500));
+    }
+    let a = rank_store(Some(0), &st, &k0);
+    let b = rank_store(Some(1), &st, &k1);
+    multi_rank_report(&[("a", &a), ("b", &b)], Alignment::CollectiveEnd, 5)
+}
+
+#[test]
+fn hidden_wait_is_not_a_straggler() {
+    let r = fsdp_pair(&[]);
+    assert_eq!(r.alignment.offsets_ns, vec![0, 0]);
+    assert_eq!(r.alignment.residual_ns, Some(0));
+    for s in &r.steps {
+        assert_eq!(s.per_rank[0].wait_ns, 3000, "{}: the old figure stays", s.name);
+        assert_eq!(s.per_rank[0].exposed_wait_ns, 0, "{}", s.name);
+        assert_eq!(s.straggler, None, "{}", s.name);
+    }
+    assert!(r.stragglers.is_empty());
+    assert_eq!(r.straggler_pattern, super::straggler::StragglerPattern::None);
+}
+
+#[test]
+fn exposed_wait_every_step_is_a_persistent_straggler() {
+    use super::straggler::{StragglerKind, StragglerPattern};
+    let r = fsdp_pair(&[1, 2, 3, 4]);
+    for s in &r.steps {
+        assert_eq!(s.per_rank[0].exposed_wait_ns, 3000, "{}", s.name);
+        assert_eq!((s.straggler, s.straggler_kind), (Some(1), Some(StragglerKind::Persistent)), "{}", s.name);
+        // own time: rank 0 10 000 − 3000 = 7000, rank 1 10 000: score 7000 / 10 000
+        assert_eq!(s.per_rank[0].score, 1.0);
+        assert!((s.per_rank[1].score - 0.7).abs() < 1e-12);
+    }
+    assert_eq!(r.straggler_pattern, StragglerPattern::Fixed);
+    assert!(
+        r.straggler_steps[0].evidence.contains("persistent: flagged in 4 of 4 steps"),
+        "{}",
+        r.straggler_steps[0].evidence
+    );
+}
+
+#[test]
+fn exposed_wait_in_one_step_is_a_one_off() {
+    use super::straggler::StragglerKind;
+    let r = fsdp_pair(&[3]);
+    let flagged: Vec<(&str, Option<StragglerKind>)> =
+        r.steps.iter().filter(|s| s.straggler == Some(1)).map(|s| (s.name.as_str(), s.straggler_kind)).collect();
+    assert_eq!(flagged, vec![("ProfilerStep#3", Some(StragglerKind::OneOff))]);
+    let ev = &r.straggler_steps[0];
+    assert_eq!((ev.blamed_exposed_wait_ns, ev.own_exposed_wait_ns, ev.usual_blamed_ns), (3000, 0, 0));
+}
+
+/// Rank 1's clock reads 1 ms early while the collective ends together: after "recorded"
+/// alignment the ends are 1 ms apart and the starts 997 µs (rank 0 at 1000, rank 1 at
+/// 4000 − 1 000 000): the residual (1 ms) exceeds the only skew, so the comparison is refused;
+/// collective alignment lines the ends up (residual 0) and is not.
+#[test]
+fn residual_above_the_skews_is_refused() {
+    let steps = [("ProfilerStep#1", 0, 10_000)];
+    let a = rank_store(Some(0), &steps, &[(NCCL, 1000, 4500)]);
+    let b = rank_store(Some(1), &steps, &[(NCCL, 4000, 4500)]);
+    let r = multi_rank_report(&[("a", &a), ("b", &b)], Alignment::Recorded, 5);
+    assert_eq!(r.alignment.residual_ns, Some(0));
+    assert!(r.alignment.refused.is_none());
+    let shift = shifted(-1_000_000);
+    let r = multi_rank_report(&[("a", &a), ("b", &shift)], Alignment::Recorded, 5);
+    assert_eq!(r.alignment.residual_ns, Some(1_000_000));
+    assert!(r.alignment.refused.as_deref().unwrap().contains("not aligned well enough"));
+    assert!(r.straggler_steps.is_empty());
+    let r = multi_rank_report(&[("a", &a), ("b", &shift)], Alignment::CollectiveEnd, 5);
+    assert_eq!(r.alignment.residual_ns, Some(0));
+    assert!(r.alignment.refused.is_none());
+}
+
+/// The rank-1 store above with every time moved by `d`.
+fn shifted(d: i64) -> Store {
+    rank_store(Some(1), &[("ProfilerStep#1", d, 10_000 + d)], &[(NCCL, 4000 + d, 4500 + d)])
 }

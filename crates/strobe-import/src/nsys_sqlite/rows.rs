@@ -334,3 +334,18 @@ pub fn osrt_row(r: &Row<'_>) -> Option<OsrtRow> {
         ret: int(r, 4),
     })
 }
+
+/// The process a row belongs to, for importing one process of a report as one rank.
+pub trait RowPid {
+    fn pid(&self) -> u32;
+}
+
+macro_rules! gpu_row_pid {
+    ($($t:ty),*) => {$(impl RowPid for $t { fn pid(&self) -> u32 { self.c.pid } })*};
+}
+gpu_row_pid!(KernelRow, MemcpyRow, MemsetRow, SyncRow);
+
+macro_rules! cpu_row_pid {
+    ($($t:ty),*) => {$(impl RowPid for $t { fn pid(&self) -> u32 { self.pid } })*};
+}
+cpu_row_pid!(RuntimeRow, NvtxRow, OsrtRow);

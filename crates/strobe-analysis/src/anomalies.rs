@@ -1,0 +1,186 @@
+//! Step anomalies: the odd steps of a step-time series, found for the user (docs/ranks.md,
+//! "Step anomalies").
+//!
+//! - **Outlier**: a step whose duration's modified z-score `0.6745 · (dur − median) / MAD`
+//!   (Iglewicz–Hoaglin; MAD = median |dur − median|, floored at 1 % of the median so that a
+//!   perfectly steady series does not flag nanoseconds) is ≥ `k` (3.5). Only slow steps: a fast
+//!   step is not a problem to find. Needs ≥ `MIN_STEPS` steps.
+//! - **Periodic**: when ≥ 3 steps are outliers and they fall every N steps (N ≥ 2: equal gaps in
+//!   step order, none missing between the first and the last), they are one spike pattern, kind
+//!   `periodic` (a checkpoint, an evaluation, a data-loader refill every N steps).
+//!
+//! The evidence compares the odd step with the typical one (the step whose duration is closest
+//! to the median): the kernel names whose time changed most (`diff::diff_windows`, kernels that
+//! start in each step) and the GPU idle time in each (a CPU-side gap shows as idle).
+
+use crate::diff::diff_windows;
+use crate::gpu_time::device_unions;
+use crate::intervals::{intersect, total, union};
+use crate::report::fmt_ns;
+use crate::steps::Step;
+use serde::Serialize;
+use strobe_store::Store;
+
+pub const MIN_STEPS: usize = 5;
+pub const DEFAULT_K: f64 = 3.5;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnomalyKind {
+    Outlier,
+    Periodic,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KernelChange {
+    pub name: String,
+    pub count_typical: u64,
+    pub count_step: u64,
+    pub total_typical_ns: i64,
+    pub total_step_ns: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepAnomaly {
+    /// The rank, in a several-rank report; None for a single trace.
+    pub rank: Option<i64>,
+    pub step: String,
+    pub dur_ns: i64,
+    /// The median step duration.
+    pub typical_ns: i64,
+    /// Modified z-score.
+    pub score: f64,
+    pub kind: AnomalyKind,
+    /// For `periodic`: every how many steps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period: Option<usize>,
+    /// The step compared against (closest to the median).
+    pub typical_step: String,
+    pub gpu_idle_ns: i64,
+    pub typical_gpu_idle_ns: i64,
+    pub kernel_changes: Vec<KernelChange>,
+    pub evidence: String,
+}
+
+fn median(v: &[i64]) -> i64 {
+    crate::ranks::distribution::median(v).unwrap_or(0)
+}
+
+/// The anomalies of `steps` (sorted by start) of `store`, `rank` as the report names it.
+pub fn step_anomalies(store: &Store, steps: &[Step], rank: Option<i64>, k: f64) -> Vec<StepAnomaly> {
+    if steps.len() < MIN_STEPS {
+        return Vec::new();
+    }
+    let durs: Vec<i64> = steps.iter().map(|s| s.dur_ns).collect();
+    let med = median(&durs);
+    let dev: Vec<i64> = durs.iter().map(|d| (d - med).abs()).collect();
+    let mad = median(&dev).max(med / 100).max(1);
+    let z = |d: i64| 0.6745 * (d - med) as f64 / mad as f64;
+    let odd: Vec<usize> = (0..steps.len()).filter(|&i| z(durs[i]) >= k).collect();
+    if odd.is_empty() {
+        return Vec::new();
+    }
+    let period = periodic(&odd);
+    let typical = (0..steps.len()).min_by_key(|&i| ((durs[i] - med).abs(), i)).unwrap_or(0);
+    let busy = union(device_unions(store).into_iter().flat_map(|d| d.busy).collect());
+    let idle_in = |s: &Step| s.dur_ns - total(&intersect(&busy, &[(s.start_ns, s.end_ns())]));
+    let t = &steps[typical];
+    odd.iter()
+        .map(|&i| {
+            let s = &steps[i];
+            let d = diff_windows(store, (t.start_ns, t.end_ns()), store, (s.start_ns, s.end_ns()));
+            let kernel_changes: Vec<KernelChange> = d
+                .kernels
+                .iter()
+                .filter(|r| r.delta_ns > 0)
+                .take(3)
+                .map(|r| KernelChange {
+                    name: r.name.clone(),
+                    count_typical: r.count_a,
+                    count_step: r.count_b,
+                    total_typical_ns: r.total_a_ns,
+                    total_step_ns: r.total_b_ns,
+                })
+                .collect();
+            let mut a = StepAnomaly {
+                rank,
+                step: s.name.clone(),
+                dur_ns: s.dur_ns,
+                typical_ns: med,
+                score: z(s.dur_ns),
+                kind: if period.is_some() { AnomalyKind::Periodic } else { AnomalyKind::Outlier },
+                period,
+                typical_step: t.name.clone(),
+                gpu_idle_ns: idle_in(s),
+                typical_gpu_idle_ns: idle_in(t),
+                kernel_changes,
+                evidence: String::new(),
+            };
+            a.evidence = evidence(&a);
+            a
+        })
+        .collect()
+}
+
+/// N when the odd steps (indices, ascending, ≥ 3 of them) fall every N ≥ 2 steps.
+fn periodic(odd: &[usize]) -> Option<usize> {
+    if odd.len() < 3 {
+        return None;
+    }
+    let n = odd[1] - odd[0];
+    (n >= 2 && odd.windows(2).all(|w| w[1] - w[0] == n)).then_some(n)
+}
+
+fn short(name: &str) -> String {
+    if name.chars().count() > 60 {
+        name.chars().take(59).chain(['…']).collect()
+    } else {
+        name.to_string()
+    }
+}
+
+fn evidence(a: &StepAnomaly) -> String {
+    let who = a.rank.map(|r| format!("rank {r} ")).unwrap_or_default();
+    let what = match a.period {
+        Some(n) => format!("a spike every {n} steps"),
+        None => "an outlier".to_string(),
+    };
+    let ks: Vec<String> = a
+        .kernel_changes
+        .iter()
+        .map(|k| {
+            format!(
+                "{} {}× {} vs {}× {}",
+                short(&k.name),
+                k.count_step,
+                fmt_ns(k.total_step_ns),
+                k.count_typical,
+                fmt_ns(k.total_typical_ns)
+            )
+        })
+        .collect();
+    format!(
+        "{who}{} took {} against a typical {} (score {:.1}, {what}); vs {}: GPU idle {} vs {}{}",
+        a.step,
+        fmt_ns(a.dur_ns),
+        fmt_ns(a.typical_ns),
+        a.score,
+        a.typical_step,
+        fmt_ns(a.gpu_idle_ns),
+        fmt_ns(a.typical_gpu_idle_ns),
+        if ks.is_empty() { "; no kernel ran longer".to_string() } else { format!("; kernels up: {}", ks.join(", ")) }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::periodic;
+
+    #[test]
+    fn periods() {
+        assert_eq!(periodic(&[2, 5, 8, 11]), Some(3));
+        assert_eq!(periodic(&[2, 5, 9]), None);
+        assert_eq!(periodic(&[2, 5]), None);
+        assert_eq!(periodic(&[3, 4, 5]), None);
+    }
+}

@@ -1,0 +1,49 @@
+//! The `cudaProfilerStart` / `cudaProfilerStop` capture range: what the program asked to be
+//! profiled. Nsight Systems records the two calls as CUDA runtime calls when it traces the
+//! whole run (no `--capture-range`), and Megatron-style scripts bracket the steps they want
+//! with them; everything before (CUDA init, warm-up) is the prologue.
+
+use serde::Serialize;
+use strobe_model::{LaneKind, SpanKind};
+use strobe_store::Store;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CaptureRange {
+    /// End of the first `cudaProfilerStart`.
+    pub start_ns: i64,
+    /// Start of the last `cudaProfilerStop` after it (`i64::MAX` when there is none: the range
+    /// runs to the end of the trace).
+    pub end_ns: i64,
+    pub starts: usize,
+    pub stops: usize,
+}
+
+fn is_call(name: &str, base: &str) -> bool {
+    // runtime (`cudaProfilerStart`) and driver (`cuProfilerStart`) spellings, ABI suffixes
+    name.strip_prefix(base).is_some_and(|r| r.is_empty() || r.starts_with("_v"))
+}
+
+/// The capture range, where the trace records at least one `cudaProfilerStart`.
+pub fn capture_range(store: &Store) -> Option<CaptureRange> {
+    let (mut starts, mut stops) = (Vec::new(), Vec::new());
+    for (lane, desc) in store.lanes.iter().enumerate() {
+        if !matches!(desc.kind, LaneKind::CpuThread { .. }) {
+            continue;
+        }
+        let v = store.lane_view(lane as u32);
+        for (k, &sid) in v.span.iter().enumerate() {
+            if !matches!(store.span_kind(sid), SpanKind::CudaRuntime | SpanKind::CudaDriver) {
+                continue;
+            }
+            let n = store.span_name(sid);
+            if is_call(n, "cudaProfilerStart") || is_call(n, "cuProfilerStart") {
+                starts.push(v.ends[k]);
+            } else if is_call(n, "cudaProfilerStop") || is_call(n, "cuProfilerStop") {
+                stops.push(v.starts[k]);
+            }
+        }
+    }
+    let start_ns = starts.iter().copied().min()?;
+    let end_ns = stops.iter().copied().filter(|&s| s >= start_ns).max().unwrap_or(i64::MAX);
+    Some(CaptureRange { start_ns, end_ns, starts: starts.len(), stops: stops.len() })
+}
