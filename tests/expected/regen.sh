@@ -52,3 +52,4 @@ python3 tests/expected/ranks_expected.py diff sample-traces/ddp_rank0.json.gz sa
 python3 tests/expected/steps_expected.py sample-traces/nsys_gpt_single.sqlite > tests/expected/nsys_gpt_single.steps.json
 echo tests/expected/nsys_gpt_single.steps.json
 echo tests/expected/ddp.ranks.json tests/expected/hta_sampled.ranks.json tests/expected/ddp.diff.json
+python3 tests/expected/nsys_2proc_expected.py sample-traces/nsys_ddp_2proc.sqlite > tests/expected/nsys_ddp_2proc.json

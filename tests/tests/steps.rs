@@ -156,3 +156,53 @@ fn two_processes_in_one_report_are_two_ranks() {
     assert_eq!(r.steps.len(), 6);
     assert_eq!(r.steps[0].per_rank.len(), 2);
 }
+
+/// A real 2-process report (tests/tools/record_ddp_2proc.py on one H200: two gloo ranks on
+/// GPU 0, rank 1 slowed in step_3 by 200 extra matmuls, cudaProfilerStart/Stop around
+/// steps 2..7) against tests/expected/nsys_2proc_expected.py: a rank per process in pid
+/// order, each with its own captured NVTX steps and durations, and the same outliers.
+#[test]
+fn recorded_two_process_report() {
+    let exp = expected("nsys_ddp_2proc.json");
+    let p = sample("nsys_ddp_2proc.sqlite");
+    let procs = strobe_import::nsys_sqlite::gpu_processes(&p).unwrap();
+    let want_pids: Vec<u64> = exp["ranks"].as_array().unwrap().iter().map(|r| r["pid"].as_u64().unwrap()).collect();
+    assert_eq!(procs.iter().map(|q| q.pid as u64).collect::<Vec<_>>(), want_pids);
+    assert!(procs.iter().all(|q| q.devices == [0] && q.rank_from == "process order"), "both ranks share GPU 0");
+    let dir = tempfile::tempdir().unwrap();
+    let opts = strobe_import::LoadOptions { cache_dir: Some(dir.path().to_path_buf()), no_cache: false, progress: None };
+    let stores: Vec<_> = procs.iter().map(|q| strobe_import::load_nsys_process(&p, q, &opts).unwrap()).collect();
+    let names: Vec<String> = procs.iter().map(|q| format!("{}#pid{}", p.display(), q.pid)).collect();
+    let pairs: Vec<(&str, &strobe_store::Store)> = names.iter().map(String::as_str).zip(stores.iter()).collect();
+    let r = strobe_analysis::ranks::report::multi_rank_report(&pairs, strobe_analysis::ranks::align::Alignment::Recorded, 5);
+    let j = serde_json::to_value(&r).unwrap();
+    for (ri, er) in exp["ranks"].as_array().unwrap().iter().enumerate() {
+        let want: Vec<(String, i64)> = er["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["name"].as_str().unwrap().to_string(), s["dur_ns"].as_i64().unwrap()))
+            .collect();
+        let got: Vec<(String, i64)> = j["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["name"].as_str().unwrap().to_string(), s["per_rank"][ri]["dur_ns"].as_i64().unwrap()))
+            .collect();
+        assert_eq!(got, want, "rank {ri}'s captured steps");
+        let mut flagged: Vec<&str> = j["step_anomalies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["rank"] == ri as i64 && a["kind"] == "outlier")
+            .map(|a| a["step"].as_str().unwrap())
+            .collect();
+        flagged.sort();
+        let want_out: Vec<&str> = er["outliers"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert_eq!(flagged, want_out, "rank {ri}'s outliers");
+    }
+    // the planted slowdown is the evidence: 200 more launches of the matmul kernel in rank 1's step_3
+    let a = j["step_anomalies"].as_array().unwrap().iter().find(|a| a["rank"] == 1 && a["step"] == "step_3").unwrap();
+    let top = &a["kernel_changes"][0];
+    assert_eq!(top["count_step"].as_i64().unwrap() - top["count_typical"].as_i64().unwrap(), 200, "{top}");
+}
