@@ -170,11 +170,16 @@ fn recorded_two_process_report() {
     assert_eq!(procs.iter().map(|q| q.pid as u64).collect::<Vec<_>>(), want_pids);
     assert!(procs.iter().all(|q| q.devices == [0] && q.rank_from == "process order"), "both ranks share GPU 0");
     let dir = tempfile::tempdir().unwrap();
-    let opts = strobe_import::LoadOptions { cache_dir: Some(dir.path().to_path_buf()), no_cache: false, progress: None };
+    let opts =
+        strobe_import::LoadOptions { cache_dir: Some(dir.path().to_path_buf()), no_cache: false, progress: None };
     let stores: Vec<_> = procs.iter().map(|q| strobe_import::load_nsys_process(&p, q, &opts).unwrap()).collect();
     let names: Vec<String> = procs.iter().map(|q| format!("{}#pid{}", p.display(), q.pid)).collect();
     let pairs: Vec<(&str, &strobe_store::Store)> = names.iter().map(String::as_str).zip(stores.iter()).collect();
-    let r = strobe_analysis::ranks::report::multi_rank_report(&pairs, strobe_analysis::ranks::align::Alignment::Recorded, 5);
+    let r = strobe_analysis::ranks::report::multi_rank_report(
+        &pairs,
+        strobe_analysis::ranks::align::Alignment::Recorded,
+        5,
+    );
     let j = serde_json::to_value(&r).unwrap();
     for (ri, er) in exp["ranks"].as_array().unwrap().iter().enumerate() {
         let want: Vec<(String, i64)> = er["steps"]

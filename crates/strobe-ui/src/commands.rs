@@ -55,6 +55,8 @@ pub enum Command {
     ShowBrowser,
     CloseAll,
     ClearMarks,
+    /// Save the session to this file (None: ask where).
+    SaveSession(Option<PathBuf>),
     /// The keyboard-shortcut sheet (`?`).
     ToggleShortcuts,
     /// The Notes tab (marks and named notes).

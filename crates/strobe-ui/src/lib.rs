@@ -21,6 +21,7 @@ pub mod notes;
 pub mod ranks;
 pub mod sample;
 pub mod search;
+pub mod session;
 pub mod shortcuts;
 pub mod summary;
 pub mod timeline;
@@ -73,9 +74,15 @@ pub fn run(opts: RunOptions) -> anyhow::Result<()> {
                 } else {
                     Settings::default()
                 };
+                let last = session::Session::last_path().filter(|p| p.is_file());
+                let restore = opts.files.is_empty() && opts.screenshot.is_none() && settings.restore_session;
                 let mut app = StrobeApp::new(opts.cache_dir.clone(), settings);
                 app.screenshot = state.take();
-                app.open_files(files, false, &cc.egui_ctx);
+                match last.filter(|_| restore) {
+                    // no files asked for: where the user left off
+                    Some(p) => app.open_files(vec![p], false, &cc.egui_ctx),
+                    None => app.open_files(files, false, &cc.egui_ctx),
+                }
                 Ok(Box::new(app))
             }),
         )

@@ -65,6 +65,23 @@ impl StrobeApp {
                 }
             }
             Command::ClearMarks => self.timeline.marks.clear(),
+            Command::SaveSession(Some(p)) => {
+                if let Err(e) = self.session().write(&p) {
+                    self.errors.push(e);
+                }
+            }
+            Command::SaveSession(None) => {
+                let dir = self.ws.traces.first().and_then(|t| t.path.parent().map(|d| d.to_path_buf()));
+                self.save_dialog = Some(crate::jobs::Pending::spawn_ui(ctx, move || {
+                    let mut d = rfd::FileDialog::new()
+                        .add_filter("Strobe session", &["strobe"])
+                        .set_file_name("session.strobe");
+                    if let Some(dir) = dir {
+                        d = d.set_directory(dir);
+                    }
+                    d.save_file()
+                }));
+            }
             Command::ToggleShortcuts => self.timeline.show_shortcuts = !self.timeline.show_shortcuts,
             Command::ShowNotes => self.bottom_tab = BottomTab::Notes,
             Command::FindTrack => self.track_finder.open(),

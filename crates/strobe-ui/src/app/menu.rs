@@ -61,6 +61,10 @@ impl StrobeApp {
             }
         });
         ui.separator();
+        if ui.button("Save session…").on_hover_text("Open files, view, folds, pins, notes, alignment").clicked() {
+            cmds.push(Command::SaveSession(None));
+            ui.close();
+        }
         if ui.button("Close all").clicked() {
             cmds.push(Command::CloseAll);
             ui.close();
@@ -78,6 +82,7 @@ impl StrobeApp {
                 cmds.push(Command::SetIdleThreshold((self.settings.idle_threshold_us * 1e3) as i64));
             }
         });
+        ui.checkbox(&mut self.settings.restore_session, "Reopen the last session when started without files");
         if ui.button("Fit all (F with nothing selected)").clicked() {
             cmds.push(Command::FitAll);
             ui.close();

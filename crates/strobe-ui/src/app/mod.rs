@@ -33,6 +33,8 @@ pub struct Settings {
     pub recent: Vec<PathBuf>,
     pub show_bands: bool,
     pub idle_threshold_us: f64,
+    /// Reopen the last session when started without files.
+    pub restore_session: bool,
 }
 
 impl Default for Settings {
@@ -41,6 +43,7 @@ impl Default for Settings {
             recent: Vec::new(),
             show_bands: true,
             idle_threshold_us: strobe_analysis::idle::DEFAULT_THRESHOLD_NS as f64 / 1e3,
+            restore_session: true,
         }
     }
 }
@@ -88,6 +91,10 @@ pub struct StrobeApp {
     /// The batch of files that replaces what is open when its first file arrives.
     replacing: Option<u64>,
     next_batch: u64,
+    /// A session being opened: applied once its files have loaded.
+    pending_session: Option<crate::session::Session>,
+    /// The Save session… dialog.
+    save_dialog: Option<crate::jobs::Pending<Option<PathBuf>>>,
     /// The generation of the workspace the ncu links were made for.
     ncu_linked: Option<u64>,
     pending: Vec<Command>,
@@ -123,6 +130,8 @@ impl StrobeApp {
             replacing: None,
             next_batch: 0,
             ncu_linked: None,
+            pending_session: None,
+            save_dialog: None,
             pending: Vec::new(),
         }
     }
@@ -233,6 +242,7 @@ impl StrobeApp {
         self.poll_loads(&ctx);
         self.link_ncu();
         self.poll_dialog();
+        self.poll_session();
         let mut cmds = std::mem::take(&mut self.pending);
         {
             let hl = if self.kernel_highlight.active { &self.kernel_highlight } else { &self.search_highlight };
@@ -362,6 +372,14 @@ impl eframe::App for StrobeApp {
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         if self.screenshot.is_none() {
             eframe::set_value(storage, "strobe_settings", &self.settings);
+            if self.settings.restore_session && !self.ws.traces.is_empty() {
+                if let Some(p) = crate::session::Session::last_path() {
+                    let _ = std::fs::create_dir_all(p.parent().unwrap_or(std::path::Path::new(".")));
+                    if let Err(e) = self.session().write(&p) {
+                        eprintln!("strobe: could not keep the session: {e}");
+                    }
+                }
+            }
         }
     }
 

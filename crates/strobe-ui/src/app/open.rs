@@ -12,7 +12,16 @@ impl StrobeApp {
     pub fn open_files(&mut self, paths: Vec<PathBuf>, replace: bool, ctx: &egui::Context) {
         let mut files = Vec::new();
         for p in paths {
-            if p.is_dir() {
+            if crate::session::Session::is_session_file(&p) {
+                match crate::session::Session::read(&p) {
+                    Ok(s) => {
+                        files.extend(s.files.iter().cloned());
+                        self.pending_session = Some(s);
+                        self.remember(&p);
+                    }
+                    Err(e) => self.errors.push(e),
+                }
+            } else if p.is_dir() {
                 // a folder of rank traces: open them all, side by side
                 match crate::loader::trace_files_in(&p) {
                     Ok(f) => {
@@ -36,9 +45,46 @@ impl StrobeApp {
         for p in files {
             let c = ctx.clone();
             self.loader.start(&p, batch, move || c.request_repaint());
-            self.settings.recent.retain(|r| r != &p);
-            self.settings.recent.insert(0, p);
-            self.settings.recent.truncate(12);
+            self.remember(&p);
+        }
+    }
+
+    fn remember(&mut self, p: &std::path::Path) {
+        self.settings.recent.retain(|r| r != p);
+        self.settings.recent.insert(0, p.to_path_buf());
+        self.settings.recent.truncate(12);
+    }
+
+    /// The session of what is open now.
+    pub fn session(&self) -> crate::session::Session {
+        crate::session::Session::capture(&self.ws, &self.timeline, self.ranks.alignment, self.bottom_tab)
+    }
+
+    /// Applies an opened session once its files have loaded; takes a saved-as path.
+    pub(super) fn poll_session(&mut self) {
+        if let Some(job) = &self.save_dialog {
+            match job.poll() {
+                crate::jobs::Poll::Running => {}
+                crate::jobs::Poll::Ready(Some(p)) => {
+                    self.save_dialog = None;
+                    let p = if crate::session::Session::is_session_file(&p) { p } else { p.with_extension("strobe") };
+                    if let Err(e) = self.session().write(&p) {
+                        self.errors.push(e);
+                    }
+                }
+                _ => self.save_dialog = None,
+            }
+        }
+        if self.loader.busy() {
+            return;
+        }
+        let Some(s) = self.pending_session.take() else { return };
+        if let Some(a) = s.apply(&self.ws, &mut self.timeline) {
+            self.ranks.alignment = a;
+        }
+        if let Some(t) = s.bottom_tab {
+            self.bottom_tab = t;
+            self.ranks_shown = true;
         }
     }
 
