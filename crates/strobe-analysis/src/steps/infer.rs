@@ -101,7 +101,7 @@ fn find_period(seq: &[u32]) -> Option<usize> {
         })
         .collect();
     let best = scored.iter().map(|s| s.0).fold(f64::NAN, f64::max);
-    if !(best >= MIN_AGREEMENT) {
+    if best.is_nan() || best < MIN_AGREEMENT {
         return None;
     }
     scored.iter().filter(|s| s.0 >= best - 0.005).map(|s| s.1).min()
