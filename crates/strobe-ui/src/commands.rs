@@ -40,6 +40,8 @@ pub enum Command {
         t1: i64,
         lanes: Vec<(TraceId, u32)>,
     },
+    /// Group the area selection's rows this way.
+    AreaPivot(crate::area::Pivot),
     /// The ranks pane settled the clocks: per trace its offset on the shared axis and the
     /// rank the comparison settled on (files may all claim the same one).
     ApplyAlignment(Vec<(TraceId, i64, i64)>),

@@ -206,6 +206,25 @@ fn area_selection_lists_names() {
     assert!(!rows.is_empty());
     let nccl: u64 = rows.iter().filter(|r| r.name.starts_with("ncclDevKernel_AllReduce")).map(|r| r.count).sum();
     assert_eq!(nccl, 30);
+    let total: u64 = rows.iter().map(|r| r.count).sum();
+    // pivot by name (a click, as a user does): one row per name, the same spans
+    h.get_by_label("name").click();
+    h.run_steps(2);
+    let rows = &h.state().area().rows;
+    let names: std::collections::HashSet<&str> = rows.iter().map(|r| r.key.as_str()).collect();
+    assert_eq!(names.len(), rows.len(), "one row per name");
+    assert_eq!(rows.iter().map(|r| r.count).sum::<u64>(), total);
+    let nccl = rows.iter().find(|r| r.key.starts_with("ncclDevKernel_AllReduce")).unwrap();
+    assert_eq!(nccl.count, 30);
+    // by an arg: Kineto gives GPU work a "stream" arg; 30 events of the trace have
+    // `args.stream == 17` (counted over the JSON with python: NCCL's 30 kernels)
+    assert!(h.state().area().arg_keys.iter().any(|k| k == "stream"));
+    h.state_mut().apply(Command::AreaPivot(strobe_ui::area::Pivot::Arg("stream".into())), &ctx);
+    h.run_steps(2);
+    let rows = &h.state().area().rows;
+    assert_eq!(rows.iter().map(|r| r.count).sum::<u64>(), total, "every span in some row, (none) included");
+    let s17 = rows.iter().find(|r| r.key == "17").expect("a stream 17 row");
+    assert_eq!(s17.count, 30, "{rows:?}");
 }
 
 #[test]

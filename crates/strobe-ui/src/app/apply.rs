@@ -51,6 +51,10 @@ impl StrobeApp {
                 self.bottom_tab = BottomTab::Area;
             }
             Command::ApplyAlignment(offsets) => self.apply_alignment(offsets),
+            Command::AreaPivot(p) => {
+                self.area.pivot = p;
+                self.area.regroup(&self.ws);
+            }
             Command::SearchResults(h) => self.search_highlight = h,
             Command::OpenFiles(p) => self.open_files(p, true, ctx),
             Command::AddFiles(p) => self.open_files(p, false, ctx),
