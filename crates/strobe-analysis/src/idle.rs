@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-use strobe_store::{Store, FLOW_CORRELATION};
+use strobe_store::Store;
 
 pub const DEFAULT_THRESHOLD_NS: i64 = 10_000;
 
@@ -114,11 +114,7 @@ pub fn idle_breakdown(store: &Store, threshold_ns: i64) -> Vec<DeviceIdle> {
                         }
                     }
                     Some((ce, prev)) => {
-                        let launch = store
-                            .flows_to(sid)
-                            .find(|f| f.kind == FLOW_CORRELATION)
-                            .or_else(|| store.flows_to(sid).next())
-                            .map(|f| f.from);
+                        let launch = store.launch_of(sid);
                         let gap = s - ce;
                         let cause = if gap < threshold_ns {
                             IdleCause::KernelWait

@@ -13,5 +13,6 @@ pub mod ncu_match;
 pub mod ranks;
 pub mod report;
 pub mod roofline;
+pub mod stats;
 pub mod steps;
 pub mod streams;

@@ -301,16 +301,6 @@ pub fn known_device(cc: &str, dram_hz: Option<f64>) -> Option<(&'static str, [Op
     })
 }
 
-/// The median (mean of the middle two for an even count); None when empty.
-pub fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
-}
-
 /// Peak FMA FLOP/s of one precision from a launch's export metrics.
 fn export_peak(l: &NcuLaunch, op: &str, x: f64) -> Option<f64> {
     let per_cycle = l
@@ -327,7 +317,7 @@ pub fn device(launches: &[NcuLaunch]) -> Device {
     };
     // Clocks vary per launch (`--clock-control none`); the device's ceilings use the median
     // over launches, which short kernels' clock readings do not skew.
-    let med = |f: &dyn Fn(&NcuLaunch) -> Option<f64>| median(launches.iter().filter_map(f).collect());
+    let med = |f: &dyn Fn(&NcuLaunch) -> Option<f64>| crate::stats::median(&launches.iter().filter_map(f).collect::<Vec<_>>());
     d.sm_frequency_hz = med(&|l| l.first_value(&SM_HZ));
     d.dram_frequency_hz = med(&|l| l.value(DRAM_HZ));
     d.peak_flops_per_s = med(&|l| export_peak(l, "ffma", 2.0));

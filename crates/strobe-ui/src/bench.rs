@@ -7,6 +7,7 @@ use crate::commands::{Command, Highlight, Selection};
 use crate::timeline::{FrameInput, FrameStats, GroupKey, TimelineView, LABEL_W};
 use crate::workspace::{Trace, Workspace};
 use std::time::Instant;
+use strobe_analysis::stats;
 use strobe_model::{CopyDir, IdKey, LaneKind, SourceFormat, SpanKind, TraceMeta};
 use strobe_store::{SpanInput, Store, StoreBuilder};
 
@@ -249,14 +250,7 @@ impl<'a> Rig<'a> {
 
 /// (median, p90, max) of one of the times.
 fn spread(times: &[Times], f: impl Fn(&Times) -> f64) -> (f64, f64, f64) {
-    let mut v: Vec<f64> = times.iter().map(f).collect();
-    let max = v.iter().cloned().fold(0.0, f64::max);
-    (percentile(&mut v, 0.5), percentile(&mut v, 0.9), max)
-}
-
-pub(crate) fn percentile(v: &mut [f64], p: f64) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[((v.len() - 1) as f64 * p).round() as usize]
+    stats::median_p90_max(&times.iter().map(f).collect::<Vec<f64>>())
 }
 
 /// Builds `frames` frames of the timeline at each zoom (whole trace, mid, 2 ms, deep) with a
@@ -293,7 +287,7 @@ pub fn frame_bench(store: Store, plot_width: f32, frames: usize) -> Vec<FrameTim
             p90_ms,
             max_ms,
             tessellate_median_ms: spread(&times, |t| t.tessellate).0,
-            prepare_median_ms: if prepare.is_empty() { 0.0 } else { percentile(&mut prepare, 0.5) },
+            prepare_median_ms: stats::median(&prepare).unwrap_or(0.0),
             items: stats.items,
             folded: stats.folded,
             labels: stats.labels,
@@ -352,7 +346,7 @@ pub fn workspace_frame_bench(ws: &Workspace, plot_width: f32, frames: usize) -> 
             p90_ms,
             max_ms,
             tessellate_median_ms: spread(&times, |t| t.tessellate).0,
-            prepare_median_ms: if prepare.is_empty() { 0.0 } else { percentile(&mut prepare, 0.5) },
+            prepare_median_ms: stats::median(&prepare).unwrap_or(0.0),
             lanes_drawn: stats.lanes_drawn,
             items: stats.items,
         });

@@ -122,12 +122,9 @@ pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
     }
 }
 
-pub fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v[v.len() / 2]
+/// The median of a benchmark's runs (`strobe_analysis::stats`); NaN when there were none.
+pub fn median(v: &[f64]) -> f64 {
+    strobe_analysis::stats::median(v).unwrap_or(f64::NAN)
 }
 
 /// Samples this process's anonymous resident memory (what it allocated, not the mapped
@@ -201,7 +198,7 @@ fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {
         events = store.meta.load.events;
         drop(store);
     }
-    let s = median(&mut secs);
+    let s = median(&secs);
     let mb = size as f64 / 1e6;
     println!("ingest {}: {:.1} MB, {} events, {} cores", file.display(), mb, events, rayon::current_num_threads());
     println!(
@@ -211,7 +208,7 @@ fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {
         mb / s,
         events as f64 / s / 1e6
     );
-    println!("  peak anonymous memory during ingest (beyond the mapped input): median {:.0} MB", median(&mut peaks));
+    println!("  peak anonymous memory during ingest (beyond the mapped input): median {:.0} MB", median(&peaks));
     if python {
         let mut ps = Vec::new();
         for _ in 0..runs.max(1) {
@@ -225,7 +222,7 @@ fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {
             anyhow::ensure!(st.success(), "python3 json.load failed");
             ps.push(t.elapsed().as_secs_f64());
         }
-        let p = median(&mut ps);
+        let p = median(&ps);
         println!("  python3 json.load: median {:.3} s ({:.0} MB/s) → Strobe is {:.1}× faster", p, mb / p, p / s);
     }
     Ok(())
@@ -259,9 +256,9 @@ fn reopen(file: &Path, runs: usize, cache: Option<&Path>) -> anyhow::Result<()> 
         "reopen {} ({:.1} MB source): open → first window query median {:.1} ms (process wall {:.1} ms), RSS after {:.1} MB, {} runs",
         file.display(),
         std::fs::metadata(file)?.len() as f64 / 1e6,
-        median(&mut inner),
-        median(&mut wall),
-        median(&mut rss),
+        median(&inner),
+        median(&wall),
+        median(&rss),
         runs
     );
     Ok(())
@@ -357,9 +354,9 @@ fn lod(spans: u64, pixels: i64) -> anyhow::Result<()> {
         let mx = times.iter().cloned().fold(0.0, f64::max);
         println!(
             "  {label:<18} median {:.3} ms, max {:.3} ms, {:.0} items (median)",
-            median(&mut times),
+            median(&times),
             mx,
-            median(&mut items)
+            median(&items)
         );
     }
     Ok(())
@@ -435,11 +432,11 @@ fn memory(file: &Path, runs: usize, frames: usize) -> anyhow::Result<()> {
     println!(
         "  open (median of {}): {:.2} s = parse {:.2} s ({:.0} MB/s) + analysis {:.2} s + timelines {:.2} s; peak anon memory {:.0} MB",
         total.len(),
-        median(&mut total),
-        median(&mut parse),
-        size as f64 / 1e6 / median(&mut parse.clone()),
-        median(&mut analyse),
-        median(&mut build),
+        median(&total),
+        median(&parse),
+        size as f64 / 1e6 / median(&parse.clone()),
+        median(&analyse),
+        median(&build),
         peak as f64 / 1024.0
     );
     println!("  memory pane frames, 1920x1080, {frames} per situation:");

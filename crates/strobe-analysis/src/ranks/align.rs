@@ -14,7 +14,7 @@
 //! Recorded and says why.
 
 use super::collectives::{comm_kernels, match_kernels};
-use super::distribution::median;
+use crate::stats::median;
 use super::{rank_steps, RankTrace};
 use serde::Serialize;
 
