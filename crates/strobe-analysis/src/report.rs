@@ -1,7 +1,7 @@
 //! `strobe report`: the answers to "is the GPU idle, what is it running, does comm overlap"
 //! for one trace, as data (JSON) and as text.
 
-use crate::gpu_time::{gpu_time, GpuTime};
+use crate::gpu_time::{device_unions_of, gpu_activity, gpu_time_of, GpuTime};
 use crate::kernels::{kernel_stats, KernelStat};
 use crate::steps::{steps, Step};
 use crate::streams::{stream_stats, StreamStat};
@@ -38,7 +38,10 @@ pub struct IdleSplit {
 pub fn report(store: &Store, top: usize) -> Report {
     let mut k = kernel_stats(store);
     k.truncate(top);
-    let mut gpus = gpu_time(store);
+    // one scan of the GPU lanes for busy/idle/overlap and the idle breakdown
+    let activity = gpu_activity(store);
+    let unions = device_unions_of(&activity);
+    let mut gpus = gpu_time_of(&activity, &unions);
     for m in crate::memory_level::memory_peaks(store) {
         if let Some(g) = gpus.iter_mut().find(|g| g.device == m.device) {
             g.memory = Some(m);
@@ -52,7 +55,7 @@ pub fn report(store: &Store, top: usize) -> Report {
         top_kernels: k,
         streams: stream_stats(store),
         steps: steps(store),
-        idle_breakdown: crate::idle::idle_breakdown(store, crate::idle::DEFAULT_THRESHOLD_NS)
+        idle_breakdown: crate::idle::idle_breakdown_of(store, &unions, crate::idle::DEFAULT_THRESHOLD_NS)
             .into_iter()
             .map(|d| IdleSplit {
                 device: d.device,

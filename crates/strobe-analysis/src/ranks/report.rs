@@ -81,14 +81,17 @@ pub fn multi_rank_report(traces: &[(&str, &Store)], how: Alignment, top: usize) 
     // the per-rank tables are independent: one rank per core (64 ranks must stay quick)
     let per_rank: Vec<PerRank> = ranks
         .par_iter()
-        .map(|r| PerRank {
-            report: report(r.store, top),
-            temporal: temporal_breakdown(r.rank, r.store),
-            kernels: kernel_breakdown(r.rank, r.store, 0.8),
-            overlap: comm_overlap(r.rank, r.store),
-            launch: launch_stats(r.rank, r.store, &LaunchParams::default()),
-            queues: RankQueues { rank: r.rank, streams: queue_length(r.store) },
-            bandwidth: RankBandwidth { rank: r.rank, copies: memcpy_bandwidth(r.store) },
+        .map(|r| {
+            let report = report(r.store, top);
+            PerRank {
+                temporal: temporal_breakdown(r.rank, &report.gpus),
+                overlap: comm_overlap(r.rank, &report.gpus),
+                report,
+                kernels: kernel_breakdown(r.rank, r.store, 0.8),
+                launch: launch_stats(r.rank, r.store, &LaunchParams::default()),
+                queues: RankQueues { rank: r.rank, streams: queue_length(r.store) },
+                bandwidth: RankBandwidth { rank: r.rank, copies: memcpy_bandwidth(r.store) },
+            }
         })
         .collect();
     let mut out = MultiRankReport {
