@@ -353,7 +353,7 @@ fn sum_opt(it: impl Iterator<Item = Option<f64>>) -> Option<f64> {
 }
 
 /// Duration-weighted mean of a percentage over launches that have both.
-fn weighted(ks: &[&KernelSol], f: impl Fn(&KernelSol) -> Option<f64>) -> Option<f64> {
+pub(crate) fn weighted(ks: &[&KernelSol], f: impl Fn(&KernelSol) -> Option<f64>) -> Option<f64> {
     let (mut num, mut den) = (0.0, 0.0);
     let mut plain = Vec::new();
     for k in ks {
@@ -428,39 +428,6 @@ pub fn analyse(r: &NcuReport) -> RooflineReport {
         notes.push("the export lacks SM or memory throughput %: no verdict".into());
     }
     RooflineReport { format: "ncu", layout: r.layout, device: device(&r.launches), kernels, by_name, notes }
-}
-
-/// A kernel's name reduced to what ncu's and the CUDA/Kineto demanglers agree on: the
-/// function's own identifier, without return type, namespaces, template arguments or
-/// parameters (`void at::<unnamed>::cunn_SoftMaxForward<4, …>(T4 *, …)` and
-/// `void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, …>(float*, …)` both give
-/// `cunn_SoftMaxForward`). Coarse: several kernels of a template share a key.
-pub fn kernel_match_key(name: &str) -> &str {
-    // Cut at the first template or parameter bracket that is not part of a namespace
-    // spelling (`<unnamed>`, `(anonymous namespace)`).
-    let mut depth_end = name.len();
-    let b = name.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        let rest = &name[i..];
-        if rest.starts_with("<unnamed>") {
-            i += "<unnamed>".len();
-            continue;
-        }
-        if rest.starts_with("(anonymous namespace)") {
-            i += "(anonymous namespace)".len();
-            continue;
-        }
-        if b[i] == b'<' || b[i] == b'(' {
-            depth_end = i;
-            break;
-        }
-        i += 1;
-    }
-    let head = name[..depth_end].trim_end();
-    let head = head.rsplit("::").next().unwrap_or(head);
-    // Drop a return type (`void `, `enable_if<...>::type ` is cut above).
-    head.rsplit(' ').next().unwrap_or(head).trim()
 }
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
@@ -559,23 +526,6 @@ mod tests {
         assert_eq!(verdict(90.0, 90.0), Verdict::MemoryBound);
         assert_eq!(verdict(80.0, 80.0), Verdict::Balanced);
         assert_eq!(serde_json::to_string(&Verdict::UnderSaturated).unwrap(), "\"under_saturated\"");
-    }
-
-    #[test]
-    fn match_keys() {
-        let ncu = "void at::<unnamed>::cunn_SoftMaxForward<4, float, float, float, at::<unnamed>::LogSoftMaxForwardEpilogue>(T4 *, const T2 *, int)";
-        let kineto = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(float*, float const*, int)";
-        assert_eq!(kernel_match_key(ncu), "cunn_SoftMaxForward");
-        assert_eq!(kernel_match_key(kineto), "cunn_SoftMaxForward");
-        assert_eq!(
-            kernel_match_key("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"),
-            "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"
-        );
-        assert_eq!(kernel_match_key("cuda_compute_flux(int,int*,float*,float*,float*)"), "cuda_compute_flux");
-        assert_eq!(
-            kernel_match_key("void <unnamed>::elementwise_kernel_with_index<int, at::arange_cuda_out(x)>(T1)"),
-            "elementwise_kernel_with_index"
-        );
     }
 
     #[test]

@@ -184,7 +184,7 @@ impl StrobeApp {
             }
             Document::MemoryStats(r) => self.ws.memory_stats = Some(*r),
             Document::Ncu(n) => {
-                self.kernels.sol = Some(crate::kernel_table::SolColumns::from_report(&n.report));
+                self.kernels.sol = Some(strobe_analysis::ncu_match::SolByName::from_report(&n.report));
                 self.kernel_sol = Some(crate::kernel_sol::KernelSolPane::new(&n.report));
                 self.ws.ncu = Some(*n);
                 self.bottom_tab = BottomTab::KernelSol;
@@ -602,7 +602,7 @@ impl StrobeApp {
                     Some(st.string(st.span_meta(r.span).name).to_string())
                 })
                 .collect();
-            self.kernels.sol = Some(crate::kernel_table::SolColumns::from_report_linked(&doc.report, &names));
+            self.kernels.sol = Some(strobe_analysis::ncu_match::SolByName::from_report_linked(&doc.report, &names));
         }
     }
 
@@ -790,20 +790,9 @@ impl eframe::App for StrobeApp {
     }
 }
 
-/// The timeline kernel an ncu launch's name stands for: the same name in some trace, else
-/// the first with the same `kernel_match_key` (the demanglers differ).
+/// The timeline kernel an ncu launch's name stands for (`ncu_match::kernel_for_launch`).
 pub fn match_timeline_kernel(ws: &Workspace, ncu_name: &str) -> Option<(usize, String)> {
-    for (t, tr) in ws.traces.iter().enumerate() {
-        if tr.derived.kernels.iter().any(|k| k.name == ncu_name) {
-            return Some((t, ncu_name.to_string()));
-        }
-    }
-    let key = strobe_analysis::roofline::kernel_match_key(ncu_name);
-    ws.traces.iter().enumerate().find_map(|(t, tr)| {
-        tr.derived
-            .kernels
-            .iter()
-            .find(|k| strobe_analysis::roofline::kernel_match_key(&k.name) == key)
-            .map(|k| (t, k.name.clone()))
-    })
+    let lists: Vec<&[strobe_analysis::kernels::KernelStat]> =
+        ws.traces.iter().map(|t| t.derived.kernels.as_slice()).collect();
+    strobe_analysis::ncu_match::kernel_for_launch(&lists, ncu_name)
 }

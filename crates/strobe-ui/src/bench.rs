@@ -26,7 +26,13 @@ impl Rng {
 
 /// An in-memory trace of about `n` spans.
 pub fn synthetic_store(n: usize) -> Store {
-    let mut b = StoreBuilder::in_memory();
+    synthetic_store_to(n, strobe_store::Output::memory())
+}
+
+/// The same trace written to `out` (a file for traces too big to hold in memory twice; the
+/// store is then mapped, as the viewer maps a real one).
+pub fn synthetic_store_to(n: usize, out: strobe_store::Output) -> Store {
+    let mut b = StoreBuilder::new(out).expect("start synthetic store");
     b.reserve_spans(n + 16);
     let streams: Vec<u32> =
         [7, 9, 11, 13].iter().map(|&s| b.lane(LaneKind::GpuStream { device: 0, stream: s })).collect();
@@ -350,6 +356,60 @@ pub fn workspace_frame_bench(ws: &Workspace, plot_width: f32, frames: usize) -> 
             lanes_drawn: stats.lanes_drawn,
             items: stats.items,
         });
+    }
+    out
+}
+
+/// Frame times of the whole app while files open (`open_frames_bench`).
+#[derive(Clone, Debug)]
+pub struct OpenFrames {
+    /// Frames while the loader worked, and after it finished.
+    pub during: Vec<f64>,
+    pub after: Vec<f64>,
+    /// From `open_files` to the loader idle (s); None when it timed out.
+    pub load_s: Option<f64>,
+}
+
+/// Opens `files` in a headless `StrobeApp` (a 1920×1080 screen) and runs its frames at
+/// `hz` — the app's own `frame` then tessellation, as eframe would — while the loader works
+/// on its threads and for `after` frames once it is done (the panes' first frames over the new
+/// document, where rasters and layouts are made). Every frame's CPU time in ms.
+pub fn open_frames_bench(
+    files: Vec<std::path::PathBuf>,
+    cache_dir: Option<std::path::PathBuf>,
+    hz: f64,
+    after: usize,
+    timeout: std::time::Duration,
+) -> OpenFrames {
+    let ctx = egui::Context::default();
+    let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(1920.0, 1080.0));
+    let mut app = crate::StrobeApp::new(cache_dir, crate::Settings::default());
+    let t0 = Instant::now();
+    app.open_files(files, &ctx);
+    let period = std::time::Duration::from_secs_f64(1.0 / hz.max(1.0));
+    let mut out = OpenFrames { during: Vec::new(), after: Vec::new(), load_s: None };
+    loop {
+        let f0 = Instant::now();
+        let input = egui::RawInput {
+            screen_rect: Some(screen),
+            time: Some(t0.elapsed().as_secs_f64()),
+            ..Default::default()
+        };
+        let mut o = ctx.run_ui(input, |ui| app.frame(ui));
+        o.textures_delta.clear();
+        std::hint::black_box(ctx.tessellate(o.shapes, o.pixels_per_point));
+        let ms = f0.elapsed().as_secs_f64() * 1e3;
+        match out.load_s {
+            None => out.during.push(ms),
+            Some(_) => out.after.push(ms),
+        }
+        if out.load_s.is_none() && !app.loader.busy() {
+            out.load_s = Some(t0.elapsed().as_secs_f64());
+        }
+        if out.after.len() >= after || t0.elapsed() > timeout {
+            break;
+        }
+        std::thread::sleep(period.saturating_sub(f0.elapsed()));
     }
     out
 }

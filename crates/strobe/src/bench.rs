@@ -93,6 +93,33 @@ pub enum BenchWhat {
         #[arg(long)]
         from: Vec<PathBuf>,
     },
+    /// Open FILES in the headless app and run its frames at --hz while the loader works and
+    /// --after frames past it: the worst frame (issue bar: a 1 GB snapshot opens with every
+    /// frame under 30 ms). The cache is a fresh temporary one, so traces are ingested cold.
+    Open {
+        files: Vec<PathBuf>,
+        #[arg(long, default_value_t = 60.0)]
+        hz: f64,
+        #[arg(long, default_value_t = 120)]
+        after: usize,
+        #[arg(long, default_value_t = 1)]
+        runs: usize,
+        /// Give up after this many seconds.
+        #[arg(long, default_value_t = 300)]
+        timeout_s: u64,
+    },
+    /// The viewer's CPU use while idle: starts `strobe FILE` (needs a display: under Xvfb set
+    /// DISPLAY), waits --warmup seconds for it to load and settle, then reads the process's
+    /// CPU time (utime + stime of /proc/PID/stat) over --seconds with no input.
+    Idle {
+        file: PathBuf,
+        #[arg(long, default_value_t = 10.0)]
+        seconds: f64,
+        #[arg(long, default_value_t = 8.0)]
+        warmup: f64,
+        #[arg(long, default_value_t = 1)]
+        runs: usize,
+    },
     /// LOD window queries over one lane of N synthetic spans, at whole-trace, mid and deep zoom.
     Lod {
         #[arg(long, default_value_t = 10_000_000)]
@@ -114,6 +141,8 @@ pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
         BenchWhat::Reopen { file, runs } => reopen(&file, runs, cache),
         BenchWhat::ReopenOnce { file } => reopen_once(&file, cache),
         BenchWhat::Lod { spans, pixels } => lod(spans, pixels),
+        BenchWhat::Open { files, hz, after, runs, timeout_s } => crate::bench_app::open(files, hz, after, runs, timeout_s),
+        BenchWhat::Idle { file, seconds, warmup, runs } => crate::bench_app::idle(&file, seconds, warmup, runs, cache),
         BenchWhat::Frame { spans, frames } => frame(spans, frames),
         BenchWhat::Memory { file, runs, frames } => memory(&file, runs, frames),
         BenchWhat::Ranks { ranks: n, size_mb, dir, frames, runs, pool, from } => {
@@ -364,7 +393,11 @@ fn lod(spans: u64, pixels: i64) -> anyhow::Result<()> {
 
 fn frame(spans: usize, frames: usize) -> anyhow::Result<()> {
     let t = Instant::now();
-    let store = strobe_ui::bench::synthetic_store(spans);
+    // built into a file and mapped, as the viewer maps a real store (100 M spans held in
+    // memory next to their builder would not fit a workstation)
+    let dir = tempfile::tempdir_in(std::env::temp_dir())?;
+    let out = strobe_store::Output::file(dir.path().join("frame.strobe"), [0; 4])?;
+    let store = strobe_ui::bench::synthetic_store_to(spans, out);
     println!(
         "synthetic trace of {} spans built in {:.1} s; one frame of the timeline, 1920 px:",
         store.span_count(),
