@@ -214,7 +214,8 @@ mod tests {
     fn busy_union_keeps_the_spans_at_each_edge() {
         // touching intervals merge, the empty one vanishes; the second run opens with the
         // span first by (start, end) and closes with the one reaching its end
-        let spans = [span(0, 10, 1), span(5, 20, 2), span(20, 25, 3), span(30, 30, 4), span(40, 50, 5), span(40, 45, 6)];
+        let spans =
+            [span(0, 10, 1), span(5, 20, 2), span(20, 25, 3), span(30, 30, 4), span(40, 50, 5), span(40, 45, 6)];
         let (busy, edges) = busy_union(&spans);
         assert_eq!(busy, vec![(0, 25), (40, 50)]);
         assert_eq!(edges, vec![(1, 3), (6, 5)]);

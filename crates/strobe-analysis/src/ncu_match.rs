@@ -139,10 +139,7 @@ impl SolByName {
 
     /// The linked launches' figures, else the exact name's, else the same key's.
     pub fn get(&self, name: &str) -> Option<&SolFigures> {
-        self.linked
-            .get(name)
-            .or_else(|| self.exact.get(name))
-            .or_else(|| self.by_key.get(kernel_match_key(name)))
+        self.linked.get(name).or_else(|| self.exact.get(name)).or_else(|| self.by_key.get(kernel_match_key(name)))
     }
 }
 
@@ -405,7 +402,8 @@ mod tests {
         assert!(by_name.get("relu").is_none());
         // linked by launch order: only launch 2 is on the timeline's softmax span; launch 0
         // went to a timeline kernel named `softmax_warmup`
-        let linked = SolByName::from_report_linked(&r, &[Some("softmax_warmup".into()), None, Some(KINETO_SOFTMAX.into())]);
+        let linked =
+            SolByName::from_report_linked(&r, &[Some("softmax_warmup".into()), None, Some(KINETO_SOFTMAX.into())]);
         let f = linked.get(KINETO_SOFTMAX).unwrap();
         assert_eq!((f.sm_pct, f.memory_pct), (Some(30.0), Some(50.0)));
         assert_eq!(linked.get("softmax_warmup").unwrap().sm_pct, Some(10.0));

@@ -317,7 +317,9 @@ pub fn device(launches: &[NcuLaunch]) -> Device {
     };
     // Clocks vary per launch (`--clock-control none`); the device's ceilings use the median
     // over launches, which short kernels' clock readings do not skew.
-    let med = |f: &dyn Fn(&NcuLaunch) -> Option<f64>| crate::stats::median(&launches.iter().filter_map(f).collect::<Vec<_>>());
+    let med = |f: &dyn Fn(&NcuLaunch) -> Option<f64>| {
+        crate::stats::median(&launches.iter().filter_map(f).collect::<Vec<_>>())
+    };
     d.sm_frequency_hz = med(&|l| l.first_value(&SM_HZ));
     d.dram_frequency_hz = med(&|l| l.value(DRAM_HZ));
     d.peak_flops_per_s = med(&|l| export_peak(l, "ffma", 2.0));

@@ -10,10 +10,7 @@ impl Store {
     /// (CUDA/HIP runtime or driver call with the same correlation id), else the source of
     /// any flow arriving at it (a trace whose launches are only explicit `ac2g` flows).
     pub fn launch_of(&self, span: u32) -> Option<u32> {
-        self.flows_to(span)
-            .find(|f| f.kind == FLOW_CORRELATION)
-            .or_else(|| self.flows_to(span).next())
-            .map(|f| f.from)
+        self.flows_to(span).find(|f| f.kind == FLOW_CORRELATION).or_else(|| self.flows_to(span).next()).map(|f| f.from)
     }
 
     /// The spans `span`'s flows lead to: for a launch call, the GPU work it started; for any

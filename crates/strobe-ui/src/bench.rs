@@ -284,7 +284,7 @@ pub fn frame_bench(store: Store, plot_width: f32, frames: usize) -> Vec<FrameTim
     for (label, a, b) in zooms {
         tl.view.origin = t_min;
         tl.view.fit(a, b, tl.plot_width);
-        let (times, mut prepare, stats) = rig.pan_frames(&mut tl, frames.max(1));
+        let (times, prepare, stats) = rig.pan_frames(&mut tl, frames.max(1));
         let (median_ms, p90_ms, max_ms) = spread(&times, |t| t.build);
         out.push(FrameTiming {
             zoom: label,
@@ -343,7 +343,7 @@ pub fn workspace_frame_bench(ws: &Workspace, plot_width: f32, frames: usize) -> 
         if scroll_mid {
             tl.scroll_y = tl.layout.content_h / 2.0;
         }
-        let (times, mut prepare, stats) = rig.pan_frames(&mut tl, frames.max(1));
+        let (times, prepare, stats) = rig.pan_frames(&mut tl, frames.max(1));
         let (median_ms, p90_ms, max_ms) = spread(&times, |t| t.build);
         out.push(WorkspaceFrameTiming {
             situation: label.into(),
@@ -390,11 +390,8 @@ pub fn open_frames_bench(
     let mut out = OpenFrames { during: Vec::new(), after: Vec::new(), load_s: None };
     loop {
         let f0 = Instant::now();
-        let input = egui::RawInput {
-            screen_rect: Some(screen),
-            time: Some(t0.elapsed().as_secs_f64()),
-            ..Default::default()
-        };
+        let input =
+            egui::RawInput { screen_rect: Some(screen), time: Some(t0.elapsed().as_secs_f64()), ..Default::default() };
         let mut o = ctx.run_ui(input, |ui| app.frame(ui));
         o.textures_delta.clear();
         std::hint::black_box(ctx.tessellate(o.shapes, o.pixels_per_point));

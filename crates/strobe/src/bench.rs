@@ -141,7 +141,9 @@ pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
         BenchWhat::Reopen { file, runs } => reopen(&file, runs, cache),
         BenchWhat::ReopenOnce { file } => reopen_once(&file, cache),
         BenchWhat::Lod { spans, pixels } => lod(spans, pixels),
-        BenchWhat::Open { files, hz, after, runs, timeout_s } => crate::bench_app::open(files, hz, after, runs, timeout_s),
+        BenchWhat::Open { files, hz, after, runs, timeout_s } => {
+            crate::bench_app::open(files, hz, after, runs, timeout_s)
+        }
         BenchWhat::Idle { file, seconds, warmup, runs } => crate::bench_app::idle(&file, seconds, warmup, runs, cache),
         BenchWhat::Frame { spans, frames } => frame(spans, frames),
         BenchWhat::Memory { file, runs, frames } => memory(&file, runs, frames),

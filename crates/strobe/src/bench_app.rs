@@ -80,7 +80,10 @@ pub fn idle(file: &Path, seconds: f64, warmup: f64, runs: usize, cache: Option<&
     anyhow::ensure!(std::env::var_os("DISPLAY").is_some(), "bench idle needs a display (DISPLAY, e.g. Xvfb)");
     let exe = std::env::current_exe()?;
     let tck = clock_ticks();
-    println!("idle window CPU: `strobe {}`, {warmup} s to load and settle, then {seconds} s untouched:", file.display());
+    println!(
+        "idle window CPU: `strobe {}`, {warmup} s to load and settle, then {seconds} s untouched:",
+        file.display()
+    );
     let mut pcts = Vec::new();
     for run in 0..runs.max(1) {
         let mut cmd = std::process::Command::new(&exe);

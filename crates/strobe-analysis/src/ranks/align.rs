@@ -14,8 +14,8 @@
 //! Recorded and says why.
 
 use super::collectives::{comm_kernels, match_kernels};
-use crate::stats::median;
 use super::{rank_steps, RankTrace};
+use crate::stats::median;
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -15,11 +15,11 @@
 //! arrival, and how long its GPU sat idle there (a gap the CPU left).
 
 use super::collectives::Collective;
-use crate::stats::median;
 use super::step_table::StepRow;
 use super::unions::{clipped, rank_unions};
 use super::RankTrace;
 use crate::report::fmt_ns;
+use crate::stats::median;
 use serde::Serialize;
 use strobe_model::{is_comm_kernel, LaneKind, SpanKind};
 use strobe_store::Store;

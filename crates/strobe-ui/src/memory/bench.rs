@@ -3,9 +3,9 @@
 //! puts it in — still, re-rasterised, panned while zoomed, scrubbed one entry a frame.
 
 use super::MemoryPane;
-use strobe_analysis::stats;
 use crate::documents::MemoryDoc;
 use std::time::Instant;
+use strobe_analysis::stats;
 
 #[derive(Clone, Debug)]
 pub struct MemFrameTiming {
