@@ -29,6 +29,11 @@ fn check(file: &str, stem: &str) {
         assert_eq!(g.memory_ns, f("memory_ns"), "{file}: memory");
         assert_eq!(g.comm_overlapped_ns, f("comm_overlapped_ns"), "{file}: overlap");
         assert_eq!(g.kernels, e["kernels"].as_u64().unwrap(), "{file}: kernels");
+        // the idle breakdown splits exactly the oracle's idle time (its gaps are the busy
+        // union's, computed from the same scan of GPU activity)
+        let b = r.idle_breakdown.iter().find(|b| b.device == g.device).expect("a breakdown per device");
+        assert_eq!(b.idle_ns, f("idle_ns"), "{file}: breakdown idle");
+        assert_eq!(b.host_wait_ns + b.kernel_wait_ns + b.other_ns, f("idle_ns"), "{file}: breakdown parts");
         assert!((g.overlap_pct - e["overlap_pct"].as_f64().unwrap()).abs() < 1e-9);
         // the memory water level's peaks (profile_memory=True traces), or none
         let want = &e["memory"];

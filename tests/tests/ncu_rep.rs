@@ -6,7 +6,8 @@
 mod common;
 use common::*;
 use std::io::Write;
-use strobe_analysis::roofline::{analyse, kernel_match_key};
+use strobe_analysis::ncu_match::kernel_match_key;
+use strobe_analysis::roofline::analyse;
 use strobe_import::{detect, ncu_csv, ncu_rep, Format};
 use strobe_model::ncu::{NcuLayout, NcuMetric, NcuReport};
 

@@ -63,7 +63,7 @@ pub struct StepAnomaly {
 }
 
 fn median(v: &[i64]) -> i64 {
-    crate::ranks::distribution::median(v).unwrap_or(0)
+    crate::stats::median(v).unwrap_or(0)
 }
 
 /// The anomalies of `steps` (sorted by start) of `store`, `rank` as the report names it.

@@ -28,6 +28,9 @@ pub fn classify(kind: SpanKind, name: &str) -> Option<GpuClass> {
 pub struct DeviceUnions {
     pub device: i64,
     pub busy: Vec<(i64, i64)>,
+    /// Per busy interval: the GPU span that opens it and the one that reaches its end (the
+    /// idle breakdown's neighbours of each gap).
+    pub busy_edges: Vec<(u32, u32)>,
     pub compute: Vec<(i64, i64)>,
     pub comm: Vec<(i64, i64)>,
     pub memory: Vec<(i64, i64)>,
@@ -58,10 +61,29 @@ pub struct GpuTime {
     pub memory: Option<crate::memory_level::MemoryPeak>,
 }
 
-/// Every span of GPU activity, per device: (start, end, span id, class). The one place that
-/// decides what counts as GPU activity; busy/idle/overlap and the idle breakdown all start here.
-pub fn gpu_activity(store: &Store) -> std::collections::BTreeMap<i64, Vec<(i64, i64, u32, GpuClass)>> {
-    let mut per: std::collections::BTreeMap<i64, Vec<(i64, i64, u32, GpuClass)>> = Default::default();
+/// One span of GPU activity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ActivitySpan {
+    pub start: i64,
+    pub end: i64,
+    pub span: u32,
+    pub kind: SpanKind,
+    pub class: GpuClass,
+}
+
+/// Every span of GPU activity of one device, in lane order.
+#[derive(Clone, Debug, Default)]
+pub struct DeviceActivity {
+    pub device: i64,
+    pub spans: Vec<ActivitySpan>,
+}
+
+/// Every span of GPU activity, per device (every device with a GPU stream, sorted). The one
+/// place that decides what counts as GPU activity; busy/idle/overlap and the idle breakdown
+/// all start here. One scan of the GPU lanes: callers that need several figures compute it
+/// once and hand it on (`device_unions_of`, `gpu_time_of`).
+pub fn gpu_activity(store: &Store) -> Vec<DeviceActivity> {
+    let mut per: std::collections::BTreeMap<i64, Vec<ActivitySpan>> = Default::default();
     let (starts, ends) = store.span_times();
     for (lane, desc) in store.lanes.iter().enumerate() {
         let LaneKind::GpuStream { device, .. } = desc.kind else { continue };
@@ -69,69 +91,90 @@ pub fn gpu_activity(store: &Store) -> std::collections::BTreeMap<i64, Vec<(i64, 
         let e = per.entry(device).or_default();
         for &sid in v.span {
             let m = store.span_meta(sid);
-            if let Some(c) = classify(SpanKind::from_u8(m.kind), store.string(m.name)) {
+            let kind = SpanKind::from_u8(m.kind);
+            if let Some(class) = classify(kind, store.string(m.name)) {
                 let i = sid as usize;
-                if let (Some(&s), Some(&en)) = (starts.get(i), ends.get(i)) {
-                    e.push((s, en, sid, c));
+                if let (Some(&start), Some(&end)) = (starts.get(i), ends.get(i)) {
+                    e.push(ActivitySpan { start, end, span: sid, kind, class });
                 }
             }
         }
     }
-    per
+    per.into_iter().map(|(device, spans)| DeviceActivity { device, spans }).collect()
 }
 
-/// Device unions for every GPU in the store, sorted by device.
-pub fn device_unions(store: &Store) -> Vec<DeviceUnions> {
-    let per: std::collections::BTreeMap<i64, [Vec<(i64, i64)>; 3]> = gpu_activity(store)
-        .into_iter()
-        .map(|(d, v)| {
-            let mut by: [Vec<(i64, i64)>; 3] = Default::default();
-            for (s, e, _, c) in v {
-                by[c as usize].push((s, e));
+/// The busy union of spans with the span ids at each interval's edges: per interval, the
+/// first span (by start, end, id) that opens it and the first that reaches its end. The
+/// same merge as `intervals::union` (touching intervals merge, empty ones vanish).
+fn busy_union(spans: &[ActivitySpan]) -> (Vec<(i64, i64)>, Vec<(u32, u32)>) {
+    let mut v: Vec<(i64, i64, u32)> =
+        spans.iter().filter(|x| x.end > x.start).map(|x| (x.start, x.end, x.span)).collect();
+    v.sort_unstable();
+    let (mut busy, mut edges): (Vec<(i64, i64)>, Vec<(u32, u32)>) = (Vec::new(), Vec::new());
+    for (s, e, sid) in v {
+        match busy.last_mut() {
+            Some(last) if s <= last.1 => {
+                if e > last.1 {
+                    last.1 = e;
+                    edges.last_mut().expect("one edge pair per interval").1 = sid;
+                }
             }
-            (d, by)
-        })
-        .collect();
-    per.into_iter()
-        .map(|(device, [compute, comm, memory])| {
-            let mut all = compute.clone();
-            all.extend_from_slice(&comm);
-            all.extend_from_slice(&memory);
-            let busy = union(all);
+            _ => {
+                busy.push((s, e));
+                edges.push((sid, sid));
+            }
+        }
+    }
+    (busy, edges)
+}
+
+/// Device unions for every GPU of `activity`, sorted by device.
+pub fn device_unions_of(activity: &[DeviceActivity]) -> Vec<DeviceUnions> {
+    activity
+        .iter()
+        .map(|a| {
+            let mut by: [Vec<(i64, i64)>; 3] = Default::default();
+            for x in &a.spans {
+                by[x.class as usize].push((x.start, x.end));
+            }
+            let [compute, comm, memory] = by;
+            let (busy, busy_edges) = busy_union(&a.spans);
             let compute = union(compute);
             let comm = union(comm);
             let memory = union(memory);
             let overlapped = intersect(&comm, &compute);
-            DeviceUnions { device, busy, compute, comm, memory, overlapped }
+            DeviceUnions { device: a.device, busy, busy_edges, compute, comm, memory, overlapped }
         })
         .collect()
 }
 
+/// Device unions for every GPU in the store, sorted by device.
+pub fn device_unions(store: &Store) -> Vec<DeviceUnions> {
+    device_unions_of(&gpu_activity(store))
+}
+
 /// Per-device figures as `strobe report` defines them.
 pub fn gpu_time(store: &Store) -> Vec<GpuTime> {
-    let unions = device_unions(store);
-    let mut counts: std::collections::BTreeMap<i64, (u64, u64, u64, i64, i64)> = Default::default();
-    let (starts, ends) = store.span_times();
-    for (lane, desc) in store.lanes.iter().enumerate() {
-        let LaneKind::GpuStream { device, .. } = desc.kind else { continue };
-        let v = store.lane_view(lane as u32);
-        let c = counts.entry(device).or_insert((0, 0, 0, i64::MAX, i64::MIN));
-        for &sid in v.span {
-            let k = store.span_kind(sid);
-            match k {
-                SpanKind::Kernel => c.0 += 1,
-                SpanKind::Memcpy => c.1 += 1,
-                SpanKind::Memset => c.2 += 1,
-                _ => continue,
-            }
-            c.3 = c.3.min(starts[sid as usize]);
-            c.4 = c.4.max(ends[sid as usize]);
-        }
-    }
+    let activity = gpu_activity(store);
+    gpu_time_of(&activity, &device_unions_of(&activity))
+}
+
+/// `gpu_time` from activity and unions already computed (`unions` from `device_unions_of`
+/// over the same `activity`).
+pub fn gpu_time_of(activity: &[DeviceActivity], unions: &[DeviceUnions]) -> Vec<GpuTime> {
     unions
-        .into_iter()
+        .iter()
         .map(|u| {
-            let (k, mc, ms, s, e) = counts.get(&u.device).copied().unwrap_or((0, 0, 0, 0, 0));
+            let (mut k, mut mc, mut ms, mut s, mut e) = (0u64, 0u64, 0u64, i64::MAX, i64::MIN);
+            for x in activity.iter().filter(|a| a.device == u.device).flat_map(|a| &a.spans) {
+                match x.kind {
+                    SpanKind::Memcpy => mc += 1,
+                    SpanKind::Memset => ms += 1,
+                    _ => k += 1,
+                }
+                s = s.min(x.start);
+                e = e.max(x.end);
+            }
             let (s, e) = if s == i64::MAX { (0, 0) } else { (s, e) };
             let window = e - s;
             let busy = total(&u.busy);
@@ -157,4 +200,29 @@ pub fn gpu_time(store: &Store) -> Vec<GpuTime> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(start: i64, end: i64, span: u32) -> ActivitySpan {
+        ActivitySpan { start, end, span, kind: SpanKind::Kernel, class: GpuClass::Compute }
+    }
+
+    #[test]
+    fn busy_union_keeps_the_spans_at_each_edge() {
+        // touching intervals merge, the empty one vanishes; the second run opens with the
+        // span first by (start, end) and closes with the one reaching its end
+        let spans =
+            [span(0, 10, 1), span(5, 20, 2), span(20, 25, 3), span(30, 30, 4), span(40, 50, 5), span(40, 45, 6)];
+        let (busy, edges) = busy_union(&spans);
+        assert_eq!(busy, vec![(0, 25), (40, 50)]);
+        assert_eq!(edges, vec![(1, 3), (6, 5)]);
+        assert_eq!(busy, union(spans.iter().map(|x| (x.start, x.end)).collect()));
+        // counts and window come from the same activity
+        let act = [DeviceActivity { device: 0, spans: spans.to_vec() }];
+        let g = &gpu_time_of(&act, &device_unions_of(&act))[0];
+        assert_eq!((g.kernels, g.start_ns, g.end_ns, g.busy_ns, g.idle_ns), (6, 0, 50, 35, 15));
+    }
 }

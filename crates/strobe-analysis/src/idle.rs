@@ -14,7 +14,8 @@
 
 use serde::Serialize;
 
-use strobe_store::{Store, FLOW_CORRELATION};
+use crate::gpu_time::DeviceUnions;
+use strobe_store::Store;
 
 pub const DEFAULT_THRESHOLD_NS: i64 = 10_000;
 
@@ -88,15 +89,18 @@ impl DeviceIdle {
 
 /// The idle breakdown of every GPU in the store, sorted by device.
 pub fn idle_breakdown(store: &Store, threshold_ns: i64) -> Vec<DeviceIdle> {
-    let per: std::collections::BTreeMap<i64, Vec<(i64, i64, u32)>> = crate::gpu_time::gpu_activity(store)
-        .into_iter()
-        .map(|(d, v)| (d, v.into_iter().filter(|x| x.1 > x.0).map(|(s, e, sid, _)| (s, e, sid)).collect()))
-        .collect();
-    per.into_iter()
-        .map(|(device, mut v)| {
-            v.sort_unstable();
+    idle_breakdown_of(store, &crate::gpu_time::device_unions(store), threshold_ns)
+}
+
+/// `idle_breakdown` from the device unions already computed (`gpu_time::device_unions_of`):
+/// the gaps are those between consecutive busy intervals, so a new threshold costs no scan
+/// of the GPU lanes.
+pub fn idle_breakdown_of(store: &Store, unions: &[DeviceUnions], threshold_ns: i64) -> Vec<DeviceIdle> {
+    unions
+        .iter()
+        .map(|u| {
             let mut d = DeviceIdle {
-                device,
+                device: u.device,
                 threshold_ns,
                 gaps: Vec::new(),
                 idle_ns: 0,
@@ -105,49 +109,28 @@ pub fn idle_breakdown(store: &Store, threshold_ns: i64) -> Vec<DeviceIdle> {
                 other_ns: 0,
                 long_gaps: 0,
             };
-            let mut cur: Option<(i64, u32)> = None; // (end of the busy run, span reaching it)
-            for &(s, e, sid) in &v {
-                match cur {
-                    Some((ce, _)) if s <= ce => {
-                        if e > ce {
-                            cur = Some((e, sid));
-                        }
-                    }
-                    Some((ce, prev)) => {
-                        let launch = store
-                            .flows_to(sid)
-                            .find(|f| f.kind == FLOW_CORRELATION)
-                            .or_else(|| store.flows_to(sid).next())
-                            .map(|f| f.from);
-                        let gap = s - ce;
-                        let cause = if gap < threshold_ns {
-                            IdleCause::KernelWait
-                        } else if launch.map(|l| store.span_start(l) > ce).unwrap_or(false) {
-                            IdleCause::HostWait
-                        } else {
-                            IdleCause::Other
-                        };
-                        match cause {
-                            IdleCause::HostWait => d.host_wait_ns += gap,
-                            IdleCause::KernelWait => d.kernel_wait_ns += gap,
-                            IdleCause::Other => d.other_ns += gap,
-                        }
-                        if gap >= threshold_ns {
-                            d.long_gaps += 1;
-                        }
-                        d.idle_ns += gap;
-                        d.gaps.push(IdleGap {
-                            start: ce,
-                            end: s,
-                            cause,
-                            prev_span: prev,
-                            next_span: sid,
-                            next_launch: launch,
-                        });
-                        cur = Some((e, sid));
-                    }
-                    None => cur = Some((e, sid)),
+            for (w, e) in u.busy.windows(2).zip(u.busy_edges.windows(2)) {
+                let (ce, s) = (w[0].1, w[1].0);
+                let (prev, sid) = (e[0].1, e[1].0);
+                let launch = store.launch_of(sid);
+                let gap = s - ce;
+                let cause = if gap < threshold_ns {
+                    IdleCause::KernelWait
+                } else if launch.map(|l| store.span_start(l) > ce).unwrap_or(false) {
+                    IdleCause::HostWait
+                } else {
+                    IdleCause::Other
+                };
+                match cause {
+                    IdleCause::HostWait => d.host_wait_ns += gap,
+                    IdleCause::KernelWait => d.kernel_wait_ns += gap,
+                    IdleCause::Other => d.other_ns += gap,
                 }
+                if gap >= threshold_ns {
+                    d.long_gaps += 1;
+                }
+                d.idle_ns += gap;
+                d.gaps.push(IdleGap { start: ce, end: s, cause, prev_span: prev, next_span: sid, next_launch: launch });
             }
             d
         })

@@ -15,5 +15,6 @@ pub mod ranks;
 pub mod report;
 pub mod roofline;
 pub mod span_durations;
+pub mod stats;
 pub mod steps;
 pub mod streams;

@@ -1,5 +1,8 @@
-//! Which timeline kernel span each Nsight Compute launch is: matched by (demangled) name
-//! and launch order.
+//! All linking between Nsight Compute launches and timeline kernels: which timeline kernel
+//! span each ncu launch is (by demangled name and launch order, `match_stores`), which
+//! timeline kernel a launch's name stands for (`kernel_for_launch`), which launch a timeline
+//! name stands for (`launch_for_name`), and the SOL figures shown beside a timeline kernel
+//! name (`SolByName`). Names are compared by `kernel_match_key` where they differ.
 //!
 //! ncu profiles a window of launches (`-c 20` after `cudaProfilerStart`, `--launch-skip`,
 //! …), in launch order; a timeline (Kineto, nsys) has every launch. So the ncu sequence is
@@ -12,13 +15,133 @@
 //! timeline lacks (another build, another run of the program) stay unmatched rather than
 //! pushing every later launch off by one.
 //!
-//! Names are compared by `roofline::kernel_match_key` (ncu and the CUDA/Kineto demanglers
-//! spell namespaces and template arguments differently).
+//! Names are compared by `kernel_match_key` (ncu and the CUDA/Kineto demanglers spell
+//! namespaces and template arguments differently).
 
-use crate::roofline::kernel_match_key;
+use crate::kernels::KernelStat;
+use crate::roofline::{verdict, weighted, KernelSol, RooflineReport, Verdict};
 use std::collections::HashMap;
 use strobe_model::{LaneKind, SpanKind};
 use strobe_store::Store;
+
+/// A kernel's name reduced to what ncu's and the CUDA/Kineto demanglers agree on: the
+/// function's own identifier, without return type, namespaces, template arguments or
+/// parameters (`void at::<unnamed>::cunn_SoftMaxForward<4, …>(T4 *, …)` and
+/// `void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, …>(float*, …)` both give
+/// `cunn_SoftMaxForward`). Coarse: several kernels of a template share a key.
+pub fn kernel_match_key(name: &str) -> &str {
+    // Cut at the first template or parameter bracket that is not part of a namespace
+    // spelling (`<unnamed>`, `(anonymous namespace)`).
+    let mut depth_end = name.len();
+    let b = name.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &name[i..];
+        if rest.starts_with("<unnamed>") {
+            i += "<unnamed>".len();
+            continue;
+        }
+        if rest.starts_with("(anonymous namespace)") {
+            i += "(anonymous namespace)".len();
+            continue;
+        }
+        if b[i] == b'<' || b[i] == b'(' {
+            depth_end = i;
+            break;
+        }
+        i += 1;
+    }
+    let head = name[..depth_end].trim_end();
+    let head = head.rsplit("::").next().unwrap_or(head);
+    // Drop a return type (`void `, `enable_if<...>::type ` is cut above).
+    head.rsplit(' ').next().unwrap_or(head).trim()
+}
+
+/// Whether two spellings name the same kernel: equal, or the same `kernel_match_key`.
+pub fn same_kernel(a: &str, b: &str) -> bool {
+    a == b || kernel_match_key(a) == kernel_match_key(b)
+}
+
+/// The first ncu launch (index into `report.kernels`) of a timeline kernel name: the exact
+/// (demangled) name, else the first with the same `kernel_match_key`.
+pub fn launch_for_name(report: &RooflineReport, name: &str) -> Option<usize> {
+    let key = kernel_match_key(name);
+    let k = &report.kernels;
+    k.iter().position(|k| k.name == name).or_else(|| k.iter().position(|k| kernel_match_key(&k.name) == key))
+}
+
+/// The timeline kernel an ncu launch's name stands for, over the kernel lists of the open
+/// traces (`kernels::kernel_stats`, one list per trace): `(trace index, timeline name)` of
+/// the same name in any trace, else of the first kernel with the same `kernel_match_key`.
+pub fn kernel_for_launch(kernel_lists: &[&[KernelStat]], ncu_name: &str) -> Option<(usize, String)> {
+    if let Some(t) = kernel_lists.iter().position(|ks| ks.iter().any(|k| k.name == ncu_name)) {
+        return Some((t, ncu_name.to_string()));
+    }
+    let key = kernel_match_key(ncu_name);
+    kernel_lists
+        .iter()
+        .enumerate()
+        .find_map(|(t, ks)| ks.iter().find(|k| kernel_match_key(&k.name) == key).map(|k| (t, k.name.clone())))
+}
+
+/// The SOL figures shown beside one timeline kernel name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SolFigures {
+    pub sm_pct: Option<f64>,
+    pub memory_pct: Option<f64>,
+    pub verdict: Option<Verdict>,
+}
+
+/// Per timeline kernel name, the ncu SOL figures: those of the launches linked to its spans
+/// (by name and launch order, `match_stores`), else those of the ncu kernel of the same
+/// name, else of the first with the same `kernel_match_key` (`RooflineReport::by_name`,
+/// duration-weighted over its launches).
+#[derive(Clone, Debug, Default)]
+pub struct SolByName {
+    exact: HashMap<String, SolFigures>,
+    by_key: HashMap<String, SolFigures>,
+    linked: HashMap<String, SolFigures>,
+}
+
+impl SolByName {
+    /// By name only (no timeline linked yet).
+    pub fn from_report(r: &RooflineReport) -> Self {
+        let mut c = SolByName::default();
+        for a in &r.by_name {
+            let f = SolFigures { sm_pct: a.sm_pct, memory_pct: a.memory_pct, verdict: a.verdict };
+            c.exact.insert(a.name.clone(), f.clone());
+            c.by_key.entry(kernel_match_key(&a.name).to_string()).or_insert(f);
+        }
+        c
+    }
+
+    /// As `from_report`, and per timeline name the figures of the launches linked to its
+    /// spans, which win over the name match. `timeline_names`: per launch of `r.kernels`,
+    /// the kernel name of its linked span.
+    pub fn from_report_linked(r: &RooflineReport, timeline_names: &[Option<String>]) -> Self {
+        let mut c = Self::from_report(r);
+        let mut groups: HashMap<&str, Vec<&KernelSol>> = HashMap::new();
+        for (k, n) in r.kernels.iter().zip(timeline_names) {
+            if let Some(n) = n {
+                groups.entry(n.as_str()).or_default().push(k);
+            }
+        }
+        for (name, ks) in groups {
+            // launches of one timeline name (several ncu spellings, several launches):
+            // duration-weighted together, the verdict from the weighted figures
+            let sm = weighted(&ks, |k| k.sm_pct);
+            let mem = weighted(&ks, |k| k.memory_pct);
+            let v = sm.zip(mem).map(|(s, m)| verdict(s, m));
+            c.linked.insert(name.to_string(), SolFigures { sm_pct: sm, memory_pct: mem, verdict: v });
+        }
+        c
+    }
+
+    /// The linked launches' figures, else the exact name's, else the same key's.
+    pub fn get(&self, name: &str) -> Option<&SolFigures> {
+        self.linked.get(name).or_else(|| self.exact.get(name)).or_else(|| self.by_key.get(kernel_match_key(name)))
+    }
+}
 
 /// The result of `match_sequence`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -183,6 +306,109 @@ pub fn match_stores(ncu: &[&str], stores: &[&Store]) -> Vec<Option<(usize, u32)>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn match_keys() {
+        let ncu = "void at::<unnamed>::cunn_SoftMaxForward<4, float, float, float, at::<unnamed>::LogSoftMaxForwardEpilogue>(T4 *, const T2 *, int)";
+        let kineto = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(float*, float const*, int)";
+        assert_eq!(kernel_match_key(ncu), "cunn_SoftMaxForward");
+        assert_eq!(kernel_match_key(kineto), "cunn_SoftMaxForward");
+        assert_eq!(
+            kernel_match_key("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"),
+            "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"
+        );
+        assert_eq!(kernel_match_key("cuda_compute_flux(int,int*,float*,float*,float*)"), "cuda_compute_flux");
+        assert_eq!(
+            kernel_match_key("void <unnamed>::elementwise_kernel_with_index<int, at::arange_cuda_out(x)>(T1)"),
+            "elementwise_kernel_with_index"
+        );
+    }
+
+    fn launch(id: u64, name: &str, dur: i64, sm: f64, mem: f64) -> KernelSol {
+        KernelSol {
+            id,
+            name: name.into(),
+            stream: None,
+            grid: None,
+            block: None,
+            duration_ns: Some(dur),
+            sm_pct: Some(sm),
+            memory_pct: Some(mem),
+            dram_pct: None,
+            l1_pct: None,
+            l2_pct: None,
+            tensor_pipe_pct: None,
+            flops_per_s: None,
+            flops: None,
+            dram_bytes: None,
+            dram_bytes_per_s: None,
+            arithmetic_intensity: None,
+            verdict: Some(verdict(sm, mem)),
+        }
+    }
+
+    /// ncu's spellings: two softmax launches (ncu's `<unnamed>`), a gemm.
+    fn report() -> RooflineReport {
+        let kernels = vec![
+            launch(0, "void at::<unnamed>::softmax<4>(T1 *)", 100, 10.0, 90.0),
+            launch(1, "gemm", 300, 85.0, 20.0),
+            launch(2, "void at::<unnamed>::softmax<4>(T1 *)", 300, 30.0, 50.0),
+        ];
+        RooflineReport {
+            format: "ncu",
+            layout: strobe_model::ncu::NcuLayout::Raw,
+            device: Default::default(),
+            by_name: crate::roofline::aggregate(&kernels),
+            kernels,
+            notes: Vec::new(),
+        }
+    }
+
+    const KINETO_SOFTMAX: &str = "void at::native::(anonymous namespace)::softmax<4>(float*)";
+
+    #[test]
+    fn names_link_exactly_else_by_key() {
+        let r = report();
+        assert!(same_kernel(KINETO_SOFTMAX, &r.kernels[0].name));
+        assert!(!same_kernel("gemm", &r.kernels[0].name));
+        assert_eq!(launch_for_name(&r, "gemm"), Some(1));
+        assert_eq!(launch_for_name(&r, KINETO_SOFTMAX), Some(0));
+        assert_eq!(launch_for_name(&r, "relu"), None);
+        let stat = |name: &str| KernelStat {
+            name: name.into(),
+            count: 1,
+            total_ns: 1,
+            mean_ns: 1,
+            min_ns: 1,
+            max_ns: 1,
+            pct_kernel_time: 0.0,
+        };
+        let (a, b) = (vec![stat("relu"), stat(KINETO_SOFTMAX)], vec![stat("gemm")]);
+        let lists: [&[KernelStat]; 2] = [&a, &b];
+        // the exact name in a later trace wins over a key match in an earlier one
+        assert_eq!(kernel_for_launch(&lists, "gemm"), Some((1, "gemm".into())));
+        assert_eq!(kernel_for_launch(&lists, &r.kernels[0].name), Some((0, KINETO_SOFTMAX.into())));
+        assert_eq!(kernel_for_launch(&lists, "absent"), None);
+    }
+
+    #[test]
+    fn sol_figures_prefer_linked_launches_then_name_then_key() {
+        let r = report();
+        let by_name = SolByName::from_report(&r);
+        // the two softmax launches duration-weighted: (10·100 + 30·300) / 400 = 25, (90·100 + 50·300) / 400 = 60
+        let f = by_name.get(KINETO_SOFTMAX).unwrap();
+        assert_eq!((f.sm_pct, f.memory_pct, f.verdict), (Some(25.0), Some(60.0), Some(verdict(25.0, 60.0))));
+        assert_eq!(by_name.get("gemm").unwrap().sm_pct, Some(85.0));
+        assert!(by_name.get("relu").is_none());
+        // linked by launch order: only launch 2 is on the timeline's softmax span; launch 0
+        // went to a timeline kernel named `softmax_warmup`
+        let linked =
+            SolByName::from_report_linked(&r, &[Some("softmax_warmup".into()), None, Some(KINETO_SOFTMAX.into())]);
+        let f = linked.get(KINETO_SOFTMAX).unwrap();
+        assert_eq!((f.sm_pct, f.memory_pct), (Some(30.0), Some(50.0)));
+        assert_eq!(linked.get("softmax_warmup").unwrap().sm_pct, Some(10.0));
+        assert_eq!(linked.get("gemm").unwrap().sm_pct, Some(85.0));
+    }
 
     #[test]
     fn slides_to_the_capture_window_and_matches_by_name_and_order() {

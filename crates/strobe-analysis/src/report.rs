@@ -2,7 +2,7 @@
 //! for one trace, as data (JSON) and as text.
 
 use crate::anomalies::{step_anomalies, StepAnomaly};
-use crate::gpu_time::{gpu_time, GpuTime};
+use crate::gpu_time::{device_unions_of, gpu_activity, gpu_time_of, GpuTime};
 use crate::kernels::{kernel_stats, KernelStat};
 use crate::steps::{capture_range, find_steps, steps_window, CaptureRange, Step, StepRule};
 use crate::streams::{stream_stats, StreamStat};
@@ -72,8 +72,11 @@ pub fn report(store: &Store, top: usize) -> Report {
 pub fn report_with(store: &Store, top: usize, rule: &StepRule) -> Report {
     let steps = find_steps(store, rule);
     let span = steps_window(&steps);
+    // one scan of the GPU lanes for busy/idle/overlap, the steps' window and the idle breakdown
+    let activity = gpu_activity(store);
+    let unions = device_unions_of(&activity);
     let in_steps = match span {
-        Some((a, b)) => crate::gpu_time::device_unions(store)
+        Some((a, b)) => unions
             .iter()
             .map(|d| {
                 let busy = crate::intervals::total(&crate::intervals::intersect(&d.busy, &[(a, b)]));
@@ -99,7 +102,7 @@ pub fn report_with(store: &Store, top: usize, rule: &StepRule) -> Report {
     let step_anomalies = step_anomalies(store, &steps, None, crate::anomalies::DEFAULT_K);
     let mut k = kernel_stats(store);
     k.truncate(top);
-    let mut gpus = gpu_time(store);
+    let mut gpus = gpu_time_of(&activity, &unions);
     for m in crate::memory_level::memory_peaks(store) {
         if let Some(g) = gpus.iter_mut().find(|g| g.device == m.device) {
             g.memory = Some(m);
@@ -116,7 +119,7 @@ pub fn report_with(store: &Store, top: usize, rule: &StepRule) -> Report {
         window,
         in_steps,
         step_anomalies,
-        idle_breakdown: crate::idle::idle_breakdown(store, crate::idle::DEFAULT_THRESHOLD_NS)
+        idle_breakdown: crate::idle::idle_breakdown_of(store, &unions, crate::idle::DEFAULT_THRESHOLD_NS)
             .into_iter()
             .map(|d| IdleSplit {
                 device: d.device,

@@ -301,16 +301,6 @@ pub fn known_device(cc: &str, dram_hz: Option<f64>) -> Option<(&'static str, [Op
     })
 }
 
-/// The median (mean of the middle two for an even count); None when empty.
-pub fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
-}
-
 /// Peak FMA FLOP/s of one precision from a launch's export metrics.
 fn export_peak(l: &NcuLaunch, op: &str, x: f64) -> Option<f64> {
     let per_cycle = l
@@ -327,7 +317,9 @@ pub fn device(launches: &[NcuLaunch]) -> Device {
     };
     // Clocks vary per launch (`--clock-control none`); the device's ceilings use the median
     // over launches, which short kernels' clock readings do not skew.
-    let med = |f: &dyn Fn(&NcuLaunch) -> Option<f64>| median(launches.iter().filter_map(f).collect());
+    let med = |f: &dyn Fn(&NcuLaunch) -> Option<f64>| {
+        crate::stats::median(&launches.iter().filter_map(f).collect::<Vec<_>>())
+    };
     d.sm_frequency_hz = med(&|l| l.first_value(&SM_HZ));
     d.dram_frequency_hz = med(&|l| l.value(DRAM_HZ));
     d.peak_flops_per_s = med(&|l| export_peak(l, "ffma", 2.0));
@@ -363,7 +355,7 @@ fn sum_opt(it: impl Iterator<Item = Option<f64>>) -> Option<f64> {
 }
 
 /// Duration-weighted mean of a percentage over launches that have both.
-fn weighted(ks: &[&KernelSol], f: impl Fn(&KernelSol) -> Option<f64>) -> Option<f64> {
+pub(crate) fn weighted(ks: &[&KernelSol], f: impl Fn(&KernelSol) -> Option<f64>) -> Option<f64> {
     let (mut num, mut den) = (0.0, 0.0);
     let mut plain = Vec::new();
     for k in ks {
@@ -438,39 +430,6 @@ pub fn analyse(r: &NcuReport) -> RooflineReport {
         notes.push("the export lacks SM or memory throughput %: no verdict".into());
     }
     RooflineReport { format: "ncu", layout: r.layout, device: device(&r.launches), kernels, by_name, notes }
-}
-
-/// A kernel's name reduced to what ncu's and the CUDA/Kineto demanglers agree on: the
-/// function's own identifier, without return type, namespaces, template arguments or
-/// parameters (`void at::<unnamed>::cunn_SoftMaxForward<4, …>(T4 *, …)` and
-/// `void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, …>(float*, …)` both give
-/// `cunn_SoftMaxForward`). Coarse: several kernels of a template share a key.
-pub fn kernel_match_key(name: &str) -> &str {
-    // Cut at the first template or parameter bracket that is not part of a namespace
-    // spelling (`<unnamed>`, `(anonymous namespace)`).
-    let mut depth_end = name.len();
-    let b = name.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        let rest = &name[i..];
-        if rest.starts_with("<unnamed>") {
-            i += "<unnamed>".len();
-            continue;
-        }
-        if rest.starts_with("(anonymous namespace)") {
-            i += "(anonymous namespace)".len();
-            continue;
-        }
-        if b[i] == b'<' || b[i] == b'(' {
-            depth_end = i;
-            break;
-        }
-        i += 1;
-    }
-    let head = name[..depth_end].trim_end();
-    let head = head.rsplit("::").next().unwrap_or(head);
-    // Drop a return type (`void `, `enable_if<...>::type ` is cut above).
-    head.rsplit(' ').next().unwrap_or(head).trim()
 }
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
@@ -569,23 +528,6 @@ mod tests {
         assert_eq!(verdict(90.0, 90.0), Verdict::MemoryBound);
         assert_eq!(verdict(80.0, 80.0), Verdict::Balanced);
         assert_eq!(serde_json::to_string(&Verdict::UnderSaturated).unwrap(), "\"under_saturated\"");
-    }
-
-    #[test]
-    fn match_keys() {
-        let ncu = "void at::<unnamed>::cunn_SoftMaxForward<4, float, float, float, at::<unnamed>::LogSoftMaxForwardEpilogue>(T4 *, const T2 *, int)";
-        let kineto = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(float*, float const*, int)";
-        assert_eq!(kernel_match_key(ncu), "cunn_SoftMaxForward");
-        assert_eq!(kernel_match_key(kineto), "cunn_SoftMaxForward");
-        assert_eq!(
-            kernel_match_key("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"),
-            "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"
-        );
-        assert_eq!(kernel_match_key("cuda_compute_flux(int,int*,float*,float*,float*)"), "cuda_compute_flux");
-        assert_eq!(
-            kernel_match_key("void <unnamed>::elementwise_kernel_with_index<int, at::arange_cuda_out(x)>(T1)"),
-            "elementwise_kernel_with_index"
-        );
     }
 
     #[test]

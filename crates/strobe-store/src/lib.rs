@@ -11,6 +11,7 @@ pub mod lod;
 mod names;
 pub mod nesting;
 mod output;
+mod queries;
 mod reader;
 mod strings;
 pub mod timing;

@@ -7,6 +7,7 @@ use crate::commands::{Command, Highlight, Selection};
 use crate::timeline::{FrameInput, FrameStats, GroupKey, TimelineView, LABEL_W};
 use crate::workspace::{Trace, Workspace};
 use std::time::Instant;
+use strobe_analysis::stats;
 use strobe_model::{CopyDir, IdKey, LaneKind, SourceFormat, SpanKind, TraceMeta};
 use strobe_store::{SpanInput, Store, StoreBuilder};
 
@@ -25,7 +26,13 @@ impl Rng {
 
 /// An in-memory trace of about `n` spans.
 pub fn synthetic_store(n: usize) -> Store {
-    let mut b = StoreBuilder::in_memory();
+    synthetic_store_to(n, strobe_store::Output::memory())
+}
+
+/// The same trace written to `out` (a file for traces too big to hold in memory twice; the
+/// store is then mapped, as the viewer maps a real one).
+pub fn synthetic_store_to(n: usize, out: strobe_store::Output) -> Store {
+    let mut b = StoreBuilder::new(out).expect("start synthetic store");
     b.reserve_spans(n + 16);
     let streams: Vec<u32> =
         [7, 9, 11, 13].iter().map(|&s| b.lane(LaneKind::GpuStream { device: 0, stream: s })).collect();
@@ -249,14 +256,7 @@ impl<'a> Rig<'a> {
 
 /// (median, p90, max) of one of the times.
 fn spread(times: &[Times], f: impl Fn(&Times) -> f64) -> (f64, f64, f64) {
-    let mut v: Vec<f64> = times.iter().map(f).collect();
-    let max = v.iter().cloned().fold(0.0, f64::max);
-    (percentile(&mut v, 0.5), percentile(&mut v, 0.9), max)
-}
-
-pub(crate) fn percentile(v: &mut [f64], p: f64) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[((v.len() - 1) as f64 * p).round() as usize]
+    stats::median_p90_max(&times.iter().map(f).collect::<Vec<f64>>())
 }
 
 /// Builds `frames` frames of the timeline at each zoom (whole trace, mid, 2 ms, deep) with a
@@ -285,7 +285,7 @@ pub fn frame_bench(store: Store, plot_width: f32, frames: usize) -> Vec<FrameTim
     for (label, a, b) in zooms {
         tl.view.origin = t_min;
         tl.view.fit(a, b, tl.plot_width);
-        let (times, mut prepare, stats) = rig.pan_frames(&mut tl, frames.max(1));
+        let (times, prepare, stats) = rig.pan_frames(&mut tl, frames.max(1));
         let (median_ms, p90_ms, max_ms) = spread(&times, |t| t.build);
         out.push(FrameTiming {
             zoom: label,
@@ -294,7 +294,7 @@ pub fn frame_bench(store: Store, plot_width: f32, frames: usize) -> Vec<FrameTim
             p90_ms,
             max_ms,
             tessellate_median_ms: spread(&times, |t| t.tessellate).0,
-            prepare_median_ms: if prepare.is_empty() { 0.0 } else { percentile(&mut prepare, 0.5) },
+            prepare_median_ms: stats::median(&prepare).unwrap_or(0.0),
             items: stats.items,
             folded: stats.folded,
             labels: stats.labels,
@@ -344,7 +344,7 @@ pub fn workspace_frame_bench(ws: &Workspace, plot_width: f32, frames: usize) -> 
         if scroll_mid {
             tl.scroll_y = tl.layout.content_h / 2.0;
         }
-        let (times, mut prepare, stats) = rig.pan_frames(&mut tl, frames.max(1));
+        let (times, prepare, stats) = rig.pan_frames(&mut tl, frames.max(1));
         let (median_ms, p90_ms, max_ms) = spread(&times, |t| t.build);
         out.push(WorkspaceFrameTiming {
             situation: label.into(),
@@ -353,10 +353,61 @@ pub fn workspace_frame_bench(ws: &Workspace, plot_width: f32, frames: usize) -> 
             p90_ms,
             max_ms,
             tessellate_median_ms: spread(&times, |t| t.tessellate).0,
-            prepare_median_ms: if prepare.is_empty() { 0.0 } else { percentile(&mut prepare, 0.5) },
+            prepare_median_ms: stats::median(&prepare).unwrap_or(0.0),
             lanes_drawn: stats.lanes_drawn,
             items: stats.items,
         });
+    }
+    out
+}
+
+/// Frame times of the whole app while files open (`open_frames_bench`).
+#[derive(Clone, Debug)]
+pub struct OpenFrames {
+    /// Frames while the loader worked, and after it finished.
+    pub during: Vec<f64>,
+    pub after: Vec<f64>,
+    /// From `open_files` to the loader idle (s); None when it timed out.
+    pub load_s: Option<f64>,
+}
+
+/// Opens `files` in a headless `StrobeApp` (a 1920×1080 screen) and runs its frames at
+/// `hz` — the app's own `frame` then tessellation, as eframe would — while the loader works
+/// on its threads and for `after` frames once it is done (the panes' first frames over the new
+/// document, where rasters and layouts are made). Every frame's CPU time in ms.
+pub fn open_frames_bench(
+    files: Vec<std::path::PathBuf>,
+    cache_dir: Option<std::path::PathBuf>,
+    hz: f64,
+    after: usize,
+    timeout: std::time::Duration,
+) -> OpenFrames {
+    let ctx = egui::Context::default();
+    let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(1920.0, 1080.0));
+    let mut app = crate::StrobeApp::new(cache_dir, crate::Settings::default());
+    let t0 = Instant::now();
+    app.open_files(files, false, &ctx);
+    let period = std::time::Duration::from_secs_f64(1.0 / hz.max(1.0));
+    let mut out = OpenFrames { during: Vec::new(), after: Vec::new(), load_s: None };
+    loop {
+        let f0 = Instant::now();
+        let input =
+            egui::RawInput { screen_rect: Some(screen), time: Some(t0.elapsed().as_secs_f64()), ..Default::default() };
+        let mut o = ctx.run_ui(input, |ui| app.frame(ui));
+        o.textures_delta.clear();
+        std::hint::black_box(ctx.tessellate(o.shapes, o.pixels_per_point));
+        let ms = f0.elapsed().as_secs_f64() * 1e3;
+        match out.load_s {
+            None => out.during.push(ms),
+            Some(_) => out.after.push(ms),
+        }
+        if out.load_s.is_none() && !app.loader.busy() {
+            out.load_s = Some(t0.elapsed().as_secs_f64());
+        }
+        if out.after.len() >= after || t0.elapsed() > timeout {
+            break;
+        }
+        std::thread::sleep(period.saturating_sub(f0.elapsed()));
     }
     out
 }

@@ -10,35 +10,6 @@ use strobe_analysis::span_durations::NameDurations;
 use strobe_model::{flags, SpanKind};
 use strobe_store::Store;
 
-/// Spans of `span`'s lane enclosing its start, outermost first (its CPU stack).
-pub fn enclosing_stack(st: &Store, span: u32) -> Vec<u32> {
-    let m = st.span_meta(span);
-    let ts = st.span_start(span);
-    let v = st.lane_view(m.lane);
-    let mut out: Vec<(u32, u32)> = Vec::new();
-    st.query_window(m.lane, ts, ts + 1, |i| {
-        let d = v.depth[i];
-        if d < m.depth as u32 && v.starts[i] <= ts && v.ends[i] >= st.span_end(span) {
-            out.push((d, v.span[i]));
-        }
-    });
-    out.sort();
-    out.dedup_by_key(|x| x.0);
-    out.into_iter().map(|x| x.1).collect()
-}
-
-/// The CPU launch of a GPU span, and the GPU spans a CPU span launched.
-pub fn launch_of(st: &Store, span: u32) -> Option<u32> {
-    st.flows_to(span)
-        .find(|f| f.kind == strobe_store::FLOW_CORRELATION)
-        .or_else(|| st.flows_to(span).next())
-        .map(|f| f.from)
-}
-
-pub fn launched_by(st: &Store, span: u32) -> Vec<u32> {
-    st.flows_from(span).map(|f| f.to).collect()
-}
-
 #[derive(Default)]
 pub struct DetailsPane {
     /// The durations of every span with the selected span's name (trace, name id).
@@ -204,12 +175,12 @@ fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, orig
     // launch ↔ kernel
     if kind.is_gpu_activity() {
         ui.separator();
-        match launch_of(st, r.span) {
+        match st.launch_of(r.span) {
             Some(l) => {
                 ui.strong("Launched by");
                 span_link(ui, st, r.trace, l, cx);
                 ui.label(format!("launch to start: {}", fmt_ns(s - st.span_start(l))));
-                let stack = enclosing_stack(st, l);
+                let stack = st.enclosing_stack(l);
                 if !stack.is_empty() {
                     ui.strong("CPU stack (outermost first)");
                     for sp in stack {
@@ -222,7 +193,7 @@ fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, orig
             }
         }
     } else {
-        let ks = launched_by(st, r.span);
+        let ks: Vec<u32> = st.launched_by(r.span).collect();
         if !ks.is_empty() {
             ui.separator();
             ui.strong(if ks.len() == 1 { "Launches" } else { "Flows to" });
@@ -237,7 +208,7 @@ fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, orig
                 span_link(ui, st, r.trace, k, cx);
             }
         }
-        let stack = enclosing_stack(st, r.span);
+        let stack = st.enclosing_stack(r.span);
         if !stack.is_empty() {
             ui.separator();
             ui.strong("Stack (outermost first)");

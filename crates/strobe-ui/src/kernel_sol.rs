@@ -12,7 +12,8 @@ use crate::view_ctx::ViewCtx;
 use crate::workspace::{SpanRef, Workspace};
 use egui::{Color32, RichText};
 use egui_plot::{GridMark, Legend, Line, MarkerShape, Plot, PlotPoints, Points};
-use strobe_analysis::roofline::{kernel_match_key, KernelSol, RooflineReport, Verdict, TENSOR_NOTE};
+use strobe_analysis::ncu_match;
+use strobe_analysis::roofline::{KernelSol, RooflineReport, Verdict, TENSOR_NOTE};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SolSort {
@@ -129,22 +130,16 @@ impl KernelSolPane {
     }
 
     /// Selects the first launch of a kernel name (a kernel picked on the timeline or in the
-    /// kernel table): the exact (demangled) name, else the same `kernel_match_key` (ncu and
+    /// kernel table): `ncu_match::launch_for_name`, the exact (demangled) name, else the same key (ncu and
     /// the CUDA/Kineto demanglers spell templates and namespaces differently).
     /// A selected launch that already matches stays selected.
     pub fn select_name(&mut self, report: &RooflineReport, name: &str) -> bool {
-        let key = kernel_match_key(name);
         if let Some(k) = self.selected.and_then(|i| report.kernels.get(i)) {
-            if k.name == name || kernel_match_key(&k.name) == key {
+            if ncu_match::same_kernel(&k.name, name) {
                 return true;
             }
         }
-        let found = report
-            .kernels
-            .iter()
-            .position(|k| k.name == name)
-            .or_else(|| report.kernels.iter().position(|k| kernel_match_key(&k.name) == key));
-        match found {
+        match ncu_match::launch_for_name(report, name) {
             Some(i) => {
                 self.selected = Some(i);
                 true

@@ -6,6 +6,7 @@ use crate::commands::Command;
 use crate::view_ctx::ViewCtx;
 use crate::workspace::{Trace, TraceId, Workspace};
 use egui_extras::{Column, TableBuilder};
+use strobe_analysis::ncu_match::SolByName;
 use strobe_analysis::report::fmt_ns;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,93 +29,7 @@ pub struct KernelTable {
     rows: Vec<u32>,
     key: Option<(TraceId, String, SortBy, bool, usize)>,
     /// SOL columns from an open Nsight Compute export (`kernel_sol`), matched by name.
-    pub sol: Option<SolColumns>,
-}
-
-/// Per kernel name: the ncu SOL figures (duration-weighted over its launches).
-#[derive(Clone, Debug, Default)]
-pub struct SolColumns {
-    exact: std::collections::HashMap<String, SolCell>,
-    by_key: std::collections::HashMap<String, SolCell>,
-    /// Timeline kernel name → the figures of the ncu launches linked to its spans.
-    linked: std::collections::HashMap<String, SolCell>,
-}
-
-/// Duration-weighted mean of a percentage (plain mean when no durations).
-fn weighted_pct(
-    ks: &[strobe_analysis::roofline::KernelSol],
-    f: impl Fn(&strobe_analysis::roofline::KernelSol) -> Option<f64>,
-) -> Option<f64> {
-    let (mut num, mut den, mut sum, mut n) = (0.0, 0.0, 0.0, 0usize);
-    for k in ks {
-        if let Some(v) = f(k) {
-            sum += v;
-            n += 1;
-            if let Some(d) = k.duration_ns {
-                num += v * d as f64;
-                den += d as f64;
-            }
-        }
-    }
-    if den > 0.0 {
-        Some(num / den)
-    } else if n > 0 {
-        Some(sum / n as f64)
-    } else {
-        None
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct SolCell {
-    pub sm_pct: Option<f64>,
-    pub memory_pct: Option<f64>,
-    pub verdict: Option<strobe_analysis::roofline::Verdict>,
-}
-
-impl SolColumns {
-    pub fn from_report(r: &strobe_analysis::roofline::RooflineReport) -> Self {
-        let mut c = SolColumns::default();
-        for a in &r.by_name {
-            let cell = SolCell { sm_pct: a.sm_pct, memory_pct: a.memory_pct, verdict: a.verdict };
-            c.exact.insert(a.name.clone(), cell.clone());
-            c.by_key.entry(strobe_analysis::roofline::kernel_match_key(&a.name).to_string()).or_insert(cell);
-        }
-        c
-    }
-    /// As `from_report`, and per timeline kernel name the figures of the launches linked to
-    /// its spans (`KernelSolPane::links`: matched by name and launch order), which win over
-    /// the name match. `timeline_names`: per launch, the linked span's kernel name.
-    pub fn from_report_linked(
-        r: &strobe_analysis::roofline::RooflineReport,
-        timeline_names: &[Option<String>],
-    ) -> Self {
-        let mut c = Self::from_report(r);
-        let mut groups: std::collections::HashMap<&str, Vec<strobe_analysis::roofline::KernelSol>> = Default::default();
-        for (k, n) in r.kernels.iter().zip(timeline_names) {
-            if let Some(n) = n {
-                groups.entry(n.as_str()).or_default().push(k.clone());
-            }
-        }
-        for (name, ks) in groups {
-            // Launches of one timeline name (several ncu spellings, several launches):
-            // duration-weighted together.
-            let sm = weighted_pct(&ks, |k| k.sm_pct);
-            let mem = weighted_pct(&ks, |k| k.memory_pct);
-            let verdict = sm.zip(mem).map(|(s, m)| strobe_analysis::roofline::verdict(s, m));
-            c.linked.insert(name.to_string(), SolCell { sm_pct: sm, memory_pct: mem, verdict });
-        }
-        c
-    }
-
-    /// The launches linked to this timeline name, else the exact name, else the same
-    /// `kernel_match_key`.
-    pub fn get(&self, name: &str) -> Option<&SolCell> {
-        self.linked
-            .get(name)
-            .or_else(|| self.exact.get(name))
-            .or_else(|| self.by_key.get(strobe_analysis::roofline::kernel_match_key(name)))
-    }
+    pub sol: Option<SolByName>,
 }
 
 impl Default for KernelTable {

@@ -53,7 +53,10 @@ pub struct Derived {
 
 impl Derived {
     pub fn compute(store: &Store, idle_threshold_ns: i64) -> Derived {
-        let unions = gpu_time::device_unions(store);
+        // GPU activity is scanned once per load; every figure below and a later idle
+        // threshold change (`set_idle_threshold`) start from these unions
+        let activity = gpu_time::gpu_activity(store);
+        let unions = gpu_time::device_unions_of(&activity);
         let bands = unions
             .iter()
             .map(|u| DeviceBands {
@@ -63,10 +66,10 @@ impl Derived {
             })
             .collect();
         Derived {
-            gpu: gpu_time::gpu_time(store),
+            gpu: gpu_time::gpu_time_of(&activity, &unions),
+            idle: idle::idle_breakdown_of(store, &unions, idle_threshold_ns),
             unions,
             bands,
-            idle: idle::idle_breakdown(store, idle_threshold_ns),
             kernels: kernels::kernel_stats(store),
             series: derived_series(store),
             memory: strobe_analysis::memory_level::memory_peaks(store),
@@ -143,7 +146,7 @@ impl Trace {
     }
 
     pub fn set_idle_threshold(&mut self, ns: i64) {
-        self.derived.idle = idle::idle_breakdown(&self.store, ns);
+        self.derived.idle = idle::idle_breakdown_of(&self.store, &self.derived.unions, ns);
         self.long_gaps = long_gaps(&self.derived.idle);
     }
 }

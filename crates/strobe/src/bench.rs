@@ -93,6 +93,33 @@ pub enum BenchWhat {
         #[arg(long)]
         from: Vec<PathBuf>,
     },
+    /// Open FILES in the headless app and run its frames at --hz while the loader works and
+    /// --after frames past it: the worst frame (issue bar: a 1 GB snapshot opens with every
+    /// frame under 30 ms). The cache is a fresh temporary one, so traces are ingested cold.
+    Open {
+        files: Vec<PathBuf>,
+        #[arg(long, default_value_t = 60.0)]
+        hz: f64,
+        #[arg(long, default_value_t = 120)]
+        after: usize,
+        #[arg(long, default_value_t = 1)]
+        runs: usize,
+        /// Give up after this many seconds.
+        #[arg(long, default_value_t = 300)]
+        timeout_s: u64,
+    },
+    /// The viewer's CPU use while idle: starts `strobe FILE` (needs a display: under Xvfb set
+    /// DISPLAY), waits --warmup seconds for it to load and settle, then reads the process's
+    /// CPU time (utime + stime of /proc/PID/stat) over --seconds with no input.
+    Idle {
+        file: PathBuf,
+        #[arg(long, default_value_t = 10.0)]
+        seconds: f64,
+        #[arg(long, default_value_t = 8.0)]
+        warmup: f64,
+        #[arg(long, default_value_t = 1)]
+        runs: usize,
+    },
     /// LOD window queries over one lane of N synthetic spans, at whole-trace, mid and deep zoom.
     Lod {
         #[arg(long, default_value_t = 10_000_000)]
@@ -114,6 +141,10 @@ pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
         BenchWhat::Reopen { file, runs } => reopen(&file, runs, cache),
         BenchWhat::ReopenOnce { file } => reopen_once(&file, cache),
         BenchWhat::Lod { spans, pixels } => lod(spans, pixels),
+        BenchWhat::Open { files, hz, after, runs, timeout_s } => {
+            crate::bench_app::open(files, hz, after, runs, timeout_s)
+        }
+        BenchWhat::Idle { file, seconds, warmup, runs } => crate::bench_app::idle(&file, seconds, warmup, runs, cache),
         BenchWhat::Frame { spans, frames } => frame(spans, frames),
         BenchWhat::Memory { file, runs, frames } => memory(&file, runs, frames),
         BenchWhat::Ranks { ranks: n, size_mb, dir, frames, runs, pool, from } => {
@@ -122,12 +153,9 @@ pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
     }
 }
 
-pub fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v[v.len() / 2]
+/// The median of a benchmark's runs (`strobe_analysis::stats`); NaN when there were none.
+pub fn median(v: &[f64]) -> f64 {
+    strobe_analysis::stats::median(v).unwrap_or(f64::NAN)
 }
 
 /// Samples this process's anonymous resident memory (what it allocated, not the mapped
@@ -201,7 +229,7 @@ fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {
         events = store.meta.load.events;
         drop(store);
     }
-    let s = median(&mut secs);
+    let s = median(&secs);
     let mb = size as f64 / 1e6;
     println!("ingest {}: {:.1} MB, {} events, {} cores", file.display(), mb, events, rayon::current_num_threads());
     println!(
@@ -211,7 +239,7 @@ fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {
         mb / s,
         events as f64 / s / 1e6
     );
-    println!("  peak anonymous memory during ingest (beyond the mapped input): median {:.0} MB", median(&mut peaks));
+    println!("  peak anonymous memory during ingest (beyond the mapped input): median {:.0} MB", median(&peaks));
     if python {
         let mut ps = Vec::new();
         for _ in 0..runs.max(1) {
@@ -225,7 +253,7 @@ fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {
             anyhow::ensure!(st.success(), "python3 json.load failed");
             ps.push(t.elapsed().as_secs_f64());
         }
-        let p = median(&mut ps);
+        let p = median(&ps);
         println!("  python3 json.load: median {:.3} s ({:.0} MB/s) → Strobe is {:.1}× faster", p, mb / p, p / s);
     }
     Ok(())
@@ -259,9 +287,9 @@ fn reopen(file: &Path, runs: usize, cache: Option<&Path>) -> anyhow::Result<()> 
         "reopen {} ({:.1} MB source): open → first window query median {:.1} ms (process wall {:.1} ms), RSS after {:.1} MB, {} runs",
         file.display(),
         std::fs::metadata(file)?.len() as f64 / 1e6,
-        median(&mut inner),
-        median(&mut wall),
-        median(&mut rss),
+        median(&inner),
+        median(&wall),
+        median(&rss),
         runs
     );
     Ok(())
@@ -357,9 +385,9 @@ fn lod(spans: u64, pixels: i64) -> anyhow::Result<()> {
         let mx = times.iter().cloned().fold(0.0, f64::max);
         println!(
             "  {label:<18} median {:.3} ms, max {:.3} ms, {:.0} items (median)",
-            median(&mut times),
+            median(&times),
             mx,
-            median(&mut items)
+            median(&items)
         );
     }
     Ok(())
@@ -367,7 +395,11 @@ fn lod(spans: u64, pixels: i64) -> anyhow::Result<()> {
 
 fn frame(spans: usize, frames: usize) -> anyhow::Result<()> {
     let t = Instant::now();
-    let store = strobe_ui::bench::synthetic_store(spans);
+    // built into a file and mapped, as the viewer maps a real store (100 M spans held in
+    // memory next to their builder would not fit a workstation)
+    let dir = tempfile::tempdir_in(std::env::temp_dir())?;
+    let out = strobe_store::Output::file(dir.path().join("frame.strobe"), [0; 4])?;
+    let store = strobe_ui::bench::synthetic_store_to(spans, out);
     println!(
         "synthetic trace of {} spans built in {:.1} s; one frame of the timeline, 1920 px:",
         store.span_count(),
@@ -435,11 +467,11 @@ fn memory(file: &Path, runs: usize, frames: usize) -> anyhow::Result<()> {
     println!(
         "  open (median of {}): {:.2} s = parse {:.2} s ({:.0} MB/s) + analysis {:.2} s + timelines {:.2} s; peak anon memory {:.0} MB",
         total.len(),
-        median(&mut total),
-        median(&mut parse),
-        size as f64 / 1e6 / median(&mut parse.clone()),
-        median(&mut analyse),
-        median(&mut build),
+        median(&total),
+        median(&parse),
+        size as f64 / 1e6 / median(&parse.clone()),
+        median(&analyse),
+        median(&build),
         peak as f64 / 1024.0
     );
     println!("  memory pane frames, 1920x1080, {frames} per situation:");

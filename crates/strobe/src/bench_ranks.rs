@@ -215,24 +215,24 @@ pub fn run(o: &Opts) -> anyhow::Result<()> {
         "", "runs", "all in s", "first s", "MB/s", "peak RssAnon", "peak VmRSS", "after RssAnon", "after VmRSS"
     );
     for (label, opens) in &rows {
-        let mut all: Vec<f64> = opens.iter().map(|x| x.all_s).collect();
-        let mut first: Vec<f64> = opens.iter().map(|x| x.first_s).collect();
+        let all: Vec<f64> = opens.iter().map(|x| x.all_s).collect();
+        let first: Vec<f64> = opens.iter().map(|x| x.first_s).collect();
         let pa = opens.iter().map(|x| x.peak_anon_kb).max().unwrap_or(0);
         let pr = opens.iter().map(|x| x.peak_rss_kb).max().unwrap_or(0);
-        let mut aa: Vec<f64> = opens.iter().map(|x| gb(x.after_anon_kb)).collect();
-        let mut ar: Vec<f64> = opens.iter().map(|x| gb(x.after_rss_kb)).collect();
-        let s = median(&mut all);
+        let aa: Vec<f64> = opens.iter().map(|x| gb(x.after_anon_kb)).collect();
+        let ar: Vec<f64> = opens.iter().map(|x| gb(x.after_rss_kb)).collect();
+        let s = median(&all);
         println!(
             "  {:<40} {:>5} {:>9.2} {:>8.2} {:>8.0} {:>11.2} GB {:>11.2} GB {:>11.2} GB {:>11.2} GB",
             label,
             opens.len(),
             s,
-            median(&mut first),
+            median(&first),
             total as f64 / 1e6 / s,
             gb(pa),
             gb(pr),
-            median(&mut aa),
-            median(&mut ar)
+            median(&aa),
+            median(&ar)
         );
     }
     let spans: u64 = traces.iter().map(|t| t.store.span_count() as u64).sum();
@@ -277,7 +277,7 @@ pub fn run(o: &Opts) -> anyhow::Result<()> {
          stragglers: {}; peak RssAnon {:.2} GB",
         r.ranks.len(),
         r.alignment.used,
-        median(&mut secs),
+        median(&secs),
         secs.len(),
         r.steps.len(),
         r.ranks.len(),

@@ -1,6 +1,7 @@
 //! `strobe`: the GUI by default, and the command-line tools (`report`, `diff`, `export`, `bench`).
 
 mod bench;
+mod bench_app;
 mod bench_ranks;
 mod cli;
 mod export;

@@ -20,8 +20,8 @@
 //! Recorded and says why.
 
 use super::collectives::{comm_kernels, match_kernels};
-use super::distribution::median;
 use super::RankTrace;
+use crate::stats::median;
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -11,7 +11,7 @@
 //! - **Comm–compute overlap** (HTA `get_comm_comp_overlap`): comm time under compute / comm
 //!   time, the `overlap_pct` of `strobe report`, over the rank's devices together.
 
-use crate::gpu_time::{classify, gpu_time, GpuClass};
+use crate::gpu_time::{classify, GpuClass, GpuTime};
 use serde::Serialize;
 use strobe_model::{LaneKind, SpanKind};
 use strobe_store::Store;
@@ -28,8 +28,8 @@ pub struct TemporalBreakdown {
     pub idle_pct: f64,
 }
 
-pub fn temporal_breakdown(rank: i64, store: &Store) -> TemporalBreakdown {
-    let g = gpu_time(store);
+/// From the rank's per-device figures (`gpu_time`, as its report already holds them).
+pub fn temporal_breakdown(rank: i64, g: &[GpuTime]) -> TemporalBreakdown {
     let window: i64 = g.iter().map(|d| d.window_ns).sum();
     let compute: i64 = g.iter().map(|d| d.compute_ns).sum();
     let busy: i64 = g.iter().map(|d| d.busy_ns).sum();
@@ -142,8 +142,8 @@ pub struct CommOverlap {
     pub overlap_pct: f64,
 }
 
-pub fn comm_overlap(rank: i64, store: &Store) -> CommOverlap {
-    let g = gpu_time(store);
+/// From the rank's per-device figures (`gpu_time`, as its report already holds them).
+pub fn comm_overlap(rank: i64, g: &[GpuTime]) -> CommOverlap {
     let comm: i64 = g.iter().map(|d| d.comm_ns).sum();
     let ov: i64 = g.iter().map(|d| d.comm_overlapped_ns).sum();
     CommOverlap {

@@ -7,7 +7,7 @@
 use super::{step_at, RankTrace};
 use serde::Serialize;
 use strobe_model::{is_comm_kernel, LaneKind, SpanKind};
-use strobe_store::{Store, FLOW_CORRELATION};
+use strobe_store::Store;
 
 /// One NCCL/RCCL kernel of one rank, in the rank's own clock.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,12 +18,6 @@ pub struct CommKernel {
     pub span: u32,
     /// The CPU call that launched it, where the trace links it.
     pub launch: Option<u32>,
-}
-
-/// The CPU launch call of a GPU span: the correlation flow, else any flow into it (the same
-/// rule as the idle breakdown's).
-pub fn launch_of(store: &Store, span: u32) -> Option<u32> {
-    store.flows_to(span).find(|f| f.kind == FLOW_CORRELATION).or_else(|| store.flows_to(span).next()).map(|f| f.from)
 }
 
 /// Every comm kernel on the GPU lanes of `store`, by start (then end, then span id).
@@ -45,7 +39,7 @@ pub fn comm_kernels(store: &Store) -> Vec<CommKernel> {
                     start: v.starts[k],
                     end: v.ends[k],
                     span: sid,
-                    launch: launch_of(store, sid),
+                    launch: store.launch_of(sid),
                 });
             }
         }

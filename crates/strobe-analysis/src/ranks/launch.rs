@@ -53,7 +53,7 @@ pub fn launch_pairs(store: &Store) -> Vec<LaunchPair> {
             if classify(SpanKind::from_u8(m.kind), store.string(m.name)).is_none() {
                 continue;
             }
-            let Some(l) = super::collectives::launch_of(store, sid) else { continue };
+            let Some(l) = store.launch_of(sid) else { continue };
             if !matches!(store.span_kind(l), SpanKind::CudaRuntime | SpanKind::CudaDriver) {
                 continue;
             }

@@ -32,7 +32,7 @@ pub fn queue_length(store: &Store) -> Vec<QueueSeries> {
             if classify(SpanKind::from_u8(m.kind), store.string(m.name)).is_none() {
                 continue;
             }
-            if let Some(l) = super::collectives::launch_of(store, sid) {
+            if let Some(l) = store.launch_of(sid) {
                 ev.push((store.span_start(l), 1));
                 ev.push((v.starts[k], -1));
             }

@@ -136,14 +136,17 @@ pub fn multi_rank_report_with(
     // the per-rank tables are independent: one rank per core (64 ranks must stay quick)
     let per_rank: Vec<PerRank> = ranks
         .par_iter()
-        .map(|r| PerRank {
-            report: crate::report::report_with(r.store, top, &opts.steps),
-            temporal: temporal_breakdown(r.rank, r.store),
-            kernels: kernel_breakdown(r.rank, r.store, 0.8),
-            overlap: comm_overlap(r.rank, r.store),
-            launch: launch_stats(r.rank, r.store, &LaunchParams::default()),
-            queues: RankQueues { rank: r.rank, streams: queue_length(r.store) },
-            bandwidth: RankBandwidth { rank: r.rank, copies: memcpy_bandwidth(r.store) },
+        .map(|r| {
+            let report = crate::report::report_with(r.store, top, &opts.steps);
+            PerRank {
+                temporal: temporal_breakdown(r.rank, &report.gpus),
+                overlap: comm_overlap(r.rank, &report.gpus),
+                report,
+                kernels: kernel_breakdown(r.rank, r.store, 0.8),
+                launch: launch_stats(r.rank, r.store, &LaunchParams::default()),
+                queues: RankQueues { rank: r.rank, streams: queue_length(r.store) },
+                bandwidth: RankBandwidth { rank: r.rank, copies: memcpy_bandwidth(r.store) },
+            }
         })
         .collect();
     let mut out = MultiRankReport {

@@ -22,8 +22,8 @@
 //! arrival, and how long its GPU sat idle there (a gap the CPU left).
 
 use super::collectives::Collective;
-use super::distribution::median;
 use super::exposed::{exposed_wait, waited_for};
+use crate::stats::median;
 use super::step_table::StepRow;
 use super::unions::{clipped, rank_unions};
 use super::RankTrace;

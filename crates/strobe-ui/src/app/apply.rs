@@ -137,7 +137,7 @@ impl StrobeApp {
                 Some(st.string(st.span_meta(r.span).name).to_string())
             })
             .collect();
-        self.kernels.sol = Some(crate::kernel_table::SolColumns::from_report_linked(&doc.report, &names));
+        self.kernels.sol = Some(strobe_analysis::ncu_match::SolByName::from_report_linked(&doc.report, &names));
     }
 
     /// A span selected anywhere: the kernel pane selects its linked launch, else (a kernel
@@ -210,17 +210,7 @@ impl StrobeApp {
 /// The timeline kernel an ncu launch's name stands for: the same name in some trace, else
 /// the first with the same `kernel_match_key` (the demanglers differ).
 pub fn match_timeline_kernel(ws: &crate::workspace::Workspace, ncu_name: &str) -> Option<(TraceId, String)> {
-    for tr in &ws.traces {
-        if tr.derived.kernels.iter().any(|k| k.name == ncu_name) {
-            return Some((tr.id, ncu_name.to_string()));
-        }
-    }
-    let key = strobe_analysis::roofline::kernel_match_key(ncu_name);
-    ws.traces.iter().find_map(|tr| {
-        tr.derived
-            .kernels
-            .iter()
-            .find(|k| strobe_analysis::roofline::kernel_match_key(&k.name) == key)
-            .map(|k| (tr.id, k.name.clone()))
-    })
+    let lists: Vec<&[strobe_analysis::kernels::KernelStat]> =
+        ws.traces.iter().map(|t| t.derived.kernels.as_slice()).collect();
+    strobe_analysis::ncu_match::kernel_for_launch(&lists, ncu_name).map(|(i, name)| (ws.traces[i].id, name))
 }

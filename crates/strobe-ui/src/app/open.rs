@@ -117,7 +117,7 @@ impl StrobeApp {
                 self.ws.generation += 1;
             }
             Document::Ncu(n) => {
-                self.kernels.sol = Some(crate::kernel_table::SolColumns::from_report(&n.report));
+                self.kernels.sol = Some(strobe_analysis::ncu_match::SolByName::from_report(&n.report));
                 self.kernel_sol = Some(crate::kernel_sol::KernelSolPane::new(&n.report));
                 self.ws.ncu = Some(*n);
                 self.ws.generation += 1;

@@ -3,9 +3,9 @@
 //! puts it in — still, re-rasterised, panned while zoomed, scrubbed one entry a frame.
 
 use super::MemoryPane;
-use crate::bench::percentile;
 use crate::documents::MemoryDoc;
 use std::time::Instant;
+use strobe_analysis::stats;
 
 #[derive(Clone, Debug)]
 pub struct MemFrameTiming {
@@ -107,13 +107,13 @@ pub fn memory_frame_bench(doc: &MemoryDoc, mut pane: MemoryPane, frames: usize) 
         let max = times.iter().cloned().fold(0.0, f64::max);
         out.push(MemFrameTiming {
             situation,
-            median_ms: percentile(&mut times.clone(), 0.5),
-            p90_ms: percentile(&mut times, 0.9),
+            median_ms: stats::median(&times).unwrap_or(0.0),
+            p90_ms: stats::percentile(&times, 90.0).unwrap_or(0.0),
             max_ms: max,
             rasters,
             bands,
             columns,
-            raster_median_ms: if raster_ms.is_empty() { 0.0 } else { percentile(&mut raster_ms, 0.5) },
+            raster_median_ms: stats::median(&raster_ms).unwrap_or(0.0),
         });
     }
     out

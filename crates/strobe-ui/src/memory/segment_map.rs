@@ -38,9 +38,8 @@ impl SegmentMapView {
         self.segments_drawn = 0;
         self.blocks_drawn = 0;
         let max = regions.iter().map(|r| r.size).max().unwrap_or(1).max(1);
-        let mut sizes: Vec<u64> = regions.iter().map(|r| r.size).collect();
-        sizes.sort_unstable();
-        let median = sizes.get(sizes.len() / 2).copied().unwrap_or(1).max(1);
+        let sizes: Vec<u64> = regions.iter().map(|r| r.size).collect();
+        let median = strobe_analysis::stats::median(&sizes).unwrap_or(1).max(1);
         let mut full = self.full_width.unwrap_or(max / median > 50);
         ui.horizontal(|ui| {
             ui.strong(format!("Segments ({}), address order", regions.len()));

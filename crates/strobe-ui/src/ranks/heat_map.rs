@@ -73,8 +73,8 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, cx: &mut crate::
     let r = &c.report;
     let all =
         |f: &dyn Fn(&RankStep) -> i64| -> Vec<i64> { r.steps.iter().flat_map(|s| s.per_rank.iter().map(f)).collect() };
-    let typical = strobe_analysis::ranks::distribution::median(&all(&|s| metric.of(s))).unwrap_or(0);
-    let step_ns = strobe_analysis::ranks::distribution::median(&all(&|s| s.dur_ns)).unwrap_or(1);
+    let typical = strobe_analysis::stats::median(&all(&|s| metric.of(s))).unwrap_or(0);
+    let step_ns = strobe_analysis::stats::median(&all(&|s| s.dur_ns)).unwrap_or(1);
     ui.weak(format!(
         "ms · colour: difference from the typical cell ({:.3} ms, the median) as a share of the median step ({:.3} ms); \
          grey within ±{:.0} %, full red / green from ±{:.0} % · * straggler · click: show in the timeline",

@@ -1,0 +1,163 @@
+//! Questions asked of one span through the store's flows and nesting, answered here once so
+//! that the details pane, the idle breakdown, the multi-rank tables and the timeline agree:
+//! which CPU call launched a GPU span, what a span launched, which spans enclose a time.
+
+use crate::format::{LaneIndex, FLOW_CORRELATION};
+use crate::reader::Store;
+
+impl Store {
+    /// The CPU call that launched GPU span `span`: the CPU span of its correlation link
+    /// (CUDA/HIP runtime or driver call with the same correlation id), else the source of
+    /// any flow arriving at it (a trace whose launches are only explicit `ac2g` flows).
+    pub fn launch_of(&self, span: u32) -> Option<u32> {
+        self.flows_to(span).find(|f| f.kind == FLOW_CORRELATION).or_else(|| self.flows_to(span).next()).map(|f| f.from)
+    }
+
+    /// The spans `span`'s flows lead to: for a launch call, the GPU work it started; for any
+    /// other span, the targets of its outgoing flows. In the stored by-source order.
+    pub fn launched_by(&self, span: u32) -> impl Iterator<Item = u32> + '_ {
+        self.flows_from(span).map(|f| f.to)
+    }
+
+    /// The innermost span of `lane` with start ≤ ts ≤ end (the trace-event format's rule for
+    /// the slice a flow step binds to, `bind::enclosing`; on equal depth the later start).
+    pub fn enclosing(&self, lane: u32, ts: i64) -> Option<u32> {
+        let v = self.lane_view(lane);
+        // the lane view's columns start at the lane's first member: index them from 0
+        let li = LaneIndex { member_begin: 0, member_end: v.starts.len() as u64, ..Default::default() };
+        let m = crate::bind::enclosing(&li, v.starts, v.ends, v.max_end, v.depth, ts)?;
+        v.span.get(m as usize).copied()
+    }
+
+    /// The spans of `span`'s lane that enclose it (start at or before its start, end at or
+    /// after its end, shallower), outermost first: its CPU stack. One span per depth (the
+    /// lowest id where a malformed trace has several).
+    pub fn enclosing_stack(&self, span: u32) -> Vec<u32> {
+        let m = self.span_meta(span);
+        let (ts, te) = (self.span_start(span), self.span_end(span));
+        let v = self.lane_view(m.lane);
+        let mut out: Vec<(u32, u32)> = Vec::new();
+        self.query_window(m.lane, ts, ts + 1, |i| {
+            let d = v.depth[i];
+            if d < m.depth as u32 && v.starts[i] <= ts && v.ends[i] >= te {
+                out.push((d, v.span[i]));
+            }
+        });
+        out.sort_unstable();
+        out.dedup_by_key(|x| x.0);
+        out.into_iter().map(|x| x.1).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Built, FlowEnd, FlowInput, SpanInput, Store, StoreBuilder};
+    use strobe_model::{IdKey, LaneKind, SourceFormat, SpanKind, TraceMeta};
+
+    /// A CPU thread `step ⊃ forward ⊃ aten::mm ⊃ cudaLaunchKernel` plus a second launch,
+    /// and a GPU stream whose `gemm` and `relu` are linked to those launches by correlation
+    /// id; `gemm` also has an explicit flow from `aten::mm`, and `orphan` only an explicit
+    /// flow from `forward`.
+    fn store() -> (Store, u32, u32) {
+        let mut b = StoreBuilder::in_memory();
+        let cpu = b.lane(LaneKind::CpuThread { pid: IdKey::Num(1), tid: IdKey::Num(1) });
+        let gpu = b.lane(LaneKind::GpuStream { device: 0, stream: 7 });
+        let cat = b.intern("c");
+        let mut ids = std::collections::HashMap::new();
+        for (lane, name, start, end, kind, correlation) in [
+            (cpu, "step", 0, 100, SpanKind::CpuOp, 0),
+            (cpu, "forward", 10, 50, SpanKind::CpuOp, 0),
+            (cpu, "aten::mm", 20, 35, SpanKind::CpuOp, 0),
+            (cpu, "launch1", 25, 28, SpanKind::CudaRuntime, 7),
+            (cpu, "launch2", 60, 62, SpanKind::CudaRuntime, 8),
+            (gpu, "gemm", 40, 60, SpanKind::Kernel, 7),
+            (gpu, "relu", 70, 80, SpanKind::Kernel, 8),
+            (gpu, "orphan", 90, 95, SpanKind::Kernel, 0),
+        ] {
+            let name_id = b.intern(name);
+            let s = SpanInput {
+                lane,
+                start,
+                end,
+                name: name_id,
+                cat,
+                kind,
+                flags: 0,
+                args: b"",
+                correlation,
+                copy_dir: None,
+            };
+            ids.insert(name, b.push_span(s).unwrap());
+        }
+        let flow = b.intern("ac2g");
+        for (from, to) in [("aten::mm", "gemm"), ("forward", "orphan")] {
+            b.push_flow(FlowInput {
+                from: FlowEnd::Span(ids[from]),
+                to: FlowEnd::Span(ids[to]),
+                id: 1,
+                cat: flow,
+                name: flow,
+                from_ts: 0,
+                to_ts: 0,
+            });
+        }
+        let st = match b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap() {
+            Built::Memory(m) => Store::from_bytes(m).unwrap(),
+            Built::File(p) => Store::open(&p).unwrap(),
+        };
+        (st, cpu, gpu)
+    }
+
+    fn id(st: &Store, name: &str) -> u32 {
+        (0..st.span_count() as u32).find(|&s| st.span_name(s) == name).unwrap()
+    }
+
+    #[test]
+    fn launch_of_prefers_the_correlation_link_then_any_flow() {
+        let (st, _, _) = store();
+        let n = |s: &str| id(&st, s);
+        // gemm has both an explicit flow (from aten::mm) and its correlation link
+        assert_eq!(st.launch_of(n("gemm")), Some(n("launch1")));
+        assert_eq!(st.launch_of(n("relu")), Some(n("launch2")));
+        assert_eq!(st.launch_of(n("orphan")), Some(n("forward")));
+        assert_eq!(st.launch_of(n("step")), None);
+    }
+
+    #[test]
+    fn launched_by_follows_outgoing_flows() {
+        let (st, _, _) = store();
+        let n = |s: &str| id(&st, s);
+        let by = |s: &str| st.launched_by(n(s)).collect::<Vec<_>>();
+        assert_eq!(by("launch1"), vec![n("gemm")]);
+        assert_eq!(by("launch2"), vec![n("relu")]);
+        assert_eq!(by("forward"), vec![n("orphan")]);
+        assert_eq!(by("aten::mm"), vec![n("gemm")]);
+        assert!(by("gemm").is_empty());
+    }
+
+    #[test]
+    fn enclosing_finds_the_innermost_span_at_a_time() {
+        let (st, cpu, gpu) = store();
+        let n = |s: &str| id(&st, s);
+        assert_eq!(st.enclosing(cpu, 26), Some(n("launch1")));
+        assert_eq!(st.enclosing(cpu, 20), Some(n("aten::mm")));
+        assert_eq!(st.enclosing(cpu, 15), Some(n("forward")));
+        assert_eq!(st.enclosing(cpu, 55), Some(n("step")));
+        // closed on the right, as the flow binding rule
+        assert_eq!(st.enclosing(cpu, 100), Some(n("step")));
+        assert_eq!(st.enclosing(cpu, 150), None);
+        assert_eq!(st.enclosing(gpu, 45), Some(n("gemm")));
+        assert_eq!(st.enclosing(gpu, 65), None);
+        assert_eq!(st.enclosing(99, 45), None);
+    }
+
+    #[test]
+    fn enclosing_stack_is_outermost_first() {
+        let (st, _, _) = store();
+        let n = |s: &str| id(&st, s);
+        assert_eq!(st.enclosing_stack(n("launch1")), vec![n("step"), n("forward"), n("aten::mm")]);
+        assert_eq!(st.enclosing_stack(n("launch2")), vec![n("step")]);
+        assert!(st.enclosing_stack(n("step")).is_empty());
+        assert!(st.enclosing_stack(n("gemm")).is_empty());
+    }
+}

@@ -1,0 +1,117 @@
+//! `strobe bench open` and `strobe bench idle`: the whole viewer's responsiveness. `open`
+//! runs the app headless (`strobe_ui::bench::open_frames_bench`) while a file loads; `idle`
+//! starts the real window and reads its CPU time while nothing happens.
+
+use crate::bench::median;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use strobe_analysis::stats;
+
+pub fn open(files: Vec<PathBuf>, hz: f64, after: usize, runs: usize, timeout_s: u64) -> anyhow::Result<()> {
+    anyhow::ensure!(!files.is_empty(), "bench open: name the files to open");
+    let size: u64 = files.iter().map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0)).sum();
+    println!(
+        "open {} file(s), {:.1} MB, in the headless app at {hz} Hz (1920x1080), {after} frames after the load, fresh cache each run:",
+        files.len(),
+        size as f64 / 1e6
+    );
+    println!(
+        "  {:>4} {:>8} {:>8} {:>11} {:>9} {:>9} {:>10} {:>9} {:>9}",
+        "run", "load s", "frames", "median ms", "p99 ms", "worst ms", "after: med", "p99", "worst"
+    );
+    let (mut worst_all, mut loads) = (Vec::new(), Vec::new());
+    for run in 0..runs.max(1) {
+        let cache = tempfile::tempdir()?;
+        let r = strobe_ui::bench::open_frames_bench(
+            files.clone(),
+            Some(cache.path().to_path_buf()),
+            hz,
+            after,
+            Duration::from_secs(timeout_s),
+        );
+        let worst = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+        let p99 = |v: &[f64]| stats::percentile(v, 99.0).unwrap_or(0.0);
+        println!(
+            "  {:>4} {:>8} {:>8} {:>11.2} {:>9.2} {:>9.2} {:>10.2} {:>9.2} {:>9.2}",
+            run + 1,
+            r.load_s.map(|s| format!("{s:.2}")).unwrap_or_else(|| "timeout".into()),
+            r.during.len(),
+            median(&r.during),
+            p99(&r.during),
+            worst(&r.during),
+            median(&r.after),
+            p99(&r.after),
+            worst(&r.after)
+        );
+        worst_all.push(worst(&r.during).max(worst(&r.after)));
+        if let Some(s) = r.load_s {
+            loads.push(s);
+        }
+    }
+    println!(
+        "  median over {} runs: load {:.2} s, worst frame {:.2} ms (bar: < 30 ms)",
+        worst_all.len(),
+        median(&loads),
+        median(&worst_all)
+    );
+    Ok(())
+}
+
+/// utime + stime of a process, in seconds.
+fn cpu_seconds(pid: u32, ticks_per_s: f64) -> anyhow::Result<f64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // fields after the command name (which may hold spaces) in parentheses: state is field 3
+    let rest = &s[s.rfind(')').ok_or_else(|| anyhow::anyhow!("odd /proc/{pid}/stat"))? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let field = |n: usize| f.get(n - 3).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    Ok((field(14) + field(15)) / ticks_per_s)
+}
+
+fn clock_ticks() -> f64 {
+    std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
+pub fn idle(file: &Path, seconds: f64, warmup: f64, runs: usize, cache: Option<&Path>) -> anyhow::Result<()> {
+    anyhow::ensure!(std::env::var_os("DISPLAY").is_some(), "bench idle needs a display (DISPLAY, e.g. Xvfb)");
+    let exe = std::env::current_exe()?;
+    let tck = clock_ticks();
+    println!(
+        "idle window CPU: `strobe {}`, {warmup} s to load and settle, then {seconds} s untouched:",
+        file.display()
+    );
+    let mut pcts = Vec::new();
+    for run in 0..runs.max(1) {
+        let mut cmd = std::process::Command::new(&exe);
+        if let Some(c) = cache {
+            cmd.arg("--cache-dir").arg(c);
+        }
+        let mut child = cmd.arg(file).stdout(std::process::Stdio::null()).spawn()?;
+        let pid = child.id();
+        std::thread::sleep(Duration::from_secs_f64(warmup));
+        let (c0, t0) = (cpu_seconds(pid, tck), Instant::now());
+        std::thread::sleep(Duration::from_secs_f64(seconds));
+        let (c1, wall) = (cpu_seconds(pid, tck), t0.elapsed().as_secs_f64());
+        let exited = child.try_wait()?.is_some();
+        let _ = child.kill();
+        let _ = child.wait();
+        anyhow::ensure!(!exited, "the viewer exited during the measurement");
+        let (c0, c1) = (c0?, c1?);
+        let pct = (c1 - c0) / wall * 100.0;
+        println!(
+            "  run {}: CPU {:.3} s over {:.1} s = {:.2} % of one core (total since start {:.2} s)",
+            run + 1,
+            c1 - c0,
+            wall,
+            pct,
+            c1
+        );
+        pcts.push(pct);
+    }
+    println!("  median over {} runs: {:.2} % of one core", pcts.len(), median(&pcts));
+    Ok(())
+}
