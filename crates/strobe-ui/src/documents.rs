@@ -5,7 +5,7 @@
 use crate::workspace::Trace;
 use std::path::PathBuf;
 use std::sync::Arc;
-use strobe_analysis::memory::{AllocationTimeline, MemoryReport, StatsReport};
+use strobe_analysis::memory::{AllocationTimeline, AllocatorHistory, MemoryReport, RegionView, StatsReport};
 use strobe_analysis::roofline::RooflineReport;
 use strobe_model::memory::MemorySnapshot;
 
@@ -25,13 +25,17 @@ pub struct MemoryDoc {
     pub report: MemoryReport,
     /// Per device of `report.devices` (empty until `build_timelines`).
     pub timelines: Vec<Arc<AllocationTimeline>>,
+    /// The first device's allocator history at its final state and that state's regions,
+    /// built on the loader thread so the pane's first frame does not replay the history;
+    /// the pane takes it once.
+    pub first_history: std::sync::Mutex<Option<(AllocatorHistory, Vec<RegionView>)>>,
 }
 
 impl MemoryDoc {
     /// The snapshot and its analysis (`strobe_analysis::memory::analyse`).
     pub fn new(path: PathBuf, snapshot: MemorySnapshot) -> MemoryDoc {
         let report = strobe_analysis::memory::analyse(&snapshot);
-        MemoryDoc { path, snapshot, report, timelines: Vec::new() }
+        MemoryDoc { path, snapshot, report, timelines: Vec::new(), first_history: Default::default() }
     }
 
     /// Builds every device's allocation timeline; false when `cancelled` said stop between two.
@@ -44,6 +48,14 @@ impl MemoryDoc {
             out.push(Arc::new(AllocationTimeline::build(&self.snapshot, d.device)));
         }
         self.timelines = out;
+        if let Some(d) = self.report.devices.first() {
+            if cancelled() {
+                return false;
+            }
+            let h = AllocatorHistory::new(&self.snapshot, d.device);
+            let regions = h.view();
+            *self.first_history.lock().unwrap_or_else(|e| e.into_inner()) = Some((h, regions));
+        }
         true
     }
 

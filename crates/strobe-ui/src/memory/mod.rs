@@ -36,14 +36,14 @@ impl DeviceState {
     fn new(doc: &MemoryDoc, i: usize) -> Option<DeviceState> {
         let device = doc.report.devices.get(i)?.device;
         let timeline = doc.timeline(i)?;
-        let history = AllocatorHistory::new(&doc.snapshot, device);
-        Some(DeviceState {
-            device,
-            active: ActiveMemoryView::new(&timeline),
-            regions: history.view(),
-            timeline,
-            history,
-        })
+        // the loader made the first device's history; the others are replayed when shown
+        let pre = if i == 0 { doc.first_history.lock().ok().and_then(|mut g| g.take()) } else { None };
+        let (history, regions) = pre.unwrap_or_else(|| {
+            let h = AllocatorHistory::new(&doc.snapshot, device);
+            let r = h.view();
+            (h, r)
+        });
+        Some(DeviceState { device, active: ActiveMemoryView::new(&timeline), regions, timeline, history })
     }
 
     /// Moves the allocator history to position `k` and follows it in the timeline.

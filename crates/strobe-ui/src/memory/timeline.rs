@@ -12,6 +12,10 @@ use rayon::prelude::*;
 use std::sync::Arc;
 use strobe_analysis::memory::{bytes, AllocationTimeline, StackSweep};
 
+/// Allocations above which even the first raster is made on a worker, so the frame a big
+/// snapshot arrives in stays short (the plot shows the reserved line until the picture lands).
+const BIG_TIMELINE: usize = 100_000;
+
 /// The picture of one view: a W×H raster and the position each column shows.
 pub struct Raster {
     pub width: usize,
@@ -243,7 +247,10 @@ impl ActiveMemoryView {
         }
         if (self.key != Some(key) || self.stale) && self.pending.is_none() {
             self.stale = false;
-            if self.texture.is_none() || self.last_raster_ms <= 8.0 {
+            // a raster that may not fit a frame goes to a worker: after one that took over
+            // 8 ms, and the first of a big timeline (the frame the snapshot arrives in)
+            let big = tl.allocs.len() > BIG_TIMELINE;
+            if (self.texture.is_none() && !big) || (self.texture.is_some() && self.last_raster_ms <= 8.0) {
                 let t0 = std::time::Instant::now();
                 let r = rasterize(tl, &key);
                 self.install(ui.ctx(), key, r, t0.elapsed().as_secs_f64() * 1e3);
