@@ -2,6 +2,7 @@
 //! both call these; neither re-derives a number.
 
 pub mod diff;
+pub mod efficiency;
 pub mod export;
 pub mod gpu_time;
 pub mod idle;
@@ -10,6 +11,7 @@ pub mod kernels;
 pub mod memory;
 pub mod memory_level;
 pub mod ncu_match;
+pub mod ncu_tensor;
 pub mod ranks;
 pub mod report;
 pub mod roofline;

@@ -1,6 +1,7 @@
 //! `strobe report`: the answers to "is the GPU idle, what is it running, does comm overlap"
 //! for one trace, as data (JSON) and as text.
 
+use crate::efficiency::{Efficiency, PeakOverride};
 use crate::gpu_time::{gpu_time, GpuTime};
 use crate::kernels::{kernel_stats, KernelStat};
 use crate::steps::{steps, Step};
@@ -21,6 +22,8 @@ pub struct Report {
     pub steps: Vec<Step>,
     /// HTA's idle breakdown per device at the default 10 µs threshold (the timeline's bands).
     pub idle_breakdown: Vec<IdleSplit>,
+    /// Per-op and per-kernel efficiency from the recorded shapes, MFU per step (docs/efficiency.md).
+    pub efficiency: Efficiency,
     pub load: LoadSummary,
 }
 
@@ -36,6 +39,11 @@ pub struct IdleSplit {
 }
 
 pub fn report(store: &Store, top: usize) -> Report {
+    report_with(store, top, PeakOverride::default())
+}
+
+/// `report` with the device's ceilings overridden (`--peak-tflops`, `--peak-gbps`).
+pub fn report_with(store: &Store, top: usize, peaks: PeakOverride) -> Report {
     let mut k = kernel_stats(store);
     k.truncate(top);
     let mut gpus = gpu_time(store);
@@ -64,6 +72,7 @@ pub fn report(store: &Store, top: usize) -> Report {
                 gaps_over_threshold: d.long_gaps,
             })
             .collect(),
+        efficiency: crate::efficiency::efficiency(store, peaks),
         load: store.meta.load.clone(),
     }
 }
@@ -170,6 +179,7 @@ pub fn to_text(r: &Report) -> String {
             let _ = writeln!(o, "  {:<20} {}", s.name, fmt_ns(s.dur_ns));
         }
     }
+    crate::efficiency::text::write(&mut o, &r.efficiency);
     let _ = writeln!(o, "\nLoaded: {} events", r.load.events);
     let phases: Vec<String> = r.load.by_phase.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     let _ = writeln!(o, "  by phase: {}", phases.join(", "));
