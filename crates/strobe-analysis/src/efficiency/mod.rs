@@ -137,7 +137,7 @@ pub fn by_op_name(runs: &[OpRun], d: &DevicePeaks) -> Vec<OpEfficiency> {
     let mut out: Vec<OpEfficiency> = groups
         .into_iter()
         .map(|(name, rs)| {
-            let w = |r: &&OpRun| r.work.clone().unwrap_or_else(|| unreachable_work());
+            let w = |r: &&OpRun| r.work.clone().unwrap_or_else(unreachable_work);
             let flops: f64 = rs.iter().map(|r| w(r).flops).sum();
             let bytes: f64 = rs.iter().map(|r| w(r).bytes).sum();
             let gpu_ns: i64 = rs.iter().map(|r| r.gpu_ns).sum();

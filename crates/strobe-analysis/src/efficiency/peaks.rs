@@ -47,12 +47,12 @@ pub struct Published {
     pub citation: &'static str,
 }
 
+/// Compute peaks: ([FP8, INT8, BF16] tensor, FP16 tensor, [TF32, FP64] tensor, [FP32, FP64]).
+type Compute = ([Option<f64>; 3], f64, [Option<f64>; 2], [f64; 2]);
+
 const fn gpu(
     name: &'static str,
-    [fp8, int8, bf16]: [Option<f64>; 3],
-    fp16_tensor: f64,
-    [tf32, fp64_tensor]: [Option<f64>; 2],
-    [fp32, fp64]: [f64; 2],
+    ([fp8, int8, bf16], fp16_tensor, [tf32, fp64_tensor], [fp32, fp64]): Compute,
     fp16: Option<f64>,
     hbm_gbps: f64,
     citation: &'static str,
@@ -80,75 +80,50 @@ const H200: &str = "NVIDIA H200 datasheet / H100 architecture whitepaper";
 const B200: &str = "NVIDIA HGX B200 datasheet (8-GPU totals / 8)";
 
 pub const V100_SXM2: Published =
-    gpu("V100 SXM2", [None, None, None], 125.0, [None, None], [15.7, 7.8], Some(31.4), 900.0, V100);
+    gpu("V100 SXM2", ([None, None, None], 125.0, [None, None], [15.7, 7.8]), Some(31.4), 900.0, V100);
 pub const V100_PCIE: Published =
-    gpu("V100 PCIe", [None, None, None], 112.0, [None, None], [14.0, 7.0], Some(28.0), 900.0, V100);
-const A100_COMPUTE: ([Option<f64>; 3], f64, [Option<f64>; 2], [f64; 2]) =
-    ([None, Some(624.0), Some(312.0)], 312.0, [Some(156.0), Some(19.5)], [19.5, 9.7]);
-pub const A100_SXM_80: Published =
-    gpu("A100 SXM4 80GB", A100_COMPUTE.0, A100_COMPUTE.1, A100_COMPUTE.2, A100_COMPUTE.3, Some(78.0), 2039.0, A100);
-pub const A100_PCIE_80: Published =
-    gpu("A100 PCIe 80GB", A100_COMPUTE.0, A100_COMPUTE.1, A100_COMPUTE.2, A100_COMPUTE.3, Some(78.0), 1935.0, A100);
-pub const A100_40: Published =
-    gpu("A100 40GB", A100_COMPUTE.0, A100_COMPUTE.1, A100_COMPUTE.2, A100_COMPUTE.3, Some(78.0), 1555.0, A100);
-const HOPPER_SXM: ([Option<f64>; 3], f64, [Option<f64>; 2], [f64; 2]) =
-    ([Some(1979.0), Some(1979.0), Some(989.0)], 989.0, [Some(495.0), Some(67.0)], [67.0, 34.0]);
-const HOPPER_NVL: ([Option<f64>; 3], f64, [Option<f64>; 2], [f64; 2]) =
-    ([Some(1670.0), Some(1670.0), Some(835.0)], 835.0, [Some(418.0), Some(60.0)], [60.0, 30.0]);
-pub const H100_SXM: Published =
-    gpu("H100 SXM5", HOPPER_SXM.0, HOPPER_SXM.1, HOPPER_SXM.2, HOPPER_SXM.3, Some(133.8), 3350.0, H100);
+    gpu("V100 PCIe", ([None, None, None], 112.0, [None, None], [14.0, 7.0]), Some(28.0), 900.0, V100);
+const A100_COMPUTE: Compute = ([None, Some(624.0), Some(312.0)], 312.0, [Some(156.0), Some(19.5)], [19.5, 9.7]);
+pub const A100_SXM_80: Published = gpu("A100 SXM4 80GB", A100_COMPUTE, Some(78.0), 2039.0, A100);
+pub const A100_PCIE_80: Published = gpu("A100 PCIe 80GB", A100_COMPUTE, Some(78.0), 1935.0, A100);
+pub const A100_40: Published = gpu("A100 40GB", A100_COMPUTE, Some(78.0), 1555.0, A100);
+const HOPPER_SXM: Compute = ([Some(1979.0), Some(1979.0), Some(989.0)], 989.0, [Some(495.0), Some(67.0)], [67.0, 34.0]);
+const HOPPER_NVL: Compute = ([Some(1670.0), Some(1670.0), Some(835.0)], 835.0, [Some(418.0), Some(60.0)], [60.0, 30.0]);
+pub const H100_SXM: Published = gpu("H100 SXM5", HOPPER_SXM, Some(133.8), 3350.0, H100);
 pub const H100_PCIE: Published = gpu(
     "H100 PCIe",
-    [Some(1513.0), Some(1513.0), Some(756.0)],
-    756.0,
-    [Some(378.0), Some(51.0)],
-    [51.0, 26.0],
+    ([Some(1513.0), Some(1513.0), Some(756.0)], 756.0, [Some(378.0), Some(51.0)], [51.0, 26.0]),
     None,
     2000.0,
     H100,
 );
-pub const H100_NVL: Published =
-    gpu("H100 NVL", HOPPER_NVL.0, HOPPER_NVL.1, HOPPER_NVL.2, HOPPER_NVL.3, None, 3900.0, H100);
-pub const H200_SXM: Published =
-    gpu("H200 SXM", HOPPER_SXM.0, HOPPER_SXM.1, HOPPER_SXM.2, HOPPER_SXM.3, Some(133.8), 4800.0, H200);
-pub const H200_NVL: Published =
-    gpu("H200 NVL", HOPPER_NVL.0, HOPPER_NVL.1, HOPPER_NVL.2, HOPPER_NVL.3, None, 4800.0, H200);
+pub const H100_NVL: Published = gpu("H100 NVL", HOPPER_NVL, None, 3900.0, H100);
+pub const H200_SXM: Published = gpu("H200 SXM", HOPPER_SXM, Some(133.8), 4800.0, H200);
+pub const H200_NVL: Published = gpu("H200 NVL", HOPPER_NVL, None, 4800.0, H200);
 pub const B200_: Published = gpu(
     "B200",
-    [Some(4500.0), Some(4500.0), Some(2250.0)],
-    2250.0,
-    [Some(1125.0), Some(37.0)],
-    [75.0, 37.0],
+    ([Some(4500.0), Some(4500.0), Some(2250.0)], 2250.0, [Some(1125.0), Some(37.0)], [75.0, 37.0]),
     None,
     8000.0,
     B200,
 );
 pub const MI250X: Published = gpu(
     "MI250X",
-    [None, Some(383.0), Some(383.0)],
-    383.0,
-    [None, Some(95.7)],
-    [47.9, 47.9],
+    ([None, Some(383.0), Some(383.0)], 383.0, [None, Some(95.7)], [47.9, 47.9]),
     None,
     3276.8,
     "AMD Instinct MI250X datasheet",
 );
 pub const MI250: Published = gpu(
     "MI250",
-    [None, Some(362.1), Some(362.1)],
-    362.1,
-    [None, Some(90.5)],
-    [45.3, 45.3],
+    ([None, Some(362.1), Some(362.1)], 362.1, [None, Some(90.5)], [45.3, 45.3]),
     None,
     3276.8,
     "AMD Instinct MI250 datasheet",
 );
 pub const MI300X: Published = gpu(
     "MI300X",
-    [Some(2614.9), Some(2614.9), Some(1307.4)],
-    1307.4,
-    [Some(653.7), Some(163.4)],
-    [163.4, 81.7],
+    ([Some(2614.9), Some(2614.9), Some(1307.4)], 1307.4, [Some(653.7), Some(163.4)], [163.4, 81.7]),
     None,
     5300.0,
     "AMD Instinct MI300X datasheet",
