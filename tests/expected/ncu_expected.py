@@ -24,8 +24,23 @@ Rules (written from the ncu documentation and the files, not from the Rust code)
 - DRAM bytes = dram__bytes.sum, else dram__bytes_read.sum + dram__bytes_write.sum, else
   DRAM bytes/s x duration. DRAM bytes/s = dram__bytes.sum.per_second (or the details name),
   else bytes / duration. Arithmetic intensity = FLOP/s / DRAM bytes/s.
-- Verdict: sm < 40 and mem < 40 -> under_saturated; mem > 80 -> memory_bound; sm > 80 ->
-  compute_bound; else balanced. None without both.
+- Tensor FLOPs (Nsight Compute 2025.3's SpeedOfLight_HierarchicalTensorRooflineChart.section):
+  the section's achieved-work counters for the launch's architecture, each an operation count
+  (weight 1) -- CC 9.0: the sm__ops_path_tensor_op_{hgmma,hmma,igmma,imma,bgmma,bmma}_src_*
+  families listed in TENSOR_WORK plus src_fp64 and src_fp8 (no op_ family counts those); CC 8.0/8.6/8.7: the src_* families with their
+  _sparsity_off/_on parts; 8.9 adds src_fp8. tensor FLOPs = sum of <family>.sum; tensor FLOP/s =
+  sum of <family>.sum.per_cycle_elapsed x sm__cycles_elapsed.avg.per_second. FLOP/s above plus
+  tensor FLOP/s is the launch's flops_per_s (and its arithmetic intensity).
+- Verdict: compute = max(sm, tensor pipe %) (sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed);
+  compute < 40 and mem < 40 -> under_saturated; both > 80 -> compute_bound when the launch's
+  arithmetic intensity is at or past the ridge point (tensor peak / DRAM peak for launches with
+  tensor FLOPs, FP32 peak / DRAM peak otherwise; peaks = the median over launches of
+  <family>.sum.peak_sustained x SM Hz -- the family with most tensor FLOPs --,
+  2 x ffma peak_sustained x SM Hz, dram__bytes.sum.peak_sustained x DRAM Hz), memory_bound when
+  before it, else (no ridge or no intensity) the larger of the two (memory on a tie);
+  mem > 80 -> memory_bound; compute > 80 -> compute_bound; else balanced. None without sm and mem.
+  by_name: the same on duration-weighted sm, mem and tensor pipe, the side being that of its
+  launches when all of them that are compute/memory bound agree.
 - by_name: per kernel name, total duration, duration-weighted sm/mem/dram, sum of DRAM bytes.
 """
 import csv
@@ -169,36 +184,120 @@ def launches_wide(rows):
             k = "smsp__sass_thread_inst_executed_op_%s_pred_on.sum.per_cycle_elapsed" % op
             if k in vals:
                 m["rate_" + op] = vals[k]
-        for k in ("dram__bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum"):
-            if k in vals:
-                m[k] = vals[k]
+        for k, v in vals.items():
+            if k.startswith(TP) or k in ("dram__bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+                                         "sm__cycles_elapsed.avg.per_second", "dram__cycles_elapsed.avg.per_second",
+                                         "dram__bytes.sum.peak_sustained",
+                                         "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
+                                         "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+                                         "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_elapsed"):
+                m[k] = v
         ci = head.index("CC")
         out.append({"id": int(r[0]), "name": r[head.index("Kernel Name")], "cc": r[ci], "m": m})
     return out
 
 
+_GH100_OPS = ["hgmma_src_bf16_dst_fp32", "hgmma_src_fp16", "hgmma_src_tf32_dst_fp32", "hmma_src_bf16_dst_fp32",
+              "hmma_src_fp16_dst_fp16", "hmma_src_fp16_dst_fp32", "hmma_src_tf32_dst_fp32", "igmma_src_int8",
+              "imma_src_int8"]
+_GA_SRC = ["bf16_dst_fp32", "fp16_dst_fp16", "fp16_dst_fp32", "int4", "int8", "tf32_dst_fp32"]
+TENSOR_WORK = {
+    "9.0": ["op_%s_sparsity_%s" % (o, s) for o in _GH100_OPS for s in ("off", "on")]
+    + ["op_bgmma_src_int1", "op_bmma_src_int1", "src_fp64", "src_fp8_sparsity_off", "src_fp8_sparsity_on"],
+    "8.0": ["src_%s_sparsity_%s" % (t, s) for t in _GA_SRC for s in ("off", "on")] + ["src_fp64", "src_int1"],
+}
+TENSOR_WORK["8.6"] = TENSOR_WORK["8.7"] = TENSOR_WORK["8.0"]
+_GB20X_HMMA = ["bf16_dst_fp32", "fp16_dst_fp16", "fp16_dst_fp32", "tf32_dst_fp32"]
+_GB20X_SRC = ["fp4_dst_fp32", "fp4_fp6_dst_fp16", "fp4_fp6_dst_fp32", "fp8_dst_fp16", "fp8_dst_fp32"]
+TENSOR_WORK["12.0"] = (["op_hmma_src_%s_sparsity_%s" % (t, s) for t in _GB20X_HMMA for s in ("off", "on")]
+                       + ["op_imma_src_int8_sparsity_off", "op_imma_src_int8_sparsity_on", "src_fp64"]
+                       + ["src_%s_sparsity_%s" % (t, s) for t in _GB20X_SRC for s in ("off", "on")])
+# The same section's by-source charts: used when an export has none of the op_ counters.
+BY_SOURCE = {
+    "9.0": ["src_bf16_dst_fp32", "src_fp16", "src_tf32_dst_fp32", "src_int8", "src_int1", "src_fp64",
+            "src_fp8_sparsity_off", "src_fp8_sparsity_on"],
+    "12.0": ["src_bf16_dst_fp32", "src_fp16_dst_fp16", "src_fp16_dst_fp32", "src_int8", "src_tf32_dst_fp32",
+             "src_fp64"] + ["src_%s_sparsity_%s" % (t, s) for t in _GB20X_SRC for s in ("off", "on")],
+}
+TENSOR_WORK["8.9"] = TENSOR_WORK["8.0"] + ["src_fp8_sparsity_off", "src_fp8_sparsity_on"]
+TP = "sm__ops_path_tensor_"
+
+
+def tensor(l):
+    """(tensor FLOPs, tensor FLOP/s, {family: FLOPs}) or (None, None, {})."""
+    m = l["m"]
+    work = TENSOR_WORK.get(l["cc"], [])
+    if not any(k.startswith(TP + "op_") for k in m):
+        work = BY_SOURCE.get(l["cc"], work)
+    fams = {f: m[TP + f + ".sum"] for f in work if TP + f + ".sum" in m}
+    if not fams:
+        return None, None, {}
+    hz = m.get("sm__cycles_elapsed.avg.per_second")
+    rates = [m[TP + f + ".sum.per_cycle_elapsed"] for f in fams if TP + f + ".sum.per_cycle_elapsed" in m]
+    rate = sum(rates) * hz if rates and hz else None
+    if rate is None and m.get("dur"):
+        rate = sum(fams.values()) / (m["dur"] / 1e9)
+    return sum(fams.values()), rate, fams
+
+
+def median(v):
+    v = sorted(x for x in v if x is not None)
+    if not v:
+        return None
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def ridges(launches):
+    """(FP32 ridge, tensor ridge) in FLOP/byte, from the export's peaks."""
+    def prod(l, a, b, k=1.0):
+        m = l["m"]
+        return m[a] * m[b] * k if a in m and b in m else None
+    dram = median([prod(l, "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second") for l in launches])
+    fp32 = median([prod(l, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
+                        "sm__cycles_elapsed.avg.per_second", 2.0) for l in launches])
+    total = {}
+    for l in launches:
+        for f, v in tensor(l)[2].items():
+            total[f] = total.get(f, 0.0) + v
+    tpeak = None
+    if total:
+        best = max(sorted(total), key=lambda f: total[f])
+        tpeak = median([prod(l, TP + best + ".sum.peak_sustained", "sm__cycles_elapsed.avg.per_second") for l in launches])
+    r = lambda p: p / dram if p and dram else None
+    return r(fp32), r(tpeak)
+
+
 WEIGHT = {"fadd": 1, "fmul": 1, "ffma": 2, "dadd": 1, "dmul": 1, "dfma": 2, "hadd": 2, "hmul": 2, "hfma": 4}
 
 
-def verdict(sm, mem):
+def verdict(sm, mem, tensor=None, compute_side=None):
     if sm is None or mem is None:
         return None
-    if sm < 40 and mem < 40:
+    compute = sm if tensor is None else max(sm, tensor)
+    if compute < 40 and mem < 40:
         return "under_saturated"
+    if compute > 80 and mem > 80:
+        if compute_side is not None:
+            return "compute_bound" if compute_side else "memory_bound"
+        return "compute_bound" if compute > mem else "memory_bound"
     if mem > 80:
         return "memory_bound"
-    if sm > 80:
+    if compute > 80:
         return "compute_bound"
     return "balanced"
 
 
-def figures(l):
+def figures(l, ridge):
     m = l["m"]
     dur = m.get("dur")
     rates = [WEIGHT[k[5:]] * v for k, v in m.items() if k.startswith("rate_")]
     flops_per_s = None
     if rates and "smsp_hz" in m:
         flops_per_s = sum(rates) * m["smsp_hz"]
+    tflops, trate, _ = tensor(l)
+    if trate is not None:
+        flops_per_s = (flops_per_s or 0.0) + trate
     if "dram__bytes.sum" in m:
         dram_bytes = m["dram__bytes.sum"]
     elif "dram__bytes_read.sum" in m or "dram__bytes_write.sum" in m:
@@ -211,6 +310,10 @@ def figures(l):
     if bps is None and dram_bytes is not None and dur:
         bps = dram_bytes / (dur / 1e9)
     ai = flops_per_s / bps if flops_per_s is not None and bps else None
+    tpct = m.get("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+                 m.get("sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_elapsed"))
+    rp = ridge[1] if tflops else ridge[0]
+    side = ai >= rp if ai is not None and rp is not None else None
     return {
         "id": l["id"],
         "name": l["name"],
@@ -221,7 +324,9 @@ def figures(l):
         "flops_per_s": flops_per_s,
         "dram_bytes": dram_bytes,
         "arithmetic_intensity": ai,
-        "verdict": verdict(m.get("sm"), m.get("mem")),
+        "tensor_flops": tflops,
+        "tensor_pipe_pct": tpct,
+        "verdict": verdict(m.get("sm"), m.get("mem"), tpct, side),
     }
 
 
@@ -239,7 +344,8 @@ def main(path):
         return
     long_form = "Metric Name" in rows[0]
     launches = launches_long(rows) if long_form else launches_wide(rows)
-    kernels = [figures(l) for l in launches]
+    ridge = ridges(launches)
+    kernels = [figures(l, ridge) for l in launches]
     names = []
     for k in kernels:
         if k["name"] not in names:
@@ -250,6 +356,8 @@ def main(path):
         durs = [k["duration_ns"] for k in ks if k["duration_ns"] is not None]
         bytes_ = [k["dram_bytes"] for k in ks if k["dram_bytes"] is not None]
         sm, mem = wmean(ks, "sm_pct"), wmean(ks, "memory_pct")
+        sides = [k["verdict"] == "compute_bound" for k in ks if k["verdict"] in ("compute_bound", "memory_bound")]
+        side = sides[0] if sides and all(x == sides[0] for x in sides) else None
         by_name.append({
             "name": n,
             "launches": len(ks),
@@ -258,7 +366,7 @@ def main(path):
             "memory_pct": mem,
             "dram_pct": wmean(ks, "dram_pct"),
             "dram_bytes": sum(bytes_) if bytes_ else None,
-            "verdict": verdict(sm, mem),
+            "verdict": verdict(sm, mem, wmean(ks, "tensor_pipe_pct"), side),
         })
     by_name.sort(key=lambda a: -(a["duration_ns"] or 0))
     print(json.dumps({"layout": "details" if long_form else "raw", "cc": launches[0]["cc"] if launches else "", "kernels": kernels, "by_name": by_name}, indent=1))

@@ -42,6 +42,10 @@ for file in $NCU; do
   echo "tests/expected/$stem.ncu.json"
 done
 
+# Per-op efficiency from recorded shapes (issue 15).
+python3 tests/expected/efficiency_expected.py sample-traces/gpt_train.json.gz > tests/expected/gpt_train.efficiency.json
+echo "tests/expected/gpt_train.efficiency.json"
+
 # Several ranks (issue 7): alignment, collectives, rank-step table, stragglers; and trace diff.
 python3 tests/expected/ranks_expected.py ranks sample-traces/ddp_rank0.json.gz sample-traces/ddp_rank1.json.gz \
   > tests/expected/ddp.ranks.json

@@ -18,8 +18,8 @@ fn store_member_depth_past_lane_max_depth() {
     // found under an older layout version; its columns are still this build's layout, so it
     // is replayed as if written now (the version is the u32 after the magic)
     bytes[8..12].copy_from_slice(&strobe_store::format::VERSION.to_le_bytes());
-    let store = strobe_store::Store::from_bytes(bytes)
-        .expect("the corrupt column is not one the open scans; the store opens");
+    let store =
+        strobe_store::Store::from_bytes(bytes).expect("the corrupt column is not one the open scans; the store opens");
     let mut items = 0;
     for lane in 0..store.lanes.len() as u32 {
         let v = store.lane_view(lane);

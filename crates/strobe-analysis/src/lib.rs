@@ -3,6 +3,7 @@
 
 pub mod anomalies;
 pub mod diff;
+pub mod efficiency;
 pub mod export;
 pub mod gpu_time;
 pub mod idle;
@@ -11,6 +12,7 @@ pub mod kernels;
 pub mod memory;
 pub mod memory_level;
 pub mod ncu_match;
+pub mod ncu_tensor;
 pub mod ranks;
 pub mod report;
 pub mod roofline;

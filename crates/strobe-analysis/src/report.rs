@@ -2,6 +2,7 @@
 //! for one trace, as data (JSON) and as text.
 
 use crate::anomalies::{step_anomalies, StepAnomaly};
+use crate::efficiency::{Efficiency, PeakOverride};
 use crate::gpu_time::{device_unions_of, gpu_activity, gpu_time_of, GpuTime};
 use crate::kernels::{kernel_stats, KernelStat};
 use crate::steps::{capture_range, find_steps, steps_window, CaptureRange, Step, StepRule};
@@ -27,6 +28,8 @@ pub struct Report {
     pub step_anomalies: Vec<StepAnomaly>,
     /// HTA's idle breakdown per device at the default 10 µs threshold (the timeline's bands).
     pub idle_breakdown: Vec<IdleSplit>,
+    /// Per-op and per-kernel efficiency from the recorded shapes, MFU per step (docs/efficiency.md).
+    pub efficiency: Efficiency,
     pub load: LoadSummary,
 }
 
@@ -65,11 +68,12 @@ pub struct IdleSplit {
 }
 
 pub fn report(store: &Store, top: usize) -> Report {
-    report_with(store, top, &StepRule::default())
+    report_with(store, top, &StepRule::default(), PeakOverride::default())
 }
 
-/// The report with steps found by `rule` (`--steps REGEX`).
-pub fn report_with(store: &Store, top: usize, rule: &StepRule) -> Report {
+/// The report with steps found by `rule` (`--steps REGEX`) and the device's ceilings
+/// overridden by `peaks` (`--peak-tflops`, `--peak-gbps`).
+pub fn report_with(store: &Store, top: usize, rule: &StepRule, peaks: PeakOverride) -> Report {
     let steps = find_steps(store, rule);
     let span = steps_window(&steps);
     // one scan of the GPU lanes for busy/idle/overlap, the steps' window and the idle breakdown
@@ -131,6 +135,7 @@ pub fn report_with(store: &Store, top: usize, rule: &StepRule) -> Report {
                 gaps_over_threshold: d.long_gaps,
             })
             .collect(),
+        efficiency: crate::efficiency::efficiency(store, peaks),
         load: store.meta.load.clone(),
     }
 }
@@ -262,6 +267,7 @@ pub fn to_text(r: &Report) -> String {
             let _ = writeln!(o, "  {}", a.evidence);
         }
     }
+    crate::efficiency::text::write(&mut o, &r.efficiency);
     let _ = writeln!(o, "\nLoaded: {} events", r.load.events);
     let phases: Vec<String> = r.load.by_phase.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     let _ = writeln!(o, "  by phase: {}", phases.join(", "));

@@ -11,8 +11,9 @@
 //!   DMUL + 2·DFMA (double) and, for half, ncu's packed-half2 weights 2·HADD + 2·HMUL +
 //!   4·HFMA (ncu's `derived__…_hfma_pred_on_x4`). When only instruction counts are exported
 //!   (`--metrics …op_ffma_pred_on.sum`), FLOP = the same weighted sum and FLOP/s = FLOP / duration.
-//!   Tensor-core work (HMMA/GMMA) is not in these counters: GEMM and attention kernels show
-//!   a low FLOP/s here; `tensor_pipe_pct` (`sm__pipe_tensor_cycles_active…`) shows it.
+//!   Tensor-core work (HMMA/GMMA) is not in these counters; it is counted from the tensor
+//!   roofline's `sm__ops_path_tensor_*` counters (`ncu_tensor`) and added: `flops_per_s` =
+//!   `fp_flops_per_s` (the instruction sum above) + `tensor_flops_per_s`.
 //! - DRAM bytes: `dram__bytes.sum`, else `dram__bytes_read.sum + dram__bytes_write.sum`,
 //!   else `dram__bytes.sum.per_second` × duration; DRAM bytes/s: `dram__bytes.sum.per_second`,
 //!   else bytes / duration. Arithmetic intensity = FLOP/s ÷ DRAM bytes/s (= FLOP / byte).
@@ -40,10 +41,16 @@ const SMSP_HZ: [&str; 2] = ["smsp__cycles_elapsed.avg.per_second", "sm__cycles_e
 const SM_HZ: [&str; 2] = ["sm__cycles_elapsed.avg.per_second", "smsp__cycles_elapsed.avg.per_second"];
 const DRAM_HZ: &str = "dram__cycles_elapsed.avg.per_second";
 
-/// The note shown wherever achieved FLOP/s is.
+/// The note shown wherever achieved FLOP/s is, when the export has no tensor-op counters.
 pub const TENSOR_NOTE: &str =
-    "FLOP/s counts FADD/FMUL/FFMA (and double/half) instructions only: tensor-core work (HMMA/GMMA, \
-i.e. most GEMM and attention FLOPs) is not included; see tensor_pipe_pct for tensor-pipe utilisation.";
+    "the export has no sm__ops_path_tensor_* counters (the tensor roofline section, --set full): FLOP/s \
+counts FADD/FMUL/FFMA (and double/half) instructions only, not tensor-core work (most GEMM and attention \
+FLOPs); see tensor_pipe_pct for tensor-pipe utilisation.";
+
+/// The note shown when tensor work is counted.
+pub const TENSOR_COUNTED_NOTE: &str =
+    "FLOP/s = FADD/FMUL/FFMA (and double/half) instructions + tensor-core operations (sm__ops_path_tensor_*, \
+as ncu's tensor roofline counts them); tensor_flops is the tensor part.";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -74,14 +81,31 @@ impl Verdict {
     }
 }
 
-/// The SOL reading rules: both < 40 % → under-saturated; memory > 80 % → memory-bound;
-/// compute > 80 % → compute-bound; otherwise balanced.
+/// The SOL reading rules on SM and memory throughput alone (`verdict_with` without tensor
+/// pipe or roofline position).
 pub fn verdict(sm_pct: f64, memory_pct: f64) -> Verdict {
-    if sm_pct < 40.0 && memory_pct < 40.0 {
+    verdict_with(sm_pct, memory_pct, None, None)
+}
+
+/// The SOL reading rules: compute = the larger of SM throughput and tensor-pipe utilisation
+/// (a GEMM's limiter is its tensor pipe); both < 40 % → under-saturated; one > 80 % → bound
+/// by it. Both > 80 %: memory throughput there is mostly on-chip (L1/shared memory feeding the
+/// tensor cores), so the roofline decides where known (`compute_side`: arithmetic intensity at
+/// or past the ridge point), else the larger figure (memory on a tie); otherwise balanced.
+pub fn verdict_with(sm_pct: f64, memory_pct: f64, tensor_pipe_pct: Option<f64>, compute_side: Option<bool>) -> Verdict {
+    let compute = tensor_pipe_pct.map_or(sm_pct, |t| sm_pct.max(t));
+    if compute < 40.0 && memory_pct < 40.0 {
         Verdict::UnderSaturated
+    } else if compute > 80.0 && memory_pct > 80.0 {
+        match compute_side {
+            Some(true) => Verdict::ComputeBound,
+            Some(false) => Verdict::MemoryBound,
+            None if compute > memory_pct => Verdict::ComputeBound,
+            None => Verdict::MemoryBound,
+        }
     } else if memory_pct > 80.0 {
         Verdict::MemoryBound
-    } else if sm_pct > 80.0 {
+    } else if compute > 80.0 {
         Verdict::ComputeBound
     } else {
         Verdict::Balanced
@@ -107,6 +131,12 @@ pub struct Device {
     pub peak_dram_bytes_per_s: Option<f64>,
     /// FLOP/byte where the two FP32 ceilings meet.
     pub ridge_point: Option<f64>,
+    /// Tensor ceiling of the family with the most tensor work over the launches
+    /// (`tensor_family`): `peak_sustained` × SM Hz, median over launches; else published.
+    pub peak_tensor_flops_per_s: Option<f64>,
+    pub tensor_family: Option<String>,
+    /// FLOP/byte where the tensor and DRAM ceilings meet.
+    pub tensor_ridge_point: Option<f64>,
 }
 
 /// Figures of one launch.
@@ -124,8 +154,14 @@ pub struct KernelSol {
     pub l1_pct: Option<f64>,
     pub l2_pct: Option<f64>,
     pub tensor_pipe_pct: Option<f64>,
+    /// All FLOP/s: `fp_flops_per_s` + `tensor_flops_per_s`.
     pub flops_per_s: Option<f64>,
     pub flops: Option<f64>,
+    /// Non-tensor FLOP/s (FADD/FMUL/FFMA instructions, ncu's roofline definition).
+    pub fp_flops_per_s: Option<f64>,
+    /// Tensor-core operations (`ncu_tensor`) and their rate.
+    pub tensor_flops: Option<f64>,
+    pub tensor_flops_per_s: Option<f64>,
     pub dram_bytes: Option<f64>,
     pub dram_bytes_per_s: Option<f64>,
     pub arithmetic_intensity: Option<f64>,
@@ -145,6 +181,7 @@ pub struct KernelAgg {
     pub tensor_pipe_pct: Option<f64>,
     pub flops_per_s: Option<f64>,
     pub flops: Option<f64>,
+    pub tensor_flops: Option<f64>,
     pub dram_bytes: Option<f64>,
     pub arithmetic_intensity: Option<f64>,
     pub verdict: Option<Verdict>,
@@ -226,14 +263,30 @@ fn dram_bytes_per_s(l: &NcuLaunch, bytes: Option<f64>) -> Option<f64> {
     bytes.filter(|_| dur_s > 0.0).map(|b| b / dur_s)
 }
 
-/// Figures of one launch.
-pub fn kernel_sol(l: &NcuLaunch) -> KernelSol {
+fn add_opt(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Figures of one launch; the verdict's roofline side uses `ridge` (FLOP/byte of the
+/// kernel's own ceiling: tensor where it did tensor work, else FP32) when known.
+pub fn kernel_sol_on(l: &NcuLaunch, d: Option<&Device>) -> KernelSol {
     let sm = l.value(SM_PCT);
     let mem = l.value(MEMORY_PCT);
-    let flops_per_s = achieved_flops_per_s(l);
+    let fp = achieved_flops_per_s(l);
+    let tensor = crate::ncu_tensor::tensor_work(l);
+    let tensor_rate = tensor.as_ref().and_then(|t| t.flops_per_s);
+    let flops_per_s = add_opt(fp, tensor_rate);
     let dur = l.value(DURATION);
     let bytes = dram_bytes(l);
     let bps = dram_bytes_per_s(l, bytes);
+    let ai = flops_per_s.zip(bps).filter(|(_, b)| *b > 0.0).map(|(f, b)| f / b);
+    let does_tensor = tensor.as_ref().is_some_and(|t| t.flops > 0.0);
+    let ridge = d.and_then(|d| if does_tensor { d.tensor_ridge_point } else { d.ridge_point });
+    let compute_side = ai.zip(ridge).map(|(a, r)| a >= r);
+    let tensor_pipe = l.first_value(&TENSOR_PCT);
     KernelSol {
         id: l.id,
         name: l.name.clone(),
@@ -246,59 +299,31 @@ pub fn kernel_sol(l: &NcuLaunch) -> KernelSol {
         dram_pct: l.first_value(&DRAM_PCT),
         l1_pct: l.first_value(&L1_PCT),
         l2_pct: l.value(L2_PCT),
-        tensor_pipe_pct: l.first_value(&TENSOR_PCT),
+        tensor_pipe_pct: tensor_pipe,
         flops_per_s,
-        flops: flops_per_s.zip(dur).map(|(f, d)| f * d * 1e-9),
+        flops: add_opt(fp.zip(dur).map(|(f, d)| f * d * 1e-9), tensor.as_ref().map(|t| t.flops)),
+        fp_flops_per_s: fp,
+        tensor_flops: tensor.as_ref().map(|t| t.flops),
+        tensor_flops_per_s: tensor_rate,
         dram_bytes: bytes,
         dram_bytes_per_s: bps,
-        arithmetic_intensity: flops_per_s.zip(bps).filter(|(_, b)| *b > 0.0).map(|(f, b)| f / b),
-        verdict: sm.zip(mem).map(|(s, m)| verdict(s, m)),
+        arithmetic_intensity: ai,
+        verdict: sm.zip(mem).map(|(s, m)| verdict_with(s, m, tensor_pipe, compute_side)),
     }
 }
 
-/// Published peaks (non-tensor vector FMA and DRAM bandwidth, SXM parts at boost clock).
-/// Sources:
-/// - A100 SXM4 80GB: NVIDIA A100 Tensor Core GPU datasheet (2021): FP64 9.7 TFLOPS, FP32
-///   19.5 TFLOPS, HBM2e 2,039 GB/s; FP16 non-tensor 78 TFLOPS from the NVIDIA A100 Tensor
-///   Core GPU Architecture whitepaper, table 1.
-/// - H100 SXM5: NVIDIA H100 Tensor Core GPU datasheet: FP64 34 TFLOPS, FP32 67 TFLOPS,
-///   3.35 TB/s; FP16 non-tensor 133.8 TFLOPS from the NVIDIA H100 Tensor Core GPU
-///   Architecture whitepaper (v1.04), table 2.
-/// - H200 SXM: NVIDIA H200 Tensor Core GPU datasheet: FP64 34 TFLOPS, FP32 67 TFLOPS,
-///   4.8 TB/s (same GH100 SMs as H100 SXM, so FP16 non-tensor as H100).
-/// - B200: NVIDIA HGX B200 datasheet (8-GPU totals ÷ 8): FP64 37 TFLOPS, FP32 75 TFLOPS,
-///   HBM3e 8 TB/s.
-/// - V100 SXM2: NVIDIA Tesla V100 datasheet: FP64 7.8 TFLOPS, FP32 15.7 TFLOPS, 900 GB/s.
-///
-/// `cc` is the export's compute capability; CC 9.0 is H200 when the DRAM clock is HBM3e's
-/// (≥ 2.9 GHz), else H100.
+/// Figures of one launch, without a device for the verdict's roofline side.
+pub fn kernel_sol(l: &NcuLaunch) -> KernelSol {
+    kernel_sol_on(l, None)
+}
+
+/// Published peaks by compute capability (`efficiency::peaks`, sources there): name, [FP32,
+/// FP64, FP16 non-tensor] FLOP/s, DRAM bytes/s, citation. CC 9.0 is H200 when the DRAM clock
+/// is HBM3e's (≥ 2.9 GHz), else H100.
 pub fn known_device(cc: &str, dram_hz: Option<f64>) -> Option<(&'static str, [Option<f64>; 3], f64, &'static str)> {
+    let p = crate::efficiency::peaks::published_by_cc(cc, dram_hz)?;
     let t = 1e12;
-    Some(match cc.trim() {
-        "7.0" => ("V100 SXM2", [Some(15.7 * t), Some(7.8 * t), Some(31.4 * t)], 0.9e12, "NVIDIA Tesla V100 datasheet"),
-        "8.0" => (
-            "A100 SXM4 80GB",
-            [Some(19.5 * t), Some(9.7 * t), Some(78.0 * t)],
-            2.039e12,
-            "NVIDIA A100 datasheet / A100 architecture whitepaper",
-        ),
-        "9.0" if dram_hz.is_some_and(|h| h >= 2.9e9) => (
-            "H200 SXM",
-            [Some(67.0 * t), Some(34.0 * t), Some(133.8 * t)],
-            4.8e12,
-            "NVIDIA H200 datasheet / H100 architecture whitepaper",
-        ),
-        "9.0" => (
-            "H100 SXM5",
-            [Some(67.0 * t), Some(34.0 * t), Some(133.8 * t)],
-            3.35e12,
-            "NVIDIA H100 datasheet / H100 architecture whitepaper",
-        ),
-        "10.0" => {
-            ("B200", [Some(75.0 * t), Some(37.0 * t), None], 8.0e12, "NVIDIA HGX B200 datasheet (8-GPU totals / 8)")
-        }
-        _ => return None,
-    })
+    Some((p.name, [Some(p.fp32 * t), Some(p.fp64 * t), p.fp16.map(|x| x * t)], p.hbm_gbps * 1e9, p.citation))
 }
 
 /// Peak FMA FLOP/s of one precision from a launch's export metrics.
@@ -344,7 +369,54 @@ pub fn device(launches: &[NcuLaunch]) -> Device {
             if d.peak_flops_per_s.is_some() || d.peak_dram_bytes_per_s.is_some() { "export" } else { "none" }.into();
     }
     d.ridge_point = d.peak_flops_per_s.zip(d.peak_dram_bytes_per_s).filter(|(_, b)| *b > 0.0).map(|(f, b)| f / b);
+    tensor_ceiling(&mut d, launches);
     d
+}
+
+/// The tensor ceiling: of the family with the most tensor work over all launches, its
+/// `peak_sustained` × SM Hz (median over launches), else the published dense peak of its
+/// source type.
+fn tensor_ceiling(d: &mut Device, launches: &[NcuLaunch]) {
+    let works: Vec<crate::ncu_tensor::TensorWork> =
+        launches.iter().filter_map(crate::ncu_tensor::tensor_work).collect();
+    let mut by_family: BTreeMap<&str, f64> = BTreeMap::new();
+    for w in &works {
+        *by_family.entry(w.main_family.as_str()).or_default() += w.flops;
+    }
+    let Some((fam, _)) = by_family.iter().fold(None::<(&str, f64)>, |b, (f, v)| match b {
+        Some(b) if b.1 >= *v => Some(b),
+        _ => Some((f, *v)),
+    }) else {
+        return;
+    };
+    let peak_id = format!("sm__ops_path_tensor_{fam}.sum.peak_sustained");
+    d.peak_tensor_flops_per_s = crate::stats::median(
+        &launches
+            .iter()
+            .filter_map(|l| l.value(&peak_id).zip(l.first_value(&SM_HZ)).map(|(p, h)| p * h))
+            .collect::<Vec<f64>>(),
+    )
+    .or_else(|| {
+        let p = crate::efficiency::peaks::published_by_cc(&d.cc, d.dram_frequency_hz)?;
+        let src = fam.split("src_").nth(1).unwrap_or("");
+        let t = if src.starts_with("fp8") {
+            p.tensor_fp8
+        } else if src.starts_with("int8") {
+            p.tensor_int8
+        } else if src.starts_with("tf32") {
+            p.tensor_tf32
+        } else if src.starts_with("fp64") {
+            p.tensor_fp64
+        } else if src.starts_with("bf16") {
+            p.tensor_bf16
+        } else {
+            Some(p.tensor_fp16)
+        }?;
+        Some(t * 1e12)
+    });
+    d.tensor_family = Some(fam.to_string());
+    d.tensor_ridge_point =
+        d.peak_tensor_flops_per_s.zip(d.peak_dram_bytes_per_s).filter(|(_, b)| *b > 0.0).map(|(f, b)| f / b);
 }
 
 fn sum_opt(it: impl Iterator<Item = Option<f64>>) -> Option<f64> {
@@ -392,12 +464,25 @@ pub fn aggregate(kernels: &[KernelSol]) -> Vec<KernelAgg> {
             let ks = &groups[name];
             let dur: Option<i64> = ks.iter().filter_map(|k| k.duration_ns).fold(None, |a, d| Some(a.unwrap_or(0) + d));
             let flops = sum_opt(ks.iter().map(|k| k.flops));
+            let tensor_flops = sum_opt(ks.iter().map(|k| k.tensor_flops));
             let bytes = sum_opt(ks.iter().map(|k| k.dram_bytes));
             // FLOP/s over the launches that have FLOPs.
             let flop_dur: f64 =
                 ks.iter().filter(|k| k.flops.is_some()).filter_map(|k| k.duration_ns).sum::<i64>() as f64 * 1e-9;
             let sm = weighted(ks, |k| k.sm_pct);
             let mem = weighted(ks, |k| k.memory_pct);
+            let tensor_pipe = weighted(ks, |k| k.tensor_pipe_pct);
+            // The launches' own verdicts decide the roofline side when they agree.
+            let sides: Vec<bool> = ks
+                .iter()
+                .filter_map(|k| k.verdict)
+                .filter_map(|v| match v {
+                    Verdict::ComputeBound => Some(true),
+                    Verdict::MemoryBound => Some(false),
+                    _ => None,
+                })
+                .collect();
+            let side = sides.first().copied().filter(|f| sides.iter().all(|x| x == f));
             KernelAgg {
                 name: name.to_string(),
                 launches: ks.len(),
@@ -406,12 +491,13 @@ pub fn aggregate(kernels: &[KernelSol]) -> Vec<KernelAgg> {
                 sm_pct: sm,
                 memory_pct: mem,
                 dram_pct: weighted(ks, |k| k.dram_pct),
-                tensor_pipe_pct: weighted(ks, |k| k.tensor_pipe_pct),
+                tensor_pipe_pct: tensor_pipe,
                 flops_per_s: flops.filter(|_| flop_dur > 0.0).map(|f| f / flop_dur),
                 flops,
+                tensor_flops,
                 dram_bytes: bytes,
                 arithmetic_intensity: flops.zip(bytes).filter(|(_, b)| *b > 0.0).map(|(f, b)| f / b),
-                verdict: sm.zip(mem).map(|(s, m)| verdict(s, m)),
+                verdict: sm.zip(mem).map(|(s, m)| verdict_with(s, m, tensor_pipe, side)),
             }
         })
         .collect();
@@ -420,16 +506,18 @@ pub fn aggregate(kernels: &[KernelSol]) -> Vec<KernelAgg> {
 }
 
 pub fn analyse(r: &NcuReport) -> RooflineReport {
-    let kernels: Vec<KernelSol> = r.launches.iter().map(kernel_sol).collect();
+    let device = device(&r.launches);
+    let kernels: Vec<KernelSol> = r.launches.iter().map(|l| kernel_sol_on(l, Some(&device))).collect();
     let by_name = aggregate(&kernels);
-    let mut notes = vec![TENSOR_NOTE.to_string()];
+    let counted = kernels.iter().any(|k| k.tensor_flops.is_some());
+    let mut notes = vec![if counted { TENSOR_COUNTED_NOTE } else { TENSOR_NOTE }.to_string()];
     if kernels.iter().all(|k| k.flops_per_s.is_none()) {
         notes.push("the export has no FADD/FMUL/FFMA instruction metrics (export with --set full or the SpeedOfLight_RooflineChart section): no FLOP/s".into());
     }
     if kernels.iter().all(|k| k.verdict.is_none()) {
         notes.push("the export lacks SM or memory throughput %: no verdict".into());
     }
-    RooflineReport { format: "ncu", layout: r.layout, device: device(&r.launches), kernels, by_name, notes }
+    RooflineReport { format: "ncu", layout: r.layout, device, kernels, by_name, notes }
 }
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
@@ -465,6 +553,15 @@ pub fn to_text(r: &RooflineReport) -> String {
     );
     if let Some(c) = &d.citation {
         let _ = writeln!(s, "  (published peaks: {c})");
+    }
+    if let Some(t) = d.peak_tensor_flops_per_s {
+        let _ = writeln!(
+            s,
+            "  tensor ceiling {} GFLOP/s ({}), ridge {} FLOP/byte",
+            format_args!("{:.0}", t / 1e9),
+            d.tensor_family.as_deref().unwrap_or("?"),
+            opt(d.tensor_ridge_point, |v| format!("{v:.1}"))
+        );
     }
     let _ = writeln!(s);
     let _ = writeln!(
@@ -526,6 +623,12 @@ mod tests {
         assert_eq!(verdict(10.0, 80.1), Verdict::MemoryBound);
         assert_eq!(verdict(80.1, 10.0), Verdict::ComputeBound);
         assert_eq!(verdict(90.0, 90.0), Verdict::MemoryBound);
+        // The tensor pipe counts as compute.
+        assert_eq!(verdict_with(30.0, 30.0, Some(85.0), None), Verdict::ComputeBound);
+        // Both over 80 %: the roofline side decides, else the larger figure.
+        assert_eq!(verdict_with(84.8, 89.1, Some(84.8), Some(true)), Verdict::ComputeBound);
+        assert_eq!(verdict_with(84.8, 89.1, Some(84.8), Some(false)), Verdict::MemoryBound);
+        assert_eq!(verdict_with(92.0, 85.0, None, None), Verdict::ComputeBound);
         assert_eq!(verdict(80.0, 80.0), Verdict::Balanced);
         assert_eq!(serde_json::to_string(&Verdict::UnderSaturated).unwrap(), "\"under_saturated\"");
     }

@@ -13,7 +13,7 @@ use crate::workspace::{SpanRef, Workspace};
 use egui::{Color32, RichText};
 use egui_plot::{GridMark, Legend, Line, MarkerShape, Plot, PlotPoints, Points};
 use strobe_analysis::ncu_match;
-use strobe_analysis::roofline::{KernelSol, RooflineReport, Verdict, TENSOR_NOTE};
+use strobe_analysis::roofline::{KernelSol, RooflineReport, Verdict, TENSOR_COUNTED_NOTE, TENSOR_NOTE};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SolSort {
@@ -32,6 +32,8 @@ pub struct KernelSolPane {
     pub selected: Option<usize>,
     /// Kernels drawn in the roofline in the last frame (those with FLOP/s > 0 and AI > 0).
     pub plotted: usize,
+    /// Kernels drawn on the bandwidth-only strip left of the roofline (no FLOPs or no AI).
+    pub strip: usize,
     /// A launch the user picked in this pane this frame (emitted as `SelectNcuLaunch`).
     picked: Option<usize>,
     /// Per launch: its timeline kernel span, when a timeline is open and it matched.
@@ -40,15 +42,24 @@ pub struct KernelSolPane {
     linked_traces: usize,
 }
 
+/// Verdict colours: none of them is a ceiling's colour (`CEILING_*`), so a point never reads
+/// as part of a ceiling line.
 pub fn verdict_color(v: Option<Verdict>) -> Color32 {
     match v {
         Some(Verdict::UnderSaturated) => Color32::from_rgb(150, 150, 150),
-        Some(Verdict::MemoryBound) => Color32::from_rgb(66, 133, 244),
-        Some(Verdict::ComputeBound) => Color32::from_rgb(219, 68, 55),
-        Some(Verdict::Balanced) => Color32::from_rgb(244, 180, 0),
+        Some(Verdict::MemoryBound) => Color32::from_rgb(0, 172, 193),
+        Some(Verdict::ComputeBound) => Color32::from_rgb(255, 127, 14),
+        Some(Verdict::Balanced) => Color32::from_rgb(188, 189, 34),
         None => Color32::DARK_GRAY,
     }
 }
+
+const CEILING_DRAM: Color32 = Color32::from_rgb(66, 133, 244);
+const CEILING_FP32: Color32 = Color32::from_rgb(219, 68, 55);
+const CEILING_FP64: Color32 = Color32::from_rgb(150, 90, 200);
+const CEILING_TENSOR: Color32 = Color32::from_rgb(46, 160, 67);
+/// log10 x of the bandwidth-only strip, left of where the ceilings start (1e-4 FLOP/B).
+const STRIP_X: f64 = -5.0;
 
 fn verdict_rank(v: Option<Verdict>) -> u8 {
     match v {
@@ -94,6 +105,7 @@ impl KernelSolPane {
             sort: SolSort::Duration,
             selected: None,
             plotted: 0,
+            strip: 0,
             picked: None,
             links: vec![None; n],
             linked_traces: 0,
@@ -266,16 +278,23 @@ impl KernelSolPane {
         let d = report.device.clone();
         let kernels = &report.kernels;
         let max_dur = kernels.iter().filter_map(|k| k.duration_ns).max().unwrap_or(1).max(1) as f64;
-        // Points in log10 space.
+        // Points in log10 space: on the roofline where FLOP/s and AI are known and > 0; every
+        // other launch on the bandwidth-only strip at x = STRIP_X, its height its DRAM bytes/s
+        // (1e8 when unknown), so no launch is left off the plot.
+        let on_roof = |k: &KernelSol| {
+            let (f, ai) = (k.flops_per_s?, k.arithmetic_intensity?);
+            (f > 0.0 && ai > 0.0).then(|| (ai.log10(), f.log10()))
+        };
         let pts: Vec<(usize, f64, f64)> = kernels
             .iter()
             .enumerate()
-            .filter_map(|(i, k)| {
-                let (f, ai) = (k.flops_per_s?, k.arithmetic_intensity?);
-                (f > 0.0 && ai > 0.0).then(|| (i, ai.log10(), f.log10()))
+            .map(|(i, k)| match on_roof(k) {
+                Some((x, y)) => (i, x, y),
+                None => (i, STRIP_X, k.dram_bytes_per_s.filter(|b| *b > 0.0).map_or(8.0, f64::log10)),
             })
             .collect();
-        self.plotted = pts.len();
+        self.plotted = pts.iter().filter(|p| p.1 != STRIP_X).count();
+        self.strip = pts.len() - self.plotted;
         // Hover text by point position (points are named by verdict, so the legend has one
         // entry per verdict).
         let hover: Vec<(f64, f64, String)> = pts.iter().map(|&(i, x, y)| (x, y, describe(&kernels[i]))).collect();
@@ -287,6 +306,7 @@ impl KernelSolPane {
             }
         };
         let selected = self.selected;
+        let ring = ui.visuals().strong_text_color();
         let resp = Plot::new("kernel_sol_roofline")
             .legend(Legend::default())
             .x_axis_label("arithmetic intensity (FLOP / DRAM byte, log)")
@@ -295,10 +315,10 @@ impl KernelSolPane {
             .y_grid_spacer(decades)
             .x_axis_formatter(log_fmt)
             .y_axis_formatter(log_fmt)
-            .include_x(-3.0)
+            .include_x(if self.strip > 0 { STRIP_X - 0.5 } else { -3.0 })
             .include_x(3.0)
             .include_y(8.0)
-            .include_y(d.peak_flops_per_s.map(|p| p.log10() + 0.3).unwrap_or(14.0))
+            .include_y(d.peak_tensor_flops_per_s.or(d.peak_flops_per_s).map(|p| p.log10() + 0.3).unwrap_or(14.0))
             .height((ui.available_height() - 40.0).max(200.0))
             .label_formatter(move |hp| match hp {
                 egui_plot::HoverPosition::NearDataPoint { position, .. } => {
@@ -311,18 +331,32 @@ impl KernelSolPane {
             .show(ui, |p| {
                 if let (Some(peak), Some(bw)) = (d.peak_flops_per_s, d.peak_dram_bytes_per_s) {
                     let ridge = (peak / bw).log10();
-                    let (x0, x1) = (-4.0, ridge.max(-4.0) + 4.0);
+                    let tensor = d.peak_tensor_flops_per_s.filter(|t| *t > peak);
+                    // The DRAM slope runs up to the highest ceiling's ridge.
+                    let top = tensor.unwrap_or(peak);
+                    let top_ridge = (top / bw).log10();
+                    let (x0, x1) = (-4.0, top_ridge.max(-4.0) + 4.0);
                     p.line(
-                        Line::new("DRAM ceiling", PlotPoints::from(vec![[x0, x0 + bw.log10()], [ridge, peak.log10()]]))
-                            .color(Color32::from_rgb(66, 133, 244)),
+                        Line::new(
+                            "DRAM ceiling",
+                            PlotPoints::from(vec![[x0, x0 + bw.log10()], [top_ridge, top.log10()]]),
+                        )
+                        .color(CEILING_DRAM),
                     );
                     p.line(
                         Line::new(
                             "FP32 FMA ceiling",
                             PlotPoints::from(vec![[ridge, peak.log10()], [x1, peak.log10()]]),
                         )
-                        .color(Color32::from_rgb(219, 68, 55)),
+                        .color(CEILING_FP32),
                     );
+                    if let Some(t) = tensor {
+                        let name = format!("tensor ceiling ({})", d.tensor_family.as_deref().unwrap_or("tensor"));
+                        p.line(
+                            Line::new(name, PlotPoints::from(vec![[top_ridge, t.log10()], [x1, t.log10()]]))
+                                .color(CEILING_TENSOR),
+                        );
+                    }
                     if let Some(p64) = d.peak_fp64_flops_per_s {
                         let r64 = (p64 / bw).log10();
                         p.line(
@@ -330,9 +364,21 @@ impl KernelSolPane {
                                 "FP64 FMA ceiling",
                                 PlotPoints::from(vec![[r64, p64.log10()], [x1, p64.log10()]]),
                             )
-                            .color(Color32::from_rgb(150, 90, 200)),
+                            .color(CEILING_FP64),
                         );
                     }
+                }
+                if pts.iter().any(|p| p.1 == STRIP_X) {
+                    p.vline(
+                        egui_plot::VLine::new("", STRIP_X + 0.5)
+                            .color(Color32::GRAY)
+                            .style(egui_plot::LineStyle::dashed_dense()),
+                    );
+                    p.text(egui_plot::Text::new(
+                        "bandwidth-only strip",
+                        egui_plot::PlotPoint::new(STRIP_X, 7.6),
+                        RichText::new("0 FLOP / no AI:\nheight = DRAM B/s"),
+                    ));
                 }
                 for &(i, x, y) in &pts {
                     let k = &kernels[i];
@@ -351,6 +397,16 @@ impl KernelSolPane {
                     }
                     p.points(item);
                 }
+                // The selected launch: a ring around its point, in the text colour.
+                if let Some(&(_, x, y)) = selected.and_then(|s| pts.iter().find(|p| p.0 == s)) {
+                    p.points(
+                        Points::new("selected", PlotPoints::from(vec![[x, y]]))
+                            .radius(16.0)
+                            .shape(MarkerShape::Circle)
+                            .filled(false)
+                            .color(ring),
+                    );
+                }
             });
         if resp.response.clicked() {
             if let Some(h) = resp.hovered_plot_item {
@@ -361,7 +417,8 @@ impl KernelSolPane {
                 }
             }
         }
-        ui.label(RichText::new(TENSOR_NOTE).weak());
+        let counted = kernels.iter().any(|k| k.tensor_flops.is_some());
+        ui.label(RichText::new(if counted { TENSOR_COUNTED_NOTE } else { TENSOR_NOTE }).weak());
     }
 }
 

@@ -61,6 +61,13 @@ pub enum Command {
         /// ProfilerStep#N, iteration-like NVTX names, or the inferred period): docs/ranks.md.
         #[arg(long, value_name = "REGEX")]
         steps: Option<String>,
+        /// Compute ceiling for the efficiency figures, in TFLOP/s (every unit), instead of the
+        /// device's published peaks.
+        #[arg(long, value_name = "TFLOPS")]
+        peak_tflops: Option<f64>,
+        /// Memory bandwidth ceiling for the efficiency figures, in GB/s.
+        #[arg(long, value_name = "GBPS")]
+        peak_gbps: Option<f64>,
     },
     /// Compare two traces per kernel and CPU-op name: counts, total time, delta, ratio.
     Diff {
@@ -86,6 +93,13 @@ pub enum Command {
         /// Output file (default: standard output).
         #[arg(short = 'o', long = "output", value_name = "OUT")]
         output: Option<PathBuf>,
+        /// Compute ceiling for the efficiency figures, in TFLOP/s (every unit), instead of the
+        /// device's published peaks.
+        #[arg(long, value_name = "TFLOPS")]
+        peak_tflops: Option<f64>,
+        /// Memory bandwidth ceiling for the efficiency figures, in GB/s.
+        #[arg(long, value_name = "GBPS")]
+        peak_gbps: Option<f64>,
     },
     /// Benchmarks: generate scaled traces and measure ingest, reopen and queries.
     Bench(crate::bench::BenchArgs),
@@ -115,6 +129,8 @@ pub enum ExportWhat {
     Flows,
     Counters,
     Kernels,
+    /// Per-op efficiency: FLOPs, bytes, GPU time, TFLOP/s, bound, efficiency, time lost.
+    Ops,
 }
 
 impl From<ExportWhat> for strobe_analysis::export::What {
@@ -125,6 +141,7 @@ impl From<ExportWhat> for strobe_analysis::export::What {
             ExportWhat::Flows => What::Flows,
             ExportWhat::Counters => What::Counters,
             ExportWhat::Kernels => What::Kernels,
+            ExportWhat::Ops => What::Ops,
         }
     }
 }
@@ -147,11 +164,12 @@ impl From<ExportFormat> for strobe_analysis::export::Format {
 impl Cli {
     pub fn run(self) -> anyhow::Result<()> {
         match self.command {
-            Some(Command::Report { files, json, top, align, steps }) => {
+            Some(Command::Report { files, json, top, align, steps, peak_tflops, peak_gbps }) => {
                 let rule = match &steps {
                     Some(p) => strobe_analysis::steps::StepRule::from_pattern(p).map_err(anyhow::Error::msg)?,
                     None => Default::default(),
                 };
+                let peaks = strobe_analysis::efficiency::PeakOverride { tflops: peak_tflops, gbps: peak_gbps };
                 let expanded = crate::ranks::expand_inputs(&files)?;
                 if expanded.len() > 1 {
                     return crate::ranks::report(&expanded, self.cache_dir.as_deref(), json, top, align.into(), &rule);
@@ -169,16 +187,19 @@ impl Cli {
                 }
                 use strobe_analysis::{memory, report, roofline};
                 match crate::load::open_with_progress(&file, self.cache_dir.as_deref())? {
-                    Source::Trace(store) => emit(json, &report::report_with(&store, top, &rule), report::to_text),
+                    Source::Trace(store) => {
+                        emit(json, &report::report_with(&store, top, &rule, peaks), report::to_text)
+                    }
                     Source::MemorySnapshot(snap) => emit(json, &memory::analyse(&snap), memory::to_text),
                     Source::MemoryStats(stats) => emit(json, &memory::stats_report(&stats), memory::stats_text),
                     Source::Ncu(ncu) => emit(json, &roofline::analyse(&ncu), roofline::to_text),
                 }
             }
             Some(Command::Diff { a, b, json, top }) => crate::ranks::diff(&a, &b, self.cache_dir.as_deref(), json, top),
-            Some(Command::Export { file, what, format, output }) => {
+            Some(Command::Export { file, what, format, output, peak_tflops, peak_gbps }) => {
                 let store = crate::load::load_with_progress(&file, self.cache_dir.as_deref())?;
-                crate::export::run(&store, what.into(), format.into(), output.as_deref())
+                let peaks = strobe_analysis::efficiency::PeakOverride { tflops: peak_tflops, gbps: peak_gbps };
+                crate::export::run(&store, what.into(), format.into(), output.as_deref(), peaks)
             }
             Some(Command::Bench(args)) => crate::bench::run(args, self.cache_dir.as_deref()),
             None => strobe_ui::run(strobe_ui::RunOptions {

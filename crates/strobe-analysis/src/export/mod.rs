@@ -1,4 +1,4 @@
-//! `strobe export`: spans, flows, counters and the kernel table as CSV or JSON Lines,
+//! `strobe export`: spans, flows, counters, the kernel table and the per-op efficiency table as CSV or JSON Lines,
 //! streamed straight from the store (constant memory apart from one u32 per flow for
 //! ordering flows). Columns are documented in docs/export.md; the CLI and the tests call
 //! [`export`] directly.
@@ -7,6 +7,7 @@ mod counters;
 mod flows;
 mod kernels;
 mod lanes;
+mod ops;
 mod sink;
 mod spans;
 
@@ -23,6 +24,8 @@ pub enum What {
     Flows,
     Counters,
     Kernels,
+    /// The per-op efficiency table (docs/efficiency.md).
+    Ops,
 }
 
 impl What {
@@ -32,6 +35,7 @@ impl What {
             What::Flows => flows::COLUMNS,
             What::Counters => counters::COLUMNS,
             What::Kernels => kernels::COLUMNS,
+            What::Ops => ops::COLUMNS,
         }
     }
 }
@@ -48,6 +52,17 @@ pub enum Format {
 /// Writes `what` of `store` to `out` as `format`; returns the number of rows (header not
 /// counted). `out` need not be buffered: the sink buffers.
 pub fn export<W: Write>(store: &Store, what: What, format: Format, out: W) -> std::io::Result<u64> {
+    export_with(store, what, format, out, crate::efficiency::PeakOverride::default())
+}
+
+/// `export` with the device's ceilings overridden (the ops table's figures).
+pub fn export_with<W: Write>(
+    store: &Store,
+    what: What,
+    format: Format,
+    out: W,
+    peaks: crate::efficiency::PeakOverride,
+) -> std::io::Result<u64> {
     match what {
         What::Spans => export_spans_in_pieces(store, format, spans::PIECE, out),
         _ => {
@@ -55,6 +70,7 @@ pub fn export<W: Write>(store: &Store, what: What, format: Format, out: W) -> st
             let rows = match what {
                 What::Flows => flows::write(store, &mut sink)?,
                 What::Counters => counters::write(store, &mut sink)?,
+                What::Ops => ops::write(store, peaks, &mut sink)?,
                 _ => kernels::write(store, &mut sink)?,
             };
             sink.into_inner()?;

@@ -137,7 +137,7 @@ pub fn multi_rank_report_with(
     let per_rank: Vec<PerRank> = ranks
         .par_iter()
         .map(|r| {
-            let report = crate::report::report_with(r.store, top, &opts.steps);
+            let report = crate::report::report_with(r.store, top, &opts.steps, Default::default());
             PerRank {
                 temporal: temporal_breakdown(r.rank, &report.gpus),
                 overlap: comm_overlap(r.rank, &report.gpus),

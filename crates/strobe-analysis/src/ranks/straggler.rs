@@ -23,11 +23,11 @@
 
 use super::collectives::Collective;
 use super::exposed::{exposed_wait, waited_for};
-use crate::stats::median;
 use super::step_table::StepRow;
 use super::unions::{clipped, rank_unions};
 use super::RankTrace;
 use crate::report::fmt_ns;
+use crate::stats::median;
 use serde::Serialize;
 use strobe_model::{is_comm_kernel, LaneKind, SpanKind};
 use strobe_store::Store;

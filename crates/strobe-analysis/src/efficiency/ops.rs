@@ -1,0 +1,191 @@
+//! Each CPU op's work and the GPU work it launched.
+//!
+//! A kernel (or memcpy/memset) belongs to one op: its launch call (the correlation flow) sits
+//! inside a stack of CPU ops on its thread, and the owner is the innermost op of that stack
+//! that has a formula and no op with a formula inside it (`aten::linear` → `aten::addmm`:
+//! `addmm`), else the innermost op. So every GPU span is counted once and no op's FLOPs are
+//! counted again by its parent. An op's GPU time is the union of its spans' intervals.
+//! Host↔device and peer copies are not counted (`on_device`).
+
+use super::formulas::{matrix_unit, work, Unit, Work};
+use super::shapes::OpArgs;
+use crate::intervals;
+use serde::Serialize;
+use std::collections::HashMap;
+use strobe_model::{LaneKind, SpanKind};
+use strobe_store::Store;
+
+/// Where an op's FLOPs come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// Kineto's own `flops` arg (`with_flops=True`); bytes from the shapes when there is a formula.
+    Kineto,
+    /// The formulas of docs/efficiency.md on the recorded shapes.
+    Shapes,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Kineto => "kineto",
+            Source::Shapes => "shapes",
+        }
+    }
+}
+
+/// One CPU op that launched GPU work.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpRun {
+    pub span: u32,
+    pub name: String,
+    /// None: no formula fits (or no shapes recorded).
+    pub work: Option<Work>,
+    pub source: Option<Source>,
+    /// The GPU spans it launched, by start.
+    pub gpu_spans: Vec<u32>,
+    /// Length of the union of their intervals.
+    pub gpu_ns: i64,
+    /// A forward op run again during the backward pass (activation checkpointing).
+    pub recompute: bool,
+}
+
+/// Spans of `span`'s lane that enclose it, outermost first (its CPU stack, without it).
+pub fn enclosing(store: &Store, span: u32) -> Vec<u32> {
+    let m = store.span_meta(span);
+    let (ts, te) = (store.span_start(span), store.span_end(span));
+    let v = store.lane_view(m.lane);
+    let mut out: Vec<(u32, u32)> = Vec::new();
+    store.query_window(m.lane, ts, ts + 1, |i| {
+        let d = v.depth[i];
+        if d < m.depth as u32 && v.starts[i] <= ts && v.ends[i] >= te && v.span[i] != span {
+            out.push((d, v.span[i]));
+        }
+    });
+    out.sort_unstable();
+    out.dedup_by_key(|x| x.0);
+    out.into_iter().map(|x| x.1).collect()
+}
+
+/// The work of one op span from its args: a formula on the shapes, with Kineto's `flops` in
+/// place of the formula's FLOPs where the trace has them.
+pub fn op_work(name: &str, args: &str) -> Option<(Work, Source)> {
+    let a = OpArgs::parse(args)?;
+    let w = work(name, &a);
+    match (w, a.kineto_flops) {
+        (Some(w), Some(f)) => Some((Work { flops: f, ..w }, Source::Kineto)),
+        (Some(w), None) => Some((w, Source::Shapes)),
+        (None, Some(f)) => {
+            let unit = matrix_unit(a.dtype(0));
+            let class = super::formulas::OpClass::Gemm;
+            Some((Work { flops: f, bytes: 0.0, unit: if f > 0.0 { unit } else { Unit::Fp32 }, class }, Source::Kineto))
+        }
+        (None, None) => None,
+    }
+}
+
+/// GPU work bounded by the device's own ceilings: kernels, memsets and device-to-device
+/// copies. Copies to or from the host or a peer run at the link's speed, not HBM's, and are
+/// left out (the timeline and `strobe report`'s memcpy figures show them).
+pub fn on_device(store: &Store, span: u32) -> bool {
+    match store.span_kind(span) {
+        SpanKind::Kernel | SpanKind::Memset => true,
+        SpanKind::Memcpy => {
+            strobe_model::CopyDir::from_memcpy_name(store.span_name(span)) == strobe_model::CopyDir::DtoD
+        }
+        _ => false,
+    }
+}
+
+const BACKWARD_ENGINE: &str = "autograd::engine::evaluate_function:";
+
+fn is_recomputed_forward(store: &Store, span: u32) -> bool {
+    // A forward aten op records an autograd sequence number only when grad mode is on; the
+    // backward engine runs its nodes with it off, except where checkpointing replays the
+    // forward. Autograd nodes themselves (`MmBackward0`) also carry one: they are not aten ops.
+    store.span_name(span).starts_with("aten::") && store.span_args(span).contains("\"Sequence number\"")
+}
+
+/// Every op that launched GPU work, in CPU start order.
+pub fn op_runs(store: &Store) -> Vec<OpRun> {
+    // 1. The work of every CPU op with shapes.
+    let mut works: HashMap<u32, (Work, Source)> = HashMap::new();
+    for (lane, desc) in store.lanes.iter().enumerate() {
+        if !matches!(desc.kind, LaneKind::CpuThread { .. }) {
+            continue;
+        }
+        for &sid in store.lane_view(lane as u32).span {
+            if store.span_kind(sid) != SpanKind::CpuOp {
+                continue;
+            }
+            if let Some(w) = op_work(store.span_name(sid), store.span_args(sid)) {
+                works.insert(sid, w);
+            }
+        }
+    }
+    // 2. Ops with a formula that hold another: not owners (their child is).
+    let mut holds_modeled: std::collections::HashSet<u32> = Default::default();
+    for &sid in works.keys() {
+        for a in enclosing(store, sid) {
+            if works.contains_key(&a) {
+                holds_modeled.insert(a);
+            }
+        }
+    }
+    // 3. Each GPU span to its owner.
+    let mut owned: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut stacks: HashMap<u32, Vec<u32>> = HashMap::new();
+    for (lane, desc) in store.lanes.iter().enumerate() {
+        if !matches!(desc.kind, LaneKind::GpuStream { .. }) {
+            continue;
+        }
+        for &sid in store.lane_view(lane as u32).span {
+            if !on_device(store, sid) {
+                continue;
+            }
+            let Some(launch) = store.launch_of(sid) else { continue };
+            let mut stack = enclosing(store, launch);
+            stack.retain(|&s| store.span_kind(s) == SpanKind::CpuOp);
+            if store.span_kind(launch) == SpanKind::CpuOp {
+                stack.push(launch);
+            }
+            let owner = stack
+                .iter()
+                .rev()
+                .find(|s| works.contains_key(s) && !holds_modeled.contains(s))
+                .or(stack.last())
+                .copied();
+            if let Some(o) = owner {
+                owned.entry(o).or_default().push(sid);
+                stacks.entry(o).or_insert(stack);
+            }
+        }
+    }
+    // 4. One run per owner.
+    let (starts, ends) = store.span_times();
+    let mut out: Vec<OpRun> = owned
+        .into_iter()
+        .map(|(op, mut spans)| {
+            spans.sort_by_key(|&s| (starts[s as usize], s));
+            let u = intervals::union(spans.iter().map(|&s| (starts[s as usize], ends[s as usize])).collect());
+            let stack = &stacks[&op];
+            let engine = stack.iter().position(|&s| store.span_name(s).starts_with(BACKWARD_ENGINE));
+            let recompute = engine.is_some_and(|e| stack[e + 1..].iter().any(|&s| is_recomputed_forward(store, s)));
+            let (work, source) = match works.get(&op) {
+                Some((w, s)) => (Some(w.clone()), Some(*s)),
+                None => (None, None),
+            };
+            OpRun {
+                span: op,
+                name: store.span_name(op).to_string(),
+                work,
+                source,
+                gpu_spans: spans,
+                gpu_ns: intervals::total(&u),
+                recompute,
+            }
+        })
+        .collect();
+    out.sort_by_key(|r| (starts[r.span as usize], r.span));
+    out
+}
