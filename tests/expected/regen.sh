@@ -57,3 +57,4 @@ python3 tests/expected/steps_expected.py sample-traces/nsys_gpt_single.sqlite > 
 echo tests/expected/nsys_gpt_single.steps.json
 echo tests/expected/ddp.ranks.json tests/expected/hta_sampled.ranks.json tests/expected/ddp.diff.json
 python3 tests/expected/nsys_2proc_expected.py sample-traces/nsys_ddp_2proc.sqlite > tests/expected/nsys_ddp_2proc.json
+python3 tests/expected/nvtx_gpu_expected.py sample-traces/gpt_train.json.gz forward backward optimizer > tests/expected/gpt_train.nvtx_gpu.json

@@ -77,6 +77,9 @@ pub enum Command {
     },
     FocusSearch,
     SetIdleThreshold(i64),
+    /// Steps are the ranges whose whole name matches this regex (empty: the built-in rules:
+    /// ProfilerStep#N, iteration-like NVTX names, else the inferred period).
+    SetStepPattern(String),
 }
 
 /// What is selected; every pane reads it.

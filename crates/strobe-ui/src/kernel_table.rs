@@ -22,6 +22,8 @@ pub enum SortBy {
 pub struct KernelTable {
     /// The trace shown (none picked, or closed: the first).
     pub trace: Option<TraceId>,
+    /// Rows are the NVTX / record_function ranges with the GPU time they launched, not kernels.
+    pub by_range: bool,
     pub filter: String,
     pub sort: SortBy,
     pub descending: bool,
@@ -36,6 +38,7 @@ impl Default for KernelTable {
     fn default() -> Self {
         KernelTable {
             trace: None,
+            by_range: false,
             filter: String::new(),
             sort: SortBy::Total,
             descending: true,
@@ -115,8 +118,16 @@ impl KernelTable {
             self.refresh(ws);
             let total = self.shown(ws).map(|t| t.derived.kernels.len()).unwrap_or(0);
             ui.label(format!("{} of {} kernels", self.rows.len(), total));
+            ui.separator();
+            ui.selectable_value(&mut self.by_range, false, "by kernel");
+            ui.selectable_value(&mut self.by_range, true, "by NVTX range (GPU)")
+                .on_hover_text("each CPU range with the GPU time of the work launched inside it");
         });
         let Some(t) = self.shown(ws) else { return };
+        if self.by_range {
+            ranges_table(ui, t, &self.filter);
+            return;
+        }
         let k = &t.derived.kernels;
         let selected = sel.kernel.as_ref().filter(|(id, _)| *id == t.id).map(|(_, n)| n.as_str());
         let mut clicked: Option<String> = None;
@@ -138,12 +149,15 @@ impl KernelTable {
         };
         let (cur, desc) = (self.sort, self.descending);
         let sol = self.sol.as_ref();
+        // the trace's own efficiency figures (shapes × device peaks), where any kernel has them
+        let eff = &t.derived.kernel_efficiency;
+        let has_eff = !eff.is_empty();
         TableBuilder::new(ui)
             .id_salt("kernel_table")
             .striped(true)
             .sense(egui::Sense::click())
             .column(Column::remainder().at_least(200.0).clip(true))
-            .columns(Column::auto().at_least(70.0), 6 + 2 * sol.is_some() as usize)
+            .columns(Column::auto().at_least(70.0), 6 + 2 * sol.is_some() as usize + 4 * has_eff as usize)
             .header(20.0, |mut h| {
                 h.col(|ui| hdr(ui, "Name", SortBy::Name, cur, desc, &mut sort_click));
                 h.col(|ui| hdr(ui, "Count", SortBy::Count, cur, desc, &mut sort_click));
@@ -154,6 +168,21 @@ impl KernelTable {
                 h.col(|ui| {
                     ui.strong("% GPU");
                 });
+                if has_eff {
+                    for (label, tip) in [
+                        ("TFLOP/s", "achieved, from the ops' recorded shapes (docs/efficiency.md)"),
+                        ("% peak", "of the device's peak for the op's unit (tensor bf16, fp32, …)"),
+                        (
+                            "Efficiency",
+                            "theoretical ÷ measured: max(FLOPs / peak, bytes / bandwidth) over the GPU time",
+                        ),
+                        ("Time lost", "measured − theoretical: what optimising it could win"),
+                    ] {
+                        h.col(|ui| {
+                            ui.strong(label).on_hover_text(tip);
+                        });
+                    }
+                }
                 if sol.is_some() {
                     h.col(|ui| {
                         ui.strong("SM / Mem % (ncu)");
@@ -188,6 +217,22 @@ impl KernelTable {
                     row.col(|ui| {
                         ui.label(format!("{:.1}%", s.pct_kernel_time));
                     });
+                    if has_eff {
+                        let f = eff.get(&s.name);
+                        let opt = |v: Option<f64>, fmt: &dyn Fn(f64) -> String| v.map(fmt).unwrap_or_default();
+                        row.col(|ui| {
+                            ui.label(opt(f.and_then(|f| f.tflops_per_s), &|v| format!("{v:.1}")));
+                        });
+                        row.col(|ui| {
+                            ui.label(opt(f.and_then(|f| f.pct_of_peak), &|v| format!("{v:.0}%")));
+                        });
+                        row.col(|ui| {
+                            ui.label(opt(f.and_then(|f| f.efficiency), &|v| format!("{:.0}%", v * 100.0)));
+                        });
+                        row.col(|ui| {
+                            ui.label(opt(f.and_then(|f| f.lost_ns), &|v| fmt_ns(v as i64)));
+                        });
+                    }
                     if let Some(sol) = sol {
                         let c = sol.get(&s.name);
                         let pct = |v: Option<f64>| v.map(|v| format!("{v:.0}")).unwrap_or_else(|| "-".into());
@@ -218,4 +263,47 @@ impl KernelTable {
             cx.emit(Command::SelectKernel { trace: t.id, name });
         }
     }
+}
+
+/// The NVTX / record_function ranges by name with the GPU time they launched
+/// (`strobe_analysis::nvtx_gpu::by_name`), filtered like the kernels.
+fn ranges_table(ui: &mut egui::Ui, t: &Trace, filter: &str) {
+    let f = filter.to_lowercase();
+    let rows: Vec<_> = strobe_analysis::nvtx_gpu::by_name(&t.derived.nvtx_gpu)
+        .into_iter()
+        .filter(|r| f.is_empty() || r.name.to_lowercase().contains(&f))
+        .collect();
+    if rows.is_empty() {
+        ui.weak("No NVTX or record_function range launched GPU work in this trace.");
+        return;
+    }
+    TableBuilder::new(ui)
+        .id_salt("range_table")
+        .striped(true)
+        .column(Column::remainder().at_least(200.0).clip(true))
+        .columns(Column::auto().at_least(80.0), 3)
+        .header(20.0, |mut h| {
+            for s in ["Range", "Count", "GPU time", "GPU spans"] {
+                h.col(|ui| {
+                    ui.strong(s);
+                });
+            }
+        })
+        .body(|body| {
+            body.rows(18.0, rows.len(), |mut row| {
+                let r = &rows[row.index()];
+                row.col(|ui| {
+                    ui.add(egui::Label::new(&r.name).truncate());
+                });
+                row.col(|ui| {
+                    ui.label(r.count.to_string());
+                });
+                row.col(|ui| {
+                    ui.label(fmt_ns(r.gpu_ns));
+                });
+                row.col(|ui| {
+                    ui.label(r.gpu_spans.to_string());
+                });
+            });
+        });
 }

@@ -10,6 +10,7 @@ pub mod bench;
 pub mod commands;
 pub mod details;
 pub mod documents;
+pub mod efficiency_pane;
 pub mod file_browser;
 pub mod jobs;
 pub mod kernel_sol;

@@ -36,6 +36,14 @@ pub fn ui(ui: &mut egui::Ui, cx: &mut ViewCtx) {
                 }
                 ui.label(format!("· comm overlap {:.1}%", g.overlap_pct));
             }
+            let mfu: Vec<f64> = t.derived.efficiency.steps.iter().filter_map(|s| s.mfu).collect();
+            if !mfu.is_empty() {
+                ui.separator();
+                let m = strobe_analysis::stats::median(&mfu).unwrap_or(0.0);
+                ui.label(format!("MFU {:.1}%", m * 100.0)).on_hover_text(
+                    "median over the steps of model FLOPs (from the ops' recorded shapes) ÷ (step time × the device's peak); the Efficiency tab has each op",
+                );
+            }
             if let Some(k) = t.derived.kernels.first() {
                 ui.separator();
                 let name = crate::timeline::truncate(&k.name, 48);

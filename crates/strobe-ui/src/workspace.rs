@@ -49,10 +49,40 @@ pub struct Derived {
     pub series: Vec<DerivedSeries>,
     /// Each GPU's memory water level peaks (from the trace's `[memory]` / nsys counters).
     pub memory: Vec<strobe_analysis::memory_level::MemoryPeak>,
+    /// Work per op from the recorded shapes against the device's peaks, MFU per step.
+    pub efficiency: strobe_analysis::efficiency::Efficiency,
+    /// The efficiency figures per kernel name (the kernel table's columns).
+    pub kernel_efficiency: std::collections::HashMap<String, strobe_analysis::efficiency::figures::Figures>,
+    /// Per op name, its instances' CPU spans, longest GPU time first (a roofline point
+    /// selects the first), and per CPU span its op name (a selected span marks its point).
+    pub op_spans: std::collections::HashMap<String, Vec<u32>>,
+    pub op_of_span: std::collections::HashMap<u32, String>,
+    /// The iterations (`strobe_analysis::steps`: ProfilerStep, NVTX, a user pattern, or
+    /// inferred) and the odd ones among them (the step strip).
+    pub steps: Vec<strobe_analysis::steps::Step>,
+    pub step_anomalies: Vec<strobe_analysis::anomalies::StepAnomaly>,
+    /// CPU ranges projected onto the GPU work they launched, by (device, start).
+    pub nvtx_gpu: Vec<strobe_analysis::nvtx_gpu::ProjectedRange>,
 }
 
 impl Derived {
     pub fn compute(store: &Store, idle_threshold_ns: i64) -> Derived {
+        let runs = strobe_analysis::efficiency::ops::op_runs(store);
+        let efficiency = strobe_analysis::efficiency::efficiency_of(store, &runs, Default::default());
+        let kernel_efficiency = efficiency.kernels.iter().map(|k| (k.name.clone(), k.figures.clone())).collect();
+        let mut by_op: std::collections::HashMap<String, Vec<(i64, u32)>> = Default::default();
+        let mut op_of_span = std::collections::HashMap::new();
+        for r in runs.iter().filter(|r| r.work.is_some()) {
+            by_op.entry(r.name.clone()).or_default().push((r.gpu_ns, r.span));
+            op_of_span.insert(r.span, r.name.clone());
+        }
+        let op_spans = by_op
+            .into_iter()
+            .map(|(n, mut v)| {
+                v.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+                (n, v.into_iter().map(|x| x.1).collect())
+            })
+            .collect();
         // GPU activity is scanned once per load; every figure below and a later idle
         // threshold change (`set_idle_threshold`) start from these unions
         let activity = gpu_time::gpu_activity(store);
@@ -73,7 +103,27 @@ impl Derived {
             kernels: kernels::kernel_stats(store),
             series: derived_series(store),
             memory: strobe_analysis::memory_level::memory_peaks(store),
+            efficiency,
+            kernel_efficiency,
+            op_spans,
+            op_of_span,
+            steps: Vec::new(),
+            step_anomalies: Vec::new(),
+            nvtx_gpu: strobe_analysis::nvtx_gpu::project(store),
         }
+        .with_steps(store, &strobe_analysis::steps::StepRule::default())
+    }
+
+    /// Finds the steps by `rule` (a user's pattern, or the built-in rules) and their anomalies.
+    pub fn with_steps(mut self, store: &Store, rule: &strobe_analysis::steps::StepRule) -> Derived {
+        self.set_steps(store, rule);
+        self
+    }
+
+    pub fn set_steps(&mut self, store: &Store, rule: &strobe_analysis::steps::StepRule) {
+        self.steps = strobe_analysis::steps::find_steps(store, rule);
+        self.step_anomalies =
+            strobe_analysis::anomalies::step_anomalies(store, &self.steps, None, strobe_analysis::anomalies::DEFAULT_K);
     }
 }
 
@@ -200,6 +250,15 @@ impl Workspace {
         let a = self.traces.iter().map(|t| t.to_shared(t.t_min)).min()?;
         let b = self.traces.iter().map(|t| t.to_shared(t.t_max)).max()?;
         Some((a, b.max(a + 1)))
+    }
+
+    /// What the steps of every trace cover on the shared axis: the window the viewer opens
+    /// on (the iterations, not the CUDA-init prologue), when any trace has steps.
+    pub fn steps_extent(&self) -> Option<(i64, i64)> {
+        let spans = self.traces.iter().flat_map(|t| {
+            t.derived.steps.iter().map(move |s| (t.to_shared(s.start_ns), t.to_shared(s.start_ns + s.dur_ns)))
+        });
+        spans.fold(None, |acc: Option<(i64, i64)>, (a, b)| Some(acc.map_or((a, b), |(x, y)| (x.min(a), y.max(b)))))
     }
 
     /// The start of the shared axis: the ruler, Details, marks and areas read times from it.

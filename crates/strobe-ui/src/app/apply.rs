@@ -69,6 +69,23 @@ impl StrobeApp {
                 }
             }
             Command::ClearMarks => self.timeline.marks.clear(),
+            Command::SetStepPattern(p) => {
+                let rule = if p.trim().is_empty() {
+                    Ok(strobe_analysis::steps::StepRule::default())
+                } else {
+                    strobe_analysis::steps::StepRule::from_pattern(p.trim())
+                };
+                match rule {
+                    Ok(rule) => {
+                        for t in &mut self.ws.traces {
+                            t.derived.set_steps(&t.store, &rule);
+                        }
+                        self.ws.generation += 1;
+                        self.ranks.step_rule = rule;
+                    }
+                    Err(e) => self.errors.push(e),
+                }
+            }
             Command::SaveSession(Some(p)) => {
                 if let Err(e) = self.session().write(&p) {
                     self.errors.push(e);

@@ -82,6 +82,15 @@ impl StrobeApp {
                 cmds.push(Command::SetIdleThreshold((self.settings.idle_threshold_us * 1e3) as i64));
             }
         });
+        ui.horizontal(|ui| {
+            ui.label("Steps (regex)").on_hover_text(
+                "ranges whose whole name matches are the iterations (empty: ProfilerStep#N, NVTX step_N / iteration N…, else the repeating kernel pattern)",
+            );
+            let r = ui.add(egui::TextEdit::singleline(&mut self.settings.step_pattern).desired_width(160.0));
+            if r.lost_focus() {
+                cmds.push(Command::SetStepPattern(self.settings.step_pattern.clone()));
+            }
+        });
         ui.checkbox(&mut self.settings.restore_session, "Reopen the last session when started without files");
         if ui.button("Fit all (F with nothing selected)").clicked() {
             cmds.push(Command::FitAll);

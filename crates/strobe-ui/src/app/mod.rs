@@ -35,6 +35,8 @@ pub struct Settings {
     pub idle_threshold_us: f64,
     /// Reopen the last session when started without files.
     pub restore_session: bool,
+    /// `--steps REGEX` of the viewer (empty: the built-in rules).
+    pub step_pattern: String,
 }
 
 impl Default for Settings {
@@ -44,6 +46,7 @@ impl Default for Settings {
             show_bands: true,
             idle_threshold_us: strobe_analysis::idle::DEFAULT_THRESHOLD_NS as f64 / 1e3,
             restore_session: true,
+            step_pattern: String::new(),
         }
     }
 }
@@ -61,6 +64,8 @@ pub enum BottomTab {
     Ranks,
     /// Marks and named notes.
     Notes,
+    /// The trace's ops on the roofline, efficiency and MFU.
+    Efficiency,
 }
 
 pub struct StrobeApp {
@@ -71,6 +76,7 @@ pub struct StrobeApp {
     pub(crate) timeline: TimelineView,
     pub(crate) kernels: KernelTable,
     pub(crate) details: DetailsPane,
+    pub(crate) efficiency: crate::efficiency_pane::EfficiencyPane,
     pub(crate) search: SearchBar,
     pub(crate) area: AreaTable,
     pub(crate) browser: FileBrowser,
@@ -113,6 +119,7 @@ impl StrobeApp {
             timeline,
             kernels: KernelTable::default(),
             details: DetailsPane::default(),
+            efficiency: Default::default(),
             search: SearchBar::default(),
             area: AreaTable::default(),
             browser: FileBrowser::default(),
@@ -304,6 +311,7 @@ impl StrobeApp {
                     ui.selectable_value(&mut self.bottom_tab, BottomTab::Kernels, "Kernels");
                     ui.selectable_value(&mut self.bottom_tab, BottomTab::Area, "Area selection");
                     ui.selectable_value(&mut self.bottom_tab, BottomTab::Load, "Load summary");
+                    ui.selectable_value(&mut self.bottom_tab, BottomTab::Efficiency, "Efficiency");
                     if self.kernel_sol.is_some() {
                         ui.selectable_value(&mut self.bottom_tab, BottomTab::KernelSol, "Kernel SOL (ncu)");
                     }
@@ -322,6 +330,7 @@ impl StrobeApp {
                     BottomTab::Area => self.area.ui(ui, &mut cx),
                     BottomTab::Load => crate::load_summary::ui(ui, &mut cx),
                     BottomTab::Notes => crate::notes::ui(ui, &mut self.timeline, &mut cx),
+                    BottomTab::Efficiency => self.efficiency.ui(ui, &mut cx),
                     BottomTab::Ranks => self.ranks.ui(ui, &mut cx),
                     BottomTab::Memory => match &mut self.memory {
                         Some(p) => p.ui(ui, &mut cx),

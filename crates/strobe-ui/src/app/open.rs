@@ -126,7 +126,13 @@ impl StrobeApp {
         }
     }
 
-    pub fn add_trace(&mut self, t: crate::workspace::Trace) {
+    pub fn add_trace(&mut self, mut t: crate::workspace::Trace) {
+        if let Ok(rule) = strobe_analysis::steps::StepRule::from_pattern(self.settings.step_pattern.trim()) {
+            if !self.settings.step_pattern.trim().is_empty() {
+                t.derived.set_steps(&t.store, &rule);
+                self.ranks.step_rule = rule;
+            }
+        }
         // ids are stable: the selection and folds survive a rank inserted before them
         self.ws.add_trace(t);
         // ranks side by side: their GPU lanes one above the other; a click opens a CPU group

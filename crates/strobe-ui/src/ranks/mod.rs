@@ -5,7 +5,7 @@
 //! and with exactly two traces a diff of kernels and ops. The figures are
 //! `strobe_analysis::ranks`' and `strobe_analysis::diff`'s, computed on a worker thread.
 
-mod heat_map;
+pub mod heat_map;
 mod tables;
 
 pub use heat_map::Metric;
@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use strobe_analysis::diff::{diff, TraceDiff};
 use strobe_analysis::ranks::align::Alignment;
-use strobe_analysis::ranks::report::{multi_rank_report, MultiRankReport};
+use strobe_analysis::ranks::report::{multi_rank_report_with, MultiRankReport};
 use strobe_store::Store;
 
 /// What the figures were computed for: the traces (in workspace order) and the alignment.
@@ -27,6 +27,8 @@ use strobe_store::Store;
 struct Key {
     traces: Vec<TraceId>,
     alignment: Alignment,
+    /// The step pattern (`--steps`), as text.
+    steps: Option<String>,
 }
 
 pub struct Computed {
@@ -39,6 +41,8 @@ pub struct Computed {
 
 pub struct RanksPane {
     pub alignment: Alignment,
+    /// How each rank's steps are found (View ▸ Steps).
+    pub step_rule: strobe_analysis::steps::StepRule,
     pub metric: Metric,
     pub computed: Option<Computed>,
     key: Option<Key>,
@@ -58,6 +62,7 @@ impl Default for RanksPane {
     fn default() -> Self {
         RanksPane {
             alignment: Alignment::CollectiveEnd,
+            step_rule: Default::default(),
             metric: Metric::StepTime,
             computed: None,
             key: None,
@@ -67,10 +72,15 @@ impl Default for RanksPane {
     }
 }
 
-fn compute(traces: Vec<(TraceId, PathBuf, Arc<Store>)>, how: Alignment) -> Computed {
+fn compute(
+    traces: Vec<(TraceId, PathBuf, Arc<Store>)>,
+    how: Alignment,
+    rule: strobe_analysis::steps::StepRule,
+) -> Computed {
     let names: Vec<String> = traces.iter().map(|t| t.1.display().to_string()).collect();
     let pairs: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(traces.iter().map(|t| &*t.2)).collect();
-    let report = multi_rank_report(&pairs, how, 20);
+    let opts = strobe_analysis::ranks::report::RankOptions { steps: rule, ..Default::default() };
+    let report = multi_rank_report_with(&pairs, how, 20, &opts);
     let index_of_rank: Vec<usize> =
         report.ranks.iter().map(|r| names.iter().position(|n| *n == r.source).unwrap_or(0)).collect();
     let diff = (traces.len() == 2).then(|| {
@@ -93,7 +103,11 @@ impl RanksPane {
 
     /// What the figures should be computed for now.
     fn wanted(&self, ws: &Workspace) -> Key {
-        Key { traces: ws.traces.iter().map(|t| t.id).collect(), alignment: self.alignment }
+        Key {
+            traces: ws.traces.iter().map(|t| t.id).collect(),
+            alignment: self.alignment,
+            steps: self.step_rule.pattern.as_ref().map(|r| r.as_str().to_string()),
+        }
     }
 
     /// Starts (or picks up) the computation for the open traces; call every frame. A
@@ -110,8 +124,8 @@ impl RanksPane {
         }
         let want = self.wanted(ws);
         if self.key.as_ref() != Some(&want) && self.pending.is_none() {
-            let (traces, how) = (inputs(ws), want.alignment);
-            self.pending = Some((want, Pending::spawn_ui(ctx, move || compute(traces, how))));
+            let (traces, how, rule) = (inputs(ws), want.alignment, self.step_rule.clone());
+            self.pending = Some((want, Pending::spawn_ui(ctx, move || compute(traces, how, rule))));
         }
     }
 
@@ -129,7 +143,7 @@ impl RanksPane {
         if self.key.as_ref() == Some(&want) {
             return;
         }
-        let c = compute(inputs(ws), want.alignment);
+        let c = compute(inputs(ws), want.alignment, self.step_rule.clone());
         self.install(want, c, &mut |c| cmds.push(c));
     }
 

@@ -14,6 +14,10 @@ pub enum Hover {
     Gap { trace: usize, gap: IdleGap },
     /// Communication overlapped by compute, or exposed (trace-local times).
     Band { device: i64, overlapped: bool, iv: (i64, i64) },
+    /// An iteration in the step strip (index into `Derived::steps`).
+    Step { trace: usize, step: usize },
+    /// A CPU range projected onto the GPU (index into `Derived::nvtx_gpu`).
+    Projected { trace: usize, index: usize },
 }
 
 /// Index of the interval of `ivs` (sorted, disjoint) containing `t`, or within `slack` ns of it.
@@ -61,6 +65,34 @@ pub fn hover_text(ws: &Workspace, h: &Hover) -> String {
                 ));
             }
             s
+        }
+        Hover::Projected { trace, index } => {
+            let Some(p) = ws.traces[trace].derived.nvtx_gpu.get(index) else { return String::new() };
+            format!(
+                "{} on GPU {}\nGPU time {} over {} ({} GPU spans)\nclick to select the CPU range",
+                p.name,
+                p.device,
+                fmt_ns(p.gpu_ns),
+                fmt_ns(p.end_ns - p.start_ns),
+                p.gpu_spans
+            )
+        }
+        Hover::Step { trace, step } => {
+            let d = &ws.traces[trace].derived;
+            let Some(s) = d.steps.get(step) else { return String::new() };
+            let durs: Vec<i64> = d.steps.iter().map(|s| s.dur_ns).collect();
+            let typical = strobe_analysis::stats::median(&durs).unwrap_or(0);
+            let mut out = format!(
+                "{} ({}): {} · median step {}\nclick to show it",
+                s.name,
+                s.source.as_str(),
+                fmt_ns(s.dur_ns),
+                fmt_ns(typical)
+            );
+            for a in d.step_anomalies.iter().filter(|a| a.step == s.name) {
+                out.push_str(&format!("\n{}", a.evidence));
+            }
+            out
         }
         Hover::Band { device, overlapped, iv, .. } => {
             if overlapped {

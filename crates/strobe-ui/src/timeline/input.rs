@@ -228,6 +228,19 @@ impl TimelineView {
                 Some(Hover::Item { trace, span, .. }) => {
                     cmds.push(Command::SelectSpan(SpanRef { trace: ws.traces[trace].id, span }))
                 }
+                Some(Hover::Projected { trace, index }) => {
+                    if let Some(p) = ws.traces[trace].derived.nvtx_gpu.get(index) {
+                        cmds.push(Command::SelectSpan(SpanRef { trace: ws.traces[trace].id, span: p.span }))
+                    }
+                }
+                Some(Hover::Step { trace, step }) => {
+                    let t = &ws.traces[trace];
+                    if let Some(s) = t.derived.steps.get(step) {
+                        let pad = s.dur_ns / 40;
+                        let (t0, t1) = t.range_to_shared((s.start_ns - pad, s.start_ns + s.dur_ns + pad));
+                        cmds.push(Command::ZoomTo { t0, t1 })
+                    }
+                }
                 Some(Hover::Gap { gap, trace }) => {
                     let half = (gap.end - gap.start) / 2;
                     let (t0, t1) = ws.traces[trace].range_to_shared((gap.start - half, gap.end + half));

@@ -2,7 +2,7 @@
 //! copy engines, annotations, memory water level), CPU process groups (threads, NVTX, async),
 //! counters and derived series. Groups fold by a typed `GroupKey`.
 
-use super::{BANDS_H, COUNTER_H, HEADER_H, LANE_PAD, MEMORY_H, ROW_H};
+use super::{BANDS_H, COUNTER_H, HEADER_H, LANE_PAD, MEMORY_H, ROW_H, STEPS_H};
 use crate::workspace::{TraceId, Workspace};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use strobe_model::LaneKind;
@@ -73,6 +73,15 @@ pub enum RowKind {
     /// A collapsed trace (rank) as one lane: GPU compute / comm / memory busy and long idle gaps.
     RankSummary {
         trace: usize,
+    },
+    /// The trace's iterations as boxes with their durations, the odd ones marked.
+    Steps {
+        trace: usize,
+    },
+    /// A device's CPU ranges projected onto its GPU work.
+    NvtxGpu {
+        trace: usize,
+        device: i64,
     },
 }
 
@@ -225,6 +234,9 @@ impl Layout {
                 }
                 continue;
             }
+            if !t.derived.steps.is_empty() {
+                out.push(RowKind::Steps { trace: ti }, STEPS_H);
+            }
             let Groups { devices, procs, profiler } = Groups::of(t);
             let has_device_rows: HashSet<i64> = t.derived.unions.iter().map(|u| u.device).collect();
             for (d, lanes) in devices {
@@ -235,6 +247,9 @@ impl Layout {
                 }
                 if show_bands && has_device_rows.contains(&d) {
                     out.push(RowKind::Bands { trace: ti, device: d }, BANDS_H);
+                }
+                if let Some(h) = super::nvtx_gpu::height(t, d) {
+                    out.push(RowKind::NvtxGpu { trace: ti, device: d }, h);
                 }
                 out.lanes(s, (ti, t.id), &lanes);
                 if t.derived.memory.iter().any(|m| m.device == d) {

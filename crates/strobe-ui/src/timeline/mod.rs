@@ -19,8 +19,10 @@ pub mod layout;
 pub mod marks;
 mod memory_level;
 pub mod navigate;
+mod nvtx_gpu;
 mod prepare;
 pub mod ruler;
+mod step_strip;
 pub mod view;
 
 use crate::commands::Command;
@@ -44,6 +46,8 @@ pub const RULER_H: f32 = 24.0;
 pub const HEADER_H: f32 = 20.0;
 pub const BANDS_H: f32 = 22.0;
 pub const COUNTER_H: f32 = 36.0;
+/// The step strip: a box per iteration.
+pub const STEPS_H: f32 = 20.0;
 /// The GPU memory water level: taller than a counter, it carries two series and the peak.
 pub const MEMORY_H: f32 = 48.0;
 const LANE_PAD: f32 = 3.0;
@@ -148,6 +152,19 @@ impl TimelineView {
     pub fn show_trace(&mut self, id: TraceId) {
         self.collapsed.remove(&GroupKey::Trace(id));
         self.scroll_to_trace = Some(id);
+    }
+
+    /// The first fit after a load: the steps when there are (not the CUDA-init prologue),
+    /// else everything.
+    pub fn fit_opening(&mut self, ws: &Workspace) {
+        match (ws.steps_extent(), ws.extent()) {
+            (Some((a, b)), Some((origin, _))) => {
+                self.view.origin = origin;
+                let pad = (b - a) / 50;
+                self.view.fit(a - pad, b + pad, self.plot_width);
+            }
+            _ => self.fit_all(ws),
+        }
     }
 
     pub fn fit_all(&mut self, ws: &Workspace) {
@@ -271,7 +288,7 @@ impl TimelineView {
     ) {
         let areas = self.place(ui.available_rect_before_wrap());
         if self.fit_pending && !ws.traces.is_empty() {
-            self.fit_all(ws);
+            self.fit_opening(ws);
             self.fit_pending = false;
         }
         self.lay_out(ws);

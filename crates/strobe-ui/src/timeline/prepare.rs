@@ -49,7 +49,9 @@ impl TimelineView {
                 | RowKind::Counter { trace, .. }
                 | RowKind::Series { trace, .. }
                 | RowKind::MemoryLevel { trace, .. }
-                | RowKind::RankSummary { trace } => Some(trace),
+                | RowKind::RankSummary { trace }
+                | RowKind::Steps { trace }
+                | RowKind::NvtxGpu { trace, .. } => Some(trace),
             };
             let t = trace.map(|ti| &ws.traces[ti]);
             let tv = t.map(|t| self.view.for_trace(t)).unwrap_or(self.view);
@@ -81,6 +83,14 @@ impl TimelineView {
                 }
                 (RowKind::Bands { trace, device }, Some(t)) => {
                     bands::band_row(&mut fd, &mut lp, &cx, (t, *trace, *device), &tv, (y0, y1))
+                }
+                (RowKind::NvtxGpu { trace, device }, Some(t)) => {
+                    super::nvtx_gpu::draw(&mut fd, &mut lp, &cx, (t, *trace, *device), &tv, y0);
+                    fd.hline(Clip::Pane, body.x_range(), y1 - 0.5, separator);
+                }
+                (RowKind::Steps { trace }, Some(t)) => {
+                    super::step_strip::draw(&mut fd, &mut lp, &cx, (t, *trace), &tv, (y0, y1));
+                    fd.hline(Clip::Pane, body.x_range(), y1 - 0.5, separator);
                 }
                 (RowKind::RankSummary { .. }, Some(t)) => {
                     bands::rank_summary(&mut fd, &mut lp.mesh, &cx, t, &tv, (y0, y1))

@@ -1,0 +1,69 @@
+//! The "NVTX (GPU)" row of a device: each CPU range (NVTX, record_function) drawn where the
+//! GPU work it launched ran (`strobe_analysis::nvtx_gpu`), nested ranges below their parents.
+//! Hover for its GPU time; a click selects the CPU range.
+
+use super::frame::{Clip, FrameDraw};
+use super::hover::Hover;
+use super::lanes::{truncate, LaneCtx, LanePainter};
+use super::{View, ROW_H};
+use crate::workspace::Trace;
+use egui::{pos2, Align2, Color32, FontId, Rect};
+
+/// Rows drawn at most (deeper nesting is folded into the last).
+pub const MAX_ROWS: u32 = 4;
+
+/// How tall the row of `device` is.
+pub fn height(t: &Trace, device: i64) -> Option<f32> {
+    let r = t.derived.nvtx_gpu.iter().filter(|p| p.device == device).map(|p| p.depth).max()?;
+    Some((r.min(MAX_ROWS - 1) + 1) as f32 * ROW_H + 2.0)
+}
+
+pub fn draw(
+    fd: &mut FrameDraw,
+    lp: &mut LanePainter,
+    cx: &LaneCtx,
+    (t, ti, device): (&Trace, usize, i64),
+    tv: &View,
+    y0: f32,
+) {
+    let (body, plot) = (cx.body, cx.plot);
+    fd.text(
+        Clip::Pane,
+        pos2(body.min.x + 28.0, y0 + ROW_H / 2.0),
+        Align2::LEFT_CENTER,
+        "NVTX (GPU)",
+        FontId::monospace(11.0),
+        cx.pal.text,
+    );
+    let all = &t.derived.nvtx_gpu;
+    // sorted by (device, start): this device's slice, from the first range that can reach the view
+    let lo = all.partition_point(|p| p.device < device);
+    let hi = all.partition_point(|p| p.device <= device);
+    let ranges = &all[lo..hi];
+    let (w0, w1) = tv.window(plot.width());
+    let longest = ranges.iter().map(|p| p.end_ns - p.start_ns).max().unwrap_or(0);
+    let first = ranges.partition_point(|p| p.start_ns < w0 - longest);
+    for (k, p) in ranges.iter().enumerate().skip(first) {
+        if p.start_ns > w1 {
+            break;
+        }
+        if p.end_ns < w0 {
+            continue;
+        }
+        let (xa, xb) = (
+            tv.x_of(p.start_ns, plot.min.x).max(plot.min.x - 1.0),
+            tv.x_of(p.end_ns, plot.min.x).min(plot.max.x + 1.0),
+        );
+        let y = y0 + p.depth.min(MAX_ROWS - 1) as f32 * ROW_H + 1.0;
+        let r = Rect::from_min_max(pos2(xa, y), pos2(xb.max(xa + 1.0), y + ROW_H - 2.0));
+        let c = t.color(t.store.span_meta(p.span).name, strobe_model::SpanKind::Nvtx);
+        lp.mesh.add_colored_rect(r, c);
+        if r.width() > 30.0 {
+            let n = ((r.width() - 4.0) / cx.char_w) as usize;
+            lp.labels.push((pos2(r.min.x.max(plot.min.x) + 2.0, r.center().y), truncate(&p.name, n), Color32::BLACK));
+        }
+        if cx.pointer.is_some_and(|q| r.contains(q)) {
+            lp.hover = Some(Hover::Projected { trace: ti, index: lo + k });
+        }
+    }
+}

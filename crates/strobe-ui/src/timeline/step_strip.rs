@@ -1,0 +1,58 @@
+//! The step strip at the top of a trace: one box per iteration with its name and duration,
+//! coloured by how far it is from the median step (the heat map's scale: grey within ±2 %,
+//! red slower, green faster), the odd steps (`strobe_analysis::anomalies`) outlined. Hover for
+//! the evidence; a click shows the step.
+
+use super::frame::{Clip, FrameDraw};
+use super::hover::Hover;
+use super::lanes::{truncate, LaneCtx, LanePainter};
+use super::View;
+use crate::workspace::Trace;
+use egui::{pos2, Align2, Color32, FontId, Rect};
+
+pub fn draw(
+    fd: &mut FrameDraw,
+    lp: &mut LanePainter,
+    cx: &LaneCtx,
+    (t, ti): (&Trace, usize),
+    tv: &View,
+    (y0, y1): (f32, f32),
+) {
+    let (body, plot) = (cx.body, cx.plot);
+    let steps = &t.derived.steps;
+    let source = steps.first().map(|s| s.source.as_str()).unwrap_or("");
+    fd.text(
+        Clip::Pane,
+        pos2(body.min.x + 28.0, (y0 + y1) / 2.0),
+        Align2::LEFT_CENTER,
+        format!("steps ({source})"),
+        FontId::monospace(11.0),
+        cx.pal.text,
+    );
+    let durs: Vec<i64> = steps.iter().map(|s| s.dur_ns).collect();
+    let typical = strobe_analysis::stats::median(&durs).unwrap_or(1);
+    for (i, s) in steps.iter().enumerate() {
+        let (xa, xb) = (tv.x_of(s.start_ns, plot.min.x), tv.x_of(s.start_ns + s.dur_ns, plot.min.x));
+        if xb < plot.min.x || xa > plot.max.x {
+            continue;
+        }
+        let r = Rect::from_min_max(
+            pos2(xa.max(plot.min.x - 1.0), y0 + 2.0),
+            pos2(xb.min(plot.max.x + 1.0).max(xa + 1.0), y1 - 2.0),
+        );
+        lp.mesh.add_colored_rect(r, crate::ranks::heat_map::heat(s.dur_ns, typical, typical));
+        let odd = t.derived.step_anomalies.iter().any(|a| a.step == s.name);
+        if odd {
+            lp.outlines.push((r, Color32::from_rgb(255, 90, 70), 2.0));
+        }
+        if r.width() > 40.0 {
+            let label = format!("{} · {}", s.name, strobe_analysis::report::fmt_ns(s.dur_ns));
+            let n = ((r.width() - 6.0) / cx.char_w) as usize;
+            // with the spans' labels: drawn over the mesh
+            lp.labels.push((pos2(r.min.x.max(plot.min.x) + 3.0, r.center().y), truncate(&label, n), Color32::WHITE));
+        }
+        if cx.pointer.is_some_and(|p| r.contains(p)) {
+            lp.hover = Some(Hover::Step { trace: ti, step: i });
+        }
+    }
+}
