@@ -238,6 +238,11 @@ impl TimelineView {
         plot.contains(p).then_some(p)
     }
 
+    /// The plot area of the last frame (screen).
+    pub fn last_plot(&self) -> Rect {
+        self.last_plot
+    }
+
     /// Puts the pane at `full` (screen): the plot's width and place for this frame's zooms and
     /// for `span_pos`.
     pub fn place(&mut self, full: Rect) -> frame::Areas {

@@ -1,0 +1,83 @@
+//! The Efficiency tab and the step strip with egui_kittest, on gpt_train (H200, record_shapes):
+//! figures from tests/expected/gpt_train.efficiency.json and gpt_train.report.json (the
+//! independent Python oracles).
+
+mod common;
+
+use common::*;
+use egui_kittest::kittest::Queryable;
+use strobe_ui::app::BottomTab;
+
+#[test]
+fn a_row_of_the_ops_table_selects_the_ops_longest_instance() {
+    let exp = expected("gpt_train.efficiency.json");
+    let mut app = app_with(&["gpt_train.json.gz"]);
+    app.set_bottom_tab(BottomTab::Efficiency);
+    let mut h = harness(app);
+    h.run_steps(2);
+    // the oracle's count of aten::mm instances is the table's
+    let mm = &exp["aten::mm"];
+    let ops = &h.state().ws.traces[0].derived.efficiency.ops;
+    let row = ops.iter().find(|o| o.name == "aten::mm").expect("aten::mm in the table");
+    assert_eq!(row.count, mm["count"].as_u64().unwrap());
+    h.get_by_label("aten::mm").click();
+    h.run_steps(3);
+    let sel = h.state().sel.span.expect("the op's instance is selected");
+    let st = &h.state().ws.traces[0].store;
+    assert_eq!(st.span_name(sel.span), "aten::mm");
+    // the longest-GPU-time instance: no other aten::mm launched more GPU time
+    let d = &h.state().ws.traces[0].derived;
+    assert_eq!(d.op_spans["aten::mm"][0], sel.span);
+    // and its timeline lane is scrolled into view and flashing
+    assert!(h.state().timeline().flash.is_some());
+    // MFU in the summary strip and per step in the tab
+    assert!(h.get_all_by_label_contains("MFU").count() >= 1 + h.state().ws.traces[0].derived.efficiency.steps.len());
+}
+
+#[test]
+fn the_step_strip_shows_each_step_and_a_click_zooms_to_it() {
+    let exp = expected("gpt_train.report.json");
+    let mut h = harness(app_with(&["gpt_train.json.gz"]));
+    h.run_steps(2);
+    let steps = exp["steps"].as_array().unwrap();
+    let d = &h.state().ws.traces[0].derived;
+    assert_eq!(d.steps.len(), steps.len());
+    for (s, w) in d.steps.iter().zip(steps) {
+        assert_eq!(
+            (s.name.as_str(), s.start_ns, s.dur_ns),
+            (w["name"].as_str().unwrap(), w["start_ns"].as_i64().unwrap(), w["dur_ns"].as_i64().unwrap())
+        );
+    }
+    // the viewer opened on the steps: the window starts near the first and ends near the last
+    let (w0, w1) = h.state().timeline().view.window(h.state().timeline().plot_width);
+    let (a, b) = (steps[0]["start_ns"].as_i64().unwrap(), {
+        let l = &steps[steps.len() - 1];
+        l["start_ns"].as_i64().unwrap() + l["dur_ns"].as_i64().unwrap()
+    });
+    let pad = (b - a) / 20;
+    assert!(w0 >= a - pad && w0 <= a && w1 >= b && w1 <= b + pad, "window {w0}..{w1} vs steps {a}..{b}");
+    // a click on ProfilerStep#3's box shows that step
+    let s3 = &steps[1];
+    let (s, e) = (s3["start_ns"].as_i64().unwrap(), s3["start_ns"].as_i64().unwrap() + s3["dur_ns"].as_i64().unwrap());
+    let tl = h.state().timeline();
+    let plot =
+        tl.layout.rows.iter().find(|r| matches!(r.kind, strobe_ui::timeline::RowKind::Steps { .. })).unwrap().clone();
+    let x = tl.view.x_of((s + e) / 2, tl.last_plot().min.x);
+    let y = tl.last_plot().min.y + plot.y + plot.h / 2.0;
+    let p = egui::pos2(x, y);
+    h.event(egui::Event::PointerMoved(p));
+    h.run_steps(1);
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos: p,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: Default::default(),
+        });
+        h.run_steps(1);
+    }
+    h.run_steps(2);
+    let tl = h.state().timeline();
+    let (w0, w1) = tl.view.window(tl.plot_width);
+    assert!(w0 <= s && e <= w1 && (w1 - w0) < (e - s) * 2, "zoomed to ProfilerStep#3: {w0}..{w1}");
+}
