@@ -241,34 +241,55 @@ impl KernelSolPane {
         });
     }
 
+    /// The launches, one row each; a click anywhere on a row picks its launch.
     fn table(&mut self, ui: &mut egui::Ui, report: &RooflineReport) {
+        use egui_extras::{Column, TableBuilder};
         let order = self.order(report);
         let mut clicked = None;
-        egui::ScrollArea::vertical().id_salt("kernel_sol_table").auto_shrink([false, false]).show(ui, |ui| {
-            egui::Grid::new("kernel_sol_grid").striped(true).num_columns(5).show(ui, |ui| {
-                ui.strong("launch");
-                ui.strong("duration");
-                ui.strong("SOL: SM / memory");
-                ui.strong("verdict");
-                ui.strong("name");
-                ui.end_row();
-                for i in order {
+        TableBuilder::new(ui)
+            .id_salt("kernel_sol_table")
+            .striped(true)
+            .sense(egui::Sense::click())
+            .column(Column::auto().at_least(50.0))
+            .column(Column::auto().at_least(80.0))
+            .column(Column::auto().at_least(130.0))
+            .column(Column::auto().at_least(110.0))
+            .column(Column::remainder().at_least(120.0).clip(true))
+            .header(20.0, |mut h| {
+                for s in ["launch", "duration", "SOL: SM / memory", "verdict", "name"] {
+                    h.col(|ui| {
+                        ui.strong(s);
+                    });
+                }
+            })
+            .body(|body| {
+                body.rows(20.0, order.len(), |mut row| {
+                    let i = order[row.index()];
                     let k = &report.kernels[i];
-                    let sel = self.selected == Some(i);
-                    if ui.selectable_label(sel, format!("#{}", k.id)).clicked() {
+                    row.set_selected(self.selected == Some(i));
+                    row.col(|ui| {
+                        ui.add(egui::Label::new(format!("#{}", k.id)).selectable(false));
+                    });
+                    row.col(|ui| {
+                        let d =
+                            k.duration_ns.map(|d| format!("{:.2} us", d as f64 / 1e3)).unwrap_or_else(|| "-".into());
+                        ui.add(egui::Label::new(d).selectable(false));
+                    });
+                    row.col(|ui| sol_bars(ui, k.sm_pct, k.memory_pct));
+                    row.col(|ui| {
+                        let v =
+                            RichText::new(k.verdict.map(|v| v.as_str()).unwrap_or("-")).color(verdict_color(k.verdict));
+                        ui.add(egui::Label::new(v).selectable(false));
+                    });
+                    row.col(|ui| {
+                        ui.add(egui::Label::new(k.name.as_str()).truncate().selectable(false))
+                            .on_hover_text(describe(k));
+                    });
+                    if row.response().clicked() {
                         clicked = Some(i);
                     }
-                    ui.label(k.duration_ns.map(|d| format!("{:.2} us", d as f64 / 1e3)).unwrap_or_else(|| "-".into()));
-                    sol_bars(ui, k.sm_pct, k.memory_pct);
-                    ui.label(
-                        RichText::new(k.verdict.map(|v| v.as_str()).unwrap_or("-")).color(verdict_color(k.verdict)),
-                    );
-                    let short: String = k.name.chars().take(60).collect();
-                    ui.label(short).on_hover_text(describe(k));
-                    ui.end_row();
-                }
+                });
             });
-        });
         if let Some(i) = clicked {
             self.pick(i);
         }
