@@ -1,6 +1,8 @@
 //! The kernel (Nsight Compute) pane, driven with egui_kittest: sorting, selection from the
 //! table, the roofline's points.
 
+mod common;
+
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use std::path::PathBuf;
@@ -264,16 +266,5 @@ fn click_span(h: &mut Harness<'static, strobe_ui::StrobeApp>, r: strobe_ui::work
     h.state_mut().push(strobe_ui::commands::Command::ZoomTo { t0: a - d, t1: b + d });
     h.run_steps(2);
     let p = h.state().timeline().span_pos(&h.state().ws, r).expect("the span is on screen");
-    h.event(egui::Event::PointerMoved(p));
-    h.run_steps(1);
-    for pressed in [true, false] {
-        h.event(egui::Event::PointerButton {
-            pos: p,
-            button: egui::PointerButton::Primary,
-            pressed,
-            modifiers: Default::default(),
-        });
-        h.run_steps(1);
-    }
-    h.run_steps(2);
+    common::click_at(h, p);
 }

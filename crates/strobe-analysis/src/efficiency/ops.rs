@@ -50,23 +50,6 @@ pub struct OpRun {
     pub recompute: bool,
 }
 
-/// Spans of `span`'s lane that enclose it, outermost first (its CPU stack, without it).
-pub fn enclosing(store: &Store, span: u32) -> Vec<u32> {
-    let m = store.span_meta(span);
-    let (ts, te) = (store.span_start(span), store.span_end(span));
-    let v = store.lane_view(m.lane);
-    let mut out: Vec<(u32, u32)> = Vec::new();
-    store.query_window(m.lane, ts, ts + 1, |i| {
-        let d = v.depth[i];
-        if d < m.depth as u32 && v.starts[i] <= ts && v.ends[i] >= te && v.span[i] != span {
-            out.push((d, v.span[i]));
-        }
-    });
-    out.sort_unstable();
-    out.dedup_by_key(|x| x.0);
-    out.into_iter().map(|x| x.1).collect()
-}
-
 /// The work of one op span from its args: a formula on the shapes, with Kineto's `flops` in
 /// place of the formula's FLOPs where the trace has them.
 pub fn op_work(name: &str, args: &str) -> Option<(Work, Source)> {
@@ -126,7 +109,7 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
     // 2. Ops with a formula that hold another: not owners (their child is).
     let mut holds_modeled: std::collections::HashSet<u32> = Default::default();
     for &sid in works.keys() {
-        for a in enclosing(store, sid) {
+        for a in store.enclosing_stack(sid) {
             if works.contains_key(&a) {
                 holds_modeled.insert(a);
             }
@@ -144,7 +127,7 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
                 continue;
             }
             let Some(launch) = store.launch_of(sid) else { continue };
-            let mut stack = enclosing(store, launch);
+            let mut stack = store.enclosing_stack(launch);
             stack.retain(|&s| store.span_kind(s) == SpanKind::CpuOp);
             if store.span_kind(launch) == SpanKind::CpuOp {
                 stack.push(launch);

@@ -50,40 +50,12 @@ pub fn write(o: &mut String, e: &Efficiency) {
         "count", "GPU", "TFLOP/s", "GB/s", "%peak", "eff", "lost", "bound", "unit"
     );
     for x in e.ops.iter().take(15) {
-        let f = &x.figures;
-        let _ = writeln!(
-            o,
-            "  {:>6} {:>11} {:>9} {:>8} {:>7} {:>7} {:>11}  {:<7} {:<11} {}",
-            x.count,
-            fmt_ns(x.gpu_ns),
-            opt(f.tflops_per_s, |v| format!("{v:.1}")),
-            opt(f.gbps, |v| format!("{v:.0}")),
-            opt(f.pct_of_peak, |v| format!("{v:.1}%")),
-            opt(f.efficiency, |v| format!("{:.0}%", v * 100.0)),
-            opt(f.lost_ns, |v| fmt_ns(v.round() as i64)),
-            f.bound.map(|b| b.as_str()).unwrap_or("-"),
-            x.unit.as_str(),
-            x.name
-        );
+        row(o, x.count, x.gpu_ns, &x.figures, x.unit.as_str(), &x.name);
     }
     if !e.kernels.is_empty() {
         let _ = writeln!(o, "  kernels (work of the op that launched them):");
         for k in e.kernels.iter().take(10) {
-            let f = &k.figures;
-            let _ = writeln!(
-                o,
-                "  {:>6} {:>11} {:>9} {:>8} {:>7} {:>7} {:>11}  {:<7} {:<11} {}",
-                k.count,
-                fmt_ns(k.gpu_ns),
-                opt(f.tflops_per_s, |v| format!("{v:.1}")),
-                opt(f.gbps, |v| format!("{v:.0}")),
-                opt(f.pct_of_peak, |v| format!("{v:.1}%")),
-                opt(f.efficiency, |v| format!("{:.0}%", v * 100.0)),
-                opt(f.lost_ns, |v| fmt_ns(v.round() as i64)),
-                f.bound.map(|b| b.as_str()).unwrap_or("-"),
-                k.unit.as_str(),
-                short(&k.name, 80)
-            );
+            row(o, k.count, k.gpu_ns, &k.figures, k.unit.as_str(), &short(&k.name, 80));
         }
     }
     for s in &e.steps {
@@ -103,4 +75,22 @@ pub fn write(o: &mut String, e: &Efficiency) {
     for n in &e.notes {
         let _ = writeln!(o, "  note: {n}");
     }
+}
+
+/// One line of the ops or kernels table.
+fn row(o: &mut String, count: u64, gpu_ns: i64, f: &super::Figures, unit: &str, name: &str) {
+    let _ = writeln!(
+        o,
+        "  {:>6} {:>11} {:>9} {:>8} {:>7} {:>7} {:>11}  {:<7} {:<11} {}",
+        count,
+        fmt_ns(gpu_ns),
+        opt(f.tflops_per_s, |v| format!("{v:.1}")),
+        opt(f.gbps, |v| format!("{v:.0}")),
+        opt(f.pct_of_peak, |v| format!("{v:.1}%")),
+        opt(f.efficiency, |v| format!("{:.0}%", v * 100.0)),
+        opt(f.lost_ns, |v| fmt_ns(v.round() as i64)),
+        f.bound.map(|b| b.as_str()).unwrap_or("-"),
+        unit,
+        name
+    );
 }

@@ -61,3 +61,19 @@ pub fn step_until(h: &mut Harness<'static, StrobeApp>, done: impl Fn(&StrobeApp)
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// A mouse click at `p` as a user makes it: move there, press, release.
+pub fn click_at(h: &mut Harness<'static, StrobeApp>, p: egui::Pos2) {
+    h.event(egui::Event::PointerMoved(p));
+    h.run_steps(1);
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos: p,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: Default::default(),
+        });
+        h.run_steps(1);
+    }
+    h.run_steps(2);
+}
