@@ -31,7 +31,7 @@ fn a_row_of_the_ops_table_selects_the_ops_longest_instance() {
     // and its timeline lane is scrolled into view and flashing
     assert!(h.state().timeline().flash.is_some());
     // MFU in the summary strip and per step in the tab
-    assert!(h.get_all_by_label_contains("MFU").count() >= 1 + h.state().ws.traces[0].derived.efficiency.steps.len());
+    assert!(h.get_all_by_label_contains("MFU").count() > h.state().ws.traces[0].derived.efficiency.steps.len());
 }
 
 #[test]
