@@ -347,9 +347,12 @@ impl StrobeApp {
                 }
             });
         }
-        egui::Panel::right("strobe_details").resizable(true).default_size(380.0).show(ui, |ui| {
-            self.details.ui(ui, &mut ViewCtx::new(&self.ws, &self.sel, hl, cmds));
-        });
+        if !no_traces {
+            // Details reads timeline spans: nothing to say beside a snapshot or an ncu report alone
+            egui::Panel::right("strobe_details").resizable(true).default_size(380.0).show(ui, |ui| {
+                self.details.ui(ui, &mut ViewCtx::new(&self.ws, &self.sel, hl, cmds));
+            });
+        }
         egui::CentralPanel::default().show(ui, |ui| {
             if no_traces && self.memory.is_some() && self.kernel_sol.is_some() {
                 ui.horizontal(|ui| {
