@@ -19,7 +19,7 @@
 //! namespaces and template arguments differently).
 
 use crate::kernels::KernelStat;
-use crate::roofline::{verdict, weighted, KernelSol, RooflineReport, Verdict};
+use crate::roofline::{weighted, KernelSol, RooflineReport, Verdict};
 use std::collections::HashMap;
 use strobe_model::{LaneKind, SpanKind};
 use strobe_store::Store;
@@ -90,6 +90,8 @@ pub struct SolFigures {
     pub sm_pct: Option<f64>,
     pub memory_pct: Option<f64>,
     pub verdict: Option<Verdict>,
+    /// Measured FLOP/s, tensor work included (what the trace's shape-based figure is set beside).
+    pub flops_per_s: Option<f64>,
 }
 
 /// Per timeline kernel name, the ncu SOL figures: those of the launches linked to its spans
@@ -108,7 +110,12 @@ impl SolByName {
     pub fn from_report(r: &RooflineReport) -> Self {
         let mut c = SolByName::default();
         for a in &r.by_name {
-            let f = SolFigures { sm_pct: a.sm_pct, memory_pct: a.memory_pct, verdict: a.verdict };
+            let f = SolFigures {
+                sm_pct: a.sm_pct,
+                memory_pct: a.memory_pct,
+                verdict: a.verdict,
+                flops_per_s: a.flops_per_s,
+            };
             c.exact.insert(a.name.clone(), f.clone());
             c.by_key.entry(kernel_match_key(&a.name).to_string()).or_insert(f);
         }
@@ -131,8 +138,11 @@ impl SolByName {
             // duration-weighted together, the verdict from the weighted figures
             let sm = weighted(&ks, |k| k.sm_pct);
             let mem = weighted(&ks, |k| k.memory_pct);
-            let v = sm.zip(mem).map(|(s, m)| verdict(s, m));
-            c.linked.insert(name.to_string(), SolFigures { sm_pct: sm, memory_pct: mem, verdict: v });
+            let tensor = weighted(&ks, |k| k.tensor_pipe_pct);
+            // the rule every ncu verdict uses: the tensor pipe counts as compute
+            let v = sm.zip(mem).map(|(s, m)| crate::roofline::verdict_with(s, m, tensor, None));
+            let flops_per_s = weighted(&ks, |k| k.flops_per_s);
+            c.linked.insert(name.to_string(), SolFigures { sm_pct: sm, memory_pct: mem, verdict: v, flops_per_s });
         }
         c
     }
@@ -346,7 +356,7 @@ mod tests {
             dram_bytes: None,
             dram_bytes_per_s: None,
             arithmetic_intensity: None,
-            verdict: Some(verdict(sm, mem)),
+            verdict: Some(crate::roofline::verdict(sm, mem)),
         }
     }
 
@@ -400,7 +410,10 @@ mod tests {
         let by_name = SolByName::from_report(&r);
         // the two softmax launches duration-weighted: (10·100 + 30·300) / 400 = 25, (90·100 + 50·300) / 400 = 60
         let f = by_name.get(KINETO_SOFTMAX).unwrap();
-        assert_eq!((f.sm_pct, f.memory_pct, f.verdict), (Some(25.0), Some(60.0), Some(verdict(25.0, 60.0))));
+        assert_eq!(
+            (f.sm_pct, f.memory_pct, f.verdict),
+            (Some(25.0), Some(60.0), Some(crate::roofline::verdict(25.0, 60.0)))
+        );
         assert_eq!(by_name.get("gemm").unwrap().sm_pct, Some(85.0));
         assert!(by_name.get("relu").is_none());
         // linked by launch order: only launch 2 is on the timeline's softmax span; launch 0

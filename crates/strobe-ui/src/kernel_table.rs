@@ -157,7 +157,7 @@ impl KernelTable {
             .striped(true)
             .sense(egui::Sense::click())
             .column(Column::remainder().at_least(200.0).clip(true))
-            .columns(Column::auto().at_least(70.0), 6 + 2 * sol.is_some() as usize + 4 * has_eff as usize)
+            .columns(Column::auto().at_least(70.0), 6 + 3 * sol.is_some() as usize + 4 * has_eff as usize)
             .header(20.0, |mut h| {
                 h.col(|ui| hdr(ui, "Name", SortBy::Name, cur, desc, &mut sort_click));
                 h.col(|ui| hdr(ui, "Count", SortBy::Count, cur, desc, &mut sort_click));
@@ -184,6 +184,11 @@ impl KernelTable {
                     }
                 }
                 if sol.is_some() {
+                    h.col(|ui| {
+                        ui.strong("TFLOP/s (ncu)").on_hover_text(
+                            "measured by Nsight Compute, tensor work included: beside the trace's shape-based figure",
+                        );
+                    });
                     h.col(|ui| {
                         ui.strong("SM / Mem % (ncu)");
                     });
@@ -235,6 +240,11 @@ impl KernelTable {
                     }
                     if let Some(sol) = sol {
                         let c = sol.get(&s.name);
+                        row.col(|ui| {
+                            ui.label(
+                                c.and_then(|c| c.flops_per_s).map(|v| format!("{:.1}", v / 1e12)).unwrap_or_default(),
+                            );
+                        });
                         let pct = |v: Option<f64>| v.map(|v| format!("{v:.0}")).unwrap_or_else(|| "-".into());
                         row.col(|ui| {
                             ui.label(

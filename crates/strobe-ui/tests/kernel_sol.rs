@@ -172,6 +172,9 @@ fn kernel_table_shows_sol_columns() {
         Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     h.run_steps(3);
     h.get_by_label("Verdict (ncu)");
+    // ncu's measured FLOP/s beside the trace's shape-based columns
+    h.get_by_label("TFLOP/s (ncu)");
+    h.get_by_label("TFLOP/s");
     h.get_by_label("memory_bound");
     h.get_by_label("25 / 81");
 }
