@@ -22,17 +22,20 @@ fn table_path(dir: &Path, prefix: &str, table: &str) -> PathBuf {
     dir.join(format!("{prefix}.{table}.parquet"))
 }
 
-/// The file prefix of rank `d`'s summary: `rank00012` where the trace names its rank (metadata
-/// or file name), else the trace's file stem (ranks numbered by order would collide across
-/// separate `summarize` runs).
+/// The file prefix of rank `d`'s summary: `rank00012-STEM-HASH` where the trace names its rank
+/// (metadata or file name), else `STEM-HASH`; the hash of the source path keeps two traces of
+/// the same rank number or file name (separate `summarize` runs on a cluster) apart.
 pub fn prefix_of(d: &RankDigest, named: bool) -> String {
-    if named {
-        return format!("rank{:05}", d.rank);
-    }
     let name = d.source.rsplit(['/', '\\']).next().unwrap_or(&d.source);
     let stem = name.split('.').next().unwrap_or(name);
-    let clean: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
-    format!("{clean}-{:08x}", fnv(d.source.as_bytes()) as u32)
+    let clean: String =
+        stem.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    let tail = format!("{clean}-{:08x}", fnv(d.source.as_bytes()) as u32);
+    if named {
+        format!("rank{:05}-{tail}", d.rank)
+    } else {
+        tail
+    }
 }
 
 fn fnv(b: &[u8]) -> u64 {
