@@ -106,11 +106,14 @@ pub fn gpu_activity(store: &Store) -> Vec<DeviceActivity> {
 /// The busy union of spans with the span ids at each interval's edges: per interval, the
 /// first span (by start, end, id) that opens it and the first that reaches its end. The
 /// same merge as `intervals::union` (touching intervals merge, empty ones vanish).
-fn busy_union(spans: &[ActivitySpan]) -> (Vec<(i64, i64)>, Vec<(u32, u32)>) {
+/// Per busy interval, the span ids at its (start, end) edges.
+type Edges = Vec<(u32, u32)>;
+
+fn busy_union(spans: &[ActivitySpan]) -> (Vec<(i64, i64)>, Edges) {
     let mut v: Vec<(i64, i64, u32)> =
         spans.iter().filter(|x| x.end > x.start).map(|x| (x.start, x.end, x.span)).collect();
     v.sort_unstable();
-    let (mut busy, mut edges): (Vec<(i64, i64)>, Vec<(u32, u32)>) = (Vec::new(), Vec::new());
+    let (mut busy, mut edges): (Vec<(i64, i64)>, Edges) = (Vec::new(), Vec::new());
     for (s, e, sid) in v {
         match busy.last_mut() {
             Some(last) if s <= last.1 => {

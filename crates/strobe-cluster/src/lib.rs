@@ -18,7 +18,8 @@ pub fn summarize(traces: &[(&str, &Store)], opts: &RankOptions, dir: &Path) -> R
     std::fs::create_dir_all(dir)?;
     let mut out = Vec::new();
     for (d, id) in rank_digests(traces, opts) {
-        let named = matches!(id.from, RankFrom::Metadata | RankFrom::FileName | RankFrom::DeviceOrder | RankFrom::ProcessOrder);
+        let named =
+            matches!(id.from, RankFrom::Metadata | RankFrom::FileName | RankFrom::DeviceOrder | RankFrom::ProcessOrder);
         out.extend(summary::write_summary(dir, &summary::prefix_of(&d, named), &d)?);
     }
     Ok(out)

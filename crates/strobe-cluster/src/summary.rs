@@ -154,8 +154,9 @@ pub fn read_summary(dir: &Path, prefix: &str) -> Result<RankDigest> {
         .req_strs("source")?
         .into_iter()
         .map(|s| {
-            serde_json::from_value(serde_json::Value::String(s.clone()))
-                .map_err(|_| anyhow!("{}: step source {s:?} is none of profiler_step, nvtx, annotation, inferred", st.path))
+            serde_json::from_value(serde_json::Value::String(s.clone())).map_err(|_| {
+                anyhow!("{}: step source {s:?} is none of profiler_step, nvtx, annotation, inferred", st.path)
+            })
         })
         .collect::<Result<_>>()?;
     let (names, starts, durs) = (st.req_strs("name")?, st.req_i64s("start_ns")?, st.req_i64s("dur_ns")?);
@@ -202,7 +203,8 @@ pub fn read_summary(dir: &Path, prefix: &str) -> Result<RankDigest> {
             name,
             start: starts[i],
             end: ends[i],
-            span: u32::try_from(spans[i]).map_err(|_| anyhow!("{}: row {i}: span {} out of range", co.path, spans[i]))?,
+            span: u32::try_from(spans[i])
+                .map_err(|_| anyhow!("{}: row {i}: span {} out of range", co.path, spans[i]))?,
             launch_ns: launches[i],
             before,
         });

@@ -5,12 +5,12 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use parquet::basic::{Compression, Encoding};
-use parquet::schema::types::ColumnPath;
 use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::record::Field;
+use parquet::schema::types::ColumnPath;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -128,7 +128,8 @@ impl Rows {
         let name = path.display().to_string();
         let file = std::fs::File::open(path).with_context(|| format!("opening {name}"))?;
         let r = SerializedFileReader::new(file).with_context(|| format!("{name}: not a Parquet file"))?;
-        let names = r.metadata().file_metadata().schema_descr().columns().iter().map(|c| c.name().to_string()).collect();
+        let names =
+            r.metadata().file_metadata().schema_descr().columns().iter().map(|c| c.name().to_string()).collect();
         let mut rows = Vec::new();
         for row in r.get_row_iter(None).with_context(|| format!("reading {name}"))? {
             let row = row.with_context(|| format!("{name}: row {}", rows.len()))?;

@@ -112,8 +112,5 @@ pub fn digest(r: &RankTrace, gpus: &[GpuTime], top_kernels: usize) -> RankDigest
 /// cross-rank functions (alignment, matching, the step table, stragglers) read.
 pub fn digests(ranks: &[RankTrace]) -> Vec<RankDigest> {
     use rayon::prelude::*;
-    ranks
-        .par_iter()
-        .map(|r| digest(r, &[], super::straggler::StragglerParams::default().top_kernels))
-        .collect()
+    ranks.par_iter().map(|r| digest(r, &[], super::straggler::StragglerParams::default().top_kernels)).collect()
 }

@@ -10,8 +10,8 @@
 //! the best rank's own time (`dur − exposed_wait`) / this rank's.
 
 use super::collectives::Collective;
-use super::exposed::exposed_wait;
 use super::digest::RankDigest;
+use super::exposed::exposed_wait;
 use super::RankTrace;
 use crate::steps::step_number;
 use serde::Serialize;

@@ -22,9 +22,9 @@
 //! arrival, and how long its GPU sat idle there (a gap the CPU left).
 
 use super::collectives::Collective;
+use super::digest::RankDigest;
 use super::exposed::{exposed_wait, waited_for};
 use super::step_table::StepRow;
-use super::digest::RankDigest;
 use super::unions::{clipped, RankUnions};
 use super::RankTrace;
 use crate::report::fmt_ns;
