@@ -24,14 +24,14 @@ use strobe_store::Store;
 pub const MIN_STEPS: usize = 5;
 pub const DEFAULT_K: f64 = 3.5;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AnomalyKind {
     Outlier,
     Periodic,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct KernelChange {
     pub name: String,
     pub count_typical: u64,
@@ -40,7 +40,7 @@ pub struct KernelChange {
     pub total_step_ns: i64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct StepAnomaly {
     /// The rank, in a several-rank report; None for a single trace.
     pub rank: Option<i64>,
@@ -64,6 +64,13 @@ pub struct StepAnomaly {
 
 fn median(v: &[i64]) -> i64 {
     crate::stats::median(v).unwrap_or(0)
+}
+
+/// `a` as the report names rank `rank` (the evidence names the rank).
+pub fn with_rank(mut a: StepAnomaly, rank: Option<i64>) -> StepAnomaly {
+    a.rank = rank;
+    a.evidence = evidence(&a);
+    a
 }
 
 /// The anomalies of `steps` (sorted by start) of `store`, `rank` as the report names it.

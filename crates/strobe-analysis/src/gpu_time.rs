@@ -38,7 +38,7 @@ pub struct DeviceUnions {
     pub overlapped: Vec<(i64, i64)>,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct GpuTime {
     pub device: i64,
     pub start_ns: i64,

@@ -8,7 +8,7 @@ use strobe_model::gpu_memory;
 use strobe_store::Store;
 
 /// The water level's peaks on one device.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct MemoryPeak {
     pub device: i64,
     /// Highest allocated bytes (live tensors); `None` when the source only knows reserved.

@@ -23,7 +23,7 @@ use serde::Serialize;
 use strobe_model::{LaneKind, SpanKind};
 use strobe_store::Store;
 
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum StepSource {
     ProfilerStep,
@@ -43,7 +43,7 @@ impl StepSource {
     }
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct Step {
     pub name: String,
     pub start_ns: i64,

@@ -69,6 +69,18 @@ pub enum Command {
         #[arg(long, value_name = "GBPS")]
         peak_gbps: Option<f64>,
     },
+    /// Reduce each trace (one per rank) to a small Parquet summary in DIR, for `strobe report DIR`
+    /// to merge: the cluster workflow of docs/cluster.md (run it per rank on Ray or Slurm).
+    Summarize {
+        #[arg(required = true, num_args = 1..)]
+        files: Vec<PathBuf>,
+        /// Folder the summaries are written to (created if missing).
+        #[arg(short = 'o', long = "output", value_name = "DIR")]
+        output: PathBuf,
+        /// Steps are the CPU/NVTX ranges whose whole name matches REGEX (as for `report`).
+        #[arg(long, value_name = "REGEX")]
+        steps: Option<String>,
+    },
     /// Compare two traces per kernel and CPU-op name: counts, total time, delta, ratio.
     Diff {
         a: PathBuf,
@@ -170,6 +182,11 @@ impl Cli {
                     None => Default::default(),
                 };
                 let peaks = strobe_analysis::efficiency::PeakOverride { tflops: peak_tflops, gbps: peak_gbps };
+                if let [dir] = files.as_slice() {
+                    if strobe_cluster::summary::is_summary_dir(dir) {
+                        return crate::summaries::report(dir, json, align.into(), &rule);
+                    }
+                }
                 let expanded = crate::ranks::expand_inputs(&files)?;
                 if expanded.len() > 1 {
                     return crate::ranks::report(&expanded, self.cache_dir.as_deref(), json, top, align.into(), &rule);
@@ -194,6 +211,14 @@ impl Cli {
                     Source::MemoryStats(stats) => emit(json, &memory::stats_report(&stats), memory::stats_text),
                     Source::Ncu(ncu) => emit(json, &roofline::analyse(&ncu), roofline::to_text),
                 }
+            }
+            Some(Command::Summarize { files, output, steps }) => {
+                let rule = match &steps {
+                    Some(p) => strobe_analysis::steps::StepRule::from_pattern(p).map_err(anyhow::Error::msg)?,
+                    None => Default::default(),
+                };
+                let expanded = crate::ranks::expand_inputs(&files)?;
+                crate::summaries::summarize(&expanded, &output, self.cache_dir.as_deref(), &rule)
             }
             Some(Command::Diff { a, b, json, top }) => crate::ranks::diff(&a, &b, self.cache_dir.as_deref(), json, top),
             Some(Command::Export { file, what, format, output, peak_tflops, peak_gbps }) => {

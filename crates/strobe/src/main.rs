@@ -8,6 +8,7 @@ mod export;
 mod load;
 mod ranks;
 mod scale;
+mod summaries;
 
 use clap::Parser;
 

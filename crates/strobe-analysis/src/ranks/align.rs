@@ -19,7 +19,8 @@
 //! A method that does not apply (no common step, no matched collective) falls back to
 //! Recorded and says why.
 
-use super::collectives::{comm_kernels, match_kernels};
+use super::collectives::{match_kernels, CommKernel};
+use super::digest::RankDigest;
 use super::RankTrace;
 use crate::stats::median;
 use serde::Serialize;
@@ -62,11 +63,11 @@ pub struct RankAlignment {
 }
 
 /// Median spread of the matched collectives' ends after adding `offsets`.
-pub fn residual(ranks: &[RankTrace], offsets: &[i64]) -> Option<i64> {
+pub fn residual(ranks: &[RankDigest], offsets: &[i64]) -> Option<i64> {
     if ranks.len() < 2 {
         return None;
     }
-    let per_rank: Vec<_> = ranks.iter().map(|r| comm_kernels(r.store)).collect();
+    let per_rank: Vec<&[CommKernel]> = ranks.iter().map(|r| r.comm.as_slice()).collect();
     let spreads: Vec<i64> = match_kernels(&per_rank)
         .iter()
         .map(|(_, _, idx)| {
@@ -80,6 +81,11 @@ pub fn residual(ranks: &[RankTrace], offsets: &[i64]) -> Option<i64> {
 
 /// Offsets for `ranks` (sorted by rank; the first is the reference) by `how`.
 pub fn align(ranks: &[RankTrace], how: Alignment) -> RankAlignment {
+    align_digests(&super::digest::digests(ranks), how)
+}
+
+/// `align` on the ranks' digests (sorted by rank).
+pub fn align_digests(ranks: &[RankDigest], how: Alignment) -> RankAlignment {
     let attempt = match how {
         Alignment::Recorded => Ok(recorded(ranks)),
         Alignment::StepStart => step_start(ranks),
@@ -110,11 +116,11 @@ pub fn align(ranks: &[RankTrace], how: Alignment) -> RankAlignment {
     }
 }
 
-fn recorded(ranks: &[RankTrace]) -> (Vec<i64>, String) {
-    let base0 = ranks.first().and_then(|r| r.store.meta.base_time_ns);
+fn recorded(ranks: &[RankDigest]) -> (Vec<i64>, String) {
+    let base0 = ranks.first().and_then(|r| r.base_time_ns);
     let offsets = ranks
         .iter()
-        .map(|r| match (base0, r.store.meta.base_time_ns) {
+        .map(|r| match (base0, r.base_time_ns) {
             (Some(b0), Some(b)) => b.saturating_sub(b0),
             _ => 0,
         })
@@ -122,8 +128,8 @@ fn recorded(ranks: &[RankTrace]) -> (Vec<i64>, String) {
     (offsets, "times as recorded (baseTimeNanoseconds differences applied)".to_string())
 }
 
-fn step_start(ranks: &[RankTrace]) -> Result<(Vec<i64>, String), String> {
-    let steps: Vec<&[crate::steps::Step]> = ranks.iter().map(|r| r.steps).collect();
+fn step_start(ranks: &[RankDigest]) -> Result<(Vec<i64>, String), String> {
+    let steps: Vec<&[crate::steps::Step]> = ranks.iter().map(|r| r.steps.as_slice()).collect();
     let Some(first) = steps.first() else { return Err("no ranks".into()) };
     // the reference rank's steps in time order; the first one every rank has
     let common = first
@@ -137,11 +143,11 @@ fn step_start(ranks: &[RankTrace]) -> Result<(Vec<i64>, String), String> {
     Ok((offsets, format!("start of {}", common.name)))
 }
 
-fn collective_end(ranks: &[RankTrace]) -> Result<(Vec<i64>, String), String> {
+fn collective_end(ranks: &[RankDigest]) -> Result<(Vec<i64>, String), String> {
     if ranks.len() < 2 {
         return Err("one rank: nothing to align".into());
     }
-    let per_rank: Vec<_> = ranks.iter().map(|r| comm_kernels(r.store)).collect();
+    let per_rank: Vec<&[CommKernel]> = ranks.iter().map(|r| r.comm.as_slice()).collect();
     let matched = match_kernels(&per_rank);
     if matched.is_empty() {
         return Err("no NCCL collective common to all ranks".into());

@@ -74,9 +74,26 @@ pub struct KernelBreakdown {
     pub types: Vec<KernelTypeShare>,
 }
 
-pub fn kernel_breakdown(rank: i64, store: &Store, coverage: f64) -> KernelBreakdown {
-    // (class, name) → (count, total)
-    let mut by: std::collections::HashMap<(usize, u32), (u64, i64)> = Default::default();
+/// One GPU activity name of one class on a rank: how often it ran and for how long (plain
+/// durations, not unions). The per-rank `kernels` table of a summary.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct KernelTotal {
+    /// "compute", "comm" or "memory" (`gpu_time::classify`).
+    pub kind: String,
+    pub name: String,
+    pub count: u64,
+    pub total_ns: i64,
+    pub min_ns: i64,
+    pub max_ns: i64,
+}
+
+const CLASSES: [(GpuClass, &str); 3] =
+    [(GpuClass::Compute, "compute"), (GpuClass::Comm, "comm"), (GpuClass::Memory, "memory")];
+
+/// Every GPU activity name of `store` by class, ordered by class then name.
+pub fn kernel_totals(store: &Store) -> Vec<KernelTotal> {
+    // (class, name) → (count, total, min, max)
+    let mut by: std::collections::HashMap<(usize, u32), (u64, i64, i64, i64)> = Default::default();
     let (starts, ends) = store.span_times();
     for (lane, desc) in store.lanes.iter().enumerate() {
         if !matches!(desc.kind, LaneKind::GpuStream { .. }) {
@@ -85,24 +102,40 @@ pub fn kernel_breakdown(rank: i64, store: &Store, coverage: f64) -> KernelBreakd
         for &sid in store.lane_view(lane as u32).span {
             let m = store.span_meta(sid);
             let Some(c) = classify(SpanKind::from_u8(m.kind), store.string(m.name)) else { continue };
-            let e = by.entry((c as usize, m.name)).or_default();
+            let d = ends[sid as usize] - starts[sid as usize];
+            let e = by.entry((c as usize, m.name)).or_insert((0, 0, i64::MAX, i64::MIN));
             e.0 += 1;
-            e.1 += ends[sid as usize] - starts[sid as usize];
+            e.1 += d;
+            e.2 = e.2.min(d);
+            e.3 = e.3.max(d);
         }
     }
-    let all: i64 = by.values().map(|v| v.1).sum();
-    let types = [(GpuClass::Compute, "compute"), (GpuClass::Comm, "comm"), (GpuClass::Memory, "memory")]
+    let mut out: Vec<(usize, KernelTotal)> = by
         .into_iter()
-        .map(|(c, label)| {
-            let mut ks: Vec<KernelShare> = by
+        .map(|((c, n), (count, total_ns, min_ns, max_ns))| {
+            let kind = CLASSES.iter().find(|x| x.0 as usize == c).map(|x| x.1).unwrap_or("compute");
+            let name = store.string(n).to_string();
+            (c, KernelTotal { kind: kind.to_string(), name, count, total_ns, min_ns, max_ns })
+        })
+        .collect();
+    out.sort_by(|a, b| (a.0, &a.1.name).cmp(&(b.0, &b.1.name)));
+    out.into_iter().map(|x| x.1).collect()
+}
+
+pub fn kernel_breakdown(rank: i64, store: &Store, coverage: f64) -> KernelBreakdown {
+    kernel_breakdown_of(rank, &kernel_totals(store), coverage)
+}
+
+/// HTA's kernel breakdown from the rank's `kernel_totals`.
+pub fn kernel_breakdown_of(rank: i64, totals: &[KernelTotal], coverage: f64) -> KernelBreakdown {
+    let all: i64 = totals.iter().map(|k| k.total_ns).sum();
+    let types = CLASSES
+        .into_iter()
+        .map(|(_, label)| {
+            let mut ks: Vec<KernelShare> = totals
                 .iter()
-                .filter(|((k, _), _)| *k == c as usize)
-                .map(|((_, n), (count, total))| KernelShare {
-                    name: store.string(*n).to_string(),
-                    count: *count,
-                    total_ns: *total,
-                    pct: 0.0,
-                })
+                .filter(|k| k.kind == label)
+                .map(|k| KernelShare { name: k.name.clone(), count: k.count, total_ns: k.total_ns, pct: 0.0 })
                 .collect();
             ks.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.name.cmp(&b.name)));
             let total: i64 = ks.iter().map(|k| k.total_ns).sum();

@@ -4,20 +4,26 @@
 //! rank joins, so its **start** is the rank's arrival and the spread of starts (the skew) is
 //! how long the early ranks waited for the late one.
 
+use super::digest::RankDigest;
+use super::unions::RankUnions;
 use super::{step_at, RankTrace};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use strobe_model::{is_comm_kernel, LaneKind, SpanKind};
 use strobe_store::Store;
 
 /// One NCCL/RCCL kernel of one rank, in the rank's own clock.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CommKernel {
     pub name: String,
     pub start: i64,
     pub end: i64,
+    /// Its span id in the rank's store (to open it where the full trace is opened).
     pub span: u32,
-    /// The CPU call that launched it, where the trace links it.
-    pub launch: Option<u32>,
+    /// The start of the CPU call that launched it where the trace links it, else its own start:
+    /// what decides its step.
+    pub launch_ns: i64,
+    /// The window before it (`straggler::before_window`); filled by `comm_kernels_with_windows`.
+    pub before: Option<super::straggler::BeforeWindow>,
 }
 
 /// Every comm kernel on the GPU lanes of `store`, by start (then end, then span id).
@@ -39,7 +45,8 @@ pub fn comm_kernels(store: &Store) -> Vec<CommKernel> {
                     start: v.starts[k],
                     end: v.ends[k],
                     span: sid,
-                    launch: store.launch_of(sid),
+                    launch_ns: store.launch_of(sid).map(|l| store.span_start(l)).unwrap_or(v.starts[k]),
+                    before: None,
                 });
             }
         }
@@ -48,10 +55,31 @@ pub fn comm_kernels(store: &Store) -> Vec<CommKernel> {
     out
 }
 
+/// `comm_kernels` with the window before each (`digest`). `steps` are the rank's, `u` its
+/// unions, `top` how many kernel names a window keeps.
+pub fn comm_kernels_with_windows(
+    store: &Store,
+    steps: &[crate::steps::Step],
+    u: &RankUnions,
+    top: usize,
+) -> Vec<CommKernel> {
+    let mut ks = comm_kernels(store);
+    let mut ends: Vec<(i64, u32)> = ks.iter().map(|k| (k.end, k.span)).collect();
+    ends.sort_unstable();
+    for k in &mut ks {
+        // the previous comm kernel: the latest other one that ended by this one's start
+        let n = ends.partition_point(|&(e, _)| e <= k.start);
+        let prev_end = ends[..n].iter().rev().find(|&&(_, s)| s != k.span).map(|&(e, _)| e);
+        let step_start = step_at(steps, k.launch_ns).map(|s| s.start_ns);
+        k.before = Some(super::straggler::before_window(store, u, k.start, prev_end, step_start, top));
+    }
+    ks
+}
+
 /// The k-th kernel of each name present on every rank: (name, k, index into each rank's list).
 /// Occurrences beyond the rank with the fewest are left unmatched (a rank whose trace stopped
 /// earlier). Ordered by the first rank's start.
-pub fn match_kernels(per_rank: &[Vec<CommKernel>]) -> Vec<(String, usize, Vec<usize>)> {
+pub fn match_kernels(per_rank: &[&[CommKernel]]) -> Vec<(String, usize, Vec<usize>)> {
     let Some(first) = per_rank.first() else { return Vec::new() };
     let mut occ: std::collections::HashMap<&str, Vec<Vec<usize>>> = Default::default();
     for (r, ks) in per_rank.iter().enumerate() {
@@ -92,13 +120,21 @@ pub struct Collective {
     /// Per rank: the kernel's span id in that rank's store.
     #[serde(skip)]
     pub spans: Vec<u32>,
+    /// Per rank: the kernel's index in that rank's `RankDigest::comm`.
+    #[serde(skip)]
+    pub kernels: Vec<usize>,
 }
 
 /// Matches the collectives of `ranks` (sorted by rank) with `offsets_ns[i]` added to rank i's
 /// times (`align::align`), ordered by earliest arrival.
 pub fn match_collectives(ranks: &[RankTrace], offsets_ns: &[i64]) -> Vec<Collective> {
-    let per_rank: Vec<Vec<CommKernel>> = ranks.iter().map(|r| comm_kernels(r.store)).collect();
-    let steps: Vec<&[crate::steps::Step]> = ranks.iter().map(|r| r.steps).collect();
+    match_digests(&super::digest::digests(ranks), offsets_ns)
+}
+
+/// `match_collectives` on the ranks' digests (sorted by rank).
+pub fn match_digests(ranks: &[RankDigest], offsets_ns: &[i64]) -> Vec<Collective> {
+    let per_rank: Vec<&[CommKernel]> = ranks.iter().map(|r| r.comm.as_slice()).collect();
+    let steps: Vec<&[crate::steps::Step]> = ranks.iter().map(|r| r.steps.as_slice()).collect();
     let off = |i: usize| offsets_ns.get(i).copied().unwrap_or(0);
     let mut out: Vec<Collective> = match_kernels(&per_rank)
         .into_iter()
@@ -108,10 +144,7 @@ pub fn match_collectives(ranks: &[RankTrace], offsets_ns: &[i64]) -> Vec<Collect
             let ends: Vec<i64> = ks.iter().enumerate().map(|(r, k)| k.end + off(r)).collect();
             let first = starts.iter().copied().min().unwrap_or(0);
             let last = starts.iter().copied().max().unwrap_or(0);
-            let step = ks.iter().enumerate().find_map(|(r, k)| {
-                let at = k.launch.map(|l| ranks[r].store.span_start(l)).unwrap_or(k.start);
-                step_at(steps[r], at).map(|s| s.name.clone())
-            });
+            let step = ks.iter().enumerate().find_map(|(r, k)| step_at(steps[r], k.launch_ns).map(|s| s.name.clone()));
             Collective {
                 name,
                 occurrence,
@@ -122,6 +155,7 @@ pub fn match_collectives(ranks: &[RankTrace], offsets_ns: &[i64]) -> Vec<Collect
                 starts_ns: starts,
                 ends_ns: ends,
                 spans: ks.iter().map(|k| k.span).collect(),
+                kernels: idx,
             }
         })
         .collect();

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Distribution {
     pub count: usize,
     pub median_ns: i64,

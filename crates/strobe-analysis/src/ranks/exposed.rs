@@ -7,17 +7,17 @@
 //! `wait − |compute ∩ [start, start + wait)|` blocked the rank.
 
 use super::collectives::Collective;
+use super::digest::RankDigest;
 use super::unions::clipped;
-use strobe_store::Store;
 
-/// Rank `i`'s (index in rank order) exposed wait at `c`, `compute` its compute union.
-pub fn exposed_wait(c: &Collective, i: usize, store: &Store, compute: &[(i64, i64)]) -> i64 {
+/// Rank `i`'s (index in rank order) exposed wait at `c`, `rank` its digest.
+pub fn exposed_wait(c: &Collective, i: usize, rank: &RankDigest) -> i64 {
     let wait = c.skew_ns - c.arrival_ns[i];
     if wait <= 0 {
         return 0;
     }
-    let start = store.span_start(c.spans[i]);
-    wait - clipped(compute, start, start + wait)
+    let start = rank.comm[c.kernels[i]].start;
+    wait - clipped(&rank.compute, start, start + wait)
 }
 
 /// The rank `c` waited for: the last to arrive (the lowest on an exact tie).

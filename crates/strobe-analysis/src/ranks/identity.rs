@@ -6,7 +6,7 @@
 use serde::Serialize;
 use strobe_store::Store;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RankFrom {
     /// `distributedInfo.rank` (Kineto) or the equivalent the importer stored.
@@ -56,13 +56,24 @@ pub fn rank_from_file_name(path: &str) -> Option<i64> {
 
 /// The rank of each trace, in the order given (`sources[i]` is the path of `stores[i]`).
 pub fn identify_ranks(stores: &[&Store], sources: &[&str]) -> Vec<RankIdentity> {
-    let ids: Vec<RankIdentity> = stores
+    let claims: Vec<super::digest::RankClaim> = stores
+        .iter()
+        .map(|s| super::digest::RankClaim {
+            meta_rank: s.meta.distributed.as_ref().and_then(|d| d.rank),
+            split: s.meta.extra.get("rank_from").and_then(|v| v.as_str()).map(str::to_string),
+        })
+        .collect();
+    identify(&claims, sources)
+}
+
+/// The rank of each trace from what it claims (`claims[i]` from the trace at `sources[i]`).
+pub fn identify(claims: &[super::digest::RankClaim], sources: &[&str]) -> Vec<RankIdentity> {
+    let ids: Vec<RankIdentity> = claims
         .iter()
         .enumerate()
-        .map(|(i, s)| {
-            let split = s.meta.extra.get("rank_from").and_then(|v| v.as_str());
-            if let Some(r) = s.meta.distributed.as_ref().and_then(|d| d.rank) {
-                let from = match split {
+        .map(|(i, c)| {
+            if let Some(r) = c.meta_rank {
+                let from = match c.split.as_deref() {
                     Some("device order") => RankFrom::DeviceOrder,
                     Some("process order") => RankFrom::ProcessOrder,
                     _ => RankFrom::Metadata,

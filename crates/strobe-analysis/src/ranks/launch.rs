@@ -15,7 +15,7 @@ use serde::Serialize;
 use strobe_model::{LaneKind, SpanKind};
 use strobe_store::Store;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct LaunchParams {
     pub short_kernel_ns: i64,
     pub runtime_cutoff_ns: i64,
@@ -75,14 +75,14 @@ pub fn launch_pairs(store: &Store) -> Vec<LaunchPair> {
     out
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct LaunchOutlier {
     pub name: String,
     pub gpu_start_ns: i64,
     pub value_ns: i64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct LaunchStats {
     pub rank: i64,
     pub params: LaunchParams,

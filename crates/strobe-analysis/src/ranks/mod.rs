@@ -9,6 +9,7 @@
 pub mod align;
 pub mod breakdown;
 pub mod collectives;
+pub mod digest;
 pub mod distribution;
 pub mod exposed;
 pub mod identity;

@@ -2,17 +2,18 @@
 //! the collectives, the stragglers with their evidence and the HTA-parity tables, as data
 //! (JSON) and as text.
 
-use super::align::{align, Alignment, RankAlignment};
+use super::align::{align_digests, Alignment, RankAlignment};
 use super::breakdown::{
-    comm_overlap, kernel_breakdown, temporal_breakdown, CommOverlap, KernelBreakdown, TemporalBreakdown,
+    comm_overlap, kernel_breakdown_of, temporal_breakdown, CommOverlap, KernelBreakdown, TemporalBreakdown,
 };
-use super::collectives::{match_collectives, Collective};
-use super::identity::{identify_ranks, RankFrom};
-use super::launch::{launch_stats, LaunchParams, LaunchStats};
+use super::collectives::{match_digests, Collective};
+use super::digest::{digest, RankDigest};
+use super::identity::{identify, identify_ranks, RankFrom};
+use super::launch::LaunchStats;
 use super::memcpy_bandwidth::{memcpy_bandwidth, BandwidthSeries};
 use super::queue::{queue_length, QueueSeries};
-use super::step_table::{rank_summaries, step_table, RankStepSummary, StepRow};
-use super::straggler::{find_stragglers, StepStraggler, Straggler, StragglerParams, StragglerPattern};
+use super::step_table::{rank_summaries_of, step_table_of, RankStepSummary, StepRow};
+use super::straggler::{find_stragglers_of, StepStraggler, Straggler, StragglerParams, StragglerPattern};
 use super::RankTrace;
 use crate::gpu_time::GpuTime;
 use crate::report::{fmt_ns, Report};
@@ -34,8 +35,13 @@ pub struct RankEntry {
     /// ns added to this rank's times by the alignment.
     pub offset_ns: i64,
     pub gpus: Vec<GpuTime>,
-    /// The single-trace report of this rank, as `strobe report FILE` gives it.
-    pub report: Report,
+    /// Where its steps came from (`profiler_step`, `nvtx`, …), if it has steps.
+    #[serde(skip)]
+    pub steps_from: Option<String>,
+    /// The single-trace report of this rank, as `strobe report FILE` gives it; absent in a
+    /// report merged from summaries (open the rank's trace for it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<Report>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -87,7 +93,8 @@ pub fn multi_rank_report(traces: &[(&str, &Store)], how: Alignment, top: usize) 
     multi_rank_report_with(traces, how, top, &RankOptions::default())
 }
 
-/// `multi_rank_report` with the steps found by `opts.steps`.
+/// `multi_rank_report` with the steps found by `opts.steps`: each rank's single-trace report
+/// and digest (`digest`), in parallel, then `merge_digests` on the digests.
 pub fn multi_rank_report_with(
     traces: &[(&str, &Store)],
     how: Alignment,
@@ -97,18 +104,86 @@ pub fn multi_rank_report_with(
     let stores: Vec<&Store> = traces.iter().map(|t| t.1).collect();
     let sources: Vec<&str> = traces.iter().map(|t| t.0).collect();
     let ids = identify_ranks(&stores, &sources);
-    let mut order: Vec<usize> = (0..traces.len()).collect();
-    order.sort_by_key(|&i| ids[i].rank);
-    let rank_steps: Vec<Vec<crate::steps::Step>> =
-        order.par_iter().map(|&i| super::rank_steps(traces[i].1, &opts.steps)).collect();
-    let ranks: Vec<RankTrace> = order
-        .iter()
-        .zip(&rank_steps)
-        .map(|(&i, steps)| RankTrace { rank: ids[i].rank, source: traces[i].0, store: traces[i].1, steps })
+    // the per-rank work is independent: one rank per core (64 ranks must stay quick)
+    let per_rank: Vec<(RankDigest, Report, RankQueues, RankBandwidth)> = (0..traces.len())
+        .into_par_iter()
+        .map(|i| {
+            let (source, store) = traces[i];
+            let rank = ids[i].rank;
+            let steps = super::rank_steps(store, &opts.steps);
+            let r = RankTrace { rank, source, store, steps: &steps };
+            let report = crate::report::report_with(store, top, &opts.steps, Default::default());
+            let d = digest(&r, &report.gpus, opts.straggler.top_kernels);
+            let queues = RankQueues { rank, streams: queue_length(store) };
+            let bandwidth = RankBandwidth { rank, copies: memcpy_bandwidth(store) };
+            (d, report, queues, bandwidth)
+        })
         .collect();
-    let mut alignment = align(&ranks, how);
-    let collectives = match_collectives(&ranks, &alignment.offsets_ns);
-    let mut steps = step_table(&ranks, &collectives);
+    let mut extras: Vec<Option<(Report, RankQueues, RankBandwidth)>> = Vec::with_capacity(per_rank.len());
+    let mut digests = Vec::with_capacity(per_rank.len());
+    for (d, report, q, b) in per_rank {
+        digests.push(d);
+        extras.push(Some((report, q, b)));
+    }
+    let (mut out, order) = merge(digests, how, opts);
+    // what only a whole store gives: the single-trace report, queues, copy bandwidth
+    for (e, &i) in out.ranks.iter_mut().zip(&order) {
+        if let Some((report, q, b)) = extras[i].take() {
+            e.report = Some(report);
+            out.queue_length.push(q);
+            out.memcpy_bandwidth.push(b);
+        }
+    }
+    out
+}
+
+/// Each trace's digest (in the order given) and identity: the per-rank half of the report,
+/// what `strobe summarize` writes. The per-device figures come from the rank's single-trace
+/// report, as in `multi_rank_report_with`.
+pub fn rank_digests(traces: &[(&str, &Store)], opts: &RankOptions) -> Vec<(RankDigest, super::identity::RankIdentity)> {
+    let stores: Vec<&Store> = traces.iter().map(|t| t.1).collect();
+    let sources: Vec<&str> = traces.iter().map(|t| t.0).collect();
+    let ids = identify_ranks(&stores, &sources);
+    (0..traces.len())
+        .into_par_iter()
+        .map(|i| {
+            let (source, store) = traces[i];
+            let steps = super::rank_steps(store, &opts.steps);
+            let r = RankTrace { rank: ids[i].rank, source, store, steps: &steps };
+            let report = crate::report::report_with(store, 1, &opts.steps, Default::default());
+            (digest(&r, &report.gpus, opts.straggler.top_kernels), ids[i].clone())
+        })
+        .collect()
+}
+
+/// The several-rank report from the ranks' digests alone (in any order; from `digest`, or read
+/// back from summaries): identity, alignment, collectives, the rank–step table, stragglers and
+/// the HTA tables, figure for figure as `multi_rank_report_with` gives them on the traces. What
+/// a digest does not hold is left out: each rank's single-trace `report`, the queue lengths and
+/// the copy bandwidth series.
+pub fn merge_digests(digests: Vec<RankDigest>, how: Alignment, opts: &RankOptions) -> MultiRankReport {
+    merge(digests, how, opts).0
+}
+
+/// `merge_digests`, with the index given of each rank of the report, in its order.
+fn merge(digests: Vec<RankDigest>, how: Alignment, opts: &RankOptions) -> (MultiRankReport, Vec<usize>) {
+    let claims: Vec<super::digest::RankClaim> = digests.iter().map(|d| d.claim.clone()).collect();
+    let sources: Vec<&str> = digests.iter().map(|d| d.source.as_str()).collect();
+    let ids = identify(&claims, &sources);
+    let mut order: Vec<usize> = (0..digests.len()).collect();
+    order.sort_by_key(|&i| ids[i].rank);
+    let mut slots: Vec<Option<RankDigest>> = digests.into_iter().map(Some).collect();
+    let ranks: Vec<RankDigest> = order
+        .iter()
+        .filter_map(|&i| {
+            let mut d = slots[i].take()?;
+            d.rank = ids[i].rank;
+            Some(d)
+        })
+        .collect();
+    let mut alignment = align_digests(&ranks, how);
+    let collectives = match_digests(&ranks, &alignment.offsets_ns);
+    let mut steps = step_table_of(&ranks, &collectives);
     let max_skew = collectives.iter().map(|c| c.skew_ns).max();
     if let (Some(res), Some(skew)) = (alignment.residual_ns, max_skew) {
         if res > skew {
@@ -131,30 +206,15 @@ pub fn multi_rank_report_with(
             pattern: StragglerPattern::None,
         }
     } else {
-        find_stragglers(&ranks, &collectives, &mut steps, &opts.straggler)
+        find_stragglers_of(&ranks, &collectives, &mut steps, &opts.straggler)
     };
-    // the per-rank tables are independent: one rank per core (64 ranks must stay quick)
-    let per_rank: Vec<PerRank> = ranks
-        .par_iter()
-        .map(|r| {
-            let report = crate::report::report_with(r.store, top, &opts.steps, Default::default());
-            PerRank {
-                temporal: temporal_breakdown(r.rank, &report.gpus),
-                overlap: comm_overlap(r.rank, &report.gpus),
-                report,
-                kernels: kernel_breakdown(r.rank, r.store, 0.8),
-                launch: launch_stats(r.rank, r.store, &LaunchParams::default()),
-                queues: RankQueues { rank: r.rank, streams: queue_length(r.store) },
-                bandwidth: RankBandwidth { rank: r.rank, copies: memcpy_bandwidth(r.store) },
-            }
-        })
-        .collect();
+    let numbers: Vec<i64> = ranks.iter().map(|r| r.rank).collect();
     let mut out = MultiRankReport {
         ranks: Vec::with_capacity(ranks.len()),
-        rank_summary: rank_summaries(&ranks, &steps),
+        rank_summary: rank_summaries_of(&numbers, &steps),
         step_anomalies: ranks
             .iter()
-            .flat_map(|r| crate::anomalies::step_anomalies(r.store, r.steps, Some(r.rank), crate::anomalies::DEFAULT_K))
+            .flat_map(|r| r.step_anomalies.iter().map(|a| crate::anomalies::with_rank(a.clone(), Some(r.rank))))
             .collect(),
         steps,
         stragglers: st.stragglers,
@@ -171,35 +231,24 @@ pub fn multi_rank_report_with(
         memcpy_bandwidth: Vec::new(),
         alignment: alignment.clone(),
     };
-    for (((&i, r), &offset_ns), p) in order.iter().zip(&ranks).zip(&alignment.offsets_ns).zip(per_rank) {
+    for ((&i, r), &offset_ns) in order.iter().zip(ranks).zip(&alignment.offsets_ns) {
+        out.temporal_breakdown.push(temporal_breakdown(r.rank, &r.gpus));
+        out.comm_overlap.push(comm_overlap(r.rank, &r.gpus));
+        out.kernel_breakdown.push(kernel_breakdown_of(r.rank, &r.kernels, 0.8));
+        out.launch_stats.push(LaunchStats { rank: r.rank, ..r.launch });
         out.ranks.push(RankEntry {
             rank: r.rank,
-            source: r.source.to_string(),
+            source: r.source,
             rank_from: ids[i].from,
-            pid: super::identity::rank_process(r.store),
-            devices: super::identity::rank_devices(r.store),
+            pid: r.pid,
+            devices: r.devices,
             offset_ns,
-            gpus: p.report.gpus.clone(),
-            report: p.report,
+            gpus: r.gpus,
+            steps_from: r.steps.first().map(|s| s.source.as_str().to_string()),
+            report: None,
         });
-        out.temporal_breakdown.push(p.temporal);
-        out.kernel_breakdown.push(p.kernels);
-        out.comm_overlap.push(p.overlap);
-        out.launch_stats.push(p.launch);
-        out.queue_length.push(p.queues);
-        out.memcpy_bandwidth.push(p.bandwidth);
     }
-    out
-}
-
-struct PerRank {
-    report: Report,
-    temporal: TemporalBreakdown,
-    kernels: KernelBreakdown,
-    overlap: CommOverlap,
-    launch: LaunchStats,
-    queues: RankQueues,
-    bandwidth: RankBandwidth,
+    (out, order)
 }
 
 fn ms(ns: i64) -> String {
@@ -235,7 +284,7 @@ pub fn to_text(r: &MultiRankReport) -> String {
         let _ = writeln!(o, "  REFUSED: {why}");
     }
     if !r.steps.is_empty() {
-        let src = r.ranks.first().and_then(|e| e.report.steps.first()).map(|s| s.source.as_str()).unwrap_or("-");
+        let src = r.ranks.first().and_then(|e| e.steps_from.as_deref()).unwrap_or("-");
         let _ = writeln!(
             o,
             "\nSteps ({src}; ms): step, rank, dur, compute, comm, exposed comm, idle, wait, exposed wait, score"

@@ -10,8 +10,8 @@
 //! the best rank's own time (`dur − exposed_wait`) / this rank's.
 
 use super::collectives::Collective;
+use super::digest::RankDigest;
 use super::exposed::exposed_wait;
-use super::unions::{clipped, rank_unions};
 use super::RankTrace;
 use crate::steps::step_number;
 use serde::Serialize;
@@ -50,9 +50,13 @@ pub struct StepRow {
 /// The table for `ranks` (sorted by rank) and their matched `collectives`, steps in number
 /// order. A step missing on some ranks has rows only for the ranks that have it.
 pub fn step_table(ranks: &[RankTrace], collectives: &[Collective]) -> Vec<StepRow> {
-    let per_rank: Vec<(&[crate::steps::Step], super::unions::RankUnions)> =
-        ranks.iter().map(|r| (r.steps, rank_unions(r.store))).collect();
-    let mut names: Vec<String> = per_rank.iter().flat_map(|(s, _)| s.iter().map(|x| x.name.clone())).collect();
+    step_table_of(&super::digest::digests(ranks), collectives)
+}
+
+/// `step_table` on the ranks' digests (sorted by rank): the rank's own figures of each step
+/// come with its digest (`StepFigures`), the waits from the matched collectives.
+pub fn step_table_of(ranks: &[RankDigest], collectives: &[Collective]) -> Vec<StepRow> {
+    let mut names: Vec<String> = ranks.iter().flat_map(|r| r.steps.iter().map(|x| x.name.clone())).collect();
     names.sort_by(|a, b| (step_number(a), a).cmp(&(step_number(b), b)));
     names.dedup();
     names
@@ -61,22 +65,20 @@ pub fn step_table(ranks: &[RankTrace], collectives: &[Collective]) -> Vec<StepRo
             let mine: Vec<&Collective> = collectives.iter().filter(|c| c.step.as_deref() == Some(&name)).collect();
             let per = ranks
                 .iter()
-                .zip(&per_rank)
                 .enumerate()
-                .filter_map(|(i, (r, (steps, u)))| {
-                    let s = steps.iter().find(|s| s.name == name)?;
-                    let (a, b) = (s.start_ns, s.start_ns + s.dur_ns);
-                    let comm = clipped(&u.comm, a, b);
+                .filter_map(|(i, r)| {
+                    let k = r.steps.iter().position(|s| s.name == name)?;
+                    let (s, f) = (&r.steps[k], r.step_figures.get(k).copied().unwrap_or_default());
                     Some(RankStep {
                         rank: r.rank,
                         start_ns: s.start_ns,
                         dur_ns: s.dur_ns,
-                        compute_ns: clipped(&u.compute, a, b),
-                        comm_ns: comm,
-                        exposed_comm_ns: comm - clipped(&u.overlapped, a, b),
-                        idle_ns: s.dur_ns - clipped(&u.busy, a, b),
+                        compute_ns: f.compute_ns,
+                        comm_ns: f.comm_ns,
+                        exposed_comm_ns: f.exposed_comm_ns,
+                        idle_ns: f.idle_ns,
                         wait_ns: mine.iter().map(|c| c.skew_ns - c.arrival_ns[i]).sum(),
-                        exposed_wait_ns: mine.iter().map(|c| exposed_wait(c, i, r.store, &u.compute)).sum(),
+                        exposed_wait_ns: mine.iter().map(|c| exposed_wait(c, i, r)).sum(),
                         score: 1.0,
                     })
                 })
@@ -111,15 +113,20 @@ pub struct RankStepSummary {
 }
 
 pub fn rank_summaries(ranks: &[RankTrace], table: &[StepRow]) -> Vec<RankStepSummary> {
+    rank_summaries_of(&ranks.iter().map(|r| r.rank).collect::<Vec<_>>(), table)
+}
+
+/// `rank_summaries` for the rank numbers `ranks` (ascending).
+pub fn rank_summaries_of(ranks: &[i64], table: &[StepRow]) -> Vec<RankStepSummary> {
     ranks
         .iter()
-        .map(|r| {
+        .map(|&rank| {
             let mine: Vec<&RankStep> =
-                table.iter().flat_map(|s| s.per_rank.iter()).filter(|x| x.rank == r.rank).collect();
+                table.iter().flat_map(|s| s.per_rank.iter()).filter(|x| x.rank == rank).collect();
             let dur: Vec<i64> = mine.iter().map(|x| x.dur_ns).collect();
             let wait: Vec<i64> = mine.iter().map(|x| x.wait_ns).collect();
             RankStepSummary {
-                rank: r.rank,
+                rank,
                 step_time: super::distribution::Distribution::of(&dur),
                 wait: super::distribution::Distribution::of(&wait),
             }

@@ -22,9 +22,10 @@
 //! arrival, and how long its GPU sat idle there (a gap the CPU left).
 
 use super::collectives::Collective;
+use super::digest::RankDigest;
 use super::exposed::{exposed_wait, waited_for};
 use super::step_table::StepRow;
-use super::unions::{clipped, rank_unions};
+use super::unions::{clipped, RankUnions};
 use super::RankTrace;
 use crate::report::fmt_ns;
 use crate::stats::median;
@@ -62,7 +63,7 @@ pub struct CollectiveEvidence {
     pub straggler_last: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct KernelInWindow {
     pub name: String,
     pub count: u64,
@@ -160,10 +161,19 @@ pub fn find_stragglers(
     table: &mut [StepRow],
     params: &StragglerParams,
 ) -> StragglerReport {
+    find_stragglers_of(&super::digest::digests(ranks), collectives, table, params)
+}
+
+/// `find_stragglers` on the ranks' digests (sorted by rank).
+pub fn find_stragglers_of(
+    ranks: &[RankDigest],
+    collectives: &[Collective],
+    table: &mut [StepRow],
+    params: &StragglerParams,
+) -> StragglerReport {
     let durs: Vec<i64> = table.iter().flat_map(|s| s.per_rank.iter().map(|r| r.dur_ns)).collect();
     let median_step_ns = median(&durs).unwrap_or(0);
     let threshold = params.min_wait_fraction * median_step_ns as f64;
-    let computes: Vec<Vec<(i64, i64)>> = ranks.iter().map(|r| rank_unions(r.store).compute).collect();
     struct Found {
         row: usize,
         idx: usize,
@@ -186,7 +196,7 @@ pub fn find_stragglers(
             let Some(target) = waited_for(c).and_then(|t| ranks.iter().position(|r| r.rank == t)) else { continue };
             for (j, r) in ranks.iter().enumerate() {
                 if j != target {
-                    spent[j][target] += exposed_wait(c, j, r.store, &computes[j]);
+                    spent[j][target] += exposed_wait(c, j, r);
                 }
             }
         }
@@ -248,11 +258,20 @@ pub fn find_stragglers(
                 straggler_last: c.last_ranks.contains(&rank),
             })
             .collect();
-        let step_start = row.per_rank.iter().find(|r| r.rank == rank).map(|r| r.start_ns);
-        let before = mine
-            .iter()
-            .find(|c| c.last_ranks.contains(&rank))
-            .map(|c| before_collective(ranks[idx].store, c, idx, step_start, params.top_kernels));
+        let before = mine.iter().find(|c| c.last_ranks.contains(&rank)).and_then(|c| {
+            let w = ranks[idx].comm[c.kernels[idx]].before.as_ref()?;
+            let mut top_kernels = w.top_kernels.clone();
+            top_kernels.truncate(params.top_kernels);
+            Some(BeforeLateCollective {
+                collective: c.name.clone(),
+                occurrence: c.occurrence,
+                window_start_ns: w.window_start_ns,
+                window_end_ns: w.window_end_ns,
+                compute_ns: w.compute_ns,
+                gpu_idle_ns: w.gpu_idle_ns,
+                top_kernels,
+            })
+        });
         let mut s = StepStraggler {
             step: row.name.clone(),
             rank,
@@ -293,21 +312,28 @@ pub fn find_stragglers(
     StragglerReport { median_step_ns, threshold_ns: threshold.round() as i64, by_step, stragglers, pattern }
 }
 
-fn before_collective(
+/// The window before one comm kernel of a rank, in its own clock: from its previous comm
+/// kernel's end or its step's start, the later, to the kernel's start (its arrival).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct BeforeWindow {
+    pub window_start_ns: i64,
+    pub window_end_ns: i64,
+    pub compute_ns: i64,
+    pub gpu_idle_ns: i64,
+    /// The non-comm kernels by time inside the window, largest first, at most `top`.
+    pub top_kernels: Vec<KernelInWindow>,
+}
+
+/// The window before the comm kernel starting at `arrival` of `store` (unions `u`), given the
+/// previous comm kernel's end and the start of the step that launched it.
+pub fn before_window(
     store: &Store,
-    c: &Collective,
-    idx: usize,
+    u: &RankUnions,
+    arrival: i64,
+    prev_comm_end: Option<i64>,
     step_start: Option<i64>,
     top: usize,
-) -> BeforeLateCollective {
-    let span = c.spans[idx];
-    let arrival = store.span_start(span);
-    // the straggler's previous comm kernel's end, else the step start
-    let prev_comm_end = super::collectives::comm_kernels(store)
-        .iter()
-        .filter(|k| k.span != span && k.end <= arrival)
-        .map(|k| k.end)
-        .max();
+) -> BeforeWindow {
     let start = match (prev_comm_end, step_start) {
         (Some(p), Some(s)) => p.max(s),
         (Some(p), None) => p,
@@ -315,10 +341,9 @@ fn before_collective(
         (None, None) => arrival,
     }
     .min(arrival);
-    let u = rank_unions(store);
     let mut by_name: std::collections::HashMap<u32, (u64, i64, i64)> = Default::default();
     for (lane, desc) in store.lanes.iter().enumerate() {
-        if !matches!(desc.kind, LaneKind::GpuStream { .. }) {
+        if !matches!(desc.kind, LaneKind::GpuStream { .. }) || start >= arrival {
             continue;
         }
         store.query_window(lane as u32, start, arrival, |m| {
@@ -348,9 +373,7 @@ fn before_collective(
         .collect();
     top_kernels.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.name.cmp(&b.name)));
     top_kernels.truncate(top);
-    BeforeLateCollective {
-        collective: c.name.clone(),
-        occurrence: c.occurrence,
+    BeforeWindow {
         window_start_ns: start,
         window_end_ns: arrival,
         compute_ns: clipped(&u.compute, start, arrival),
