@@ -13,6 +13,7 @@ pub mod memory;
 pub mod memory_level;
 pub mod ncu_match;
 pub mod ncu_tensor;
+pub mod pipeline;
 pub mod ranks;
 pub mod report;
 pub mod roofline;

@@ -71,6 +71,8 @@ pub struct MultiRankReport {
     pub launch_stats: Vec<LaunchStats>,
     pub queue_length: Vec<RankQueues>,
     pub memcpy_bandwidth: Vec<RankBandwidth>,
+    /// Stages, schedule, bubbles and P2P of a pipeline-parallel job; null without one.
+    pub pipeline: Option<crate::pipeline::PipelineReport>,
 }
 
 /// What the several-rank report is asked for beyond the alignment.
@@ -79,6 +81,8 @@ pub struct RankOptions {
     /// How each rank's steps are found (`--steps REGEX`).
     pub steps: StepRule,
     pub straggler: StragglerParams,
+    /// How microbatch ranges are named (`--microbatches REGEX`).
+    pub microbatches: crate::pipeline::microbatch::MicrobatchRule,
 }
 
 /// The report over `traces` (source path, store), in any order: ranks are identified
@@ -107,6 +111,7 @@ pub fn multi_rank_report_with(
         .map(|(&i, steps)| RankTrace { rank: ids[i].rank, source: traces[i].0, store: traces[i].1, steps })
         .collect();
     let mut alignment = align(&ranks, how);
+    let pipeline = crate::pipeline::analyze(&ranks, &opts.microbatches).map(|p| p.report);
     let collectives = match_collectives(&ranks, &alignment.offsets_ns);
     let mut steps = step_table(&ranks, &collectives);
     let max_skew = collectives.iter().map(|c| c.skew_ns).max();
@@ -170,6 +175,7 @@ pub fn multi_rank_report_with(
         queue_length: Vec::new(),
         memcpy_bandwidth: Vec::new(),
         alignment: alignment.clone(),
+        pipeline,
     };
     for (((&i, r), &offset_ns), p) in order.iter().zip(&ranks).zip(&alignment.offsets_ns).zip(per_rank) {
         out.ranks.push(RankEntry {
@@ -306,6 +312,9 @@ pub fn to_text(r: &MultiRankReport) -> String {
                 fmt_ns(s.wait.max_ns)
             );
         }
+    }
+    if let Some(p) = &r.pipeline {
+        o.push_str(&crate::pipeline::text::to_text(p));
     }
     let _ = writeln!(o, "\nTemporal breakdown (HTA): compute / non-compute / idle of the GPU window");
     for (t, c) in r.temporal_breakdown.iter().zip(&r.comm_overlap) {
