@@ -57,3 +57,7 @@ python3 tests/expected/steps_expected.py sample-traces/nsys_gpt_single.sqlite > 
 echo tests/expected/nsys_gpt_single.steps.json
 echo tests/expected/ddp.ranks.json tests/expected/hta_sampled.ranks.json tests/expected/ddp.diff.json
 python3 tests/expected/nsys_2proc_expected.py sample-traces/nsys_ddp_2proc.sqlite > tests/expected/nsys_ddp_2proc.json
+for s in gpipe 1f1b; do
+  python3 tests/expected/pipeline_expected.py tests/expected/pp4_$s.pipeline.json sample-traces/pp4_${s}_rank{0,1,2,3}.json.gz
+  echo tests/expected/pp4_$s.pipeline.json
+done
