@@ -113,12 +113,21 @@ fn report_json_names_the_pipeline_or_null() {
 
 #[test]
 fn without_annotations_microbatches_come_from_the_transfers() {
-    // a user pattern that never matches leaves only the transfers to go by
+    // a user pattern that matches nothing leaves only the transfers to go by
     let rule = MicrobatchRule::from_pattern("(?P<phase>nothing)(?P<mb>x)").unwrap();
-    let s = stores("gpipe");
-    let want = expected("pp4_gpipe.pipeline.json");
-    let p = run(&s, &rule).expect("a pipeline");
-    // the built-in names still match: the user's pattern comes first, not instead
-    assert_eq!(p.report.microbatch_source, MicrobatchSource::Annotation);
-    assert_eq!(p.report.stage_order, want["stage_order"].as_array().unwrap().iter().map(i).collect::<Vec<_>>());
+    for set in ["gpipe", "1f1b"] {
+        let want = expected(&format!("pp4_{set}.pipeline.json"));
+        let p = run(&stores(set), &rule).expect("a pipeline");
+        assert_eq!(p.report.microbatch_source, MicrobatchSource::Transfers);
+        let order: Vec<i64> = want["stage_order"].as_array().unwrap().iter().map(i).collect();
+        assert_eq!(p.report.stage_order, order);
+        assert_eq!(p.report.microbatches as i64, i(&want["microbatches"]), "{set}");
+        for (s, w) in p.report.steps.iter().zip(want["steps"].as_array().unwrap()) {
+            for (row, wr) in s.stages.iter().zip(w["stages"].as_array().unwrap()) {
+                let ctx = format!("{set} {} stage {}", s.name, row.stage);
+                assert_eq!(row.forward as i64, i(&wr["forward"]), "{ctx} forwards");
+                assert_eq!(row.backward as i64, i(&wr["backward"]), "{ctx} backwards");
+            }
+        }
+    }
 }

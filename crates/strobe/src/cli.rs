@@ -63,7 +63,7 @@ pub enum Command {
         steps: Option<String>,
         /// With several ranks: microbatch work is the CPU/NVTX ranges whose whole name matches
         /// REGEX, with named groups `phase` (forward/backward/weight…) and `mb` (its number),
-        /// before the built-in names (`Forward 3`, `PP:0F3`, …): docs/pipeline.md.
+        /// instead of the built-in names (`Forward 3`, `PP:0F3`, …): docs/pipeline.md.
         #[arg(long, value_name = "REGEX")]
         microbatches: Option<String>,
         /// Compute ceiling for the efficiency figures, in TFLOP/s (every unit), instead of the

@@ -2,9 +2,9 @@
 //! microbatch number.
 //!
 //! From annotations where the framework writes them (CPU `record_function` or NVTX ranges,
-//! outermost only), by the first rule that matches a whole name:
-//! - the user's pattern (`--microbatches REGEX`), with named groups `phase` (a word starting
-//!   with f, b, w or i: forward, backward, weight, backward-input) and `mb` (the number);
+//! outermost only): the user's pattern (`--microbatches REGEX`, with named groups `phase`, a
+//! word starting with f, b, w or i: forward, backward, weight, backward-input, and `mb`, the
+//! number) where given, instead of the built-in names, else the first of:
 //! - torch.distributed.pipelining's runtime actions, `PP:<stage><F|B|I|W><mb>` (the stage
 //!   is the chunk);
 //! - names like `Forward 3`, `Backward 3` (torch.distributed.pipelining's single-stage
@@ -12,7 +12,10 @@
 //!
 //! Where no range matches, from the transfers (`from_transfers`): the work between two
 //! transfers, forward when it ends in a send downstream (or follows a receive from
-//! upstream), backward when it ends in a send upstream (or follows one from downstream).
+//! upstream), backward when it ends in a send upstream (or follows one from downstream). A gap
+//! that follows a receive of one phase and ends in a send of the other holds both (the last
+//! stage's forward and backward of 1F1B, the first stage's backward then forward): it counts
+//! as one of each, both over the same range.
 
 use super::p2p::{Dir, P2pOp};
 use regex::Regex;
@@ -72,8 +75,8 @@ pub struct MicrobatchRule {
 }
 
 impl MicrobatchRule {
-    /// A rule from `--microbatches REGEX`: it must match a whole name and name the groups
-    /// `phase` and `mb`.
+    /// A rule from `--microbatches REGEX`, instead of the built-in names: it must match a
+    /// whole name and name the groups `phase` and `mb`.
     pub fn from_pattern(p: &str) -> Result<MicrobatchRule, String> {
         let r = Regex::new(&format!("^(?:{p})$"))
             .map_err(|e| format!("--microbatches {p:?}: not a valid regular expression: {e}"))?;
@@ -110,10 +113,13 @@ fn phase_of(word: &str) -> Option<Phase> {
     }
 }
 
-/// The microbatch a range's name reads as, by `rule` then the built-in names.
+/// The microbatch a range's name reads as, by `rule`'s pattern, else the built-in names.
 pub fn parse_name(rule: &MicrobatchRule, name: &str) -> Option<(Phase, u32, Option<u32>)> {
-    let user = rule.pattern.iter();
-    for r in user.chain(builtin().iter()) {
+    let rules: &[Regex] = match &rule.pattern {
+        Some(p) => std::slice::from_ref(p),
+        None => builtin(),
+    };
+    for r in rules {
         if let Some(c) = r.captures(name) {
             let phase = phase_of(c.name("phase")?.as_str())?;
             let mb = c.name("mb")?.as_str().parse().ok()?;
@@ -186,7 +192,11 @@ pub fn from_transfers(ops: &[&P2pOp], up: Option<i64>, down: Option<i64>, t0: i6
                 (Dir::Recv, p) if p.is_some() && p == down => Some(Phase::Backward),
                 _ => None,
             });
-            if let Some(phase) = by_next.or(by_prev) {
+            let phases: Vec<Phase> = match (by_prev, by_next) {
+                (Some(a), Some(b)) if a != b => vec![a, b],
+                (a, b) => b.or(a).into_iter().collect(),
+            };
+            for phase in phases {
                 let c = &mut counts[(phase != Phase::Forward) as usize];
                 out.push(Microbatch { phase, index: *c, chunk: None, span: None, start_ns: cursor, end_ns: end });
                 *c += 1;
