@@ -186,7 +186,14 @@ impl Cli {
                 let peaks = strobe_analysis::efficiency::PeakOverride { tflops: peak_tflops, gbps: peak_gbps };
                 let expanded = crate::ranks::expand_inputs(&files)?;
                 if expanded.len() > 1 {
-                    return crate::ranks::report(&expanded, self.cache_dir.as_deref(), json, top, align.into(), &rank_opts);
+                    return crate::ranks::report(
+                        &expanded,
+                        self.cache_dir.as_deref(),
+                        json,
+                        top,
+                        align.into(),
+                        &rank_opts,
+                    );
                 }
                 let file = expanded.into_iter().next().unwrap_or_default();
                 if crate::ranks::is_multi_process_nsys(&file) {

@@ -43,21 +43,15 @@ pub struct StageStep {
 /// flight less the non-transfer CPU ops that started during it on the same thread.
 pub fn wait_intervals(store: &Store, ops: &[P2pOp]) -> Vec<(i64, i64)> {
     // a work record without its call is in flight asynchronously: only calls count as spent
-    let mut out: Vec<(i64, i64)> = ops
-        .iter()
-        .filter(|o| store.span_kind(o.span) == SpanKind::CpuOp)
-        .map(|o| (o.start_ns, o.end_ns))
-        .collect();
+    let mut out: Vec<(i64, i64)> =
+        ops.iter().filter(|o| store.span_kind(o.span) == SpanKind::CpuOp).map(|o| (o.start_ns, o.end_ns)).collect();
     for o in ops.iter().filter(|o| o.dir == Dir::Recv && o.flight_end_ns > o.flight_start_ns) {
         let (s, e) = (o.flight_start_ns, o.flight_end_ns);
         let v = store.lane_view(o.lane);
         let mut busy = Vec::new();
         store.query_window(o.lane, s, e, |i| {
             let sid = v.span[i];
-            if v.starts[i] >= s
-                && store.span_kind(sid) == SpanKind::CpuOp
-                && !is_p2p_name(store.span_name(sid))
-            {
+            if v.starts[i] >= s && store.span_kind(sid) == SpanKind::CpuOp && !is_p2p_name(store.span_name(sid)) {
                 busy.push((v.starts[i], v.ends[i].min(e)));
             }
         });

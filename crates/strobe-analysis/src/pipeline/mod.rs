@@ -95,10 +95,15 @@ pub fn analyze(ranks: &[RankTrace], rule: &MicrobatchRule) -> Option<Pipeline> {
         let mine = by_rank.iter().find(|x| x.0 == rank)?.1;
         mine.iter().filter_map(|o| o.peer).find(|q| stage_of.get(q) == Some(&want))
     };
-    let annotated: Vec<Vec<Microbatch>> =
-        order.par_iter().map(|&r| idx(r).map(|i| microbatch::annotated(ranks[i].store, rule)).unwrap_or_default()).collect();
-    let source =
-        if annotated.iter().all(|a| !a.is_empty()) { MicrobatchSource::Annotation } else { MicrobatchSource::Transfers };
+    let annotated: Vec<Vec<Microbatch>> = order
+        .par_iter()
+        .map(|&r| idx(r).map(|i| microbatch::annotated(ranks[i].store, rule)).unwrap_or_default())
+        .collect();
+    let source = if annotated.iter().all(|a| !a.is_empty()) {
+        MicrobatchSource::Annotation
+    } else {
+        MicrobatchSource::Transfers
+    };
     let mut prank: Vec<PipelineRank> = Vec::with_capacity(order.len());
     let mut ups: Vec<Option<i64>> = Vec::with_capacity(order.len());
     for (k, &r) in order.iter().enumerate() {
@@ -143,7 +148,9 @@ pub fn analyze(ranks: &[RankTrace], rule: &MicrobatchRule) -> Option<Pipeline> {
                 .find(|o| o.start_ns >= t0 && o.start_ns < t1)
                 .map(|o| o.flight_end_ns);
             rows.push(bubbles::stage_step(pr.stage, pr.rank, &pr.microbatches, &pr.waits, first_input, (t0, t1)));
-            mbs.push(pr.microbatches.iter().filter(|m| m.start_ns >= rs.start_ns && m.start_ns < rs.end_ns()).collect());
+            mbs.push(
+                pr.microbatches.iter().filter(|m| m.start_ns >= rs.start_ns && m.start_ns < rs.end_ns()).collect(),
+            );
         }
         if rows.len() == prank.len() {
             steps.push(PipelineStep { name: s.name.clone(), stages: rows });

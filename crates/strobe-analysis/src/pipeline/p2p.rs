@@ -11,6 +11,7 @@
 //!   time, recorded on the caller's), and with NCCL a `record_param_comms` op;
 //! - with NCCL, the kernel that carried it, `ncclDevKernel_SendRecv*` / `ncclKernel_SendRecv*`,
 //!   launched from inside the op.
+//!
 //! A work record or kernel outside any c10d op is still a transfer, with no peer.
 
 use serde::Serialize;

@@ -105,7 +105,11 @@ fn simulate(p: usize, m: usize, rank_of: &[usize], one_f_one_b: bool) -> (Vec<St
             let e = a + if f { TF } else { TB };
             let label = if f { format!("Forward {i}") } else { format!("Backward {i}") };
             evs.push((label, a, e, SpanKind::UserAnnotation, String::new()));
-            let (from, to) = if f { (s.checked_sub(1), (s + 1 < p).then_some(s + 1)) } else { ((s + 1 < p).then_some(s + 1), s.checked_sub(1)) };
+            let (from, to) = if f {
+                (s.checked_sub(1), (s + 1 < p).then_some(s + 1))
+            } else {
+                ((s + 1 < p).then_some(s + 1), s.checked_sub(1))
+            };
             if let Some(u) = from {
                 evs.push(call("c10d::recv_", rank_of[u], a));
             }
@@ -123,7 +127,9 @@ fn simulate(p: usize, m: usize, rank_of: &[usize], one_f_one_b: bool) -> (Vec<St
 fn steps_of(stores: &[Store], end: i64) -> Vec<Vec<Step>> {
     stores
         .iter()
-        .map(|_| vec![Step { name: "ProfilerStep#1".into(), start_ns: 0, dur_ns: end, source: StepSource::ProfilerStep }])
+        .map(|_| {
+            vec![Step { name: "ProfilerStep#1".into(), start_ns: 0, dur_ns: end, source: StepSource::ProfilerStep }]
+        })
         .collect()
 }
 

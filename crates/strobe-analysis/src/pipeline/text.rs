@@ -31,10 +31,7 @@ pub fn to_text(p: &PipelineReport) -> String {
     if let Some(e) = &p.bottleneck_evidence {
         let _ = writeln!(o, "  bottleneck: {e}");
     }
-    let _ = writeln!(
-        o,
-        "  step, stage, rank, F/B, work, bubble (%), warm-up, P2P wait, other idle, cool-down"
-    );
+    let _ = writeln!(o, "  step, stage, rank, F/B, work, bubble (%), warm-up, P2P wait, other idle, cool-down");
     for s in &p.steps {
         for (k, r) in s.stages.iter().enumerate() {
             let _ = writeln!(
