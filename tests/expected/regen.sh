@@ -58,3 +58,7 @@ echo tests/expected/nsys_gpt_single.steps.json
 echo tests/expected/ddp.ranks.json tests/expected/hta_sampled.ranks.json tests/expected/ddp.diff.json
 python3 tests/expected/nsys_2proc_expected.py sample-traces/nsys_ddp_2proc.sqlite > tests/expected/nsys_ddp_2proc.json
 python3 tests/expected/nvtx_gpu_expected.py sample-traces/gpt_train.json.gz forward backward optimizer > tests/expected/gpt_train.nvtx_gpu.json
+for s in gpipe 1f1b; do
+  python3 tests/expected/pipeline_expected.py tests/expected/pp4_$s.pipeline.json sample-traces/pp4_${s}_rank{0,1,2,3}.json.gz
+  echo tests/expected/pp4_$s.pipeline.json
+done

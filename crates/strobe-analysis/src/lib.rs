@@ -14,6 +14,7 @@ pub mod memory_level;
 pub mod ncu_match;
 pub mod ncu_tensor;
 pub mod nvtx_gpu;
+pub mod pipeline;
 pub mod ranks;
 pub mod report;
 pub mod roofline;

@@ -61,6 +61,11 @@ pub enum Command {
         /// ProfilerStep#N, iteration-like NVTX names, or the inferred period): docs/ranks.md.
         #[arg(long, value_name = "REGEX")]
         steps: Option<String>,
+        /// With several ranks: microbatch work is the CPU/NVTX ranges whose whole name matches
+        /// REGEX, with named groups `phase` (forward/backward/weight…) and `mb` (its number),
+        /// instead of the built-in names (`Forward 3`, `PP:0F3`, …): docs/pipeline.md.
+        #[arg(long, value_name = "REGEX")]
+        microbatches: Option<String>,
         /// Compute ceiling for the efficiency figures, in TFLOP/s (every unit), instead of the
         /// device's published peaks.
         #[arg(long, value_name = "TFLOPS")]
@@ -176,10 +181,19 @@ impl From<ExportFormat> for strobe_analysis::export::Format {
 impl Cli {
     pub fn run(self) -> anyhow::Result<()> {
         match self.command {
-            Some(Command::Report { files, json, top, align, steps, peak_tflops, peak_gbps }) => {
+            Some(Command::Report { files, json, top, align, steps, microbatches, peak_tflops, peak_gbps }) => {
                 let rule = match &steps {
                     Some(p) => strobe_analysis::steps::StepRule::from_pattern(p).map_err(anyhow::Error::msg)?,
                     None => Default::default(),
+                };
+                let rank_opts = strobe_analysis::ranks::report::RankOptions {
+                    steps: rule.clone(),
+                    microbatches: match &microbatches {
+                        Some(p) => strobe_analysis::pipeline::microbatch::MicrobatchRule::from_pattern(p)
+                            .map_err(anyhow::Error::msg)?,
+                        None => Default::default(),
+                    },
+                    ..Default::default()
                 };
                 let peaks = strobe_analysis::efficiency::PeakOverride { tflops: peak_tflops, gbps: peak_gbps };
                 if let [dir] = files.as_slice() {
@@ -189,7 +203,14 @@ impl Cli {
                 }
                 let expanded = crate::ranks::expand_inputs(&files)?;
                 if expanded.len() > 1 {
-                    return crate::ranks::report(&expanded, self.cache_dir.as_deref(), json, top, align.into(), &rule);
+                    return crate::ranks::report(
+                        &expanded,
+                        self.cache_dir.as_deref(),
+                        json,
+                        top,
+                        align.into(),
+                        &rank_opts,
+                    );
                 }
                 let file = expanded.into_iter().next().unwrap_or_default();
                 if crate::ranks::is_multi_process_nsys(&file) {
@@ -199,7 +220,7 @@ impl Cli {
                         json,
                         top,
                         align.into(),
-                        &rule,
+                        &rank_opts,
                     );
                 }
                 use strobe_analysis::{memory, report, roofline};

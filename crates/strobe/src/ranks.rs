@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use strobe_analysis::ranks::align::Alignment;
 use strobe_analysis::ranks::report::RankOptions;
-use strobe_analysis::steps::StepRule;
 use strobe_store::Store;
 
 /// Files as given, with each directory replaced by its `*.json`, `*.json.gz` and `*.sqlite`
@@ -51,11 +50,11 @@ pub fn report(
     json: bool,
     top: usize,
     how: Alignment,
-    rule: &StepRule,
+    opts: &RankOptions,
 ) -> anyhow::Result<()> {
     let stores = load_all(files, cache_dir)?;
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    emit_ranks(&names, &stores, json, top, how, rule)
+    emit_ranks(&names, &stores, json, top, how, opts)
 }
 
 fn emit_ranks(
@@ -64,11 +63,10 @@ fn emit_ranks(
     json: bool,
     top: usize,
     how: Alignment,
-    rule: &StepRule,
+    opts: &RankOptions,
 ) -> anyhow::Result<()> {
     let traces: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(stores).collect();
-    let opts = RankOptions { steps: rule.clone(), ..Default::default() };
-    let r = strobe_analysis::ranks::report::multi_rank_report_with(&traces, how, top, &opts);
+    let r = strobe_analysis::ranks::report::multi_rank_report_with(&traces, how, top, opts);
     crate::emit(json, &r, strobe_analysis::ranks::report::to_text)
 }
 
@@ -86,15 +84,15 @@ pub fn report_nsys_processes(
     json: bool,
     top: usize,
     how: Alignment,
-    rule: &StepRule,
+    opts: &RankOptions,
 ) -> anyhow::Result<()> {
     let procs = strobe_import::nsys_sqlite::gpu_processes(file)?;
-    let opts =
+    let load =
         strobe_import::LoadOptions { cache_dir: cache_dir.map(Path::to_path_buf), no_cache: false, progress: None };
     let stores: Vec<Store> =
-        procs.iter().map(|p| strobe_import::load_nsys_process(file, p, &opts)).collect::<Result<_, _>>()?;
+        procs.iter().map(|p| strobe_import::load_nsys_process(file, p, &load)).collect::<Result<_, _>>()?;
     let names: Vec<String> = procs.iter().map(|p| format!("{} (pid {})", file.display(), p.pid)).collect();
-    emit_ranks(&names, &stores, json, top, how, rule)
+    emit_ranks(&names, &stores, json, top, how, opts)
 }
 
 pub fn diff(a: &Path, b: &Path, cache_dir: Option<&Path>, json: bool, top: usize) -> anyhow::Result<()> {

@@ -77,6 +77,8 @@ pub struct MultiRankReport {
     pub launch_stats: Vec<LaunchStats>,
     pub queue_length: Vec<RankQueues>,
     pub memcpy_bandwidth: Vec<RankBandwidth>,
+    /// Stages, schedule, bubbles and P2P of a pipeline-parallel job; null without one.
+    pub pipeline: Option<crate::pipeline::PipelineReport>,
 }
 
 /// What the several-rank report is asked for beyond the alignment.
@@ -85,6 +87,8 @@ pub struct RankOptions {
     /// How each rank's steps are found (`--steps REGEX`).
     pub steps: StepRule,
     pub straggler: StragglerParams,
+    /// How microbatch ranges are named (`--microbatches REGEX`).
+    pub microbatches: crate::pipeline::microbatch::MicrobatchRule,
 }
 
 /// The report over `traces` (source path, store), in any order: ranks are identified
@@ -126,7 +130,8 @@ pub fn multi_rank_report_with(
         extras.push(Some((report, q, b)));
     }
     let (mut out, order) = merge(digests, how, opts);
-    // what only a whole store gives: the single-trace report, queues, copy bandwidth
+    // what only a whole store gives: the single-trace report, queues, copy bandwidth, and
+    // the pipeline (its microbatches are read from the ranks' spans)
     for (e, &i) in out.ranks.iter_mut().zip(&order) {
         if let Some((report, q, b)) = extras[i].take() {
             e.report = Some(report);
@@ -134,6 +139,15 @@ pub fn multi_rank_report_with(
             out.memcpy_bandwidth.push(b);
         }
     }
+    let steps: Vec<Vec<crate::steps::Step>> =
+        order.iter().map(|&i| super::rank_steps(traces[i].1, &opts.steps)).collect();
+    let ranks: Vec<RankTrace> = order
+        .iter()
+        .zip(&out.ranks)
+        .zip(&steps)
+        .map(|((&i, e), st)| RankTrace { rank: e.rank, source: traces[i].0, store: traces[i].1, steps: st })
+        .collect();
+    out.pipeline = crate::pipeline::analyze(&ranks, &opts.microbatches).map(|p| p.report);
     out
 }
 
@@ -230,6 +244,8 @@ fn merge(digests: Vec<RankDigest>, how: Alignment, opts: &RankOptions) -> (Multi
         queue_length: Vec::new(),
         memcpy_bandwidth: Vec::new(),
         alignment: alignment.clone(),
+        // from the ranks' spans, not their digests: `multi_rank_report_with` fills it in
+        pipeline: None,
     };
     for ((&i, r), &offset_ns) in order.iter().zip(ranks).zip(&alignment.offsets_ns) {
         out.temporal_breakdown.push(temporal_breakdown(r.rank, &r.gpus));
@@ -355,6 +371,9 @@ pub fn to_text(r: &MultiRankReport) -> String {
                 fmt_ns(s.wait.max_ns)
             );
         }
+    }
+    if let Some(p) = &r.pipeline {
+        o.push_str(&crate::pipeline::text::to_text(p));
     }
     let _ = writeln!(o, "\nTemporal breakdown (HTA): compute / non-compute / idle of the GPU window");
     for (t, c) in r.temporal_breakdown.iter().zip(&r.comm_overlap) {
