@@ -17,9 +17,9 @@ use rayon::prelude::*;
 use std::io::Read;
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use text::Text;
 use strobe_model::{DeviceInfo, DistributedInfo, SourceFormat, TraceMeta};
 use strobe_store::StoreBuilder;
+use text::Text;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
@@ -72,7 +72,9 @@ fn import_gzip(
         match inflated.end() {
             // corrupt deflate data is the file's fault whatever the parse made of the text before it
             Some(text::End::Corrupt(e)) => Err(ImportError::bad(path, e)),
-            Some(text::End::Cancelled) if progress.cancelled() => Err(ImportError::Cancelled { path: path.to_path_buf() }),
+            Some(text::End::Cancelled) if progress.cancelled() => {
+                Err(ImportError::Cancelled { path: path.to_path_buf() })
+            }
             _ => r,
         }
     })
@@ -179,10 +181,7 @@ fn skip_ws_in<'a>(text: Text<'a>, p: usize) -> (&'a [u8], bool, usize) {
 
 /// The JSON value of type `T` at `p` and the position after it: None when the text ends
 /// first (a growing text is waited for, its available part parsed again at twice the length).
-fn value_at<T: serde::de::DeserializeOwned>(
-    text: Text<'_>,
-    p: usize,
-) -> (Option<Result<T, serde_json::Error>>, usize) {
+fn value_at<T: serde::de::DeserializeOwned>(text: Text<'_>, p: usize) -> (Option<Result<T, serde_json::Error>>, usize) {
     loop {
         let (buf, done) = text.now();
         let mut de = serde_json::Deserializer::from_slice(&buf[p.min(buf.len())..]).into_iter::<T>();

@@ -146,7 +146,9 @@ impl Inflated {
                 break End::Cancelled;
             }
             if n == self.cap {
-                break End::Corrupt(format!("it inflates past {MAX_RATIO}× its compressed size, more than deflate can encode"));
+                break End::Corrupt(format!(
+                    "it inflates past {MAX_RATIO}× its compressed size, more than deflate can encode"
+                ));
             }
             let room = (self.cap - n).min(STEP);
             // SAFETY: `[n, n + room)` is inside the reservation and above `filled`, so no reader
