@@ -2,7 +2,6 @@
 
 mod bench;
 mod bench_app;
-mod bench_peers;
 mod bench_ranks;
 mod cli;
 mod export;
