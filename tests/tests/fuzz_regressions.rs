@@ -32,3 +32,24 @@ fn store_member_depth_past_lane_max_depth() {
     }
     assert!(items > 0, "the intact lanes still answer");
 }
+
+/// A corrupt deflate stream that made a streaming (inflate-beside-parse) gzip reader wait
+/// forever for bytes that never came (found by the gzip_json target in CI): it must end,
+/// with an error naming the corruption.
+#[test]
+fn gzip_corrupt_deflate_stream_ends() {
+    let bytes = regression("gzip_json", "streaming_inflate_hang.gz");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.json.gz");
+        std::fs::write(&p, &bytes).unwrap();
+        let opts =
+            strobe_import::LoadOptions { cache_dir: Some(dir.path().to_path_buf()), no_cache: true, progress: None };
+        let r = strobe_import::open(&p, &opts).map(|_| ()).map_err(|e| e.to_string());
+        let _ = tx.send(r);
+    });
+    let r = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the import ends");
+    let e = r.expect_err("a corrupt deflate stream is an error");
+    assert!(e.contains("corrupt"), "{e}");
+}
