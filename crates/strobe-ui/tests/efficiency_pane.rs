@@ -64,19 +64,7 @@ fn the_step_strip_shows_each_step_and_a_click_zooms_to_it() {
         tl.layout.rows.iter().find(|r| matches!(r.kind, strobe_ui::timeline::RowKind::Steps { .. })).unwrap().clone();
     let x = tl.view.x_of((s + e) / 2, tl.last_plot().min.x);
     let y = tl.last_plot().min.y + plot.y + plot.h / 2.0;
-    let p = egui::pos2(x, y);
-    h.event(egui::Event::PointerMoved(p));
-    h.run_steps(1);
-    for pressed in [true, false] {
-        h.event(egui::Event::PointerButton {
-            pos: p,
-            button: egui::PointerButton::Primary,
-            pressed,
-            modifiers: Default::default(),
-        });
-        h.run_steps(1);
-    }
-    h.run_steps(2);
+    click_at(&mut h, egui::pos2(x, y));
     let tl = h.state().timeline();
     let (w0, w1) = tl.view.window(tl.plot_width);
     assert!(w0 <= s && e <= w1 && (w1 - w0) < (e - s) * 2, "zoomed to ProfilerStep#3: {w0}..{w1}");
