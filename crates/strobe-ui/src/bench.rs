@@ -361,12 +361,23 @@ pub fn workspace_frame_bench(ws: &Workspace, plot_width: f32, frames: usize) -> 
     out
 }
 
+/// The calling thread's CPU time so far (ns), from Linux's /proc/thread-self/schedstat (its
+/// first field is the time spent running, in ns); None elsewhere.
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
 /// Frame times of the whole app while files open (`open_frames_bench`).
 #[derive(Clone, Debug)]
 pub struct OpenFrames {
     /// Frames while the loader worked, and after it finished.
     pub during: Vec<f64>,
     pub after: Vec<f64>,
+    /// The UI thread's CPU time of the same frames (ms; empty where the OS can't say): on a
+    /// busy machine wall time includes waiting for a core, CPU time is the frame's own work.
+    pub during_cpu: Vec<f64>,
+    pub after_cpu: Vec<f64>,
     /// From `open_files` to the loader idle (s); None when it timed out.
     pub load_s: Option<f64>,
 }
@@ -388,19 +399,29 @@ pub fn open_frames_bench(
     let t0 = Instant::now();
     app.open_files(files, false, &ctx);
     let period = std::time::Duration::from_secs_f64(1.0 / hz.max(1.0));
-    let mut out = OpenFrames { during: Vec::new(), after: Vec::new(), load_s: None };
+    let mut out = OpenFrames {
+        during: Vec::new(),
+        after: Vec::new(),
+        during_cpu: Vec::new(),
+        after_cpu: Vec::new(),
+        load_s: None,
+    };
     loop {
         let f0 = Instant::now();
+        let c0 = thread_cpu_ns();
         let input =
             egui::RawInput { screen_rect: Some(screen), time: Some(t0.elapsed().as_secs_f64()), ..Default::default() };
         let mut o = ctx.run_ui(input, |ui| app.frame(ui));
         o.textures_delta.clear();
         std::hint::black_box(ctx.tessellate(o.shapes, o.pixels_per_point));
         let ms = f0.elapsed().as_secs_f64() * 1e3;
-        match out.load_s {
-            None => out.during.push(ms),
-            Some(_) => out.after.push(ms),
-        }
+        let cpu_ms = c0.zip(thread_cpu_ns()).map(|(a, b)| b.saturating_sub(a) as f64 / 1e6);
+        let (wall, cpu) = match out.load_s {
+            None => (&mut out.during, &mut out.during_cpu),
+            Some(_) => (&mut out.after, &mut out.after_cpu),
+        };
+        wall.push(ms);
+        cpu.extend(cpu_ms);
         if out.load_s.is_none() && !app.loader.busy() {
             out.load_s = Some(t0.elapsed().as_secs_f64());
         }

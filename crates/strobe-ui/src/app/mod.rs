@@ -324,6 +324,13 @@ impl StrobeApp {
                     ui.selectable_value(&mut self.bottom_tab, BottomTab::Notes, "Notes");
                 });
                 ui.separator();
+                // The tab draws into exactly the panel's space, clipped: a tab with much to show
+                // scrolls inside it instead of growing the panel (its height is the user's).
+                let area = ui.available_rect_before_wrap();
+                ui.allocate_rect(area, egui::Sense::hover());
+                let mut ui = ui.new_child(egui::UiBuilder::new().max_rect(area).layout(*ui.layout()));
+                ui.set_clip_rect(area.intersect(ui.clip_rect()));
+                let ui = &mut ui;
                 let mut cx = ViewCtx::new(&self.ws, &self.sel, hl, cmds);
                 match self.bottom_tab {
                     BottomTab::Kernels => self.kernels.ui(ui, &mut cx),
