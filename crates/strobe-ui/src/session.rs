@@ -1,6 +1,6 @@
 //! Sessions: the view state of a workspace — which files are open, the time window and
-//! scroll, folded groups, pinned lanes, marks and notes, the rank alignment, the label width
-//! and the bottom tab — saved as a small JSON `.strobe` file, and reopened by
+//! scroll, folded groups, pinned lanes, marks and notes, the rank alignment, the label width,
+//! the bottom tab and the panels' sizes — saved as a small JSON `.strobe` file, and reopened by
 //! `strobe session.strobe` (the files open again, then the state is applied once they have
 //! loaded). The last session is kept in the config dir and restored on start when the
 //! setting says so. Traces are referred to by their position in `files`, lanes by name, so a
@@ -33,6 +33,24 @@ pub struct Session {
     pub alignment: Option<String>,
     pub label_w: Option<f32>,
     pub bottom_tab: Option<BottomTab>,
+    pub panels: Option<PanelSizes>,
+}
+
+/// The sizes a user gave the window's panels by dragging their edges (logical points).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PanelSizes {
+    /// The bottom panel's height (the tabs).
+    pub bottom: f32,
+    /// The Details panel's width.
+    pub details: f32,
+}
+
+impl PanelSizes {
+    /// Sizes from a file are kept only where they could be a panel's (finite, positive).
+    pub fn usable(self) -> Option<PanelSizes> {
+        let ok = |v: f32| v.is_finite() && v > 0.0;
+        (ok(self.bottom) && ok(self.details)).then_some(self)
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -67,7 +85,13 @@ fn alignment_of(s: &str) -> Option<Alignment> {
 
 impl Session {
     /// What `ws` and the panes show now.
-    pub fn capture(ws: &Workspace, tl: &TimelineView, alignment: Alignment, tab: BottomTab) -> Session {
+    pub fn capture(
+        ws: &Workspace,
+        tl: &TimelineView,
+        alignment: Alignment,
+        tab: BottomTab,
+        panels: Option<PanelSizes>,
+    ) -> Session {
         let mut files: Vec<PathBuf> = ws.traces.iter().map(|t| t.path.clone()).collect();
         files.extend(ws.memory.as_ref().map(|m| m.path.clone()));
         files.extend(ws.ncu.as_ref().map(|n| n.path.clone()));
@@ -106,6 +130,7 @@ impl Session {
             alignment: Some(alignment.as_str().to_string()),
             label_w: Some(tl.label_w),
             bottom_tab: Some(tab),
+            panels,
         }
     }
 
@@ -214,6 +239,7 @@ mod tests {
             alignment: Some("step_start".into()),
             label_w: Some(300.0),
             bottom_tab: Some(BottomTab::Ranks),
+            panels: Some(PanelSizes { bottom: 321.0, details: 400.0 }),
         };
         let p = dir.path().join("job.strobe");
         s.write(&p).unwrap();

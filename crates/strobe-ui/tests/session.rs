@@ -31,6 +31,12 @@ fn a_saved_session_reopens_as_it_was_left() {
     let file = dir.path().join("job.strobe");
     h.state_mut().apply(Command::SaveSession(Some(file.clone())), &ctx);
     assert!(file.is_file(), "errors: {:?}", h.state().errors());
+    // panel sizes as if the user had dragged the panels' edges before saving
+    let mut saved = strobe_ui::session::Session::read(&file).unwrap();
+    let dragged = strobe_ui::session::PanelSizes { bottom: 333.0, details: 444.0 };
+    assert!(saved.panels.is_some(), "the panel sizes are saved");
+    saved.panels = Some(dragged);
+    saved.write(&file).unwrap();
 
     let mut app = StrobeApp::new(None, Settings::default());
     app.set_no_cache(true);
@@ -51,6 +57,9 @@ fn a_saved_session_reopens_as_it_was_left() {
     assert_eq!(after.marks, before.marks);
     assert_eq!(after.alignment, before.alignment);
     assert_eq!(app.bottom_tab(), BottomTab::Ranks);
+    let panels = after.panels.expect("panel sizes");
+    assert!((panels.bottom - dragged.bottom).abs() < 0.5, "bottom panel {panels:?}");
+    assert!((panels.details - dragged.details).abs() < 0.5, "details panel {panels:?}");
     let (v0, v1) = (before.view.unwrap(), after.view.unwrap());
     assert_eq!((v0.origin, v0.t0, v0.npp), (v1.origin, v1.t0, v1.npp), "the same window");
     let offsets2: Vec<i64> = app.ws.traces.iter().map(|t| t.offset_ns).collect();

@@ -89,6 +89,10 @@ pub struct StrobeApp {
     pub(crate) ranks: crate::ranks::RanksPane,
     pub(crate) errors: Vec<String>,
     pub(crate) bottom_tab: BottomTab,
+    /// The panels' sizes as last drawn (None before the first frame with traces).
+    pub(crate) panel_sizes: Option<crate::session::PanelSizes>,
+    /// Sizes from an opened session, enforced for one frame (then the user's again).
+    pub(crate) restore_panels: Option<crate::session::PanelSizes>,
     ranks_shown: bool,
     pub(crate) track_finder: crate::track_finder::TrackFinder,
     search_highlight: Highlight,
@@ -129,6 +133,8 @@ impl StrobeApp {
             ranks: crate::ranks::RanksPane::default(),
             errors: Vec::new(),
             bottom_tab: BottomTab::Kernels,
+            panel_sizes: None,
+            restore_panels: None,
             ranks_shown: false,
             track_finder: Default::default(),
             search_highlight: Highlight::default(),
@@ -306,7 +312,12 @@ impl StrobeApp {
             });
         }
         if !no_traces {
-            egui::Panel::bottom("strobe_bottom").resizable(true).default_size(250.0).show(ui, |ui| {
+            let restore = self.restore_panels.take();
+            let mut bottom = egui::Panel::bottom("strobe_bottom").resizable(true).default_size(250.0);
+            if let Some(p) = restore {
+                bottom = bottom.exact_size(p.bottom);
+            }
+            let bottom_h = bottom.show(ui, |ui| {
                 ui.horizontal(|ui| {
                     ui.selectable_value(&mut self.bottom_tab, BottomTab::Kernels, "Kernels");
                     ui.selectable_value(&mut self.bottom_tab, BottomTab::Area, "Area selection");
@@ -353,11 +364,17 @@ impl StrobeApp {
                     },
                 }
             });
-        }
-        if !no_traces {
             // Details reads timeline spans: nothing to say beside a snapshot or an ncu report alone
-            egui::Panel::right("strobe_details").resizable(true).default_size(380.0).show(ui, |ui| {
+            let mut details = egui::Panel::right("strobe_details").resizable(true).default_size(380.0);
+            if let Some(p) = restore {
+                details = details.exact_size(p.details);
+            }
+            let details_w = details.show(ui, |ui| {
                 self.details.ui(ui, &mut ViewCtx::new(&self.ws, &self.sel, hl, cmds));
+            });
+            self.panel_sizes = Some(crate::session::PanelSizes {
+                bottom: bottom_h.response.rect.height(),
+                details: details_w.response.rect.width(),
             });
         }
         egui::CentralPanel::default().show(ui, |ui| {

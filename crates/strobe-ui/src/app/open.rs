@@ -57,7 +57,13 @@ impl StrobeApp {
 
     /// The session of what is open now.
     pub fn session(&self) -> crate::session::Session {
-        crate::session::Session::capture(&self.ws, &self.timeline, self.ranks.alignment, self.bottom_tab)
+        crate::session::Session::capture(
+            &self.ws,
+            &self.timeline,
+            self.ranks.alignment,
+            self.bottom_tab,
+            self.panel_sizes,
+        )
     }
 
     /// Applies an opened session once its files have loaded; takes a saved-as path.
@@ -86,6 +92,7 @@ impl StrobeApp {
             self.bottom_tab = t;
             self.ranks_shown = true;
         }
+        self.restore_panels = s.panels.and_then(|p| p.usable());
     }
 
     fn has_documents(&self) -> bool {
