@@ -1,31 +1,17 @@
 //! The memory pane (issue #5) with egui_kittest: open a snapshot pickle, see the summary, the
 //! OOM verdict and the segment map.
 
+mod common;
+
+use common::{app_with, click_at, harness, mouse_button, sample};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use std::path::PathBuf;
 use strobe_ui::app::BottomTab;
 use strobe_ui::{Settings, StrobeApp};
 
-fn sample(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces").join(name)
-}
-
-fn harness(files: &[&str]) -> Harness<'static, StrobeApp> {
-    let mut app = StrobeApp::new(None, Settings::default());
-    app.set_no_cache(true);
-    for f in files {
-        app.open_blocking(&sample(f)).expect("open sample");
-    }
-    let mut h =
-        Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
-    h.run_steps(3);
-    h
-}
-
 #[test]
 fn oom_snapshot_opens_in_the_memory_pane() {
-    let h = harness(&["mem_oom.pickle"]);
+    let h = harness(app_with(&["mem_oom.pickle"]));
     {
         let app = h.state();
         assert!(app.ws.traces.is_empty(), "a snapshot is not a timeline");
@@ -43,7 +29,7 @@ fn oom_snapshot_opens_in_the_memory_pane() {
 
 #[test]
 fn multi_device_snapshot_switches_devices() {
-    let mut h = harness(&["mem_expandable_oom.pickle"]);
+    let mut h = harness(app_with(&["mem_expandable_oom.pickle"]));
     h.get_by_label("GPU 1").click();
     h.run_steps(3);
     let p = h.state().memory().unwrap();
@@ -54,7 +40,7 @@ fn multi_device_snapshot_switches_devices() {
 
 #[test]
 fn a_snapshot_next_to_a_timeline_is_a_bottom_tab() {
-    let mut h = harness(&["gpt_train.json.gz", "mem_train.pickle"]);
+    let mut h = harness(app_with(&["gpt_train.json.gz", "mem_train.pickle"]));
     h.run_steps(2);
     let app = h.state();
     assert_eq!(app.ws.traces.len(), 1);
@@ -81,26 +67,9 @@ fn pane<'a>(h: &'a Harness<'static, StrobeApp>) -> &'a strobe_ui::memory::Device
     p.states[p.device].as_ref().expect("device state built")
 }
 
-fn button(h: &Harness<'static, StrobeApp>, pos: egui::Pos2, pressed: bool) {
-    h.event(egui::Event::PointerButton {
-        pos,
-        button: egui::PointerButton::Primary,
-        pressed,
-        modifiers: egui::Modifiers::NONE,
-    });
-}
-
-fn click_at(h: &mut Harness<'static, StrobeApp>, pos: egui::Pos2) {
-    h.hover_at(pos);
-    h.run_steps(1);
-    button(h, pos, true);
-    button(h, pos, false);
-    h.run_steps(2);
-}
-
 #[test]
 fn active_memory_timeline_draws_every_allocation_and_a_click_shows_its_stack() {
-    let mut h = harness(&["mem_train.pickle"]);
+    let mut h = harness(app_with(&["mem_train.pickle"]));
     let (plot, allocs) = {
         let st = pane(&h);
         assert!(st.active.columns_drawn > 100, "one raster column per pixel");
@@ -142,7 +111,7 @@ fn active_memory_timeline_draws_every_allocation_and_a_click_shows_its_stack() {
 
 #[test]
 fn arrow_keys_scrub_the_allocator_history() {
-    let mut h = harness(&["mem_oom.pickle"]);
+    let mut h = harness(app_with(&["mem_oom.pickle"]));
     let n = pane(&h).history.len();
     assert_eq!(pane(&h).history.position(), n, "starts at the final state");
     h.key_press(egui::Key::Home);
@@ -167,7 +136,7 @@ fn arrow_keys_scrub_the_allocator_history() {
 
 #[test]
 fn oom_link_jumps_to_its_moment() {
-    let mut h = harness(&["mem_frag_oom.pickle"]);
+    let mut h = harness(app_with(&["mem_frag_oom.pickle"]));
     h.key_press(egui::Key::Home);
     h.run_steps(2);
     h.get_by_label("OOM at entry 4610: fragmentation");
@@ -182,20 +151,20 @@ fn oom_link_jumps_to_its_moment() {
 
 #[test]
 fn brush_zooms_the_timeline_and_whole_trace_resets() {
-    let mut h = harness(&["mem_train.pickle"]);
+    let mut h = harness(app_with(&["mem_train.pickle"]));
     let plot = pane(&h).active.plot_rect;
     let full = pane(&h).active.view;
     let (a, b) = (plot.min.x + plot.width() * 0.25, plot.min.x + plot.width() * 0.5);
     let y = plot.center().y;
     h.hover_at(egui::pos2(a, y));
     h.run_steps(1);
-    button(&h, egui::pos2(a, y), true);
+    mouse_button(&h, egui::pos2(a, y), true);
     h.run_steps(1);
     for x in [a + 10.0, (a + b) / 2.0, b] {
         h.hover_at(egui::pos2(x, y));
         h.run_steps(1);
     }
-    button(&h, egui::pos2(b, y), false);
+    mouse_button(&h, egui::pos2(b, y), false);
     h.run_steps(2);
     let (k0, k1) = pane(&h).active.view;
     let span = full.1 - full.0;
@@ -217,7 +186,7 @@ fn brush_zooms_the_timeline_and_whole_trace_resets() {
 
 #[test]
 fn clicking_a_block_pins_it_with_its_stack() {
-    let mut h = harness(&["mem_oom.pickle"]);
+    let mut h = harness(app_with(&["mem_oom.pickle"]));
     // the first row of the segment map: below the timeline, the history bar and the legend
     let node = h.get_by_label_contains("Segments (71)");
     let legend = node.rect();
@@ -255,7 +224,7 @@ fn clicking_a_block_pins_it_with_its_stack() {
 #[test]
 fn memory_stats_beside_the_snapshot_show_in_the_summary() {
     // the stats first: they wait for the snapshot
-    let h = harness(&["mem_oom.memory_stats.json", "mem_oom.pickle"]);
+    let h = harness(app_with(&["mem_oom.memory_stats.json", "mem_oom.pickle"]));
     let stats = h.state().ws.memory_stats.as_ref();
     assert_eq!(stats.and_then(|s| s.num_alloc_retries), Some(2));
     h.get_by_label("torch.cuda.memory_stats()");
@@ -294,7 +263,7 @@ fn raster_pixels_match_the_direct_walk() {
 /// is said in the summary; the full recording of the same run is not.
 #[test]
 fn wrapped_ring_buffer_is_said_in_the_summary() {
-    let h = harness(&["mem_train_wrapped.pickle"]);
+    let h = harness(app_with(&["mem_train_wrapped.pickle"]));
     {
         let doc = h.state().ws.memory.as_ref().expect("snapshot document");
         let w = doc.report.devices[0].history_window.as_ref().expect("history window");
@@ -305,7 +274,7 @@ fn wrapped_ring_buffer_is_said_in_the_summary() {
     h.get_by_label_contains("history covers the last ");
     h.get_by_label_contains("(2000 entries) of the run; figures before it are reconstructed from the final state");
     h.get_by_label_contains("max_entries=2000");
-    let full = harness(&["mem_train.pickle"]);
+    let full = harness(app_with(&["mem_train.pickle"]));
     assert_eq!(full.state().memory().unwrap().summary.notes_shown, 0);
     assert!(full.query_by_label_contains("history covers the last").is_none());
 }
@@ -314,7 +283,7 @@ fn wrapped_ring_buffer_is_said_in_the_summary() {
 /// figures and segment map, with the layout notes.
 #[test]
 fn legacy_segment_list_shows_its_segment_map_and_notes() {
-    let h = harness(&["mem_legacy_list.pickle"]);
+    let h = harness(app_with(&["mem_legacy_list.pickle"]));
     let doc = h.state().ws.memory.as_ref().expect("snapshot document");
     assert_eq!(doc.report.devices.len(), 2);
     assert_eq!(doc.report.devices[0].trace_entries, 0);
@@ -329,7 +298,7 @@ fn legacy_segment_list_shows_its_segment_map_and_notes() {
 /// The real torch 2.0-era snapshot (blocks without address, a 1-entry trace) opens.
 #[test]
 fn real_legacy_snapshot_opens() {
-    let h = harness(&["mem_yiyi_legacy.pickle"]);
+    let h = harness(app_with(&["mem_yiyi_legacy.pickle"]));
     let doc = h.state().ws.memory.as_ref().expect("snapshot document");
     assert_eq!(doc.report.devices[0].segments, 266);
     let p = h.state().memory().expect("memory pane");

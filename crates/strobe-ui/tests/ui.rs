@@ -1,31 +1,14 @@
 //! Interaction tests with egui_kittest: the real app state, driven by clicks and keys, with
 //! no display.
 
+mod common;
+
+use common::{app_with, harness, sample};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use std::path::PathBuf;
 use strobe_ui::commands::Command;
 use strobe_ui::{Settings, StrobeApp};
-
-fn sample(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces").join(name)
-}
-
-fn app_with(files: &[&str]) -> StrobeApp {
-    let mut app = StrobeApp::new(None, Settings::default());
-    app.set_no_cache(true);
-    for f in files {
-        app.open_blocking(&sample(f)).expect("load sample");
-    }
-    app
-}
-
-fn harness(app: StrobeApp) -> Harness<'static, StrobeApp> {
-    let mut h =
-        Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
-    h.run_steps(3);
-    h
-}
 
 #[test]
 fn opens_a_sample_and_draws_lanes() {

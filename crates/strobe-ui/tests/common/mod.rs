@@ -62,17 +62,22 @@ pub fn step_until(h: &mut Harness<'static, StrobeApp>, done: impl Fn(&StrobeApp)
     }
 }
 
+/// The primary button pressed or released at `pos` (a drag is a press, moves, a release).
+pub fn mouse_button(h: &Harness<'static, StrobeApp>, pos: egui::Pos2, pressed: bool) {
+    h.event(egui::Event::PointerButton {
+        pos,
+        button: egui::PointerButton::Primary,
+        pressed,
+        modifiers: Default::default(),
+    });
+}
+
 /// A mouse click at `p` as a user makes it: move there, press, release.
 pub fn click_at(h: &mut Harness<'static, StrobeApp>, p: egui::Pos2) {
     h.event(egui::Event::PointerMoved(p));
     h.run_steps(1);
     for pressed in [true, false] {
-        h.event(egui::Event::PointerButton {
-            pos: p,
-            button: egui::PointerButton::Primary,
-            pressed,
-            modifiers: Default::default(),
-        });
+        mouse_button(h, p, pressed);
         h.run_steps(1);
     }
     h.run_steps(2);
