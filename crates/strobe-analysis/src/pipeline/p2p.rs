@@ -45,6 +45,30 @@ pub struct P2pOp {
 }
 
 impl P2pOp {
+    /// A transfer posted by the CPU span `span` (on `lane`, from `start` to `end`), its flight
+    /// the call itself until a work record or kernel says more.
+    fn posted(
+        dir: Dir,
+        peer: Option<i64>,
+        span: u32,
+        lane: u32,
+        (start, end): (i64, i64),
+        bytes: Option<u64>,
+    ) -> P2pOp {
+        P2pOp {
+            dir,
+            peer,
+            span,
+            lane,
+            start_ns: start,
+            end_ns: end,
+            flight_start_ns: start,
+            flight_end_ns: end,
+            kernel: None,
+            bytes,
+        }
+    }
+
     pub fn flight_ns(&self) -> i64 {
         self.flight_end_ns - self.flight_start_ns
     }
@@ -124,18 +148,7 @@ pub fn p2p_ops(store: &Store) -> Vec<P2pOp> {
             let (s, e) = (v.starts[k], v.ends[k]);
             if let Some(dir) = c10d_dir(name) {
                 let peer = args(store, sid).as_ref().and_then(concrete_peer);
-                out.push(P2pOp {
-                    dir,
-                    peer,
-                    span: sid,
-                    lane: lane as u32,
-                    start_ns: s,
-                    end_ns: e,
-                    flight_start_ns: s,
-                    flight_end_ns: e,
-                    kernel: None,
-                    bytes: None,
-                });
+                out.push(P2pOp::posted(dir, peer, sid, lane as u32, (s, e), None));
                 open = Some(out.len() - 1);
             } else if let Some(dir) = work_dir(name) {
                 let a = args(store, sid);
@@ -152,18 +165,7 @@ pub fn p2p_ops(store: &Store) -> Vec<P2pOp> {
                         o.bytes = bytes;
                         open = None;
                     }
-                    _ => out.push(P2pOp {
-                        dir,
-                        peer: None,
-                        span: sid,
-                        lane: lane as u32,
-                        start_ns: s,
-                        end_ns: e,
-                        flight_start_ns: s,
-                        flight_end_ns: e,
-                        kernel: None,
-                        bytes,
-                    }),
+                    _ => out.push(P2pOp::posted(dir, None, sid, lane as u32, (s, e), bytes)),
                 }
             }
         }
