@@ -109,7 +109,8 @@ pub fn multi_rank_report_with(
     let sources: Vec<&str> = traces.iter().map(|t| t.0).collect();
     let ids = identify_ranks(&stores, &sources);
     // the per-rank work is independent: one rank per core (64 ranks must stay quick)
-    let per_rank: Vec<(RankDigest, Report, RankQueues, RankBandwidth)> = (0..traces.len())
+    type PerRank = (RankDigest, Report, RankQueues, RankBandwidth, Vec<crate::steps::Step>);
+    let per_rank: Vec<PerRank> = (0..traces.len())
         .into_par_iter()
         .map(|i| {
             let (source, store) = traces[i];
@@ -120,14 +121,16 @@ pub fn multi_rank_report_with(
             let d = digest(&r, &report.gpus, opts.straggler.top_kernels);
             let queues = RankQueues { rank, streams: queue_length(store) };
             let bandwidth = RankBandwidth { rank, copies: memcpy_bandwidth(store) };
-            (d, report, queues, bandwidth)
+            (d, report, queues, bandwidth, steps)
         })
         .collect();
     let mut extras: Vec<Option<(Report, RankQueues, RankBandwidth)>> = Vec::with_capacity(per_rank.len());
     let mut digests = Vec::with_capacity(per_rank.len());
-    for (d, report, q, b) in per_rank {
+    let mut steps: Vec<Vec<crate::steps::Step>> = Vec::with_capacity(per_rank.len());
+    for (d, report, q, b, st) in per_rank {
         digests.push(d);
         extras.push(Some((report, q, b)));
+        steps.push(st);
     }
     let (mut out, order) = merge(digests, how, opts);
     // what only a whole store gives: the single-trace report, queues, copy bandwidth, and
@@ -139,13 +142,11 @@ pub fn multi_rank_report_with(
             out.memcpy_bandwidth.push(b);
         }
     }
-    let steps: Vec<Vec<crate::steps::Step>> =
-        order.iter().map(|&i| super::rank_steps(traces[i].1, &opts.steps)).collect();
+    // the steps each rank's digest was made from (not found again), in the merged order
     let ranks: Vec<RankTrace> = order
         .iter()
         .zip(&out.ranks)
-        .zip(&steps)
-        .map(|((&i, e), st)| RankTrace { rank: e.rank, source: traces[i].0, store: traces[i].1, steps: st })
+        .map(|(&i, e)| RankTrace { rank: e.rank, source: traces[i].0, store: traces[i].1, steps: &steps[i] })
         .collect();
     out.pipeline = crate::pipeline::analyze(&ranks, &opts.microbatches).map(|p| p.report);
     out
