@@ -112,6 +112,34 @@ fn truncated_gzip_keeps_what_inflated() {
     assert!(e.contains("gzip"), "{e}");
 }
 
+/// The gzip trailer's ISIZE is the length modulo 4 GiB, so for a trace of 4 GiB or more it
+/// is smaller than the text: the importer must never size or stop the inflate by it. Here it
+/// lies outright: every event of the stream is still read, checked
+/// against the independent reading in tests/expected, with a note that the trailer does not
+/// match rather than an error.
+#[test]
+fn gzip_trailer_that_lies_about_the_size() {
+    let g = std::fs::read(sample("gpt_train.json.gz")).unwrap();
+    let events = expected("gpt_train.chrome.json")["events"].as_u64().unwrap();
+    let n = g.len();
+    for isize in [0u32, 1, 4096] {
+        let mut lie = g.clone();
+        lie[n - 4..].copy_from_slice(&isize.to_le_bytes());
+        let s = load_ok("lie.json.gz", &lie);
+        assert_eq!(s.meta.load.events, events, "ISIZE {isize}");
+        assert!(s.meta.load.truncated.is_none(), "{:?}", s.meta.load.truncated);
+        assert!(s.meta.load.notes.iter().any(|x| x.contains("gzip trailer")), "{:?}", s.meta.load.notes);
+    }
+    // the same lie on the first of two members: the second is never reached, and what the
+    // first inflated is kept (not an error), with the note
+    let mut two = g.clone();
+    two[n - 4..].copy_from_slice(&7u32.to_le_bytes());
+    two.extend_from_slice(&gz(b" "));
+    let s = load_ok("lie2.json.gz", &two);
+    assert_eq!(s.meta.load.events, events);
+    assert!(s.meta.load.notes.iter().any(|x| x.contains("gzip trailer")), "{:?}", s.meta.load.notes);
+}
+
 #[test]
 fn corrupt_gzip() {
     let mut g = std::fs::read(sample("gpt_train.json.gz")).unwrap();
