@@ -6,6 +6,7 @@
 mod assemble;
 mod chunks;
 mod event;
+mod members;
 mod scan;
 #[cfg(test)]
 mod stream_tests;
@@ -23,25 +24,29 @@ use text::Text;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
-/// Inflates a whole gzip stream into memory (members concatenated, as `gzip -c a b` writes):
-/// the path where no address space can be reserved for inflating alongside the parse.
-fn inflate(path: &Path, compressed: impl Read, progress: &Progress) -> Result<(Vec<u8>, text::End), ImportError> {
-    let mut dec = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(compressed));
+/// How a gzip stream inflated into memory first ended, and what its reader noted.
+type GzEnd = (members::End, Vec<String>);
+
+/// Inflates a whole gzip stream into memory (every member, see `members`): the path where no
+/// address space can be reserved for inflating alongside the parse.
+fn inflate(path: &Path, compressed: impl Read, progress: &Progress) -> Result<(Vec<u8>, GzEnd), ImportError> {
+    let mut dec = members::Members::new(std::io::BufReader::new(compressed));
     let mut out = Vec::new();
     let mut buf = vec![0u8; 1 << 20];
-    loop {
+    let end = loop {
         if progress.cancelled() {
             return Err(ImportError::Cancelled { path: path.to_path_buf() });
         }
         match dec.read(&mut buf) {
-            Ok(0) => return Ok((out, text::End::Complete)),
+            Ok(0) => break members::End::Complete,
             Ok(k) => out.extend_from_slice(&buf[..k]),
-            Err(e) => match text::End::of_error(&e, out.len()) {
-                text::End::Corrupt(what) => return Err(ImportError::bad(path, what)),
-                end => return Ok((out, end)),
+            Err(e) => match members::End::of_error(&e, out.len() as u64) {
+                members::End::Corrupt(what) => return Err(ImportError::bad(path, what)),
+                end => break end,
             },
         }
-    }
+    };
+    Ok((out, (end, dec.into_notes())))
 }
 
 /// Imports a gzip stream of `len` compressed bytes: inflated on a thread of its own while the
@@ -64,20 +69,32 @@ fn import_gzip(
     };
     std::thread::scope(|s| {
         let inflater = s.spawn(|| inflated.run(counted, progress));
+        // however the parse ends (an error, a panic, or done while the stream still runs on),
+        // the inflater stops at its next read instead of running on to the end of the file
+        let stop = StopOnDrop(&inflated);
         let r = import_text(path, Text::Growing(&inflated), None, b, progress);
-        if r.is_err() {
-            inflated.stop();
-        }
+        drop(stop);
+        // a panic in the inflater has already published an end (the parse saw it); its
+        // payload is not needed here
         let _ = inflater.join();
         match inflated.end() {
             // corrupt deflate data is the file's fault whatever the parse made of the text before it
-            Some(text::End::Corrupt(e)) => Err(ImportError::bad(path, e)),
-            Some(text::End::Cancelled) if progress.cancelled() => {
+            Some((members::End::Corrupt(e), _)) => Err(ImportError::bad(path, e)),
+            Some((members::End::Cancelled, _)) if progress.cancelled() => {
                 Err(ImportError::Cancelled { path: path.to_path_buf() })
             }
             _ => r,
         }
     })
+}
+
+/// Stops an inflater when dropped.
+struct StopOnDrop<'a>(&'a text::Inflated);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
 }
 
 struct CountingReader<'p, R> {
@@ -199,7 +216,7 @@ fn value_at<T: serde::de::DeserializeOwned>(text: Text<'_>, p: usize) -> (Option
 fn import_text<'a>(
     path: &Path,
     text: Text<'a>,
-    gz_end: Option<text::End>,
+    gz_end: Option<GzEnd>,
     b: &mut StoreBuilder,
     progress: &Progress,
 ) -> Result<TraceMeta, ImportError> {
@@ -331,19 +348,20 @@ fn import_text<'a>(
             ))
         }
     }
-    // what the parse stopped on is all of the text now (the end of a gzip stream was waited for)
-    let (full, _) = text.now();
+    // the end of a gzip stream is waited for (what follows the JSON is inflated to check the
+    // trailers); the text is then all there is
+    let (full, _) = text.beyond(usize::MAX);
     let buf = without_cut_char(full);
     asm.set_text(buf);
-    let (gzip_cut, gzip_note) = match if let Text::Growing(g) = text { g.end() } else { gz_end } {
-        Some(text::End::Cut(c)) => (Some(c), None),
-        Some(text::End::Unverified(note)) => (None, Some(note)),
-        _ => (None, None),
+    let (gzip_cut, gzip_notes) = match if let Text::Growing(g) = text { g.end() } else { gz_end } {
+        Some((members::End::Cut(c), notes)) => (Some(c), notes),
+        Some((_, notes)) => (None, notes),
+        None => (None, Vec::new()),
     };
     let t_fin = strobe_store::timing::Phase::start("assemble finish (B/E, flows)");
     asm.finish(b, &mut meta).map_err(|e| ImportError::io(path, e))?;
     drop(t_fin);
-    meta.load.notes.extend(gzip_note);
+    meta.load.notes.extend(gzip_notes);
     if asm.cut.is_some() || gzip_cut.is_some() {
         let (at, what) = asm.cut.clone().unwrap_or((buf.len() as u64, String::new()));
         let what = match (gzip_cut, what.is_empty()) {
@@ -397,8 +415,35 @@ impl<'a> Feed<'a> {
             let scan_to = buf.len().min(want);
             let complete = done && scan_to == buf.len();
             let mut starts = chunks::guess_boundaries(&buf[..scan_to], self.from, self.chunk);
-            // the last chunk of a text still arriving may be cut: it opens the next wave
-            let limit = if complete { buf.len() } else { starts.pop().filter(|_| !starts.is_empty()).unwrap_or(0) };
+            // the last chunk of a text still arriving may be cut: it opens the next wave. Where
+            // there is only one (no event starts in what arrived: one long event, or a long run
+            // of whitespace) it is parsed as far as it has arrived, and an event cut there is
+            // parsed again by the next wave, so the parse never waits on a boundary that may
+            // not come (and `from` moves on, so no byte is scanned for boundaries twice).
+            let limit = if complete {
+                buf.len()
+            } else if starts.len() > 1 {
+                starts.pop().unwrap_or(0)
+            } else {
+                // at a character boundary, as every wave's end is
+                without_cut_char(&buf[..scan_to]).len()
+            };
+            if limit <= self.from && complete {
+                // the text is all there and ends where the last wave did (a stream that stopped
+                // at a wave's edge): one empty, complete wave lets the parse see the end there
+                // (asking for more would wait, or spin, for bytes that will not come)
+                let to = self.from.min(buf.len());
+                if let Err(err) = std::str::from_utf8(&buf[self.valid_to.min(to)..to]) {
+                    return Err(ImportError::bad(
+                        path,
+                        format!("at byte {}: invalid UTF-8", self.valid_to.min(to) + err.valid_up_to()),
+                    ));
+                }
+                // SAFETY: `buf[..to]` is UTF-8: below `valid_to` by earlier waves, the rest just now
+                let text: &'a str = unsafe { std::str::from_utf8_unchecked(&buf[..to]) };
+                self.finished = true;
+                return Ok(Some(Wave { text, ranges: vec![(to, to)], complete: true }));
+            }
             if limit <= self.from {
                 want += self.chunk * (self.wave + 1);
                 continue;
@@ -406,7 +451,8 @@ impl<'a> Feed<'a> {
             let mut ends: Vec<usize> = starts.iter().skip(1).copied().collect();
             ends.push(limit);
             let ranges: Vec<(usize, usize)> = starts.into_iter().zip(ends).collect();
-            // UTF-8 once, in parallel over the chunks (each starts at an ASCII '{', a char boundary)
+            // UTF-8 once, in parallel over the chunks (each starts at a char boundary: an ASCII '{'
+            // or a wave's start)
             let mut pieces: Vec<(usize, usize)> = ranges.clone();
             pieces[0].0 = self.valid_to.min(pieces[0].0);
             let bad = pieces

@@ -60,3 +60,89 @@ fn events_are_parsed_before_the_stream_is_all_read() {
     assert_eq!(meta.load.events, plain.load.events);
     assert!(meta.load.truncated.is_none());
 }
+
+/// Runs `f` on a thread of its own; fails the test if it has not returned within `secs`
+/// (the property under test is that the import ends).
+fn ends_within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(secs)).expect("the import did not end")
+}
+
+/// Serves a gzip stream, then panics: the inflater thread dies mid-stream.
+struct PanicsAfter {
+    bytes: Vec<u8>,
+    pos: usize,
+}
+
+impl Read for PanicsAfter {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        assert!(self.pos < self.bytes.len(), "the source failed (a test panic)");
+        let n = buf.len().min(self.bytes.len() - self.pos).min(4096);
+        buf[..n].copy_from_slice(&self.bytes[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+#[test]
+fn a_panic_in_the_inflater_ends_the_parse_with_an_error() {
+    let path = sample("gpt_train.json.gz");
+    let bytes = std::fs::read(&path).unwrap();
+    let half = bytes[..bytes.len() / 2].to_vec();
+    let r = ends_within(120, move || {
+        let len = half.len() as u64;
+        let mut b = StoreBuilder::in_memory();
+        import_gzip(&path, PanicsAfter { bytes: half, pos: 0 }, len, &mut b, &Progress::default())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    });
+    let e = r.expect_err("a dead inflater is an error");
+    assert!(e.contains("gpt_train.json.gz") && e.contains("inflating failed"), "{e}");
+}
+
+/// A gzip stream with no end, made on the fly: `head`, then spaces for ever.
+fn endless_gzip(head: &'static [u8]) -> impl Read + Send {
+    flate2::read::GzEncoder::new(head.chain(std::io::repeat(b' ')), flate2::Compression::fast())
+}
+
+/// The parse stops at bad JSON while the stream would go on for ever: the inflater must
+/// stop too (it is told to), or the import never returns.
+#[test]
+fn the_parse_stopping_early_stops_the_inflater() {
+    let r = ends_within(120, || {
+        let mut b = StoreBuilder::in_memory();
+        let path = std::path::Path::new("endless.json.gz");
+        import_gzip(path, endless_gzip(b"{\"traceEvents\": [{\"ph\": \"X\"} x"), 1 << 30, &mut b, &Progress::default())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    });
+    let e = r.expect_err("bad JSON is an error");
+    assert!(e.contains("endless.json.gz") && e.contains("at byte"), "{e}");
+}
+
+/// A trace whose text passes 4 GiB (so the trailer's ISIZE, the length mod 4 GiB, is less
+/// than the text): an event, 4.5 GiB of whitespace, an event, compressed on the fly (no file
+/// is written). Both events are read, the trailer checks, nothing is noted. Ignored by
+/// default (4.5 GB of memory, a minute in release): `cargo test --release -p strobe-import
+/// past_4_gib -- --ignored`.
+#[test]
+#[ignore]
+fn a_gzip_text_past_4_gib() {
+    const PAD: u64 = (4 << 30) + (1 << 29);
+    let head: &[u8] = br#"{"traceEvents": [{"ph": "X", "name": "first", "pid": 1, "tid": 1, "ts": 10, "dur": 5},"#;
+    let tail: &[u8] = br#"{"ph": "X", "name": "last", "pid": 1, "tid": 1, "ts": 20, "dur": 5}]}"#;
+    let text = head.chain(std::io::repeat(b' ').take(PAD)).chain(tail);
+    let gz = flate2::read::GzEncoder::new(text, flate2::Compression::fast());
+    // the compressed length only sizes the reservation: deflate needs more than 1 byte per
+    // 256 of a run of spaces, so this bound is safe
+    let len = PAD / 256;
+    let mut b = StoreBuilder::in_memory();
+    let meta = import_gzip(std::path::Path::new("big.json.gz"), gz, len, &mut b, &Progress::default()).unwrap();
+    assert_eq!(meta.load.events, 2);
+    assert!(meta.load.truncated.is_none(), "{:?}", meta.load.truncated);
+    assert!(meta.load.notes.is_empty(), "{:?}", meta.load.notes);
+    assert_eq!(b.span_count(), 2);
+}

@@ -10,40 +10,11 @@
 //! bits). The gzip trailer's `ISIZE` (the size modulo 4 GiB, and written by the producer) is
 //! never read, so traces of any size inflate the same way.
 
+use super::members::{End, Members};
 use crate::Progress;
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
-
-/// How the inflater stopped.
-#[derive(Clone, Debug)]
-pub enum End {
-    Complete,
-    /// The stream ends early (a partial copy): what inflated stands.
-    Cut(String),
-    /// Every member inflated, but a trailer's CRC-32 or length does not match what did
-    /// (a damaged or hand-edited trailer): the text is kept, with a note saying so.
-    Unverified(String),
-    Corrupt(String),
-    Cancelled,
-}
-
-impl End {
-    /// The end of a read that failed with `e` after `n` inflated bytes.
-    pub fn of_error(e: &std::io::Error, n: usize) -> End {
-        if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            return End::Cut(format!("the gzip stream ends early: it inflates to {n} bytes"));
-        }
-        // flate2 reports a trailer that does not match only by this message, after the
-        // member's deflate data ended cleanly
-        if e.to_string().contains("matching checksum") {
-            return End::Unverified(format!(
-                "the gzip trailer (CRC-32 and length) does not match the {n} bytes inflated; they are kept as read"
-            ));
-        }
-        End::Corrupt(format!("corrupt gzip after {n} decompressed bytes: {e}"))
-    }
-}
 
 /// The text the parse reads: whole, or a gzip stream still inflating.
 #[derive(Clone, Copy)]
@@ -85,7 +56,9 @@ pub struct Inflated {
     ptr: *mut u8,
     cap: usize,
     filled: AtomicUsize,
-    end: Mutex<Option<End>>,
+    /// How the inflater ended and what it noted; None while it runs. Always set when `run`
+    /// returns or unwinds (see `Publish`), so no reader waits for bytes that will not come.
+    end: Mutex<Option<(End, Vec<String>)>>,
     published: Condvar,
     stop: AtomicBool,
 }
@@ -131,15 +104,18 @@ impl Inflated {
         self.stop.store(true, Ordering::Relaxed);
     }
 
-    /// How the inflater ended (None while it still runs).
-    pub fn end(&self) -> Option<End> {
-        self.end.lock().ok().and_then(|e| e.clone())
+    /// How the inflater ended and what it noted (None while it still runs).
+    pub fn end(&self) -> Option<(End, Vec<String>)> {
+        self.end.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Inflates `compressed` (gzip members concatenated, as `gzip -c a b` writes) into the
+    /// Inflates `compressed` (gzip members concatenated, see `Members`) into the
     /// reservation, publishing as it goes. Run on its own thread.
     pub fn run(&self, compressed: impl Read, progress: &Progress) {
-        let mut dec = flate2::read::MultiGzDecoder::new(std::io::BufReader::with_capacity(STEP, compressed));
+        // publishes an end however this returns: a panic below (in the decoder, say) is an
+        // end too, which the parse sees instead of waiting for the next bytes
+        let mut publish = Publish { to: self, end: None };
+        let mut dec = Members::new(std::io::BufReader::with_capacity(STEP, compressed));
         let mut n = 0usize;
         let end = loop {
             if self.stop.load(Ordering::Relaxed) || progress.cancelled() {
@@ -162,12 +138,29 @@ impl Inflated {
                     let _guard = self.end.lock();
                     self.published.notify_all();
                 }
-                Err(e) => break End::of_error(&e, n),
+                Err(e) => break End::of_error(&e, n as u64),
             }
         };
-        let mut g = self.end.lock().unwrap_or_else(|p| p.into_inner());
+        publish.end = Some((end, dec.into_notes()));
+    }
+}
+
+/// Sets the inflater's end when dropped, and wakes every reader: on return with how it
+/// ended, on unwind with a failure.
+struct Publish<'a> {
+    to: &'a Inflated,
+    end: Option<(End, Vec<String>)>,
+}
+
+impl Drop for Publish<'_> {
+    fn drop(&mut self) {
+        let end = self.end.take().unwrap_or_else(|| {
+            let n = self.to.filled.load(Ordering::Acquire);
+            (End::Corrupt(format!("inflating failed after {n} decompressed bytes (the inflater stopped)")), Vec::new())
+        });
+        let mut g = self.to.end.lock().unwrap_or_else(|p| p.into_inner());
         *g = Some(end);
-        self.published.notify_all();
+        self.to.published.notify_all();
     }
 }
 
