@@ -79,7 +79,7 @@ impl<R: BufRead> Read for Members<R> {
                 // the member's deflate data ended cleanly and its trailer was consumed
                 Err(e) if e.to_string().contains("matching checksum") => {
                     self.notes.push(format!(
-                        "the trailer of gzip member {} (CRC-32 and length) does not match what it inflated; the text is kept as read",
+                        "the gzip trailer of member {} (CRC-32 and length) does not match what it inflated; the text is kept as read",
                         self.index
                     ));
                     self.next_member()?;
