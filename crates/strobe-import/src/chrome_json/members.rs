@@ -42,7 +42,12 @@ pub struct Members<R: BufRead> {
 
 impl<R: BufRead> Members<R> {
     pub fn new(compressed: R) -> Members<R> {
-        Members { member: Some(flate2::bufread::GzDecoder::new(compressed)), index: 1, next_looks_like_gzip: true, notes: Vec::new() }
+        Members {
+            member: Some(flate2::bufread::GzDecoder::new(compressed)),
+            index: 1,
+            next_looks_like_gzip: true,
+            notes: Vec::new(),
+        }
     }
 
     /// What the reader noted (trailers that do not match, data after the last member).
