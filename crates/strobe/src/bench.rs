@@ -120,6 +120,13 @@ pub enum BenchWhat {
         #[arg(long, default_value_t = 1)]
         runs: usize,
     },
+    /// Strobe (`strobe report`, cold) beside Python's json.load, orjson and HTA where they are
+    /// installed, on FILE: each one's time, peak memory and ratio to Strobe (fresh processes).
+    Peers {
+        file: PathBuf,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+    },
     /// LOD window queries over one lane of N synthetic spans, at whole-trace, mid and deep zoom.
     Lod {
         #[arg(long, default_value_t = 10_000_000)]
@@ -141,6 +148,7 @@ pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
         BenchWhat::Reopen { file, runs } => reopen(&file, runs, cache),
         BenchWhat::ReopenOnce { file } => reopen_once(&file, cache),
         BenchWhat::Lod { spans, pixels } => lod(spans, pixels),
+        BenchWhat::Peers { file, runs } => crate::bench_peers::run(&file, runs),
         BenchWhat::Open { files, hz, after, runs, timeout_s } => {
             crate::bench_app::open(files, hz, after, runs, timeout_s)
         }
@@ -151,6 +159,15 @@ pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
             crate::bench_ranks::run(&crate::bench_ranks::Opts { n, size_mb, dir, frames, runs, pool, from })
         }
     }
+}
+
+/// This process's CPU time so far (user + system, all threads), seconds.
+pub(crate) fn cpu_seconds() -> f64 {
+    // SAFETY: a plain out-parameter.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 /// The median of a benchmark's runs (`strobe_analysis::stats`); NaN when there were none.
@@ -214,6 +231,7 @@ impl AnonPeak {
 fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {
     let size = std::fs::metadata(file)?.len();
     let mut secs = Vec::new();
+    let mut cpus = Vec::new();
     let mut peaks = Vec::new();
     let mut events = 0;
     let base_anon = status_kb("RssAnon:");
@@ -223,8 +241,10 @@ fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {
             strobe_import::LoadOptions { cache_dir: Some(dir.path().to_path_buf()), no_cache: false, progress: None };
         let peak = AnonPeak::start();
         let t = Instant::now();
+        let c = cpu_seconds();
         let store = strobe_import::load(file, &opts)?;
         secs.push(t.elapsed().as_secs_f64());
+        cpus.push(cpu_seconds() - c);
         peaks.push(peak.finish().saturating_sub(base_anon) as f64 / 1024.0);
         events = store.meta.load.events;
         drop(store);
@@ -238,6 +258,16 @@ fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {
         secs.len(),
         mb / s,
         events as f64 / s / 1e6
+    );
+    // CPU time is what other work on a shared machine cannot inflate much: with N cores the
+    // wall time can be no less than CPU / N
+    let c = median(&cpus);
+    println!(
+        "  CPU (user + system, all threads) median {:.3} s → {:.0} MB per CPU-second; wall / (CPU / {}) = {:.2}",
+        c,
+        mb / c,
+        rayon::current_num_threads(),
+        s / (c / rayon::current_num_threads() as f64)
     );
     println!("  peak anonymous memory during ingest (beyond the mapped input): median {:.0} MB", median(&peaks));
     if python {

@@ -104,6 +104,12 @@ impl<'a> Assembler<'a> {
         }
     }
 
+    /// The input as far as it has arrived: every args range handed to the assembler so far
+    /// lies inside it (the text only grows; see `text`).
+    pub fn set_text(&mut self, buf: &'a [u8]) {
+        self.buf = buf;
+    }
+
     pub fn note_open_array(&mut self) {
         self.open_array = true;
     }

@@ -6,7 +6,11 @@
 mod assemble;
 mod chunks;
 mod event;
+mod members;
 mod scan;
+#[cfg(test)]
+mod stream_tests;
+mod text;
 
 use crate::{ImportError, Progress};
 use assemble::Assembler;
@@ -16,79 +20,81 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use strobe_model::{DeviceInfo, DistributedInfo, SourceFormat, TraceMeta};
 use strobe_store::StoreBuilder;
-
-/// The bytes of the source: mapped when plain, decompressed into memory when gzipped.
-enum Input {
-    Map(memmap2::Mmap),
-    Owned(Vec<u8>),
-}
-
-impl Input {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Input::Map(m) => m,
-            Input::Owned(v) => v,
-        }
-    }
-}
-
-/// Reads the source. A gzip stream that ends early (a partial copy) keeps what inflated and
-/// says so in the second value; corrupt deflate data is an error.
-fn read_input(path: &Path, progress: &Progress) -> Result<(Input, Option<String>), ImportError> {
-    let mut f = std::fs::File::open(path).map_err(|e| ImportError::io(path, e))?;
-    let len = f.metadata().map_err(|e| ImportError::io(path, e))?.len();
-    let mut magic = [0u8; 2];
-    let n = f.read(&mut magic).map_err(|e| ImportError::io(path, e))?;
-    if n == 2 && magic == GZIP_MAGIC {
-        let f = std::fs::File::open(path).map_err(|e| ImportError::io(path, e))?;
-        let counted = CountingReader { inner: std::io::BufReader::with_capacity(1 << 20, f), progress };
-        let (out, cut) = inflate(path, counted, len, progress)?;
-        return Ok((Input::Owned(out), cut));
-    }
-    progress.bytes_total.store(len, Ordering::Relaxed);
-    if len == 0 {
-        return Ok((Input::Owned(Vec::new()), None));
-    }
-    // SAFETY: the input is only read; a file truncated while mapped can fault, which every
-    // mmap-based reader accepts (the cache key catches changes made before opening).
-    let m = unsafe { memmap2::Mmap::map(&f) }.map_err(|e| ImportError::io(path, e))?;
-    Ok((Input::Map(m), None))
-}
+use text::Text;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
-/// Inflates a gzip stream of `len` compressed bytes (members concatenated, as `gzip -c a b`
-/// writes). One that ends early keeps what inflated and says so in the second value.
-fn inflate(
-    path: &Path,
-    compressed: impl Read,
-    len: u64,
-    progress: &Progress,
-) -> Result<(Vec<u8>, Option<String>), ImportError> {
-    let mut dec = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(compressed));
-    let mut out = Vec::with_capacity((len as usize).saturating_mul(8).min(1 << 32));
+/// How a gzip stream inflated into memory first ended, and what its reader noted.
+type GzEnd = (members::End, Vec<String>);
+
+/// Inflates a whole gzip stream into memory (every member, see `members`): the path where no
+/// address space can be reserved for inflating alongside the parse.
+fn inflate(path: &Path, compressed: impl Read, progress: &Progress) -> Result<(Vec<u8>, GzEnd), ImportError> {
+    let mut dec = members::Members::new(std::io::BufReader::new(compressed));
+    let mut out = Vec::new();
     let mut buf = vec![0u8; 1 << 20];
-    let mut cut = None;
-    loop {
+    let end = loop {
         if progress.cancelled() {
             return Err(ImportError::Cancelled { path: path.to_path_buf() });
         }
         match dec.read(&mut buf) {
-            Ok(0) => break,
+            Ok(0) => break members::End::Complete,
             Ok(k) => out.extend_from_slice(&buf[..k]),
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                cut =
-                    Some(format!("the gzip stream ends early: {len} compressed bytes inflate to {} bytes", out.len()));
-                break;
-            }
-            Err(e) => {
-                return Err(ImportError::bad(path, format!("corrupt gzip after {} decompressed bytes: {e}", out.len())))
-            }
+            Err(e) => match members::End::of_error(&e, out.len() as u64) {
+                members::End::Corrupt(what) => return Err(ImportError::bad(path, what)),
+                end => break end,
+            },
         }
+    };
+    Ok((out, (end, dec.into_notes())))
+}
+
+/// Imports a gzip stream of `len` compressed bytes: inflated on a thread of its own while the
+/// parse reads what has arrived (see `text`).
+fn import_gzip(
+    path: &Path,
+    compressed: impl Read + Send,
+    len: u64,
+    b: &mut StoreBuilder,
+    progress: &Progress,
+) -> Result<TraceMeta, ImportError> {
+    // progress counts compressed bytes read by the inflater
+    progress.bytes_total.store(len, Ordering::Relaxed);
+    let counted = CountingReader { inner: compressed, progress };
+    let Some(inflated) = text::Inflated::reserve(len) else {
+        let (out, end) = inflate(path, counted, progress)?;
+        progress.bytes_done.store(0, Ordering::Relaxed);
+        progress.bytes_total.store(out.len() as u64, Ordering::Relaxed);
+        return import_text(path, Text::Whole(&out), Some(end), b, progress);
+    };
+    std::thread::scope(|s| {
+        let inflater = s.spawn(|| inflated.run(counted, progress));
+        // however the parse ends (an error, a panic, or done while the stream still runs on),
+        // the inflater stops at its next read instead of running on to the end of the file
+        let stop = StopOnDrop(&inflated);
+        let r = import_text(path, Text::Growing(&inflated), None, b, progress);
+        drop(stop);
+        // a panic in the inflater has already published an end (the parse saw it); its
+        // payload is not needed here
+        let _ = inflater.join();
+        match inflated.end() {
+            // corrupt deflate data is the file's fault whatever the parse made of the text before it
+            Some((members::End::Corrupt(e), _)) => Err(ImportError::bad(path, e)),
+            Some((members::End::Cancelled, _)) if progress.cancelled() => {
+                Err(ImportError::Cancelled { path: path.to_path_buf() })
+            }
+            _ => r,
+        }
+    })
+}
+
+/// Stops an inflater when dropped.
+struct StopOnDrop<'a>(&'a text::Inflated);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
     }
-    progress.bytes_done.store(0, Ordering::Relaxed);
-    progress.bytes_total.store(out.len() as u64, Ordering::Relaxed);
-    Ok((out, cut))
 }
 
 struct CountingReader<'p, R> {
@@ -138,19 +144,27 @@ fn skip_ws(b: &[u8], mut p: usize) -> usize {
 
 /// Imports a chrome/Kineto trace into `b`; returns the trace's metadata and load summary.
 pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<TraceMeta, ImportError> {
-    let t_all = strobe_store::timing::Phase::start("chrome import (total)");
-    let t_read = strobe_store::timing::Phase::start("read/decompress input");
-    let (input, gzip_cut) = read_input(path, progress)?;
-    drop(t_read);
-    if let Input::Map(m) = &input {
-        // the file is mapped and pinned by the cache key: keep args there instead of copying
-        if let Ok(abs) = std::fs::canonicalize(path) {
-            b.args_in_source(m, &abs.to_string_lossy());
-        }
+    let _t_all = strobe_store::timing::Phase::start("chrome import (total)");
+    let mut f = std::fs::File::open(path).map_err(|e| ImportError::io(path, e))?;
+    let len = f.metadata().map_err(|e| ImportError::io(path, e))?.len();
+    let mut magic = [0u8; 2];
+    let n = f.read(&mut magic).map_err(|e| ImportError::io(path, e))?;
+    if n == 2 && magic == GZIP_MAGIC {
+        let f = std::fs::File::open(path).map_err(|e| ImportError::io(path, e))?;
+        return import_gzip(path, f, len, b, progress);
     }
-    let meta = import_text(path, input.bytes(), gzip_cut, b, progress);
-    drop(t_all);
-    meta
+    progress.bytes_total.store(len, Ordering::Relaxed);
+    if len == 0 {
+        return import_text(path, Text::Whole(&[]), None, b, progress);
+    }
+    // SAFETY: the input is only read; a file truncated while mapped can fault, which every
+    // mmap-based reader accepts (the cache key catches changes made before opening).
+    let m = unsafe { memmap2::Mmap::map(&f) }.map_err(|e| ImportError::io(path, e))?;
+    // the file is mapped and pinned by the cache key: keep args there instead of copying
+    if let Ok(abs) = std::fs::canonicalize(path) {
+        b.args_in_source(&m, &abs.to_string_lossy());
+    }
+    import_text(path, Text::Whole(&m), None, b, progress)
 }
 
 /// Imports a trace held in memory, plain or gzipped (what a fuzz target calls): the same
@@ -163,31 +177,61 @@ pub fn import_bytes(
     progress: &Progress,
 ) -> Result<TraceMeta, ImportError> {
     if bytes.starts_with(&GZIP_MAGIC) {
-        let counted = CountingReader { inner: bytes, progress };
-        let (text, cut) = inflate(name, counted, bytes.len() as u64, progress)?;
-        return import_text(name, &text, cut, b, progress);
+        return import_gzip(name, bytes, bytes.len() as u64, b, progress);
     }
     progress.bytes_total.store(bytes.len() as u64, Ordering::Relaxed);
-    import_text(name, bytes, None, b, progress)
+    import_text(name, Text::Whole(bytes), None, b, progress)
 }
 
-/// Parses the (inflated) JSON text of `path`; `gzip_cut` says where a gzip stream ended early.
-fn import_text(
+/// Skips whitespace from `p`, waiting for more of a growing text when it runs out there.
+/// Returns the text as it is then, whether that is all of it, and the position.
+fn skip_ws_in<'a>(text: Text<'a>, p: usize) -> (&'a [u8], bool, usize) {
+    loop {
+        let (buf, done) = text.now();
+        let q = skip_ws(buf, p);
+        if q < buf.len() || done {
+            return (buf, done, q);
+        }
+        text.beyond(buf.len());
+    }
+}
+
+/// The JSON value of type `T` at `p` and the position after it: None when the text ends
+/// first (a growing text is waited for, its available part parsed again at twice the length).
+fn value_at<T: serde::de::DeserializeOwned>(text: Text<'_>, p: usize) -> (Option<Result<T, serde_json::Error>>, usize) {
+    loop {
+        let (buf, done) = text.now();
+        let mut de = serde_json::Deserializer::from_slice(&buf[p.min(buf.len())..]).into_iter::<T>();
+        let v = de.next();
+        let incomplete = v.is_none() || matches!(&v, Some(Err(e)) if e.is_eof());
+        if !incomplete || done {
+            return (v, p + de.byte_offset());
+        }
+        text.beyond(buf.len() + (buf.len() - p.min(buf.len())).max(1 << 16));
+    }
+}
+
+/// Parses the JSON text of `path` (growing while a gzip stream inflates); `gz_end` says how
+/// a gzip stream inflated into memory first ended.
+fn import_text<'a>(
     path: &Path,
-    input: &[u8],
-    gzip_cut: Option<String>,
+    text: Text<'a>,
+    gz_end: Option<GzEnd>,
     b: &mut StoreBuilder,
     progress: &Progress,
 ) -> Result<TraceMeta, ImportError> {
-    let buf = without_cut_char(input);
     let mut meta = TraceMeta::new(SourceFormat::Chrome, path.display().to_string());
-    let mut p = skip_ws(buf, 0);
+    text.beyond(2); // room to see a byte-order mark
+    let (mut buf, _, mut p) = skip_ws_in(text, 0);
     if buf[p..].starts_with(&[0xEF, 0xBB, 0xBF]) {
-        p = skip_ws(buf, p + 3);
+        (buf, _, p) = skip_ws_in(text, p + 3);
     }
     if p >= buf.len() {
-        let what =
-            if gzip_cut.is_some() { "the gzip stream ends before any JSON" } else { "empty file: no JSON in it" };
+        let what = if gz_end.is_some() || matches!(text, Text::Growing(_)) {
+            "the gzip stream ends before any JSON"
+        } else {
+            "empty file: no JSON in it"
+        };
         return Err(ImportError::bad(path, what));
     }
     let mut asm = Assembler::new(buf);
@@ -197,13 +241,14 @@ fn import_text(
     let unit_ns = 1000i64;
     match buf[p] {
         b'[' => {
-            parse_events(path, buf, p + 1, unit_ns, &mut asm, b, progress)?;
+            parse_events(path, text, p + 1, unit_ns, &mut asm, b, progress)?;
         }
         b'{' => {
             p += 1;
             let mut saw_events = false;
             loop {
-                p = skip_ws(buf, p);
+                let (buf, _, q) = skip_ws_in(text, p);
+                p = q;
                 if p >= buf.len() {
                     // the object left open: a cut file (Kineto always closes it); what was read stays
                     asm.cut.get_or_insert((buf.len() as u64, "the file ends before the top-level object's '}'".into()));
@@ -223,21 +268,23 @@ fn import_text(
                         ))
                     }
                 }
-                let mut de = serde_json::Deserializer::from_slice(&buf[p..]).into_iter::<String>();
-                let key: String = match de.next() {
-                    Some(Ok(k)) => k,
-                    Some(Err(e)) if e.is_eof() => {
+                let key: String = match value_at::<String>(text, p) {
+                    (Some(Ok(k)), q) => {
+                        p = q;
+                        k
+                    }
+                    (Some(Err(e)), _) if e.is_eof() => {
                         asm.cut.get_or_insert((p as u64, "the file ends inside a key of the top-level object".into()));
                         break;
                     }
-                    Some(Err(e)) => return Err(ImportError::bad(path, format!("at byte {p}: bad key: {e}"))),
-                    None => {
+                    (Some(Err(e)), _) => return Err(ImportError::bad(path, format!("at byte {p}: bad key: {e}"))),
+                    (None, _) => {
                         asm.cut.get_or_insert((p as u64, "the file ends inside the top-level object".into()));
                         break;
                     }
                 };
-                p += de.byte_offset();
-                p = skip_ws(buf, p);
+                let (buf, _, q) = skip_ws_in(text, p);
+                p = q;
                 if p >= buf.len() {
                     asm.cut.get_or_insert((p as u64, format!("the file ends after the key {key:?}")));
                     break;
@@ -245,31 +292,33 @@ fn import_text(
                 if buf.get(p) != Some(&b':') {
                     return Err(ImportError::bad(path, format!("at byte {p}: expected ':' after key {key:?}")));
                 }
-                p = skip_ws(buf, p + 1);
+                let (buf, _, q) = skip_ws_in(text, p + 1);
+                p = q;
                 if key == "traceEvents" {
                     if buf.get(p) != Some(&b'[') {
                         return Err(ImportError::bad(path, format!("at byte {p}: traceEvents is not an array")));
                     }
                     saw_events = true;
-                    p = parse_events(path, buf, p + 1, unit_ns, &mut asm, b, progress)?;
+                    p = parse_events(path, text, p + 1, unit_ns, &mut asm, b, progress)?;
                     continue;
                 }
-                let mut de = serde_json::Deserializer::from_slice(&buf[p..]).into_iter::<serde_json::Value>();
-                let v: serde_json::Value = match de.next() {
-                    Some(Ok(v)) => v,
-                    Some(Err(e)) if e.is_eof() => {
+                let v: serde_json::Value = match value_at::<serde_json::Value>(text, p) {
+                    (Some(Ok(v)), q) => {
+                        p = q;
+                        v
+                    }
+                    (Some(Err(e)), _) if e.is_eof() => {
                         asm.cut.get_or_insert((p as u64, format!("the file ends inside the value of {key:?}")));
                         break;
                     }
-                    Some(Err(e)) => {
+                    (Some(Err(e)), _) => {
                         return Err(ImportError::bad(path, format!("at byte {p}: bad value of {key:?}: {e}")))
                     }
-                    None => {
+                    (None, _) => {
                         asm.cut.get_or_insert((p as u64, format!("the file ends before the value of {key:?}")));
                         break;
                     }
                 };
-                p += de.byte_offset();
                 top_level_key(&mut meta, &key, v);
             }
             if !saw_events && asm.cut.is_none() {
@@ -299,9 +348,20 @@ fn import_text(
             ))
         }
     }
+    // the end of a gzip stream is waited for (what follows the JSON is inflated to check the
+    // trailers); the text is then all there is
+    let (full, _) = text.beyond(usize::MAX);
+    let buf = without_cut_char(full);
+    asm.set_text(buf);
+    let (gzip_cut, gzip_notes) = match if let Text::Growing(g) = text { g.end() } else { gz_end } {
+        Some((members::End::Cut(c), notes)) => (Some(c), notes),
+        Some((_, notes)) => (None, notes),
+        None => (None, Vec::new()),
+    };
     let t_fin = strobe_store::timing::Phase::start("assemble finish (B/E, flows)");
     asm.finish(b, &mut meta).map_err(|e| ImportError::io(path, e))?;
     drop(t_fin);
+    meta.load.notes.extend(gzip_notes);
     if asm.cut.is_some() || gzip_cut.is_some() {
         let (at, what) = asm.cut.clone().unwrap_or((buf.len() as u64, String::new()));
         let what = match (gzip_cut, what.is_empty()) {
@@ -317,54 +377,139 @@ fn import_text(
     Ok(meta)
 }
 
+/// One wave of chunks to parse: `ranges` cut `text` (valid UTF-8 throughout); `complete`
+/// when `text` is the whole input, so its end is the file's end rather than where the
+/// inflater had got to.
+struct Wave<'a> {
+    text: &'a str,
+    ranges: Vec<(usize, usize)>,
+    complete: bool,
+}
+
+/// Cuts the text into waves of chunks as it arrives.
+struct Feed<'a> {
+    text: Text<'a>,
+    /// Where the next wave starts (a guessed event boundary).
+    from: usize,
+    /// Bytes below this were checked as UTF-8.
+    valid_to: usize,
+    chunk: usize,
+    /// What `chunk` grows to, doubling per wave (a growing text starts on small chunks, so
+    /// the first events are parsed soon after the inflater starts).
+    max_chunk: usize,
+    wave: usize,
+    finished: bool,
+}
+
+impl<'a> Feed<'a> {
+    /// The next wave, waiting for its text; None after the wave that reached the end.
+    fn next(&mut self, path: &Path) -> Result<Option<Wave<'a>>, ImportError> {
+        if self.finished {
+            return Ok(None);
+        }
+        let mut want = self.from + self.chunk * (self.wave + 1);
+        loop {
+            let (buf, done) = self.text.beyond(want.saturating_sub(1));
+            // a character cut by the end of what is there: waits for its rest (or is the cut)
+            let buf = without_cut_char(buf);
+            let scan_to = buf.len().min(want);
+            let complete = done && scan_to == buf.len();
+            let mut starts = chunks::guess_boundaries(&buf[..scan_to], self.from, self.chunk);
+            // the last chunk of a text still arriving may be cut: it opens the next wave. Where
+            // there is only one (no event starts in what arrived: one long event, or a long run
+            // of whitespace) it is parsed as far as it has arrived, and an event cut there is
+            // parsed again by the next wave, so the parse never waits on a boundary that may
+            // not come (and `from` moves on, so no byte is scanned for boundaries twice).
+            let limit = if complete {
+                buf.len()
+            } else if starts.len() > 1 {
+                starts.pop().unwrap_or(0)
+            } else {
+                // at a character boundary, as every wave's end is
+                without_cut_char(&buf[..scan_to]).len()
+            };
+            if limit <= self.from && complete {
+                // the text is all there and ends where the last wave did (a stream that stopped
+                // at a wave's edge): one empty, complete wave lets the parse see the end there
+                // (asking for more would wait, or spin, for bytes that will not come)
+                let to = self.from.min(buf.len());
+                if let Err(err) = std::str::from_utf8(&buf[self.valid_to.min(to)..to]) {
+                    return Err(ImportError::bad(
+                        path,
+                        format!("at byte {}: invalid UTF-8", self.valid_to.min(to) + err.valid_up_to()),
+                    ));
+                }
+                // SAFETY: `buf[..to]` is UTF-8: below `valid_to` by earlier waves, the rest just now
+                let text: &'a str = unsafe { std::str::from_utf8_unchecked(&buf[..to]) };
+                self.finished = true;
+                return Ok(Some(Wave { text, ranges: vec![(to, to)], complete: true }));
+            }
+            if limit <= self.from {
+                want += self.chunk * (self.wave + 1);
+                continue;
+            }
+            let mut ends: Vec<usize> = starts.iter().skip(1).copied().collect();
+            ends.push(limit);
+            let ranges: Vec<(usize, usize)> = starts.into_iter().zip(ends).collect();
+            // UTF-8 once, in parallel over the chunks (each starts at a char boundary: an ASCII '{'
+            // or a wave's start)
+            let mut pieces: Vec<(usize, usize)> = ranges.clone();
+            pieces[0].0 = self.valid_to.min(pieces[0].0);
+            let bad = pieces
+                .par_iter()
+                .filter_map(|&(s, e)| std::str::from_utf8(&buf[s..e]).err().map(|err| s + err.valid_up_to()))
+                .min();
+            if let Some(at) = bad {
+                return Err(ImportError::bad(path, format!("at byte {at}: invalid UTF-8")));
+            }
+            self.valid_to = limit;
+            // SAFETY: every byte of `buf[..limit]` was validated as UTF-8, here or by an
+            // earlier wave (the text below `valid_to` never changes).
+            let text: &'a str = unsafe { std::str::from_utf8_unchecked(&buf[..limit]) };
+            self.from = limit;
+            self.finished = complete;
+            self.chunk = (self.chunk * 2).min(self.max_chunk);
+            return Ok(Some(Wave { text, ranges, complete }));
+        }
+    }
+}
+
 /// Parses the event array that starts at `from`; returns the position after it.
-fn parse_events(
+fn parse_events<'a>(
     path: &Path,
-    buf: &[u8],
+    text: Text<'a>,
     from: usize,
     unit_ns: i64,
-    asm: &mut Assembler,
+    asm: &mut Assembler<'a>,
     b: &mut StoreBuilder,
     progress: &Progress,
 ) -> Result<usize, ImportError> {
     let threads = rayon::current_num_threads().max(1);
-    let remaining = buf.len() - from;
-    let chunk = (remaining / (threads * 64)).clamp(1 << 20, 4 << 20);
-    let starts = chunks::guess_boundaries(buf, from, chunk);
-    // UTF-8 once, in parallel over the chunks (each starts at an ASCII '{', a char boundary)
-    let mut bounds = starts.clone();
-    bounds.push(buf.len());
-    let bad = bounds
-        .par_windows(2)
-        .filter_map(|w| std::str::from_utf8(&buf[w[0]..w[1]]).err().map(|e| w[0] + e.valid_up_to()))
-        .min();
-    if let Some(at) = bad.or_else(|| std::str::from_utf8(&buf[..from]).err().map(|e| e.valid_up_to())) {
-        return Err(ImportError::bad(path, format!("at byte {at}: invalid UTF-8")));
-    }
-    // SAFETY: every byte of `buf` was just validated as UTF-8 in the pieces above.
-    let text: &str = unsafe { std::str::from_utf8_unchecked(buf) };
-    let wave = threads * 4;
-    let waves: Vec<Vec<(usize, usize)>> = (0..starts.len())
-        .step_by(wave)
-        .map(|k| {
-            (k..(k + wave).min(starts.len()))
-                .map(|i| (starts[i], starts.get(i + 1).copied().unwrap_or(buf.len())))
-                .collect()
-        })
-        .collect();
-    let parse_wave = |ranges: &Vec<(usize, usize)>| -> Vec<chunks::ChunkOut> {
-        ranges.par_iter().map(|&(s, e)| chunks::parse_chunk(text, s, e, unit_ns)).collect()
+    let (now, done) = text.now();
+    // a whole text is cut into ~64 chunks per core; one still arriving into 256 kB chunks
+    // growing to 2 MB
+    let (chunk, max_chunk) = if done {
+        let c = ((now.len() - from) / (threads * 64)).clamp(1 << 20, 4 << 20);
+        (c, c)
+    } else {
+        (256 << 10, 2 << 20)
     };
-    // Pipeline: assemble wave k (serial, one core) while wave k+1 parses (all cores).
+    let report_bytes = done;
+    let mut feed = Feed { text, from, valid_to: 0, chunk, max_chunk, wave: threads * 4, finished: false };
+    let parse_wave = |w: Wave<'a>| -> (Wave<'a>, Vec<chunks::ChunkOut<'a>>) {
+        let outs = w.ranges.par_iter().map(|&(s, e)| chunks::parse_chunk(w.text, s, e, unit_ns)).collect();
+        (w, outs)
+    };
+    // Pipeline: assemble wave k (serial, one core) while wave k+1 waits for its text and
+    // parses (all cores).
     let mut expected = from;
-    let mut ready: Option<Vec<chunks::ChunkOut>> = waves.first().map(&parse_wave);
-    for w in 0..waves.len() {
+    let mut ready = feed.next(path)?.map(&parse_wave);
+    while let Some((wave, outs)) = ready.take() {
         if progress.cancelled() {
             return Err(ImportError::Cancelled { path: path.to_path_buf() });
         }
-        let outs = ready.take().unwrap_or_default();
-        let ranges = &waves[w];
         let t0 = std::time::Instant::now();
+        asm.set_text(wave.text.as_bytes());
         let (done, next) = rayon::join(
             || -> Result<Option<usize>, ImportError> {
                 for (i, out) in outs.into_iter().enumerate() {
@@ -372,14 +517,19 @@ fn parse_events(
                         out
                     } else {
                         // the guess was inside a string: parse again from the true boundary
-                        chunks::parse_chunk(text, expected, ranges[i].1.max(expected), unit_ns)
+                        chunks::parse_chunk(wave.text, expected, wave.ranges[i].1.max(expected), unit_ns)
                     };
                     if let (Some((at, what)), true) = (&out.error, out.truncated) {
-                        // a cut file: keep every complete event before the cut
                         asm.add_chunk(&out, b).map_err(|e| ImportError::io(path, e))?;
                         progress.add_events(out.events);
+                        if !wave.complete {
+                            // cut by where the inflater had got to: the next wave goes on from here
+                            expected = *at;
+                            continue;
+                        }
+                        // a cut file: keep every complete event before the cut
                         asm.cut = Some((*at as u64, what.clone()));
-                        return Ok(Some(buf.len()));
+                        return Ok(Some(wave.text.len()));
                     }
                     if let Some((at, what)) = &out.error {
                         return Err(ImportError::bad(
@@ -389,25 +539,27 @@ fn parse_events(
                     }
                     asm.add_chunk(&out, b).map_err(|e| ImportError::io(path, e))?;
                     progress.add_events(out.events);
-                    progress.bytes_done.store(out.stop as u64, Ordering::Relaxed);
+                    if report_bytes {
+                        progress.bytes_done.store(out.stop as u64, Ordering::Relaxed);
+                    }
                     expected = out.stop;
                     if let Some(end) = out.array_end {
                         return Ok(Some(end));
                     }
-                    if out.eof {
+                    if out.eof && wave.complete {
                         asm.note_open_array();
-                        return Ok(Some(buf.len()));
+                        return Ok(Some(wave.text.len()));
                     }
                 }
                 Ok(None)
             },
-            || waves.get(w + 1).map(&parse_wave),
+            || feed.next(path).map(|w| w.map(&parse_wave)),
         );
         asm.parse_ns += t0.elapsed().as_nanos() as u64;
         if let Some(end) = done? {
             return Ok(end);
         }
-        ready = next;
+        ready = next?;
     }
     Ok(expected)
 }

@@ -1,0 +1,165 @@
+//! `strobe bench peers FILE`: Strobe beside the tools users would otherwise reach for, on the
+//! same file in the same session (issue 17.7). Every contender runs as a fresh child process
+//! whose wall time and peak resident memory (`wait4`'s `ru_maxrss`, the child alone) are
+//! taken; Strobe's run is `strobe report FILE` into an empty cache (ingest + report, cold).
+//! Peers that are not installed are listed as such (see tests/tools/peers_requirements.txt).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// One contender: a command line, and what it does to the file.
+struct Peer {
+    name: &'static str,
+    what: &'static str,
+    cmd: Command,
+}
+
+/// Reads FILE (gzipped or not) as text in Python: the prelude of every Python peer.
+const PY_OPEN: &str = "import gzip,sys\n\
+f=sys.argv[1]\n\
+raw=open(f,'rb').read()\n\
+raw=gzip.decompress(raw) if raw[:2]==b'\\x1f\\x8b' else raw\n";
+
+/// HTA reads a directory of rank traces; its parser chosen by its own default.
+const PY_HTA: &str = "import sys,logging\n\
+logging.disable(logging.WARNING)\n\
+from hta.trace_analysis import TraceAnalysis\n\
+a=TraceAnalysis(trace_dir=sys.argv[1])\n\
+a.get_temporal_breakdown(visualize=False)\n\
+a.get_comm_comp_overlap(visualize=False)\n";
+
+fn python_has(module: &str) -> bool {
+    Command::new("python3")
+        .arg("-c")
+        .arg(format!("import {module}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// Runs `cmd` to its end: (wall seconds, peak RSS MB), or the reason it failed.
+fn measure(cmd: &mut Command) -> Result<(f64, f64), String> {
+    cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
+    let t = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| e.to_string())?;
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut e, &mut err);
+    }
+    let (status, maxrss_kb) = wait_with_rusage(&child)?;
+    let secs = t.elapsed().as_secs_f64();
+    if status != 0 {
+        let tail: String = err.lines().rev().take(3).collect::<Vec<_>>().join(" | ");
+        return Err(format!("exit {status}: {tail}"));
+    }
+    Ok((secs, maxrss_kb as f64 / 1024.0))
+}
+
+/// Reaps `child` with `wait4`, which reports that one child's peak RSS (kB on Linux).
+#[cfg(unix)]
+fn wait_with_rusage(child: &std::process::Child) -> Result<(i32, i64), String> {
+    let mut status = 0;
+    // SAFETY: plain out-parameters for a child of this process that was not waited for.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut ru) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error().to_string());
+    }
+    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 128 + libc::WTERMSIG(status) };
+    Ok((code, ru.ru_maxrss))
+}
+
+pub fn run(file: &Path, runs: usize) -> anyhow::Result<()> {
+    let file = std::fs::canonicalize(file)?;
+    let size = std::fs::metadata(&file)?.len() as f64 / 1e6;
+    let exe = std::env::current_exe()?;
+    let caches = tempfile::tempdir()?;
+    // HTA wants a directory of traces: one holding a link to FILE
+    let hta_dir = tempfile::tempdir()?;
+    let name = file.file_name().map(PathBuf::from).unwrap_or_else(|| "trace.json".into());
+    std::os::unix::fs::symlink(&file, hta_dir.path().join(name))?;
+
+    let mut missing = Vec::new();
+    let mut peers: Vec<Box<dyn Fn(usize) -> Peer>> = Vec::new();
+    {
+        let (exe, caches, file) = (exe.clone(), caches.path().to_path_buf(), file.clone());
+        peers.push(Box::new(move |i| {
+            let mut cmd = Command::new(&exe);
+            cmd.arg("--cache-dir").arg(caches.join(format!("run{i}"))).arg("report").arg(&file);
+            Peer { name: "strobe report", what: "ingest into a fresh cache + report", cmd }
+        }));
+    }
+    for (module, name, what, body) in [
+        ("json", "python json.load", "parse to Python objects", "import json\njson.loads(raw)\n"),
+        ("orjson", "orjson.loads", "parse to Python objects", "import orjson\norjson.loads(raw)\n"),
+    ] {
+        if !python_has(module) {
+            missing.push(module);
+            continue;
+        }
+        let file = file.clone();
+        let script = format!("{PY_OPEN}{body}");
+        peers.push(Box::new(move |_| {
+            let mut cmd = Command::new("python3");
+            cmd.arg("-c").arg(&script).arg(&file);
+            Peer { name, what, cmd }
+        }));
+    }
+    if python_has("hta.trace_analysis") {
+        let dir = hta_dir.path().to_path_buf();
+        peers.push(Box::new(move |_| {
+            let mut cmd = Command::new("python3");
+            cmd.arg("-c").arg(PY_HTA).arg(&dir);
+            Peer { name: "HTA", what: "TraceAnalysis + temporal breakdown + overlap", cmd }
+        }));
+    } else {
+        missing.push("hta (HolisticTraceAnalysis)");
+    }
+
+    println!("peers on {} ({size:.1} MB), {} runs each, medians (load now: {})", file.display(), runs, load_avg());
+    println!("  {:<18} {:>9} {:>9} {:>11} {:>9}  what", "tool", "time s", "MB/s", "peak RSS MB", "× Strobe");
+    let mut strobe_s = f64::NAN;
+    for make in &peers {
+        let mut secs = Vec::new();
+        let mut rss = Vec::new();
+        let mut failed = None;
+        let mut label = ("", "");
+        for i in 0..runs.max(1) {
+            let mut p = make(i);
+            label = (p.name, p.what);
+            match measure(&mut p.cmd) {
+                Ok((s, m)) => {
+                    secs.push(s);
+                    rss.push(m);
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        if let Some(e) = failed {
+            println!("  {:<18} failed: {e}", label.0);
+            continue;
+        }
+        let (s, m) = (crate::bench::median(&secs), crate::bench::median(&rss));
+        if strobe_s.is_nan() {
+            strobe_s = s;
+        }
+        println!("  {:<18} {:>9.3} {:>9.0} {:>11.0} {:>9.1}  {}", label.0, s, size / s, m, s / strobe_s, label.1);
+    }
+    if !missing.is_empty() {
+        println!("  not installed: {} (pip install -r tests/tools/peers_requirements.txt)", missing.join(", "));
+    }
+    Ok(())
+}
+
+fn load_avg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(String::from))
+        .unwrap_or_else(|| "?".into())
+}
