@@ -87,7 +87,8 @@ fn the_shaded_bubble_parts_are_the_figures() {
             assert_eq!(total(&b.cooldown), i(&w["cooldown_ns"]), "{ctx} cool-down");
             assert_eq!(total(&b.p2p_wait), i(&w["p2p_wait_ns"]), "{ctx} P2P wait");
             // the parts and the work tile the step: nothing shaded twice, nothing left out
-            let parts = total(&b.work) + total(&b.warmup) + total(&b.cooldown) + total(&b.p2p_wait) + total(&b.other_idle);
+            let parts =
+                total(&b.work) + total(&b.warmup) + total(&b.cooldown) + total(&b.p2p_wait) + total(&b.other_idle);
             assert_eq!(parts, b.t1 - b.t0, "{ctx}");
             // labelled microbatches: 8 forward and 8 backward start in the step
             let n = pr.microbatches.iter().filter(|m| m.start_ns >= b.t0 && m.start_ns < b.t1).count() as i64;
@@ -117,7 +118,11 @@ fn pipeline_tab_is_a_stage_by_step_heat_map() {
         }
     }
     assert_eq!(cells, 4 * steps.len());
-    assert_eq!(h.query_all_by_label_contains(" rank ").filter(|n| format!("{n:?}").contains(" %")).count(), cells, "one cell per stage and step, no more");
+    assert_eq!(
+        h.query_all_by_label_contains(" rank ").filter(|n| format!("{n:?}").contains(" %")).count(),
+        cells,
+        "one cell per stage and step, no more"
+    );
     h.get_by_label_contains("1F1B schedule");
     h.get_by_label_contains(&format!("theoretical bubble {:.1} %", want["theoretical_bubble_pct"].as_f64().unwrap()));
     h.get_by_label_contains("(p−1)/(m+p−1)");
@@ -136,7 +141,8 @@ fn clicking_a_cell_shows_that_stages_rank_and_step() {
     let name = s["name"].as_str().unwrap();
     let w = &s["stages"][2];
     let (stage, rank) = (i(&w["stage"]), i(&w["rank"]));
-    let id = h.state().ws.traces.iter().find(|t| t.store.meta.distributed.as_ref().unwrap().rank == Some(rank)).unwrap().id;
+    let id =
+        h.state().ws.traces.iter().find(|t| t.store.meta.distributed.as_ref().unwrap().rank == Some(rank)).unwrap().id;
     h.state_mut().timeline_mut().collapsed.insert(GroupKey::Trace(id));
     h.run_steps(2);
     let label = format!("{name} stage {stage} rank {rank}: ");

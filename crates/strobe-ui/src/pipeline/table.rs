@@ -92,8 +92,9 @@ pub fn ui(ui: &mut egui::Ui, pv: &PipelineView, metric: &mut Metric, cx: &mut Vi
         ui.separator();
         match (r.theoretical_bubble_pct, &r.theoretical_bubble_formula) {
             (Some(p), Some(f)) => {
-                ui.label(format!("theoretical bubble {p:.1} %"))
-                    .on_hover_text("the schedule's bubble with equal stages and free transfers, as a share of the step");
+                ui.label(format!("theoretical bubble {p:.1} %")).on_hover_text(
+                    "the schedule's bubble with equal stages and free transfers, as a share of the step",
+                );
                 ui.weak(format!("= {f}"));
             }
             _ => {
@@ -103,7 +104,11 @@ pub fn ui(ui: &mut egui::Ui, pv: &PipelineView, metric: &mut Metric, cx: &mut Vi
     });
     if let (Some(s), Some(rank)) = (r.bottleneck_stage, r.bottleneck_rank) {
         ui.horizontal_wrapped(|ui| {
-            ui.label(RichText::new(format!("bottleneck: stage {s} (rank {rank})")).strong().color(Color32::from_rgb(230, 120, 90)));
+            ui.label(
+                RichText::new(format!("bottleneck: stage {s} (rank {rank})"))
+                    .strong()
+                    .color(Color32::from_rgb(230, 120, 90)),
+            );
             if let Some(e) = &r.bottleneck_evidence {
                 ui.weak(e);
             }
@@ -113,7 +118,11 @@ pub fn ui(ui: &mut egui::Ui, pv: &PipelineView, metric: &mut Metric, cx: &mut Vi
         ui.weak("timeline strips: solid = microbatch work, dim = waiting inside its range; bubble:");
         for k in crate::timeline::pipeline_strip::BubbleKind::ALL {
             if k != crate::timeline::pipeline_strip::BubbleKind::Cooldown {
-                let name = if k == crate::timeline::pipeline_strip::BubbleKind::Warmup { "warm-up / cool-down" } else { k.name() };
+                let name = if k == crate::timeline::pipeline_strip::BubbleKind::Warmup {
+                    "warm-up / cool-down"
+                } else {
+                    k.name()
+                };
                 let (r, resp) = ui.allocate_exact_size(Vec2::new(18.0, 10.0), Sense::hover());
                 ui.painter().rect_filled(r, 1.0, k.edge());
                 resp.on_hover_text(k.explain());

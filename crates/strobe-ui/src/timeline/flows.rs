@@ -56,7 +56,14 @@ const MAX_P2P_ARROWS: usize = 400;
 /// A pipeline's matched send/receive pairs as arrows from the send's post to the receive's
 /// completion, each end on the transfer's own lane where it is laid out, else on its stage's
 /// pipeline strip. Faint, and bright for the pairs of the selected span.
-pub fn p2p(fd: &mut FrameDraw, ws: &Workspace, sel: &Selection, layout: &Layout, shared: &View, (plot, top): (Rect, f32)) {
+pub fn p2p(
+    fd: &mut FrameDraw,
+    ws: &Workspace,
+    sel: &Selection,
+    layout: &Layout,
+    shared: &View,
+    (plot, top): (Rect, f32),
+) {
     let Some(pv) = &ws.pipeline else { return };
     let p = &pv.pipeline;
     // where a transfer of rank-entry `k` is drawn, on the shared axis's screen

@@ -26,7 +26,8 @@ pub enum BubbleKind {
 }
 
 impl BubbleKind {
-    pub const ALL: [BubbleKind; 4] = [BubbleKind::Warmup, BubbleKind::P2pWait, BubbleKind::OtherIdle, BubbleKind::Cooldown];
+    pub const ALL: [BubbleKind; 4] =
+        [BubbleKind::Warmup, BubbleKind::P2pWait, BubbleKind::OtherIdle, BubbleKind::Cooldown];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -74,7 +75,7 @@ impl BubbleKind {
 
 pub fn phase_color(p: Phase, index: u32) -> Color32 {
     // neighbouring microbatches alternate in lightness so their edges read
-    let light = if index % 2 == 0 { 0 } else { 22 };
+    let light = if index.is_multiple_of(2) { 0 } else { 22 };
     let (r, g, b) = match p {
         Phase::Forward => (50, 110, 185),
         Phase::Backward => (185, 105, 45),
