@@ -80,6 +80,8 @@ pub enum Command {
     /// Steps are the ranges whose whole name matches this regex (empty: the built-in rules:
     /// ProfilerStep#N, iteration-like NVTX names, else the inferred period).
     SetStepPattern(String),
+    /// The pipeline the open traces form (None: none), found on a worker thread.
+    SetPipeline(Option<std::sync::Arc<crate::pipeline::PipelineView>>),
 }
 
 /// What is selected; every pane reads it.

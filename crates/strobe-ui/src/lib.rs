@@ -19,6 +19,7 @@ pub mod load_summary;
 pub mod loader;
 pub mod memory;
 pub mod notes;
+pub mod pipeline;
 pub mod ranks;
 pub mod sample;
 pub mod search;

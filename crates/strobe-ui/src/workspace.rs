@@ -242,6 +242,9 @@ pub struct Workspace {
     /// `torch.cuda.memory_stats()` shown beside the snapshot, in whichever order they open.
     pub memory_stats: Option<strobe_analysis::memory::StatsReport>,
     pub ncu: Option<crate::documents::NcuDoc>,
+    /// The pipeline the traces form, when they do (`pipeline::PipelinePane` finds it): the
+    /// timeline stacks the ranks in its stage order and draws its microbatches and bubbles.
+    pub pipeline: Option<std::sync::Arc<crate::pipeline::PipelineView>>,
 }
 
 impl Workspace {
@@ -264,6 +267,26 @@ impl Workspace {
     /// The start of the shared axis: the ruler, Details, marks and areas read times from it.
     pub fn origin(&self) -> i64 {
         self.extent().map(|e| e.0).unwrap_or(0)
+    }
+
+    /// The positions in `traces` in the order the timeline stacks them: a pipeline's ranks
+    /// in stage order first, then the rest in rank order.
+    pub fn display_order(&self) -> Vec<usize> {
+        let mut out: Vec<usize> = match &self.pipeline {
+            Some(p) => p.traces.iter().filter_map(|&id| self.index_of(id)).collect(),
+            None => Vec::new(),
+        };
+        for i in 0..self.traces.len() {
+            if !out.contains(&i) {
+                out.push(i);
+            }
+        }
+        out
+    }
+
+    /// The pipeline stage of trace `id`, when it is one.
+    pub fn stage_of(&self, id: TraceId) -> Option<usize> {
+        self.pipeline.as_ref()?.rank_of(id).map(|r| r.stage)
     }
 
     /// Where trace `id` is now in `traces`.
@@ -310,6 +333,7 @@ impl Workspace {
     /// Closes every trace (the snapshot and ncu documents stay).
     pub fn close_traces(&mut self) {
         self.traces.clear();
+        self.pipeline = None;
         self.generation += 1;
     }
 }

@@ -60,33 +60,65 @@ pub fn wait_intervals(store: &Store, ops: &[P2pOp]) -> Vec<(i64, i64)> {
     union(out)
 }
 
-/// The figures of one stage in the step `[t0, t1)`; `first_input`: when its first receive
-/// from upstream in the step completed (None for the first stage).
-pub fn stage_step(
-    stage: usize,
-    rank: i64,
+/// Where one stage's bubble went in one step, as intervals in the rank's clock (what the
+/// timeline shades): each kind sorted and disjoint, the four together with the work exactly
+/// the step.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct BubbleIntervals {
+    /// The step's name (`ProfilerStep#3`).
+    pub step: String,
+    pub t0: i64,
+    pub t1: i64,
+    pub work: Vec<(i64, i64)>,
+    pub warmup: Vec<(i64, i64)>,
+    pub p2p_wait: Vec<(i64, i64)>,
+    pub other_idle: Vec<(i64, i64)>,
+    pub cooldown: Vec<(i64, i64)>,
+    /// Waiting for a peer anywhere in the step (warm-up and cool-down included).
+    pub p2p_wait_total_ns: i64,
+}
+
+/// The work and the bubble's parts of one stage in the step `[t0, t1)`; `first_input`: when
+/// its first receive from upstream in the step completed (None for the first stage).
+pub fn bubble_intervals(
     mbs: &[Microbatch],
     waits: &[(i64, i64)],
     first_input: Option<i64>,
     (t0, t1): (i64, i64),
-) -> StageStep {
+) -> BubbleIntervals {
     let step = [(t0, t1)];
-    let in_step: Vec<&Microbatch> = mbs.iter().filter(|m| m.start_ns >= t0 && m.start_ns < t1).collect();
-    let ranges = intersect(&union(in_step.iter().map(|m| (m.start_ns, m.end_ns)).collect()), &step);
+    let in_step: Vec<(i64, i64)> =
+        mbs.iter().filter(|m| m.start_ns >= t0 && m.start_ns < t1).map(|m| (m.start_ns, m.end_ns)).collect();
+    let ranges = intersect(&union(in_step), &step);
     let waits = intersect(waits, &step);
     let work = subtract(&ranges, &waits);
-    let work_ns = total(&work);
-    let step_ns = t1 - t0;
-    let bubble_ns = step_ns - work_ns;
-    let (first, last) = (work.first().map(|w| w.0), work.last().map(|w| w.1));
-    let (warmup_ns, cooldown_ns, p2p_wait_ns) = match (first, last) {
+    let mut out = BubbleIntervals { t0, t1, p2p_wait_total_ns: total(&waits), ..Default::default() };
+    match (work.first().map(|w| w.0), work.last().map(|w| w.1)) {
         (Some(f), Some(l)) => {
             let ready = first_input.map_or(f, |i| f.max(i.min(t1)));
-            let warm = (ready - t0) - total(&intersect(&work, &[(t0, ready)]));
-            (warm, t1 - l, total(&intersect(&waits, &[(ready, l)])))
+            out.warmup = subtract(&[(t0, ready)], &work);
+            // the last work ends before the input arrived only in a broken step: the
+            // cool-down starts after the warm-up then, so no time counts twice
+            let cool_from = l.max(ready);
+            out.cooldown = if cool_from < t1 { vec![(cool_from, t1)] } else { Vec::new() };
+            let between = [(ready, l)];
+            out.p2p_wait = intersect(&waits, &between);
+            out.other_idle = subtract(&subtract(&between, &work), &out.p2p_wait);
         }
-        _ => (step_ns, 0, 0),
-    };
+        _ => out.warmup = step.to_vec(),
+    }
+    out.work = work;
+    out
+}
+
+/// The figures of one stage in the step `[t0, t1)` (`bubble_intervals`, summed).
+pub fn stage_step(stage: usize, rank: i64, mbs: &[Microbatch], iv: &BubbleIntervals) -> StageStep {
+    let (t0, t1) = (iv.t0, iv.t1);
+    let in_step: Vec<&Microbatch> = mbs.iter().filter(|m| m.start_ns >= t0 && m.start_ns < t1).collect();
+    let work_ns = total(&iv.work);
+    let step_ns = t1 - t0;
+    let bubble_ns = step_ns - work_ns;
+    let (warmup_ns, cooldown_ns, p2p_wait_ns) = (total(&iv.warmup), total(&iv.cooldown), total(&iv.p2p_wait));
     let count = |p: Phase| in_step.iter().filter(|m| m.phase == p).count();
     StageStep {
         stage,
@@ -99,7 +131,7 @@ pub fn stage_step(
         warmup_ns,
         cooldown_ns,
         other_idle_ns: bubble_ns - warmup_ns - cooldown_ns - p2p_wait_ns,
-        p2p_wait_total_ns: total(&waits),
+        p2p_wait_total_ns: iv.p2p_wait_total_ns,
         forward: count(Phase::Forward),
         backward: count(Phase::Backward),
         weight: count(Phase::Weight),

@@ -69,6 +69,9 @@ pub struct PipelineRank {
     pub transfers: Vec<P2pOp>,
     /// Intervals blocked on a receive (the P2P wait), in the rank's clock.
     pub waits: Vec<(i64, i64)>,
+    /// Per step of the report (`PipelineReport::steps`, same order): its work and where its
+    /// bubble went, as intervals to shade.
+    pub bubbles: Vec<bubbles::BubbleIntervals>,
 }
 
 /// The whole analysis: the report, and per rank (in stage order) what the GUI draws, and the
@@ -129,14 +132,17 @@ pub fn analyze(ranks: &[RankTrace], rule: &MicrobatchRule) -> Option<Pipeline> {
             microbatches: mbs,
             waits: bubbles::wait_intervals(ranks[i].store, &ops[i]),
             transfers: ops[i].clone(),
+            bubbles: Vec::new(),
         });
     }
     // steps every pipeline rank has, in the first stage's order
     let first = &ranks[idx(order[0])?];
     let mut steps = Vec::new();
     let mut per_step_mbs: Vec<Vec<Vec<&Microbatch>>> = Vec::new();
+    let mut per_step_ivs: Vec<Vec<bubbles::BubbleIntervals>> = Vec::new();
     for s in first.steps {
         let mut rows = Vec::new();
+        let mut ivs = Vec::new();
         let mut mbs = Vec::new();
         for (pr, up) in prank.iter().zip(&ups) {
             let Some(rs) = ranks[idx(pr.rank)?].steps.iter().find(|x| x.name == s.name) else { break };
@@ -147,13 +153,17 @@ pub fn analyze(ranks: &[RankTrace], rule: &MicrobatchRule) -> Option<Pipeline> {
                 .filter(|o| o.dir == p2p::Dir::Recv && o.peer.is_some() && o.peer == *up)
                 .find(|o| o.start_ns >= t0 && o.start_ns < t1)
                 .map(|o| o.flight_end_ns);
-            rows.push(bubbles::stage_step(pr.stage, pr.rank, &pr.microbatches, &pr.waits, first_input, (t0, t1)));
+            let mut iv = bubbles::bubble_intervals(&pr.microbatches, &pr.waits, first_input, (t0, t1));
+            iv.step = s.name.clone();
+            rows.push(bubbles::stage_step(pr.stage, pr.rank, &pr.microbatches, &iv));
+            ivs.push(iv);
             mbs.push(
                 pr.microbatches.iter().filter(|m| m.start_ns >= rs.start_ns && m.start_ns < rs.end_ns()).collect(),
             );
         }
         if rows.len() == prank.len() {
             steps.push(PipelineStep { name: s.name.clone(), stages: rows });
+            per_step_ivs.push(ivs);
             per_step_mbs.push(mbs);
         }
     }
@@ -175,6 +185,12 @@ pub fn analyze(ranks: &[RankTrace], rule: &MicrobatchRule) -> Option<Pipeline> {
     let rows: Vec<Vec<StageStep>> = steps.iter().map(|s| s.stages.clone()).collect();
     let bn = bottleneck::bottleneck(&rows);
     let pairs = transfer::pairs(&by_rank);
+    drop(per_step_mbs);
+    for ivs in per_step_ivs {
+        for (pr, iv) in prank.iter_mut().zip(ivs) {
+            pr.bubbles.push(iv);
+        }
+    }
     let links = transfer::links(&pairs, &stage_of);
     // pairs index the transfers of each rank as `prank` holds them (the same lists)
     Some(Pipeline {

@@ -108,6 +108,20 @@ impl StrobeApp {
             Command::FindTrack => self.track_finder.open(),
             Command::RevealLane { trace, lane } => self.timeline.reveal_lane(&self.ws, trace, lane),
             Command::TogglePin { trace, lane } => self.timeline.toggle_pin(trace, lane),
+            Command::SetPipeline(p) => {
+                // a pipeline just found: what the user came for is its table
+                if p.is_some()
+                    && !self.pipeline_shown
+                    && matches!(self.bottom_tab, BottomTab::Kernels | BottomTab::Ranks)
+                {
+                    self.bottom_tab = BottomTab::Pipeline;
+                    self.pipeline_shown = true;
+                }
+                if p.is_none() && self.bottom_tab == BottomTab::Pipeline {
+                    self.bottom_tab = BottomTab::Ranks;
+                }
+                self.ws.pipeline = p;
+            }
         }
     }
 
@@ -131,6 +145,14 @@ impl StrobeApp {
     pub fn settle_ranks_blocking(&mut self, ctx: &egui::Context) {
         let mut cmds = Vec::new();
         self.ranks.update_blocking(&self.ws, &mut cmds);
+        self.pending.extend(cmds);
+        self.apply_pending(ctx);
+    }
+
+    /// Finds the pipeline on this thread and hands it to the workspace (tests).
+    pub fn settle_pipeline_blocking(&mut self, ctx: &egui::Context) {
+        let mut cmds = Vec::new();
+        self.pipeline.update_blocking(&self.ws, &self.ranks.step_rule, &mut cmds);
         self.pending.extend(cmds);
         self.apply_pending(ctx);
     }

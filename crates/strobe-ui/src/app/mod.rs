@@ -66,6 +66,8 @@ pub enum BottomTab {
     Notes,
     /// The trace's ops on the roofline, efficiency and MFU.
     Efficiency,
+    /// Pipeline stages, bubbles and P2P (when the open ranks form a pipeline).
+    Pipeline,
 }
 
 pub struct StrobeApp {
@@ -87,6 +89,9 @@ pub struct StrobeApp {
     pub(crate) memory: Option<crate::memory::MemoryPane>,
     /// Ranks side by side: alignment, rank × step table, stragglers (when 2+ traces are open).
     pub(crate) ranks: crate::ranks::RanksPane,
+    /// Pipeline stages × steps (when the open ranks form a pipeline).
+    pub(crate) pipeline: crate::pipeline::PipelinePane,
+    pipeline_shown: bool,
     pub(crate) errors: Vec<String>,
     pub(crate) bottom_tab: BottomTab,
     /// The panels' sizes as last drawn (None before the first frame with traces).
@@ -131,6 +136,8 @@ impl StrobeApp {
             kernel_sol: None,
             memory: None,
             ranks: crate::ranks::RanksPane::default(),
+            pipeline: Default::default(),
+            pipeline_shown: false,
             errors: Vec::new(),
             bottom_tab: BottomTab::Kernels,
             panel_sizes: None,
@@ -193,6 +200,10 @@ impl StrobeApp {
 
     pub fn ranks(&self) -> &crate::ranks::RanksPane {
         &self.ranks
+    }
+
+    pub fn pipeline(&self) -> &crate::pipeline::PipelinePane {
+        &self.pipeline
     }
 
     pub fn browser(&self) -> &FileBrowser {
@@ -261,6 +272,7 @@ impl StrobeApp {
             let hl = if self.kernel_highlight.active { &self.kernel_highlight } else { &self.search_highlight };
             let mut cx = ViewCtx::new(&self.ws, &self.sel, hl, &mut cmds);
             self.ranks.update(&mut cx, &ctx);
+            self.pipeline.update(&mut cx, &ctx, &self.ranks.step_rule);
         }
         let dropped: Vec<PathBuf> = ctx.input(|i| {
             i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty()).collect()
@@ -332,6 +344,9 @@ impl StrobeApp {
                     if crate::ranks::RanksPane::applies(&self.ws) {
                         ui.selectable_value(&mut self.bottom_tab, BottomTab::Ranks, "Ranks");
                     }
+                    if self.ws.pipeline.is_some() {
+                        ui.selectable_value(&mut self.bottom_tab, BottomTab::Pipeline, "Pipeline");
+                    }
                     ui.selectable_value(&mut self.bottom_tab, BottomTab::Notes, "Notes");
                 });
                 ui.separator();
@@ -350,6 +365,7 @@ impl StrobeApp {
                     BottomTab::Notes => crate::notes::ui(ui, &mut self.timeline, &mut cx),
                     BottomTab::Efficiency => self.efficiency.ui(ui, &mut cx),
                     BottomTab::Ranks => self.ranks.ui(ui, &mut cx),
+                    BottomTab::Pipeline => self.pipeline.ui(ui, &mut cx),
                     BottomTab::Memory => match &mut self.memory {
                         Some(p) => p.ui(ui, &mut cx),
                         None => {

@@ -167,6 +167,8 @@ impl StrobeApp {
         self.kernels = crate::kernel_table::KernelTable::default();
         self.ranks = crate::ranks::RanksPane::default();
         self.ranks_shown = false;
+        self.pipeline = Default::default();
+        self.pipeline_shown = false;
         self.timeline.collapsed.clear();
         self.timeline.marks.clear();
         self.bottom_tab = BottomTab::Kernels;

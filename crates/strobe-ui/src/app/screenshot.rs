@@ -33,6 +33,7 @@ impl StrobeApp {
         }
         if self.loader.busy()
             || self.ranks.busy()
+            || self.pipeline.busy()
             || (self.ws.traces.is_empty()
                 && self.errors.is_empty()
                 && self.kernel_sol.is_none()

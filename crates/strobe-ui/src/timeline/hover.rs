@@ -18,6 +18,10 @@ pub enum Hover {
     Step { trace: usize, step: usize },
     /// A CPU range projected onto the GPU (index into `Derived::nvtx_gpu`).
     Projected { trace: usize, index: usize },
+    /// A pipeline stage's microbatch (index into its `PipelineRank::microbatches`).
+    Microbatch { trace: usize, index: usize },
+    /// A part of a pipeline stage's bubble in a step (index into `PipelineRank::bubbles`).
+    Bubble { trace: usize, step: usize, kind: super::pipeline_strip::BubbleKind, iv: (i64, i64) },
 }
 
 /// Index of the interval of `ivs` (sorted, disjoint) containing `t`, or within `slack` ns of it.
@@ -94,6 +98,8 @@ pub fn hover_text(ws: &Workspace, h: &Hover) -> String {
             }
             out
         }
+        Hover::Microbatch { trace, index } => super::pipeline_strip::microbatch_text(ws, trace, index),
+        Hover::Bubble { trace, step, kind, iv } => super::pipeline_strip::bubble_text(ws, trace, step, kind, iv),
         Hover::Band { device, overlapped, iv, .. } => {
             if overlapped {
                 format!("GPU {device}: comm under compute for {}", fmt_ns(iv.1 - iv.0))

@@ -241,6 +241,13 @@ impl TimelineView {
                         cmds.push(Command::ZoomTo { t0, t1 })
                     }
                 }
+                Some(Hover::Microbatch { trace, index }) => {
+                    let t = &ws.traces[trace];
+                    let span = ws.pipeline.as_ref().and_then(|p| p.rank_of(t.id)?.microbatches.get(index)?.span);
+                    if let Some(span) = span {
+                        cmds.push(Command::SelectSpan(SpanRef { trace: t.id, span }))
+                    }
+                }
                 Some(Hover::Gap { gap, trace }) => {
                     let half = (gap.end - gap.start) / 2;
                     let (t0, t1) = ws.traces[trace].range_to_shared((gap.start - half, gap.end + half));

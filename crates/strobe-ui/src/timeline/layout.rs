@@ -2,7 +2,7 @@
 //! copy engines, annotations, memory water level), CPU process groups (threads, NVTX, async),
 //! counters and derived series. Groups fold by a typed `GroupKey`.
 
-use super::{BANDS_H, COUNTER_H, HEADER_H, LANE_PAD, MEMORY_H, ROW_H, STEPS_H};
+use super::{BANDS_H, COUNTER_H, HEADER_H, LANE_PAD, MEMORY_H, PIPELINE_H, ROW_H, STEPS_H};
 use crate::workspace::{TraceId, Workspace};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use strobe_model::LaneKind;
@@ -82,6 +82,10 @@ pub enum RowKind {
     NvtxGpu {
         trace: usize,
         device: i64,
+    },
+    /// A pipeline stage's microbatches (`F3`, `B3`) and its bubbles, shaded by kind.
+    Pipeline {
+        trace: usize,
     },
 }
 
@@ -168,6 +172,9 @@ pub struct Layout {
     /// The pinned rows come first and take `[0, pinned_h)`: they stay at the top while the
     /// rest scrolls under them.
     pub pinned_h: f32,
+    /// Where each pipeline stage's strip (`RowKind::Pipeline`) starts: the P2P flows' ends
+    /// when the transfer's own lane is folded.
+    pub pipeline_y: HashMap<TraceId, f32>,
 }
 
 fn lane_group_order(k: &LaneKind) -> u8 {
@@ -221,14 +228,23 @@ impl Layout {
             }
         }
         out.pinned_h = out.content_h;
-        for (ti, t) in ws.traces.iter().enumerate() {
+        // a pipeline's ranks stack in stage order, each header naming its stage
+        for ti in ws.display_order() {
+            let t = &ws.traces[ti];
             let s = &*t.store;
+            let stage = ws.stage_of(t.id).map(|st| format!("stage {st} · ")).unwrap_or_default();
             let label = if t.offset_ns != 0 {
-                format!("{}  (aligned {:+.3} ms)", t.label, t.offset_ns as f64 / 1e6)
+                format!("{stage}{}  (aligned {:+.3} ms)", t.label, t.offset_ns as f64 / 1e6)
             } else {
-                t.label.clone()
+                format!("{stage}{}", t.label)
             };
-            if out.header(&folded, GroupKey::Trace(t.id), label, 0) {
+            let folded_trace = out.header(&folded, GroupKey::Trace(t.id), label, 0);
+            if folded_trace {
+                // folded, a stage still shows its strip: stacked, they read as the schedule
+                if ws.stage_of(t.id).is_some() {
+                    let y = out.push(RowKind::Pipeline { trace: ti }, PIPELINE_H);
+                    out.pipeline_y.insert(t.id, y);
+                }
                 if !t.derived.unions.is_empty() {
                     out.push(RowKind::RankSummary { trace: ti }, BANDS_H);
                 }
@@ -236,6 +252,10 @@ impl Layout {
             }
             if !t.derived.steps.is_empty() {
                 out.push(RowKind::Steps { trace: ti }, STEPS_H);
+            }
+            if ws.stage_of(t.id).is_some() {
+                let y = out.push(RowKind::Pipeline { trace: ti }, PIPELINE_H);
+                out.pipeline_y.insert(t.id, y);
             }
             let Groups { devices, procs, profiler } = Groups::of(t);
             let has_device_rows: HashSet<i64> = t.derived.unions.iter().map(|u| u.device).collect();

@@ -20,6 +20,7 @@ pub mod marks;
 mod memory_level;
 pub mod navigate;
 mod nvtx_gpu;
+pub mod pipeline_strip;
 mod prepare;
 pub mod ruler;
 mod step_strip;
@@ -48,6 +49,8 @@ pub const BANDS_H: f32 = 22.0;
 pub const COUNTER_H: f32 = 36.0;
 /// The step strip: a box per iteration.
 pub const STEPS_H: f32 = 20.0;
+/// A pipeline stage's strip: its microbatches and bubbles.
+pub const PIPELINE_H: f32 = 22.0;
 /// The GPU memory water level: taller than a counter, it carries two series and the peak.
 pub const MEMORY_H: f32 = 48.0;
 const LANE_PAD: f32 = 3.0;

@@ -51,7 +51,8 @@ impl TimelineView {
                 | RowKind::MemoryLevel { trace, .. }
                 | RowKind::RankSummary { trace }
                 | RowKind::Steps { trace }
-                | RowKind::NvtxGpu { trace, .. } => Some(trace),
+                | RowKind::NvtxGpu { trace, .. }
+                | RowKind::Pipeline { trace } => Some(trace),
             };
             let t = trace.map(|ti| &ws.traces[ti]);
             let tv = t.map(|t| self.view.for_trace(t)).unwrap_or(self.view);
@@ -92,6 +93,10 @@ impl TimelineView {
                     super::step_strip::draw(&mut fd, &mut lp, &cx, (t, *trace), &tv, (y0, y1));
                     fd.hline(Clip::Pane, body.x_range(), y1 - 0.5, separator);
                 }
+                (RowKind::Pipeline { trace }, Some(t)) => {
+                    super::pipeline_strip::draw(&mut fd, &mut lp, &cx, (ws, t, *trace), &tv, (y0, y1));
+                    fd.hline(Clip::Pane, body.x_range(), y1 - 0.5, separator);
+                }
                 (RowKind::RankSummary { .. }, Some(t)) => {
                     bands::rank_summary(&mut fd, &mut lp.mesh, &cx, t, &tv, (y0, y1))
                 }
@@ -120,6 +125,7 @@ impl TimelineView {
         for (p, s, c) in labels {
             fd.text(Clip::Plot, p, Align2::LEFT_CENTER, s, FontId::monospace(11.0), c);
         }
+        flows::p2p(&mut fd, ws, sel, &self.layout, &self.view, (plot, top));
         flows::draw(&mut fd, ws, sel, &self.layout, &self.view, (plot, top));
         self.overlays(&mut fd, sel, input, a);
         ruler::draw(&mut fd, &pal, a.ruler, plot, &self.view, &ticks);
