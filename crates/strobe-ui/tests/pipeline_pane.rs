@@ -143,6 +143,11 @@ fn clicking_a_cell_shows_that_stages_rank_and_step() {
     let (stage, rank) = (i(&w["stage"]), i(&w["rank"]));
     let id =
         h.state().ws.traces.iter().find(|t| t.store.meta.distributed.as_ref().unwrap().rank == Some(rank)).unwrap().id;
+    // the other ranks open (so the timeline is taller than its area and can scroll), this one folded
+    let others: Vec<_> = h.state().ws.traces.iter().map(|t| t.id).filter(|&x| x != id).collect();
+    for x in others {
+        h.state_mut().timeline_mut().collapsed.remove(&GroupKey::Trace(x));
+    }
     h.state_mut().timeline_mut().collapsed.insert(GroupKey::Trace(id));
     h.run_steps(2);
     let label = format!("{name} stage {stage} rank {rank}: ");
