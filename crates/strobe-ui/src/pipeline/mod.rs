@@ -145,7 +145,11 @@ impl PipelinePane {
         match &cx.ws.pipeline {
             Some(pv) => {
                 let pv = Arc::clone(pv);
-                table::ui(ui, &pv, &mut self.metric, cx)
+                // the tab has the bottom panel's height: the table and the links below it scroll
+                egui::ScrollArea::vertical()
+                    .id_salt("pipeline_pane")
+                    .auto_shrink([false, false])
+                    .show(ui, |ui| table::ui(ui, &pv, &mut self.metric, cx));
             }
             None if self.busy() => {
                 ui.horizontal(|ui| {

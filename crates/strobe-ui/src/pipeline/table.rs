@@ -148,7 +148,8 @@ pub fn ui(ui: &mut egui::Ui, pv: &PipelineView, metric: &mut Metric, cx: &mut Vi
         NEUTRAL * 100.0,
         FULL * 100.0
     ));
-    egui::ScrollArea::both().id_salt("pipeline_scroll").max_height(ui.available_height() * 0.7).show(ui, |ui| {
+    // wide pipelines scroll sideways here; the whole pane scrolls down (PipelinePane::ui)
+    egui::ScrollArea::horizontal().id_salt("pipeline_scroll").show(ui, |ui| {
         egui::Grid::new("pipeline_grid").spacing([4.0, 3.0]).show(ui, |ui| {
             ui.strong("step");
             for pr in &pv.pipeline.ranks {
