@@ -242,6 +242,9 @@ pub struct Workspace {
     /// `torch.cuda.memory_stats()` shown beside the snapshot, in whichever order they open.
     pub memory_stats: Option<strobe_analysis::memory::StatsReport>,
     pub ncu: Option<crate::documents::NcuDoc>,
+    /// A folder of rank summaries (`strobe summarize`): the ranks pane merges them, the
+    /// ranks' traces open one by one on demand.
+    pub summaries: Option<PathBuf>,
 }
 
 impl Workspace {

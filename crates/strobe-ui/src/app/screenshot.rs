@@ -34,6 +34,7 @@ impl StrobeApp {
         if self.loader.busy()
             || self.ranks.busy()
             || (self.ws.traces.is_empty()
+                && self.ws.summaries.is_none()
                 && self.errors.is_empty()
                 && self.kernel_sol.is_none()
                 && self.memory.is_none())
