@@ -36,8 +36,9 @@ fn planted_straggler_among_200_ranks_is_found_with_its_evidence() {
     assert_eq!(r.steps.len(), 100);
     assert!(r.steps.iter().all(|s| s.per_rank.len() == 200));
     assert!(r.alignment.refused.is_none(), "{:?}", r.alignment.refused);
-    // collective alignment undoes the per-rank clock offsets: every offset within the jitter
     let jitter = t.comm.iter().map(|c| (c.end - c.start) / 4).max().unwrap();
+    // the generator slows the template's busiest compute kernel
+    let busiest = t.kernels.iter().filter(|k| k.kind == "compute").max_by_key(|k| k.total_ns).unwrap().name.clone();
     assert_eq!(r.stragglers.len(), 1, "{:?}", r.stragglers.iter().map(|s| (s.rank, s.steps.len())).collect::<Vec<_>>());
     let s = &r.stragglers[0];
     assert_eq!(s.rank, p.rank);
@@ -56,6 +57,7 @@ fn planted_straggler_among_200_ranks_is_found_with_its_evidence() {
         assert!(b.compute_ns >= p.extra_ns, "{}: window compute {}", e.step, b.compute_ns);
         assert!(b.window_end_ns - b.window_start_ns >= p.extra_ns);
         assert!(!b.top_kernels.is_empty() && b.top_kernels[0].total_ns >= p.extra_ns);
+        assert_eq!(b.top_kernels[0].name, busiest, "the slow kernel named");
         assert!(e.evidence.contains(&format!("rank {}", p.rank)));
     }
     // the others: on time

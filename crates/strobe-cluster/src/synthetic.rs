@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use strobe_analysis::intervals::{intersect, total, union};
 use strobe_analysis::ranks::collectives::CommKernel;
 use strobe_analysis::ranks::digest::{RankClaim, RankDigest, StepFigures};
+use strobe_analysis::ranks::straggler::KernelInWindow;
 use strobe_analysis::ranks::unions::clipped;
 use strobe_analysis::steps::Step;
 
@@ -131,6 +132,13 @@ pub fn rank_digest(template: &RankDigest, job: &Job, rank: usize) -> Result<Rank
     let mut comm = Vec::new();
     let mut compute = Vec::new();
     let mut t0 = template.steps[0].start_ns;
+    let slow_kernel = template
+        .kernels
+        .iter()
+        .filter(|k| k.kind == "compute")
+        .max_by_key(|k| k.total_ns)
+        .map(|k| k.name.clone())
+        .unwrap_or_else(|| "slow_kernel".to_string());
     for k in 0..job.steps {
         let s = &slots[k % slots.len()];
         let g = t0 + clock; // the step's start in this rank's clock
@@ -157,7 +165,9 @@ pub fn rank_digest(template: &RankDigest, job: &Job, rank: usize) -> Result<Rank
         for (j, c) in s.comm.iter().enumerate() {
             // arrival jitter within a quarter of the kernel (it still ends with the others)
             let room = ((c.end - c.start) / 4).max(1) as u64;
-            let jitter = (draw(seed, r, k as u64, j as u64 + 1) % room) as i64;
+            // (none on the straggler's slow steps: it is on time until its slow kernel, so its
+            // first late collective is the one the kernel delays)
+            let jitter = if slow.is_some() { 0 } else { (draw(seed, r, k as u64, j as u64 + 1) % room) as i64 };
             let is_last = c.start == last;
             let mut c2 = c.clone();
             c2.start = at(c.start) + jitter;
@@ -166,14 +176,22 @@ pub fn rank_digest(template: &RankDigest, job: &Job, rank: usize) -> Result<Rank
             c2.launch_ns = at(c.launch_ns);
             c2.span = comm.len() as u32 + 1;
             if let Some(w) = &mut c2.before {
-                w.window_start_ns = at(w.window_start_ns).min(c2.start);
+                // the window before the delayed collective starts before the delay
+                let start = if slow.is_some() && is_last { g + w.window_start_ns } else { at(w.window_start_ns) };
+                w.window_start_ns = start.min(c2.start);
                 w.window_end_ns = c2.start;
                 if slow.is_some() && is_last {
+                    // the slow kernel: the rank's busiest compute kernel, `extra` longer
                     w.compute_ns += extra;
-                    if let Some(top) = w.top_kernels.first_mut() {
-                        top.total_ns += extra;
-                        top.max_ns += extra;
+                    let name = slow_kernel.clone();
+                    match w.top_kernels.iter_mut().find(|t| t.name == name) {
+                        Some(t) => {
+                            t.total_ns += extra;
+                            t.max_ns += extra;
+                        }
+                        None => w.top_kernels.push(KernelInWindow { name, count: 1, total_ns: extra, max_ns: extra }),
                     }
+                    w.top_kernels.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.name.cmp(&b.name)));
                 }
             }
             comm.push(c2);

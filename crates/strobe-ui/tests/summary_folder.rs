@@ -82,3 +82,54 @@ fn a_rank_whose_trace_is_gone_says_so() {
     assert!(note.contains("is not on this machine") && note.contains("gone_rank0.json.gz"), "{note}");
     assert!(h.state().ws.traces.is_empty() && !h.state().loading());
 }
+
+/// The heat map of 200 ranks × 100 steps (20 000 cells) in a 1600×1000 window paints the
+/// cells of the rows on screen only, as one mesh.
+#[test]
+fn many_ranks_paint_only_the_visible_cells() {
+    let opts = strobe_import::LoadOptions { cache_dir: None, no_cache: true, progress: None };
+    let strobe_import::Source::Trace(store) = strobe_import::load(&sample("ddp_rank0.json.gz"), &opts).unwrap() else {
+        panic!("not a trace")
+    };
+    let pairs: Vec<(&str, &Store)> = vec![("ddp_rank0.json.gz", &store)];
+    let t = strobe_analysis::ranks::report::rank_digests(&pairs, &RankOptions::default()).remove(0).0;
+    let job = strobe_cluster::synthetic::Job::with_straggler(200, 100, &t);
+    let digests = (0..200).map(|r| strobe_cluster::synthetic::rank_digest(&t, &job, r).unwrap()).collect();
+    let report = strobe_analysis::ranks::report::merge_digests(
+        digests,
+        strobe_analysis::ranks::align::Alignment::CollectiveEnd,
+        &RankOptions::default(),
+    );
+    let c = strobe_ui::ranks::Computed {
+        heat: strobe_ui::ranks::heat_map::HeatIndex::new(&report),
+        trace_of_rank: vec![None; 200],
+        diff: None,
+        from_summaries: true,
+        report,
+    };
+    let ctx = egui::Context::default();
+    let input = egui::RawInput {
+        screen_rect: Some(egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(1600.0, 1000.0))),
+        ..Default::default()
+    };
+    let mut metric = strobe_ui::ranks::Metric::StepTime;
+    let mut cells = 0;
+    for _ in 0..2 {
+        let out = ctx.run_ui(input.clone(), |ui| {
+            egui::CentralPanel::default().show(ui, |ui| {
+                strobe_ui::ranks::heat_map::ui(ui, &c, &mut metric, Some(100));
+            });
+        });
+        cells = out
+            .shapes
+            .iter()
+            .filter_map(|s| match &s.shape {
+                egui::Shape::Mesh(m) => Some(m.vertices.len() / 4),
+                _ => None,
+            })
+            .sum::<usize>();
+    }
+    // 12-px rows in at most 60 % of 1000 px: about 50 rows of 100 steps, not 200
+    assert!(cells >= 30 * 100, "{cells} cells painted");
+    assert!(cells <= 60 * 100, "{cells} cells painted: the rows off screen too");
+}

@@ -234,7 +234,9 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, scroll_to: Optio
                         painter.text(cell_rect(ri, si).center(), egui::Align2::CENTER_CENTER, "*", font.clone(), Color32::WHITE);
                     }
                 }
-                if let Some(p) = resp.hover_pos() {
+                // not under the sticky labels or header
+                let cells_on_screen = ui.clip_rect().with_min_x(ui.clip_rect().left() + g.label_w).with_min_y(ui.clip_rect().top() + g.header_h);
+                if let Some(p) = resp.hover_pos().filter(|p| cells_on_screen.contains(*p)) {
                     if let Some((ri, si)) = cell_at(p - o, &g, h) {
                         if let Some(s) = h.cell(r, ri, si) {
                             let row = &r.steps[si];
@@ -251,13 +253,15 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, scroll_to: Optio
             let bg = ui.visuals().panel_fill;
             let left = egui::Rect::from_min_max(egui::pos2(clip.left(), clip.top()), egui::pos2(clip.left() + g.label_w, clip.bottom()));
             painter.rect_filled(left, 0.0, bg);
+            // labels below the header only, step names right of the labels only
+            let label_painter = painter.with_clip_rect(left.intersect(clip.with_min_y(clip.top() + g.header_h)));
             for ri in rows.clone() {
                 let y = o.y + g.header_h + ri as f32 * g.row_h;
                 let lr = egui::Rect::from_min_size(egui::pos2(clip.left(), y), Vec2::new(g.label_w, g.row_h));
                 let rk = &r.ranks[ri];
                 let resp = ui.interact(lr, ui.make_persistent_id(("heat_rank", ri)), Sense::click());
                 let strong = resp.hovered();
-                painter.text(
+                label_painter.text(
                     lr.left_center() + Vec2::new(4.0, 0.0),
                     egui::Align2::LEFT_CENTER,
                     format!("rank {}", rk.rank),
@@ -273,16 +277,19 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, scroll_to: Optio
             painter.rect_filled(top, 0.0, bg);
             // compact: a step number every few columns (the tooltip names the step)
             let every = if g.text { 1 } else { (40.0 / g.col_w).ceil().max(1.0) as usize };
+            let header_painter = painter.with_clip_rect(top.with_min_x(clip.left() + g.label_w));
             for si in cols.clone().filter(|si| si % every == 0) {
                 let x = o.x + g.label_w + si as f32 * g.col_w;
                 let row = &r.steps[si];
                 let skew = row.collective_skew_ns.iter().copied().max().unwrap_or(0);
                 let pos = egui::pos2(x + 2.0, clip.top() + 2.0);
                 if g.text {
-                    painter.text(pos, egui::Align2::LEFT_TOP, &row.name, font.clone(), ui.visuals().strong_text_color());
-                    painter.text(pos + Vec2::new(0.0, 16.0), egui::Align2::LEFT_TOP, format!("skew {:.3}", skew as f64 / 1e6), font.clone(), text_col);
+                    let strong = ui.visuals().strong_text_color();
+                    header_painter.text(pos, egui::Align2::LEFT_TOP, &row.name, font.clone(), strong);
+                    let skew = format!("skew {:.3}", skew as f64 / 1e6);
+                    header_painter.text(pos + Vec2::new(0.0, 16.0), egui::Align2::LEFT_TOP, skew, font.clone(), text_col);
                 } else {
-                    painter.text(pos, egui::Align2::LEFT_TOP, si.to_string(), font.clone(), text_col);
+                    header_painter.text(pos, egui::Align2::LEFT_TOP, step_number(&row.name, si), font.clone(), text_col);
                 }
             }
         },
@@ -301,6 +308,16 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, scroll_to: Optio
         }
     });
     click
+}
+
+/// A step's short label: the number its name ends with (`ProfilerStep#42`: 42), else its index.
+fn step_number(name: &str, index: usize) -> String {
+    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    if digits > 0 {
+        name[name.len() - digits..].to_string()
+    } else {
+        index.to_string()
+    }
 }
 
 fn tooltip(rank: i64, step: &str, s: &RankStep) -> String {

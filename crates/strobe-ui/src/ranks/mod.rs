@@ -209,6 +209,7 @@ impl RanksPane {
         }
         self.linked = open;
         let mut offsets = Vec::new();
+        let mut show = None;
         for (i, e) in c.report.ranks.iter().enumerate() {
             let path = trace_path(dir, &e.source);
             let t = path.as_ref().and_then(|p| ws.traces.iter().find(|t| same_file(&t.path, p)));
@@ -217,7 +218,7 @@ impl RanksPane {
                 offsets.push((t.id, c.report.alignment.offsets_ns[i], e.rank));
                 if let Some((want, t0, t1)) = &self.show_after_open {
                     if path.as_deref().is_some_and(|p| same_file(p, want)) {
-                        emit(Command::ShowRankStep { trace: t.id, t0: *t0, t1: *t1 });
+                        show = Some(Command::ShowRankStep { trace: t.id, t0: *t0, t1: *t1 });
                         self.show_after_open = None;
                     }
                 }
@@ -225,6 +226,10 @@ impl RanksPane {
         }
         if !offsets.is_empty() {
             emit(Command::ApplyAlignment(offsets));
+        }
+        // after the offset: the step is shown where the aligned trace draws it
+        if let Some(c) = show {
+            emit(c);
         }
     }
 
