@@ -3,6 +3,7 @@
 //! several-rank report `strobe report` gives on the traces (`merge_dir`).
 
 pub mod summary;
+pub mod synthetic;
 pub mod table;
 
 use anyhow::Result;

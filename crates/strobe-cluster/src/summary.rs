@@ -132,8 +132,8 @@ fn parse_json<T: serde::de::DeserializeOwned>(path: &str, col: &str, s: Option<S
 /// Reads the summary `prefix` of `dir` back into the digest it was written from.
 pub fn read_summary(dir: &Path, prefix: &str) -> Result<RankDigest> {
     let rank = Rows::read(&table_path(dir, prefix, "rank"))?;
-    if rank.rows.len() != 1 {
-        bail!("{}: {} rows, a rank table has one", rank.path, rank.rows.len());
+    if rank.len != 1 {
+        bail!("{}: {} rows, a rank table has one", rank.path, rank.len);
     }
     let version = rank.req_i64s("schema_version")?[0];
     if version != SCHEMA_VERSION {

@@ -9,7 +9,6 @@ use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
-use parquet::record::Field;
 use parquet::schema::types::ColumnPath;
 use std::path::Path;
 use std::sync::Arc;
@@ -116,44 +115,105 @@ fn levels<T, U>(v: &[Option<T>], f: impl Fn(&T) -> U) -> (Vec<i16>, Vec<U>) {
     (def, vals)
 }
 
-/// A table read back: its column names and rows.
+/// A column read back: values by row, null as None.
+enum Column {
+    I64(Vec<Option<i64>>),
+    F64(Vec<Option<f64>>),
+    Str(Vec<Option<String>>),
+}
+
+/// Records decoded per call: reads grow with the data actually decoded, never with a row count
+/// a (corrupt) footer claims.
+const BATCH: usize = 64 * 1024;
+
+/// Reads the whole column `reader` (every row group's part appended to `out`), spreading the
+/// non-null values over the rows by their definition levels.
+fn read_column<T: parquet::data_type::DataType, U>(
+    mut reader: parquet::column::reader::ColumnReaderImpl<T>,
+    out: &mut Vec<Option<U>>,
+    f: impl Fn(T::T) -> Result<U>,
+) -> Result<()> {
+    let (mut def, mut vals) = (Vec::new(), Vec::new());
+    loop {
+        def.clear();
+        vals.clear();
+        let (records, _, levels) = reader.read_records(BATCH, Some(&mut def), None, &mut vals)?;
+        if records == 0 && levels == 0 {
+            return Ok(());
+        }
+        // a REQUIRED column (another writer's) has no levels: every row has a value
+        let present: Vec<bool> =
+            if def.is_empty() { vec![true; vals.len()] } else { def.iter().map(|&d| d > 0).collect() };
+        let mut it = vals.drain(..);
+        for p in present {
+            out.push(match p {
+                true => Some(f(it.next().ok_or_else(|| anyhow!("fewer values than levels"))?)?),
+                false => None,
+            });
+        }
+    }
+}
+
+/// A table read back: its columns by name, read column by column (a summary's `compute`
+/// table holds millions of values across a thousand ranks: no per-row objects).
 pub struct Rows {
     pub path: String,
     pub names: Vec<String>,
-    pub rows: Vec<Vec<Field>>,
+    pub len: usize,
+    columns: Vec<Column>,
 }
 
 impl Rows {
     pub fn read(path: &Path) -> Result<Rows> {
+        use parquet::column::reader::ColumnReader;
         let name = path.display().to_string();
         let file = std::fs::File::open(path).with_context(|| format!("opening {name}"))?;
         let r = SerializedFileReader::new(file).with_context(|| format!("{name}: not a Parquet file"))?;
-        let names =
-            r.metadata().file_metadata().schema_descr().columns().iter().map(|c| c.name().to_string()).collect();
-        let mut rows = Vec::new();
-        for row in r.get_row_iter(None).with_context(|| format!("reading {name}"))? {
-            let row = row.with_context(|| format!("{name}: row {}", rows.len()))?;
-            rows.push(row.get_column_iter().map(|(_, f)| f.clone()).collect());
+        let descr = r.metadata().file_metadata().schema_descr_ptr();
+        let names: Vec<String> = descr.columns().iter().map(|c| c.name().to_string()).collect();
+        let mut columns: Vec<Column> = Vec::with_capacity(names.len());
+        for c in descr.columns() {
+            columns.push(match c.physical_type() {
+                parquet::basic::Type::INT64 => Column::I64(Vec::new()),
+                parquet::basic::Type::DOUBLE => Column::F64(Vec::new()),
+                parquet::basic::Type::BYTE_ARRAY => Column::Str(Vec::new()),
+                t => bail!("{name}: column {} is {t}, a summary has INT64, DOUBLE and UTF-8 columns", c.name()),
+            });
         }
-        Ok(Rows { path: name, names, rows })
+        for g in 0..r.num_row_groups() {
+            let rg = r.get_row_group(g).with_context(|| format!("{name}: row group {g}"))?;
+            for (i, col) in columns.iter_mut().enumerate() {
+                let at = || format!("{name}: row group {g}, column {}", names[i]);
+                let reader = rg.get_column_reader(i).with_context(at)?;
+                match (reader, col) {
+                    (ColumnReader::Int64ColumnReader(rd), Column::I64(v)) => read_column(rd, v, Ok),
+                    (ColumnReader::DoubleColumnReader(rd), Column::F64(v)) => read_column(rd, v, Ok),
+                    (ColumnReader::ByteArrayColumnReader(rd), Column::Str(v)) => {
+                        read_column(rd, v, |b| b.as_utf8().map(str::to_string).map_err(|e| anyhow!("not UTF-8: {e}")))
+                    }
+                    _ => bail!("{}: unexpected column reader", at()),
+                }
+                .with_context(at)?;
+            }
+        }
+        let len = columns.first().map(Column::len).unwrap_or(0);
+        if let Some(i) = columns.iter().position(|c| c.len() != len) {
+            bail!("{name}: column {} has {} rows, column {} has {len}", names[i], columns[i].len(), names[0]);
+        }
+        Ok(Rows { path: name, names, len, columns })
     }
 
-    fn col(&self, name: &str) -> Result<usize> {
-        self.names.iter().position(|n| n == name).ok_or_else(|| anyhow!("{}: no column {name}", self.path))
+    fn col(&self, name: &str) -> Result<&Column> {
+        let i = self.names.iter().position(|n| n == name).ok_or_else(|| anyhow!("{}: no column {name}", self.path))?;
+        Ok(&self.columns[i])
     }
 
-    /// Column `name` as integers (null → None); an error names the file, row and column.
+    /// Column `name` as integers (null → None); an error names the file and column.
     pub fn i64s(&self, name: &str) -> Result<Vec<Option<i64>>> {
-        let c = self.col(name)?;
-        self.rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| match &r[c] {
-                Field::Null => Ok(None),
-                Field::Long(v) => Ok(Some(*v)),
-                f => bail!("{}: row {i}, column {name}: {f} is not an integer", self.path),
-            })
-            .collect()
+        match self.col(name)? {
+            Column::I64(v) => Ok(v.clone()),
+            _ => bail!("{}: column {name} is not an integer column", self.path),
+        }
     }
 
     /// Column `name` as integers, none of them null.
@@ -166,29 +226,17 @@ impl Rows {
     }
 
     pub fn f64s(&self, name: &str) -> Result<Vec<Option<f64>>> {
-        let c = self.col(name)?;
-        self.rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| match &r[c] {
-                Field::Null => Ok(None),
-                Field::Double(v) => Ok(Some(*v)),
-                f => bail!("{}: row {i}, column {name}: {f} is not a number", self.path),
-            })
-            .collect()
+        match self.col(name)? {
+            Column::F64(v) => Ok(v.clone()),
+            _ => bail!("{}: column {name} is not a number column", self.path),
+        }
     }
 
     pub fn strs(&self, name: &str) -> Result<Vec<Option<String>>> {
-        let c = self.col(name)?;
-        self.rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| match &r[c] {
-                Field::Null => Ok(None),
-                Field::Str(v) => Ok(Some(v.clone())),
-                f => bail!("{}: row {i}, column {name}: {f} is not a string", self.path),
-            })
-            .collect()
+        match self.col(name)? {
+            Column::Str(v) => Ok(v.clone()),
+            _ => bail!("{}: column {name} is not a string column", self.path),
+        }
     }
 
     pub fn req_strs(&self, name: &str) -> Result<Vec<String>> {
@@ -197,5 +245,15 @@ impl Rows {
             .enumerate()
             .map(|(i, v)| v.ok_or_else(|| anyhow!("{}: row {i}, column {name}: null", self.path)))
             .collect()
+    }
+}
+
+impl Column {
+    fn len(&self) -> usize {
+        match self {
+            Column::I64(v) => v.len(),
+            Column::F64(v) => v.len(),
+            Column::Str(v) => v.len(),
+        }
     }
 }

@@ -432,3 +432,43 @@ pub fn open_frames_bench(
     }
     out
 }
+
+/// The ranks pane's heat map alone, headless, in a `size` window: `frames` frames, each
+/// scrolled to the next `step` ranks down (wrapping), as a user paging through a thousand
+/// ranks. Per frame: (build, tessellate) in ms; the first 3 frames (fonts) are left out.
+pub fn heat_map_bench(
+    report: strobe_analysis::ranks::report::MultiRankReport,
+    size: (f32, f32),
+    frames: usize,
+    step: usize,
+) -> Vec<(f64, f64)> {
+    let n = report.ranks.len().max(1);
+    let c = crate::ranks::Computed {
+        heat: crate::ranks::heat_map::HeatIndex::new(&report),
+        trace_of_rank: vec![None; report.ranks.len()],
+        diff: None,
+        from_summaries: true,
+        report,
+    };
+    let ctx = egui::Context::default();
+    let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(size.0, size.1));
+    let mut metric = crate::ranks::Metric::StepTime;
+    let mut out = Vec::with_capacity(frames);
+    for f in 0..frames + 3 {
+        let input = egui::RawInput { screen_rect: Some(screen), ..Default::default() };
+        let t0 = Instant::now();
+        let mut o = ctx.run_ui(input, |ui| {
+            egui::CentralPanel::default().show(ui, |ui| {
+                std::hint::black_box(crate::ranks::heat_map::ui(ui, &c, &mut metric, Some(f * step % n)));
+            });
+        });
+        let build = t0.elapsed().as_secs_f64() * 1e3;
+        let t1 = Instant::now();
+        o.textures_delta.clear();
+        std::hint::black_box(ctx.tessellate(o.shapes, o.pixels_per_point));
+        if f >= 3 {
+            out.push((build, t1.elapsed().as_secs_f64() * 1e3));
+        }
+    }
+    out
+}

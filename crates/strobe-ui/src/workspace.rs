@@ -245,6 +245,9 @@ pub struct Workspace {
     /// The pipeline the traces form, when they do (`pipeline::PipelinePane` finds it): the
     /// timeline stacks the ranks in its stage order and draws its microbatches and bubbles.
     pub pipeline: Option<std::sync::Arc<crate::pipeline::PipelineView>>,
+    /// A folder of rank summaries (`strobe summarize`): the ranks pane merges them, the
+    /// ranks' traces open one by one on demand.
+    pub summaries: Option<PathBuf>,
 }
 
 impl Workspace {

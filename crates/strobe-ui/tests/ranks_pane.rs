@@ -33,7 +33,11 @@ fn two_ranks_are_aligned_and_the_straggler_is_starred() {
     assert_eq!(app.ws.traces.len(), 2);
     let c = app.ranks().computed.as_ref().expect("ranks computed");
     assert_eq!(c.report.ranks.iter().map(|r| r.rank).collect::<Vec<_>>(), vec![0, 1]);
-    assert_eq!(c.trace_of_rank, vec![app.ws.traces[0].id, app.ws.traces[1].id], "rank 0 is the first trace");
+    assert_eq!(
+        c.trace_of_rank,
+        vec![Some(app.ws.traces[0].id), Some(app.ws.traces[1].id)],
+        "rank 0 is the first trace"
+    );
     // collective-end alignment: the oracle's offsets, applied to the traces the timeline draws
     let offs: Vec<i64> =
         want["offsets"]["collective_end"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();

@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_app;
+mod bench_cluster;
 mod bench_peers;
 mod bench_ranks;
 mod cli;

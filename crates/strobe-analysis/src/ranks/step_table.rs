@@ -118,13 +118,17 @@ pub fn rank_summaries(ranks: &[RankTrace], table: &[StepRow]) -> Vec<RankStepSum
 
 /// `rank_summaries` for the rank numbers `ranks` (ascending).
 pub fn rank_summaries_of(ranks: &[i64], table: &[StepRow]) -> Vec<RankStepSummary> {
+    // one pass over the table, not one per rank (a thousand ranks × a hundred steps)
+    let mut by_rank: std::collections::HashMap<i64, (Vec<i64>, Vec<i64>)> = Default::default();
+    for x in table.iter().flat_map(|s| s.per_rank.iter()) {
+        let e = by_rank.entry(x.rank).or_default();
+        e.0.push(x.dur_ns);
+        e.1.push(x.wait_ns);
+    }
     ranks
         .iter()
         .map(|&rank| {
-            let mine: Vec<&RankStep> =
-                table.iter().flat_map(|s| s.per_rank.iter()).filter(|x| x.rank == rank).collect();
-            let dur: Vec<i64> = mine.iter().map(|x| x.dur_ns).collect();
-            let wait: Vec<i64> = mine.iter().map(|x| x.wait_ns).collect();
+            let (dur, wait) = by_rank.remove(&rank).unwrap_or_default();
             RankStepSummary {
                 rank,
                 step_time: super::distribution::Distribution::of(&dur),

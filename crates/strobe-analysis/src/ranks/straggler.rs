@@ -200,16 +200,24 @@ pub fn find_stragglers_of(
                 }
             }
         }
-        let has = |j: usize| row.per_rank.iter().any(|p| p.rank == ranks[j].rank);
-        let mut best: Option<(i64, usize, i64, i64)> = None;
-        for (idx, r) in ranks.iter().enumerate() {
-            if !has(idx) {
-                continue;
+        // per rank index: its own exposed wait in this step, where it has the step (looked up
+        // once: a thousand ranks make any per-pair search cubic)
+        let at: std::collections::HashMap<i64, usize> = ranks.iter().enumerate().map(|(i, r)| (r.rank, i)).collect();
+        let mut own_of: Vec<Option<i64>> = vec![None; ranks.len()];
+        for p in &row.per_rank {
+            if let Some(&i) = at.get(&p.rank) {
+                own_of[i] = Some(p.exposed_wait_ns);
             }
-            let others: Vec<i64> = (0..ranks.len()).filter(|&j| j != idx && has(j)).map(|j| spent[j][idx]).collect();
+        }
+        let present: Vec<usize> = (0..ranks.len()).filter(|&j| own_of[j].is_some()).collect();
+        let mut best: Option<(i64, usize, i64, i64)> = None;
+        let mut others: Vec<i64> = Vec::with_capacity(present.len());
+        for &idx in &present {
+            others.clear();
+            others.extend(present.iter().filter(|&&j| j != idx).map(|&j| spent[j][idx]));
             let blamed = median(&others).unwrap_or(0);
             blamed_by_rank[idx].push(blamed);
-            let own = row.per_rank.iter().find(|p| p.rank == r.rank).map(|p| p.exposed_wait_ns).unwrap_or(0);
+            let own = own_of[idx].unwrap_or(0);
             let net = blamed - own;
             if best.is_none_or(|b| net > b.0) {
                 best = Some((net, idx, blamed, own));
@@ -394,8 +402,20 @@ fn short(name: &str) -> String {
 
 fn evidence_text(s: &StepStraggler, median_step_ns: i64, fraction: f64, flagged: usize, steps: usize) -> String {
     let max_skew = s.per_collective.iter().map(|c| c.skew_ns).max().unwrap_or(0);
-    let waits: Vec<String> =
-        s.others_wait_ns.iter().map(|w| format!("rank {} {}", w.rank, fmt_ns(w.wait_ns))).collect();
+    // a few ranks by name; a thousand as their spread (the structured evidence has them all)
+    let waits: Vec<String> = if s.others_wait_ns.len() <= 8 {
+        s.others_wait_ns.iter().map(|w| format!("rank {} {}", w.rank, fmt_ns(w.wait_ns))).collect()
+    } else {
+        let v: Vec<i64> = s.others_wait_ns.iter().map(|w| w.wait_ns).collect();
+        let (lo, hi) = (v.iter().min().copied().unwrap_or(0), v.iter().max().copied().unwrap_or(0));
+        vec![format!(
+            "{} ranks, median {} (from {} to {})",
+            v.len(),
+            fmt_ns(s.median_others_wait_ns),
+            fmt_ns(lo),
+            fmt_ns(hi)
+        )]
+    };
     let kind = match s.kind {
         StragglerKind::Persistent => format!("persistent: flagged in {flagged} of {steps} steps"),
         StragglerKind::OneOff => format!(

@@ -43,6 +43,9 @@ impl StrobeApp {
                 let (t0, t1) = t.range_to_shared((t0 - pad, t1 + pad));
                 let w = self.timeline.plot_width;
                 self.timeline.view.fit(t0, t1, w);
+                // asked for right after the trace opened (a rank from summaries): this range,
+                // not the whole-trace fit the opening queued
+                self.timeline.fit_pending = false;
                 self.timeline.show_trace(trace);
             }
             Command::AreaSelected { t0, t1, lanes } => {

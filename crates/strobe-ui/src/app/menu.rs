@@ -41,7 +41,11 @@ impl StrobeApp {
             cmds.push(Command::ShowOpenDialog(OpenMode::AddRanks));
             ui.close();
         }
-        if ui.button("Open folder of ranks…").clicked() {
+        if ui
+            .button("Open folder…")
+            .on_hover_text("A folder of rank traces (side by side), or of rank summaries (strobe summarize: the ranks views of a whole job)")
+            .clicked()
+        {
             cmds.push(Command::ShowOpenDialog(OpenMode::Folder));
             ui.close();
         }

@@ -408,6 +408,8 @@ impl StrobeApp {
             let main_kernels = no_traces && !main_memory && self.kernel_sol.is_some();
             let mut cx = ViewCtx::new(&self.ws, &self.sel, hl, cmds);
             match (&mut self.memory, &mut self.kernel_sol) {
+                // a folder of rank summaries alone: the ranks views fill the window
+                _ if no_traces && self.ws.summaries.is_some() => self.ranks.ui(ui, &mut cx),
                 (Some(p), _) if main_memory => p.ui(ui, &mut cx),
                 (_, Some(p)) if main_kernels => p.ui(ui, &mut cx),
                 _ => self.timeline.ui(ui, &mut cx),

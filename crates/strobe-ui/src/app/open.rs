@@ -21,6 +21,15 @@ impl StrobeApp {
                     }
                     Err(e) => self.errors.push(e),
                 }
+            } else if strobe_cluster::summary::is_summary_dir(&p) {
+                // rank summaries (`strobe summarize`): the ranks pane merges them; no trace loads
+                if replace {
+                    self.close_all();
+                }
+                self.ws.summaries = Some(p.clone());
+                self.ws.generation += 1;
+                self.bottom_tab = BottomTab::Ranks;
+                self.remember(&p);
             } else if p.is_dir() {
                 // a folder of rank traces: open them all, side by side
                 match crate::loader::trace_files_in(&p) {
@@ -100,6 +109,7 @@ impl StrobeApp {
             || self.ws.memory.is_some()
             || self.ws.ncu.is_some()
             || self.ws.memory_stats.is_some()
+            || self.ws.summaries.is_some()
     }
 
     /// Loads a file on this thread and adds it (tests, benchmarks).
@@ -157,6 +167,7 @@ impl StrobeApp {
         self.ws.memory = None;
         self.ws.memory_stats = None;
         self.ws.ncu = None;
+        self.ws.summaries = None;
         self.memory = None;
         self.kernel_sol = None;
         self.sel = Selection::default();

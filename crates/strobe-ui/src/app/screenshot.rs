@@ -35,6 +35,7 @@ impl StrobeApp {
             || self.ranks.busy()
             || self.pipeline.busy()
             || (self.ws.traces.is_empty()
+                && self.ws.summaries.is_none()
                 && self.errors.is_empty()
                 && self.kernel_sol.is_none()
                 && self.memory.is_none())

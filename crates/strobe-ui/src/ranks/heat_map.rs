@@ -1,13 +1,14 @@
-//! The rank × step heat map: one row per step, one column per rank, the chosen figure in each
+//! The rank × step heat map: one row per rank, one column per step, the chosen figure in each
 //! cell, coloured by how far it is from the typical cell — the median of that figure over the
 //! whole table — measured in steps: the difference as a share of the median step time. So
 //! the colour means the same across the table: two ranks 0.1 % apart are both grey, a rank
 //! that waits a fifth of a step longer is red wherever it is. * marks a step's straggler; a
-//! click shows that rank's step in the timeline.
+//! click shows that rank's step in the timeline. Only the visible rows and columns are drawn
+//! (one mesh), so a thousand ranks × a hundred steps scroll at the speed of ten.
 
 use super::Computed;
-use crate::commands::Command;
-use egui::{Color32, RichText, Sense, Vec2};
+use egui::{Color32, Sense, Vec2};
+use strobe_analysis::ranks::report::MultiRankReport;
 use strobe_analysis::ranks::step_table::RankStep;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -63,7 +64,89 @@ pub fn heat(v: i64, typical: i64, step_ns: i64) -> Color32 {
     Color32::from_rgb(mix(neutral.r(), to.r()), mix(neutral.g(), to.g()), mix(neutral.b(), to.b()))
 }
 
-pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, cx: &mut crate::view_ctx::ViewCtx) {
+/// What the heat map draws from, computed once with the report (a thousand ranks × a hundred
+/// steps is 100 000 cells: nothing per frame may look at all of them).
+pub struct HeatIndex {
+    /// Per (rank index, step index), `rank * steps + step`: the index into that step's
+    /// `per_rank`, or `NONE` where the rank lacks the step.
+    cells: Vec<u32>,
+    ranks: usize,
+    steps: usize,
+    /// The typical cell of each metric (`Metric::ALL` order) and the median step.
+    typical: [i64; 6],
+    step_ns: i64,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl HeatIndex {
+    pub fn new(r: &MultiRankReport) -> HeatIndex {
+        let (ranks, steps) = (r.ranks.len(), r.steps.len());
+        let at: std::collections::HashMap<i64, usize> = r.ranks.iter().enumerate().map(|(i, e)| (e.rank, i)).collect();
+        let mut cells = vec![NONE; ranks * steps];
+        for (si, row) in r.steps.iter().enumerate() {
+            for (k, p) in row.per_rank.iter().enumerate() {
+                if let Some(&ri) = at.get(&p.rank) {
+                    cells[ri * steps + si] = k as u32;
+                }
+            }
+        }
+        let all = |f: &dyn Fn(&RankStep) -> i64| -> Vec<i64> {
+            r.steps.iter().flat_map(|s| s.per_rank.iter().map(f)).collect()
+        };
+        let typical = Metric::ALL.map(|m| strobe_analysis::stats::median(&all(&|s| m.of(s))).unwrap_or(0));
+        let step_ns = strobe_analysis::stats::median(&all(&|s| s.dur_ns)).unwrap_or(1);
+        HeatIndex { cells, ranks, steps, typical, step_ns }
+    }
+
+    /// Rank index `ri`'s figures in step index `si`.
+    pub fn cell<'a>(&self, r: &'a MultiRankReport, ri: usize, si: usize) -> Option<&'a RankStep> {
+        let k = *self.cells.get(ri * self.steps + si)?;
+        (k != NONE).then(|| &r.steps[si].per_rank[k as usize])
+    }
+
+    fn typical(&self, m: Metric) -> i64 {
+        self.typical[Metric::ALL.iter().position(|x| *x == m).unwrap_or(0)]
+    }
+}
+
+/// What a click on the heat map asks for: a rank's step (`step`: its range in the rank's own
+/// clock), or the rank itself (its label).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Click {
+    pub rank_index: usize,
+    pub step: Option<(i64, i64)>,
+}
+
+/// Up to this many ranks and steps the cells carry their figures as text, each a widget of
+/// its own (hover, click, an accessibility label); beyond it they are colour only, painted as
+/// one mesh, with one widget for the whole map.
+const TEXT_RANKS: usize = 32;
+const TEXT_STEPS: usize = 64;
+
+struct Geometry {
+    label_w: f32,
+    header_h: f32,
+    col_w: f32,
+    row_h: f32,
+    text: bool,
+}
+
+impl Geometry {
+    fn of(ranks: usize, steps: usize, avail_w: f32) -> Geometry {
+        let text = ranks <= TEXT_RANKS && steps <= TEXT_STEPS;
+        if text {
+            return Geometry { label_w: 64.0, header_h: 36.0, col_w: 100.0, row_h: 22.0, text };
+        }
+        let label_w = 76.0;
+        // fill the width when it can, never narrower than a mouse can aim at
+        let col_w = ((avail_w - label_w - 16.0) / steps.max(1) as f32).clamp(6.0, 40.0);
+        Geometry { label_w, header_h: 20.0, col_w, row_h: 12.0, text }
+    }
+}
+
+/// The heat map; `scroll_to`: bring this rank (index) to the top of the view.
+pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, scroll_to: Option<usize>) -> Option<Click> {
     ui.horizontal(|ui| {
         ui.label("Cell:");
         for m in Metric::ALL {
@@ -71,62 +154,64 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, cx: &mut crate::
         }
     });
     let r = &c.report;
-    let all =
-        |f: &dyn Fn(&RankStep) -> i64| -> Vec<i64> { r.steps.iter().flat_map(|s| s.per_rank.iter().map(f)).collect() };
-    let typical = strobe_analysis::stats::median(&all(&|s| metric.of(s))).unwrap_or(0);
-    let step_ns = strobe_analysis::stats::median(&all(&|s| s.dur_ns)).unwrap_or(1);
+    let h = &c.heat;
+    let typical = h.typical(*metric);
+    let step_ns = h.step_ns;
     ui.weak(format!(
-        "ms · colour: difference from the typical cell ({:.3} ms, the median) as a share of the median step ({:.3} ms); \
-         grey within ±{:.0} %, full red / green from ±{:.0} % · * straggler · click: show in the timeline",
+        "rows: ranks, columns: steps · ms · colour: difference from the typical cell ({:.3} ms, the median) as a share of the median step ({:.3} ms); \
+         grey within ±{:.0} %, full red / green from ±{:.0} % · * straggler · click a cell: show in the timeline · click a rank: open its trace",
         typical as f64 / 1e6,
         step_ns as f64 / 1e6,
         NEUTRAL * 100.0,
         FULL * 100.0
     ));
-    egui::ScrollArea::both().id_salt("rank_step_scroll").max_height(ui.available_height() * 0.6).show(ui, |ui| {
-        egui::Grid::new("rank_step_grid").spacing([4.0, 3.0]).show(ui, |ui| {
-            ui.strong("step");
-            for rk in &r.ranks {
-                ui.strong(format!("rank {}", rk.rank));
+    let g = Geometry::of(h.ranks, h.steps, ui.available_width());
+    let size = Vec2::new(g.label_w + h.steps as f32 * g.col_w, g.header_h + h.ranks as f32 * g.row_h);
+    let mut click = None;
+    let mut area = egui::ScrollArea::both().id_salt("rank_step_scroll").max_height(ui.available_height() * 0.6);
+    if let Some(ri) = scroll_to {
+        area = area.vertical_scroll_offset(ri.min(h.ranks) as f32 * g.row_h);
+    }
+    area.show_viewport(ui, |ui, vp| {
+        let (rect, resp) = ui.allocate_exact_size(size, if g.text { Sense::hover() } else { Sense::click() });
+        let o = rect.min;
+        // the visible rows and columns only: a thousand ranks paint as cheaply as ten
+        let rows = visible(vp.min.y - g.header_h, vp.max.y - g.header_h, g.row_h, h.ranks);
+        let cols = visible(vp.min.x - g.label_w, vp.max.x - g.label_w, g.col_w, h.steps);
+        let cell_rect = |ri: usize, si: usize| {
+            egui::Rect::from_min_size(
+                o + Vec2::new(g.label_w + si as f32 * g.col_w, g.header_h + ri as f32 * g.row_h),
+                Vec2::new(g.col_w, g.row_h),
+            )
+            .shrink(if g.text { 1.5 } else { 0.0 })
+        };
+        let painter = ui.painter_at(ui.clip_rect());
+        let mut mesh = egui::Mesh::default();
+        for ri in rows.clone() {
+            for si in cols.clone() {
+                let col = match h.cell(r, ri, si) {
+                    Some(s) => heat(metric.of(s), typical, step_ns),
+                    None => Color32::from_gray(30),
+                };
+                mesh.add_colored_rect(cell_rect(ri, si), col);
             }
-            ui.strong("collective skew max");
-            ui.end_row();
-            for row in &r.steps {
-                ui.label(&row.name);
-                for (ri, rk) in r.ranks.iter().enumerate() {
-                    let Some(s) = row.per_rank.iter().find(|s| s.rank == rk.rank) else {
-                        ui.weak("—");
-                        continue;
-                    };
-                    let v = metric.of(s);
+        }
+        painter.add(egui::Shape::mesh(mesh));
+        let font = egui::FontId::monospace(if g.text { 11.0 } else { 9.0 });
+        let text_col = ui.visuals().text_color();
+        if g.text {
+            for ri in rows.clone() {
+                for si in cols.clone() {
+                    let Some(s) = h.cell(r, ri, si) else { continue };
+                    let (row, rk) = (&r.steps[si], &r.ranks[ri]);
                     let star = if row.straggler == Some(rk.rank) { " *" } else { "" };
-                    let text = format!("{:.3}{star}", v as f64 / 1e6);
-                    let (rect, resp) = ui.allocate_exact_size(Vec2::new(96.0, 20.0), Sense::click());
-                    ui.painter().rect_filled(rect, 2.0, heat(v, typical, step_ns));
-                    ui.painter().text(
-                        rect.center(),
-                        egui::Align2::CENTER_CENTER,
-                        &text,
-                        egui::FontId::monospace(11.0),
-                        Color32::WHITE,
-                    );
-                    let resp = resp.on_hover_text(format!(
-                        "rank {} · {}\nstep {:.3} ms · compute {:.3} · comm {:.3} · exposed comm {:.3} · idle {:.3} · wait {:.3}",
-                        rk.rank,
-                        row.name,
-                        s.dur_ns as f64 / 1e6,
-                        s.compute_ns as f64 / 1e6,
-                        s.comm_ns as f64 / 1e6,
-                        s.exposed_comm_ns as f64 / 1e6,
-                        s.idle_ns as f64 / 1e6,
-                        s.wait_ns as f64 / 1e6
-                    ));
+                    let text = format!("{:.3}{star}", metric.of(s) as f64 / 1e6);
+                    let cr = cell_rect(ri, si);
+                    painter.text(cr.center(), egui::Align2::CENTER_CENTER, &text, font.clone(), Color32::WHITE);
+                    let resp = ui.interact(cr, ui.make_persistent_id(("heat_cell", ri, si)), Sense::click());
+                    let resp = resp.on_hover_text(tooltip(rk.rank, &row.name, s));
                     if resp.clicked() {
-                        cx.emit(Command::ShowRankStep {
-                            trace: c.trace_of_rank[ri],
-                            t0: s.start_ns,
-                            t1: s.start_ns + s.dur_ns,
-                        });
+                        click = Some(Click { rank_index: ri, step: Some((s.start_ns, s.start_ns + s.dur_ns)) });
                     }
                     // a label the accessibility tree (and tests) can find
                     resp.widget_info(|| {
@@ -137,29 +222,145 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, cx: &mut crate::
                         )
                     });
                 }
-                let skew = row.collective_skew_ns.iter().copied().max().unwrap_or(0);
-                ui.monospace(format!("{:.3}", skew as f64 / 1e6));
-                ui.end_row();
             }
-        });
+        } else {
+            // stars: the steps' stragglers on visible rows
+            for si in cols.clone() {
+                let Some(st) = r.steps[si].straggler else { continue };
+                let Some(ri) = r.ranks.iter().position(|e| e.rank == st) else { continue };
+                if rows.contains(&ri) {
+                    painter.text(
+                        cell_rect(ri, si).center(),
+                        egui::Align2::CENTER_CENTER,
+                        "*",
+                        font.clone(),
+                        Color32::WHITE,
+                    );
+                }
+            }
+            // not under the sticky labels or header
+            let cells_on_screen = ui
+                .clip_rect()
+                .with_min_x(ui.clip_rect().left() + g.label_w)
+                .with_min_y(ui.clip_rect().top() + g.header_h);
+            if let Some(p) = resp.hover_pos().filter(|p| cells_on_screen.contains(*p)) {
+                if let Some((ri, si)) = cell_at(p - o, &g, h) {
+                    if let Some(s) = h.cell(r, ri, si) {
+                        let row = &r.steps[si];
+                        let resp = resp.clone().on_hover_text_at_pointer(tooltip(r.ranks[ri].rank, &row.name, s));
+                        if resp.clicked() {
+                            click = Some(Click { rank_index: ri, step: Some((s.start_ns, s.start_ns + s.dur_ns)) });
+                        }
+                    }
+                }
+            }
+        }
+        // the rank labels and the step header stay in view while the cells scroll
+        let clip = ui.clip_rect();
+        let bg = ui.visuals().panel_fill;
+        let left = egui::Rect::from_min_max(
+            egui::pos2(clip.left(), clip.top()),
+            egui::pos2(clip.left() + g.label_w, clip.bottom()),
+        );
+        painter.rect_filled(left, 0.0, bg);
+        // labels below the header only, step names right of the labels only
+        let label_painter = painter.with_clip_rect(left.intersect(clip.with_min_y(clip.top() + g.header_h)));
+        for ri in rows.clone() {
+            let y = o.y + g.header_h + ri as f32 * g.row_h;
+            let lr = egui::Rect::from_min_size(egui::pos2(clip.left(), y), Vec2::new(g.label_w, g.row_h));
+            let rk = &r.ranks[ri];
+            let resp = ui.interact(lr, ui.make_persistent_id(("heat_rank", ri)), Sense::click());
+            let strong = resp.hovered();
+            label_painter.text(
+                lr.left_center() + Vec2::new(4.0, 0.0),
+                egui::Align2::LEFT_CENTER,
+                format!("rank {}", rk.rank),
+                font.clone(),
+                if strong { ui.visuals().strong_text_color() } else { text_col },
+            );
+            let resp = resp.on_hover_text(format!("{}\nclick: open this rank's trace", rk.source));
+            if resp.clicked() {
+                click = Some(Click { rank_index: ri, step: None });
+            }
+        }
+        let top = egui::Rect::from_min_max(clip.min, egui::pos2(clip.right(), clip.top() + g.header_h));
+        painter.rect_filled(top, 0.0, bg);
+        // compact: a step number every few columns (the tooltip names the step)
+        let every = if g.text { 1 } else { (40.0 / g.col_w).ceil().max(1.0) as usize };
+        let header_painter = painter.with_clip_rect(top.with_min_x(clip.left() + g.label_w));
+        for si in cols.clone().filter(|si| si % every == 0) {
+            let x = o.x + g.label_w + si as f32 * g.col_w;
+            let row = &r.steps[si];
+            let skew = row.collective_skew_ns.iter().copied().max().unwrap_or(0);
+            let pos = egui::pos2(x + 2.0, clip.top() + 2.0);
+            if g.text {
+                let strong = ui.visuals().strong_text_color();
+                header_painter.text(pos, egui::Align2::LEFT_TOP, &row.name, font.clone(), strong);
+                let skew = format!("skew {:.3}", skew as f64 / 1e6);
+                header_painter.text(pos + Vec2::new(0.0, 16.0), egui::Align2::LEFT_TOP, skew, font.clone(), text_col);
+            } else {
+                header_painter.text(pos, egui::Align2::LEFT_TOP, step_number(&row.name, si), font.clone(), text_col);
+            }
+        }
     });
     ui.separator();
     ui.strong("Per rank, across steps (median / p90 / max, ms)");
-    egui::Grid::new("rank_summary_grid").striped(true).show(ui, |ui| {
-        for h in ["rank", "step time", "wait"] {
-            ui.label(RichText::new(h).strong());
-        }
-        ui.end_row();
-        let d = |x: &strobe_analysis::ranks::distribution::Distribution| {
-            format!("{:.3} / {:.3} / {:.3}", x.median_ns as f64 / 1e6, x.p90_ns as f64 / 1e6, x.max_ns as f64 / 1e6)
-        };
-        for s in &r.rank_summary {
-            ui.label(format!("rank {}", s.rank));
-            ui.monospace(d(&s.step_time));
-            ui.monospace(d(&s.wait));
-            ui.end_row();
-        }
-    });
+    // one row per rank, only the visible ones laid out
+    let d = |x: &strobe_analysis::ranks::distribution::Distribution| {
+        format!("{:9.3} / {:9.3} / {:9.3}", x.median_ns as f64 / 1e6, x.p90_ns as f64 / 1e6, x.max_ns as f64 / 1e6)
+    };
+    ui.monospace(format!("{:<10} {:<33}   {}", "rank", "step time", "wait"));
+    let row_h = ui.text_style_height(&egui::TextStyle::Monospace);
+    egui::ScrollArea::vertical().id_salt("rank_summary_scroll").show_rows(
+        ui,
+        row_h,
+        r.rank_summary.len(),
+        |ui, range| {
+            for s in &r.rank_summary[range] {
+                ui.monospace(format!("{:<10} {}   {}", format!("rank {}", s.rank), d(&s.step_time), d(&s.wait)));
+            }
+        },
+    );
+    click
+}
+
+/// A step's short label: the number its name ends with (`ProfilerStep#42`: 42), else its index.
+fn step_number(name: &str, index: usize) -> String {
+    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    if digits > 0 {
+        name[name.len() - digits..].to_string()
+    } else {
+        index.to_string()
+    }
+}
+
+fn tooltip(rank: i64, step: &str, s: &RankStep) -> String {
+    format!(
+        "rank {rank} · {step}\nstep {:.3} ms · compute {:.3} · comm {:.3} · exposed comm {:.3} · idle {:.3} · wait {:.3}",
+        s.dur_ns as f64 / 1e6,
+        s.compute_ns as f64 / 1e6,
+        s.comm_ns as f64 / 1e6,
+        s.exposed_comm_ns as f64 / 1e6,
+        s.idle_ns as f64 / 1e6,
+        s.wait_ns as f64 / 1e6
+    )
+}
+
+/// The indices of `n` cells of size `w` from 0 that `[a, b)` shows.
+fn visible(a: f32, b: f32, w: f32, n: usize) -> std::ops::Range<usize> {
+    let lo = (a / w).floor().max(0.0) as usize;
+    let hi = ((b / w).ceil().max(0.0) as usize).min(n);
+    lo.min(hi)..hi
+}
+
+/// The cell under `p` (relative to the map's origin).
+fn cell_at(p: Vec2, g: &Geometry, h: &HeatIndex) -> Option<(usize, usize)> {
+    let (x, y) = (p.x - g.label_w, p.y - g.header_h);
+    if x < 0.0 || y < 0.0 {
+        return None;
+    }
+    let (ri, si) = ((y / g.row_h) as usize, (x / g.col_w) as usize);
+    (ri < h.ranks && si < h.steps).then_some((ri, si))
 }
 
 #[cfg(test)]

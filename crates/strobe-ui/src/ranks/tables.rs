@@ -96,12 +96,13 @@ fn hta_table(ui: &mut egui::Ui, c: &Computed) {
                 });
             }
         })
-        .body(|mut b| {
-            for (i, rk) in r.ranks.iter().enumerate() {
-                let t = &r.temporal_breakdown[i];
-                let o = &r.comm_overlap[i];
-                let l = &r.launch_stats[i];
-                b.row(18.0, |mut row| {
+        .body(|b| {
+            // one row per rank, only the visible ones laid out (a thousand ranks)
+            b.rows(18.0, r.ranks.len(), |mut row| {
+                let i = row.index();
+                let rk = &r.ranks[i];
+                let (t, o, l) = (&r.temporal_breakdown[i], &r.comm_overlap[i], &r.launch_stats[i]);
+                {
                     let cells = [
                         format!("rank {}", rk.rank),
                         format!("{:.1}", t.compute_pct),
@@ -118,8 +119,8 @@ fn hta_table(ui: &mut egui::Ui, c: &Computed) {
                             ui.monospace(s);
                         });
                     }
-                });
-            }
+                }
+            });
         });
 }
 
@@ -127,24 +128,41 @@ fn hta_table(ui: &mut egui::Ui, c: &Computed) {
 fn kernel_breakdown(ui: &mut egui::Ui, c: &Computed) {
     ui.add_space(6.0);
     ui.strong("Kernel time by type (HTA get_gpu_kernel_breakdown): the kernels covering 80 % of each type");
-    egui::ScrollArea::vertical().id_salt("kernel_breakdown_scroll").max_height(240.0).show(ui, |ui| {
-        for kb in &c.report.kernel_breakdown {
-            let line = kb
-                .types
-                .iter()
-                .map(|t| format!("{} {:.1}% ({} ms)", t.kind, t.pct, ms(t.total_ns)))
-                .collect::<Vec<_>>()
-                .join(" · ");
-            egui::CollapsingHeader::new(format!("rank {}: {line}", kb.rank)).id_salt(("kb", kb.rank)).show(ui, |ui| {
-                for t in &kb.types {
-                    ui.label(RichText::new(&t.kind).strong());
-                    for k in &t.top {
-                        ui.monospace(format!("{:>5.1}%  {:>6}×  {:>9} ms  {}", k.pct, k.count, ms(k.total_ns), k.name));
-                    }
-                }
-            });
-        }
-    });
+    let row_h = ui.spacing().interact_size.y;
+    let kbs = &c.report.kernel_breakdown;
+    // the visible ranks only (an opened one pushes the rest down, which is fine to scroll)
+    egui::ScrollArea::vertical().id_salt("kernel_breakdown_scroll").max_height(240.0).show_rows(
+        ui,
+        row_h,
+        kbs.len(),
+        |ui, range| {
+            for kb in &kbs[range] {
+                let line = kb
+                    .types
+                    .iter()
+                    .map(|t| format!("{} {:.1}% ({} ms)", t.kind, t.pct, ms(t.total_ns)))
+                    .collect::<Vec<_>>()
+                    .join(" · ");
+                egui::CollapsingHeader::new(format!("rank {}: {line}", kb.rank)).id_salt(("kb", kb.rank)).show(
+                    ui,
+                    |ui| {
+                        for t in &kb.types {
+                            ui.label(RichText::new(&t.kind).strong());
+                            for k in &t.top {
+                                ui.monospace(format!(
+                                    "{:>5.1}%  {:>6}×  {:>9} ms  {}",
+                                    k.pct,
+                                    k.count,
+                                    ms(k.total_ns),
+                                    k.name
+                                ));
+                            }
+                        }
+                    },
+                );
+            }
+        },
+    );
 }
 
 fn diff_rows(ui: &mut egui::Ui, id: &str, rows: &[DiffRow]) {
@@ -203,10 +221,9 @@ pub fn diff(ui: &mut egui::Ui, c: &Computed) -> Option<Vec<(crate::workspace::Tr
             for s in both {
                 if ui.small_button(&s.name).on_hover_text("this step starts at the same time in A and B").clicked() {
                     let (a, b) = (&s.per_rank[0], &s.per_rank[1]);
-                    align = Some(vec![
-                        (c.trace_of_rank[0], 0, a.rank),
-                        (c.trace_of_rank[1], a.start_ns - b.start_ns, b.rank),
-                    ]);
+                    if let (Some(ta), Some(tb)) = (c.trace_of_rank[0], c.trace_of_rank[1]) {
+                        align = Some(vec![(ta, 0, a.rank), (tb, a.start_ns - b.start_ns, b.rank)]);
+                    }
                 }
             }
         });
