@@ -141,6 +141,8 @@ fn linked_with_the_timeline_by_kernel_name() {
     let mut h =
         Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     h.run_steps(3);
+    // room for the whole launch table
+    common::raise_bottom_panel(&mut h, 450.0);
     // Pane → timeline: picking launch #8 (second nvjet TNT) selects that kernel name on the timeline.
     h.get_by_label("#8").click();
     h.run_steps(3);
@@ -203,6 +205,7 @@ fn launches_link_to_timeline_spans_by_name_and_order() {
     let mut h =
         Harness::builder().with_size([1600.0, 1000.0]).build_ui_state(|ui, app: &mut StrobeApp| app.frame(ui), app);
     h.run_steps(3);
+    common::raise_bottom_panel(&mut h, 450.0);
     {
         let p = h.state().kernel_sol().unwrap();
         // The capture starts at the step's first kernel (arange); its first layer's launches

@@ -82,3 +82,21 @@ pub fn click_at(h: &mut Harness<'static, StrobeApp>, p: egui::Pos2) {
     }
     h.run_steps(2);
 }
+
+/// Drags the bottom panel's top edge (just above its tab bar) up by `dy` points, as a user
+/// makes room for a long table.
+pub fn raise_bottom_panel(h: &mut Harness<'static, StrobeApp>, dy: f32) {
+    use egui_kittest::kittest::Queryable;
+    let bar = h.get_by_label("Notes").rect();
+    let edge = egui::pos2(bar.center().x + 300.0, bar.top() - 6.0);
+    h.event(egui::Event::PointerMoved(edge));
+    h.run_steps(1);
+    mouse_button(h, edge, true);
+    h.run_steps(1);
+    for k in 1..=8 {
+        h.event(egui::Event::PointerMoved(edge - egui::vec2(0.0, dy * k as f32 / 8.0)));
+        h.run_steps(1);
+    }
+    mouse_button(h, edge - egui::vec2(0.0, dy), false);
+    h.run_steps(2);
+}
