@@ -47,6 +47,8 @@ impl LanePainter {
         let hl_mask = hl.mask(t.id);
         // one borrow per collection, not of `self`, inside the per-item closure (it is the hot loop)
         let LanePainter { mesh, labels, outlines, stats, hover } = self;
+        // the column once per lane, not a section lookup and cast per item
+        let metas = st.span_metas();
         st.lod_query(lane, w0 - npp_i, w1 + npp_i, npp_i, |depth, it| {
             let x0 = view.x_of(it.start, plot.min.x).max(l);
             let mut x1 = view.x_of(it.end, plot.min.x).min(r);
@@ -56,7 +58,7 @@ impl LanePainter {
             let y = y0 + depth as f32 * ROW_H + 1.0;
             let rect = Rect::from_min_max(pos2(x0, y), pos2(x1, y + ROW_H - 2.0));
             let Some(&span) = lv.span.get(it.member as usize) else { return };
-            let m = st.span_meta(span);
+            let m = metas.get(span as usize).copied().unwrap_or_default();
             let kind = SpanKind::from_u8(m.kind);
             let mut c = t.color(m.name, kind);
             stats.items += 1;
