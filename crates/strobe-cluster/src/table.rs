@@ -218,7 +218,12 @@ impl Rows {
 
     /// Column `name` as integers, none of them null.
     pub fn req_i64s(&self, name: &str) -> Result<Vec<i64>> {
-        self.i64s(name)?
+        self.no_nulls(name, self.i64s(name)?)
+    }
+
+    /// `values` of column `name` when none is null; else an error naming the file, row and column.
+    fn no_nulls<T>(&self, name: &str, values: Vec<Option<T>>) -> Result<Vec<T>> {
+        values
             .into_iter()
             .enumerate()
             .map(|(i, v)| v.ok_or_else(|| anyhow!("{}: row {i}, column {name}: null", self.path)))
@@ -240,11 +245,7 @@ impl Rows {
     }
 
     pub fn req_strs(&self, name: &str) -> Result<Vec<String>> {
-        self.strs(name)?
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| v.ok_or_else(|| anyhow!("{}: row {i}, column {name}: null", self.path)))
-            .collect()
+        self.no_nulls(name, self.strs(name)?)
     }
 }
 

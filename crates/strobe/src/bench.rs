@@ -131,30 +131,18 @@ pub enum BenchWhat {
     /// (scaled from --from, one planted straggler) into --dir, then merge them as `strobe
     /// report DIR` does in fresh processes: median time and peak RSS.
     Cluster {
-        #[arg(long, default_value_t = 1000)]
-        ranks: usize,
-        #[arg(long, default_value_t = 100)]
-        steps: usize,
-        #[arg(long, default_value = "bench-data/cluster1000")]
-        dir: PathBuf,
+        #[command(flatten)]
+        job: crate::bench_cluster::Opts,
         #[arg(long, default_value_t = 3)]
         runs: usize,
-        #[arg(long, default_value = "sample-traces/ddp_rank0.json.gz")]
-        from: PathBuf,
     },
     /// The ranks pane's heat map over `cluster`'s summaries (generated when missing), headless
     /// at 1600×1000, paging through the ranks: per-frame CPU time.
     HeatMap {
-        #[arg(long, default_value_t = 1000)]
-        ranks: usize,
-        #[arg(long, default_value_t = 100)]
-        steps: usize,
-        #[arg(long, default_value = "bench-data/cluster1000")]
-        dir: PathBuf,
+        #[command(flatten)]
+        job: crate::bench_cluster::Opts,
         #[arg(long, default_value_t = 120)]
         frames: usize,
-        #[arg(long, default_value = "sample-traces/ddp_rank0.json.gz")]
-        from: PathBuf,
     },
     /// One merge of a summary folder, in this process (used by `cluster`).
     #[command(hide = true)]
@@ -179,15 +167,9 @@ pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
         BenchWhat::Ingest { file, runs, python } => ingest(&file, runs, python),
         BenchWhat::Reopen { file, runs } => reopen(&file, runs, cache),
         BenchWhat::ReopenOnce { file } => reopen_once(&file, cache),
-        BenchWhat::Cluster { ranks, steps, dir, runs, from } => {
-            crate::bench_cluster::run(crate::bench_cluster::Opts { ranks, steps, dir, runs, from }, cache)
-        }
+        BenchWhat::Cluster { job, runs } => crate::bench_cluster::run(job, runs, cache),
         BenchWhat::ClusterOnce { dir } => crate::bench_cluster::once(&dir),
-        BenchWhat::HeatMap { ranks, steps, dir, frames, from } => crate::bench_cluster::heat_map(
-            crate::bench_cluster::Opts { ranks, steps, dir, runs: 1, from },
-            frames,
-            cache,
-        ),
+        BenchWhat::HeatMap { job, frames } => crate::bench_cluster::heat_map(job, frames, cache),
         BenchWhat::Lod { spans, pixels } => lod(spans, pixels),
         BenchWhat::Peers { file, runs } => crate::bench_peers::run(&file, runs),
         BenchWhat::Open { files, hz, after, runs, timeout_s } => {

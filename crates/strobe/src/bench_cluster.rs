@@ -12,11 +12,15 @@ use strobe_analysis::ranks::align::Alignment;
 use strobe_analysis::ranks::report::{rank_digests, RankOptions};
 use strobe_store::Store;
 
+#[derive(clap::Args, Clone, Debug)]
 pub struct Opts {
+    #[arg(long, default_value_t = 1000)]
     pub ranks: usize,
+    #[arg(long, default_value_t = 100)]
     pub steps: usize,
+    #[arg(long, default_value = "bench-data/cluster1000")]
     pub dir: PathBuf,
-    pub runs: usize,
+    #[arg(long, default_value = "sample-traces/ddp_rank0.json.gz")]
     pub from: PathBuf,
 }
 
@@ -54,12 +58,12 @@ fn ensure(o: &Opts, cache: Option<&Path>) -> anyhow::Result<strobe_cluster::synt
     Ok(job)
 }
 
-pub fn run(o: Opts, cache: Option<&Path>) -> anyhow::Result<()> {
+pub fn run(o: Opts, runs: usize, cache: Option<&Path>) -> anyhow::Result<()> {
     let job = ensure(&o, cache)?;
     let exe = std::env::current_exe()?;
     let (mut secs, mut rss) = (Vec::new(), Vec::new());
     let mut last = String::new();
-    for _ in 0..o.runs.max(1) {
+    for _ in 0..runs.max(1) {
         let out = std::process::Command::new(&exe).arg("bench").arg("cluster-once").arg(&o.dir).output()?;
         anyhow::ensure!(out.status.success(), "cluster-once failed: {}", String::from_utf8_lossy(&out.stderr));
         last = String::from_utf8_lossy(&out.stdout).to_string();
