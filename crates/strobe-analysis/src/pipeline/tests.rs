@@ -133,6 +133,16 @@ fn steps_of(stores: &[Store], end: i64) -> Vec<Vec<Step>> {
         .collect()
 }
 
+/// Rank `i` is store `i` with its steps.
+fn rank_traces<'a>(stores: &'a [Store], steps: &'a [Vec<Step>]) -> Vec<RankTrace<'a>> {
+    stores
+        .iter()
+        .zip(steps)
+        .enumerate()
+        .map(|(r, (s, st))| RankTrace { rank: r as i64, source: "t", store: s, steps: st })
+        .collect()
+}
+
 fn check_perfect(one_f_one_b: bool) {
     let (p, m) = (4usize, 8usize);
     let rank_of = [2usize, 0, 3, 1];
@@ -140,12 +150,7 @@ fn check_perfect(one_f_one_b: bool) {
     // the textbook step: (m + p − 1) slots of one forward and one backward
     assert_eq!(end, (m + p - 1) as i64 * (TF + TB));
     let steps = steps_of(&stores, end);
-    let ranks: Vec<RankTrace> = stores
-        .iter()
-        .zip(&steps)
-        .enumerate()
-        .map(|(r, (s, st))| RankTrace { rank: r as i64, source: "t", store: s, steps: st })
-        .collect();
+    let ranks = rank_traces(&stores, &steps);
     let pl = analyze(&ranks, &MicrobatchRule::default()).expect("a pipeline");
     let r = &pl.report;
     assert_eq!(r.stage_order, rank_of.iter().map(|&x| x as i64).collect::<Vec<_>>());
@@ -193,12 +198,7 @@ fn all_reduce_pair_has_no_pipeline() {
     };
     let stores = [store(0, &evs(0)), store(1, &evs(1))];
     let steps = steps_of(&stores, 1000);
-    let ranks: Vec<RankTrace> = stores
-        .iter()
-        .zip(&steps)
-        .enumerate()
-        .map(|(r, (s, st))| RankTrace { rank: r as i64, source: "t", store: s, steps: st })
-        .collect();
+    let ranks = rank_traces(&stores, &steps);
     assert!(analyze(&ranks, &MicrobatchRule::default()).is_none());
 }
 
@@ -214,12 +214,7 @@ fn exchange_with_no_first_direction_is_no_order() {
     };
     let stores = [store(0, &evs(1)), store(1, &evs(0))];
     let steps = steps_of(&stores, 1000);
-    let ranks: Vec<RankTrace> = stores
-        .iter()
-        .zip(&steps)
-        .enumerate()
-        .map(|(r, (s, st))| RankTrace { rank: r as i64, source: "t", store: s, steps: st })
-        .collect();
+    let ranks = rank_traces(&stores, &steps);
     assert!(analyze(&ranks, &MicrobatchRule::default()).is_none());
 }
 
