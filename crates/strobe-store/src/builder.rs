@@ -430,7 +430,7 @@ impl StoreBuilder {
                     .into_par_iter()
                     .map(|l| {
                         let (b, e) = (lane_ix[l].member_begin as usize, lane_ix[l].member_end as usize);
-                        build_lane_lod(&m_start[b..e], &m_end[b..e], &m_depth[b..e])
+                        build_lane_lod(&m_start[b..e], &m_end[b..e], &m_depth[b..e], &m_span[b..e], &span_meta)
                     })
                     .collect();
                 let mut levels: Vec<LodLevel> = Vec::new();
@@ -694,7 +694,7 @@ struct LaneLod {
     levels: Vec<(u32, u32, Vec<LodItem>)>,
 }
 
-fn build_lane_lod(start: &[i64], end: &[i64], depth: &[u32]) -> LaneLod {
+fn build_lane_lod(start: &[i64], end: &[i64], depth: &[u32], span: &[u32], metas: &[SpanMeta]) -> LaneLod {
     let n = start.len();
     if n == 0 {
         return LaneLod { depth_members: Vec::new(), depth_ranges: Vec::new(), levels: Vec::new() };
@@ -707,7 +707,10 @@ fn build_lane_lod(start: &[i64], end: &[i64], depth: &[u32]) -> LaneLod {
     for (d, &(b, e)) in depth_ranges.iter().enumerate() {
         let members = &depth_members[b..e];
         for (w, its) in build_depth_levels(
-            members.iter().map(|&m| LodItem::single(start[m as usize], end[m as usize], m)),
+            members.iter().map(|&m| {
+                let meta = metas[span[m as usize] as usize];
+                LodItem::single(start[m as usize], end[m as usize], m, meta.name, meta.kind)
+            }),
             members.len(),
             extent,
         ) {

@@ -11,7 +11,7 @@ use bytemuck::{Pod, Zeroable};
 
 pub const MAGIC: [u8; 8] = *b"STROBE\0\x01";
 /// Bump on any layout change: older stores are then rebuilt, never trusted.
-pub const VERSION: u32 = 8;
+pub const VERSION: u32 = 9;
 pub const HEADER_LEN: usize = 4096;
 pub const MAX_SECTIONS: usize = 64;
 

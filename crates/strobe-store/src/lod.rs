@@ -18,12 +18,17 @@ pub struct LodItem {
     pub count: u32,
     /// Lane-relative member index of the longest span (of the span itself when count == 1).
     pub member: u32,
+    /// The longest span's name and `SpanKind` byte, copied here so that drawing a whole-trace
+    /// frame reads only the level's items: following `member` to the span and its metadata is
+    /// two random reads per item over columns of hundreds of MB, most of a frame's time.
+    pub name: u32,
+    pub kind: u32,
 }
 
 impl LodItem {
-    pub fn single(start: i64, end: i64, member: u32) -> LodItem {
+    pub fn single(start: i64, end: i64, member: u32, name: u32, kind: u8) -> LodItem {
         let d = end - start;
-        LodItem { start, end, busy: d, longest: d, count: 1, member }
+        LodItem { start, end, busy: d, longest: d, count: 1, member, name, kind: kind as u32 }
     }
 
     pub fn is_folded(&self) -> bool {
@@ -79,6 +84,8 @@ impl Folder {
                 if it.longest > r.longest {
                     r.longest = it.longest;
                     r.member = it.member;
+                    r.name = it.name;
+                    r.kind = it.kind;
                 }
             }
             _ => {

@@ -353,11 +353,17 @@ impl Store {
             return;
         }
         let r = ns_per_px.max(1);
+        let metas = self.span_metas();
+        // a raw member as an item, named from its span (a corrupt member index gets no name)
+        let single = |m: usize| {
+            let meta = v.span.get(m).and_then(|&s| metas.get(s as usize)).copied().unwrap_or_default();
+            LodItem::single(v.starts[m], v.ends[m], m as u32, meta.name, meta.kind)
+        };
         if r < (1i64 << FIRST_LEVEL_LOG2) {
             let mut folders: Vec<Folder> = (0..=v.max_depth).map(|_| Folder::new(r)).collect();
             interval::query(v.starts, v.ends, v.max_end, t0, t1, |i| {
                 let d = v.depth[i];
-                let item = LodItem::single(v.starts[i], v.ends[i], i as u32);
+                let item = single(i);
                 // M_DEPTH is not scanned on open: a depth past the lane's max is corrupt, skip it
                 if let Some(fo) = folders.get_mut(d as usize) {
                     fo.push(item, &mut |x| f(d, x));
@@ -396,7 +402,7 @@ impl Store {
                     while i < ms.len() && (ms[i] as usize) < n && v.starts[ms[i] as usize] < t1 {
                         let m = ms[i] as usize;
                         if v.ends[m] > t0 || (v.starts[m] == v.ends[m] && v.starts[m] >= t0) {
-                            fo.push(LodItem::single(v.starts[m], v.ends[m], m as u32), &mut |x| f(d, x));
+                            fo.push(single(m), &mut |x| f(d, x));
                         }
                         i += 1;
                     }

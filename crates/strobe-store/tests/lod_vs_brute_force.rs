@@ -12,15 +12,17 @@ fn build(spans: &[(i64, i64)], gpu: bool) -> strobe_store::Store {
     } else {
         b.lane(LaneKind::CpuThread { pid: strobe_model::IdKey::Num(1), tid: strobe_model::IdKey::Num(1) })
     };
-    let name = b.intern("x");
-    for &(s, e) in spans {
+    // names and kinds vary so that the items' copies of them can be checked
+    let names = [b.intern("x"), b.intern("y"), b.intern("z")];
+    let kinds = [SpanKind::Kernel, SpanKind::Memcpy];
+    for (k, &(s, e)) in spans.iter().enumerate() {
         b.push_span(SpanInput {
             lane,
             start: s,
             end: e,
-            name,
+            name: names[k % 3],
             cat: 0,
-            kind: SpanKind::Kernel,
+            kind: kinds[k % 2],
             flags: 0,
             args: &[],
             correlation: 0,
@@ -81,10 +83,14 @@ proptest! {
         // every item overlaps the window; single items are real spans
         for (d, it) in &items {
             prop_assert!(it.start < t1 && (it.end > t0 || it.start == it.end), "item {:?} outside", it);
+            let m = it.member as usize;
             if it.count == 1 {
-                let m = it.member as usize;
                 prop_assert_eq!((v.starts[m], v.ends[m], v.depth[m]), (it.start, it.end, *d));
             }
+            // the item carries the name and kind of the span it is drawn as: its longest member
+            let meta = store.span_meta(v.span[m]);
+            prop_assert_eq!((it.name, it.kind), (meta.name, meta.kind as u32));
+            prop_assert_eq!(v.ends[m] - v.starts[m], it.longest);
         }
         // bounded: about 2 items per pixel per depth
         let pixels = (w / r) + 1;

@@ -61,6 +61,16 @@ pub fn take_ready<K, T: Send + 'static>(slot: &mut Option<(K, Pending<T>)>) -> O
     }
 }
 
+/// The spinner and one-line text shown where a pane waits on a job. The spinner carries the
+/// text as its accessible name: egui's own spinner has none, which a screen reader (and
+/// kittest's accessibility check, while a slow job is still running) reports as unnamed.
+pub fn busy_indicator(ui: &mut egui::Ui, text: &str) {
+    ui.horizontal(|ui| {
+        ui.spinner().widget_info(|| egui::WidgetInfo::labeled(egui::Role::ProgressIndicator, true, text));
+        ui.weak(text);
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -152,10 +152,7 @@ impl PipelinePane {
                     .show(ui, |ui| table::ui(ui, &pv, &mut self.metric, cx));
             }
             None if self.busy() => {
-                ui.horizontal(|ui| {
-                    ui.spinner();
-                    ui.weak("finding the pipeline…");
-                });
+                crate::jobs::busy_indicator(ui, "finding the pipeline…");
             }
             None => {
                 ui.weak("No pipeline: no rank sends to another before it receives from it (data parallel, or no point-to-point transfers).");

@@ -321,8 +321,7 @@ impl RanksPane {
                 ui.selectable_value(&mut self.alignment, a, name).on_hover_text(tip);
             }
             if self.pending.is_some() {
-                ui.spinner();
-                ui.weak("computing…");
+                crate::jobs::busy_indicator(ui, "computing…");
             }
             ui.separator();
             for (s, name) in [

@@ -47,8 +47,6 @@ impl LanePainter {
         let hl_mask = hl.mask(t.id);
         // one borrow per collection, not of `self`, inside the per-item closure (it is the hot loop)
         let LanePainter { mesh, labels, outlines, stats, hover } = self;
-        // the column once per lane, not a section lookup and cast per item
-        let metas = st.span_metas();
         st.lod_query(lane, w0 - npp_i, w1 + npp_i, npp_i, |depth, it| {
             let x0 = view.x_of(it.start, plot.min.x).max(l);
             let mut x1 = view.x_of(it.end, plot.min.x).min(r);
@@ -57,12 +55,12 @@ impl LanePainter {
             }
             let y = y0 + depth as f32 * ROW_H + 1.0;
             let rect = Rect::from_min_max(pos2(x0, y), pos2(x1, y + ROW_H - 2.0));
-            let Some(&span) = lv.span.get(it.member as usize) else { return };
-            let m = metas.get(span as usize).copied().unwrap_or_default();
-            let kind = SpanKind::from_u8(m.kind);
-            let mut c = t.color(m.name, kind);
+            // name and kind come with the item: the span itself is looked up only for the
+            // selection and the hover (following it per item is most of a whole-trace frame)
+            let span_of = || lv.span.get(it.member as usize).copied();
+            let mut c = t.color(it.name, SpanKind::from_u8(it.kind as u8));
             stats.items += 1;
-            let matched = hl.active && hl_mask.get(m.name as usize).copied().unwrap_or(false);
+            let matched = hl.active && hl_mask.get(it.name as usize).copied().unwrap_or(false);
             if it.count > 1 {
                 stats.folded += 1;
                 let dens = it.busy as f32 / (it.end - it.start).max(1) as f32;
@@ -87,7 +85,7 @@ impl LanePainter {
                 mesh.add_colored_rect(rect, c);
                 if rect.width() > 3.0 * char_w + 6.0 {
                     let n = ((rect.width() - 4.0) / char_w) as usize;
-                    let txt = truncate(st.string(m.name), n);
+                    let txt = truncate(st.string(it.name), n);
                     if !txt.is_empty() {
                         labels.push((pos2(rect.min.x.max(plot.min.x) + 2.0, rect.center().y), txt, Color32::BLACK));
                     }
@@ -96,12 +94,14 @@ impl LanePainter {
             if matched {
                 outlines.push((rect.expand(0.5), MATCH, 1.5));
             }
-            if sel_span == Some(span) && it.count == 1 {
+            if it.count == 1 && sel_span.is_some() && sel_span == span_of() {
                 outlines.push((rect.expand(1.0), SELECTED, 2.0));
             }
             if let Some(p) = cx.pointer {
                 if rect.expand2(vec2(0.5, 0.0)).contains(p) {
-                    *hover = Some(Hover::Item { trace: ti, item: it, span });
+                    if let Some(span) = span_of() {
+                        *hover = Some(Hover::Item { trace: ti, item: it, span });
+                    }
                 }
             }
         });
