@@ -53,9 +53,12 @@ fn totals(
             continue;
         }
         let v = store.lane_view(lane as u32);
-        for (k, &sid) in v.span.iter().enumerate() {
+        // a lane's members are sorted by start: the window's are one contiguous run
+        let (i0, i1) = (v.starts.partition_point(|&t| t < window.0), v.starts.partition_point(|&t| t < window.1));
+        for k in i0..i1 {
+            let Some(&sid) = v.span.get(k) else { break };
             let m = store.span_meta(sid);
-            if SpanKind::from_u8(m.kind) == kind && window.0 <= v.starts[k] && v.starts[k] < window.1 {
+            if SpanKind::from_u8(m.kind) == kind {
                 let e = by.entry(m.name).or_default();
                 e.0 += 1;
                 e.1 += v.ends[k] - v.starts[k];

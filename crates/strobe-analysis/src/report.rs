@@ -74,10 +74,15 @@ pub fn report(store: &Store, top: usize) -> Report {
 /// The report with steps found by `rule` (`--steps REGEX`) and the device's ceilings
 /// overridden by `peaks` (`--peak-tflops`, `--peak-gbps`).
 pub fn report_with(store: &Store, top: usize, rule: &StepRule, peaks: PeakOverride) -> Report {
+    let phase = |label| strobe_store::timing::Phase::start(label);
+    let t = phase("report: steps");
     let steps = find_steps(store, rule);
+    drop(t);
     let span = steps_window(&steps);
     // one scan of the GPU lanes for busy/idle/overlap, the steps' window and the idle breakdown
+    let t = phase("report: gpu activity");
     let activity = gpu_activity(store);
+    drop(t);
     let unions = device_unions_of(&activity);
     let in_steps = match span {
         Some((a, b)) => unions
@@ -103,27 +108,43 @@ pub fn report_with(store: &Store, top: usize, rule: &StepRule, peaks: PeakOverri
         steps_from: steps.first().map(|s| s.source.as_str().to_string()),
         capture: capture_range(store),
     };
+    let t = phase("report: step anomalies");
     let step_anomalies = step_anomalies(store, &steps, None, crate::anomalies::DEFAULT_K);
+    drop(t);
+    let t = phase("report: kernel stats");
     let mut k = kernel_stats(store);
+    drop(t);
     k.truncate(top);
     let mut gpus = gpu_time_of(&activity, &unions);
-    for m in crate::memory_level::memory_peaks(store) {
+    let t = phase("report: memory peaks");
+    let peaks_mem = crate::memory_level::memory_peaks(store);
+    drop(t);
+    for m in peaks_mem {
         if let Some(g) = gpus.iter_mut().find(|g| g.device == m.device) {
             g.memory = Some(m);
         }
     }
+    let t = phase("report: stream stats");
+    let streams = stream_stats(store);
+    drop(t);
+    let t = phase("report: idle breakdown");
+    let idle = crate::idle::idle_breakdown_of(store, &unions, crate::idle::DEFAULT_THRESHOLD_NS);
+    drop(t);
+    let t = phase("report: efficiency");
+    let efficiency = crate::efficiency::efficiency(store, peaks);
+    drop(t);
     Report {
         format: store.meta.format.as_str().to_string(),
         source: store.meta.source.clone(),
         events: store.meta.load.events,
         gpus,
         top_kernels: k,
-        streams: stream_stats(store),
+        streams,
         steps,
         window,
         in_steps,
         step_anomalies,
-        idle_breakdown: crate::idle::idle_breakdown_of(store, &unions, crate::idle::DEFAULT_THRESHOLD_NS)
+        idle_breakdown: idle
             .into_iter()
             .map(|d| IdleSplit {
                 device: d.device,
@@ -135,7 +156,7 @@ pub fn report_with(store: &Store, top: usize, rule: &StepRule, peaks: PeakOverri
                 gaps_over_threshold: d.long_gaps,
             })
             .collect(),
-        efficiency: crate::efficiency::efficiency(store, peaks),
+        efficiency,
         load: store.meta.load.clone(),
     }
 }

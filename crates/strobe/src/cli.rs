@@ -224,9 +224,27 @@ impl Cli {
                     );
                 }
                 use strobe_analysis::{memory, report, roofline};
+                // every option the single-trace report's output depends on
+                let options = format!("{json} {top} {steps:?} {peak_tflops:?} {peak_gbps:?}");
+                let memo = crate::report_memo::memo_for(self.cache_dir.as_deref(), &file, &options);
+                if let Some(p) = memo.as_ref().and_then(|m| m.read()) {
+                    if let Some(w) = &p.warning {
+                        eprintln!("strobe: warning: {}: {w}", file.display());
+                        crate::load::TRUNCATED_INPUT.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    print!("{}", p.out);
+                    return Ok(());
+                }
                 match crate::load::open_with_progress(&file, self.cache_dir.as_deref())? {
                     Source::Trace(store) => {
-                        emit(json, &report::report_with(&store, top, &rule, peaks), report::to_text)
+                        let r = report::report_with(&store, top, &rule, peaks);
+                        let out = crate::render(json, &r, report::to_text)?;
+                        if let Some(m) = &memo {
+                            let warning = store.meta.load.truncated.as_ref().map(|t| t.message());
+                            m.write(&crate::report_memo::Printed { warning, out: out.clone() });
+                        }
+                        print!("{out}");
+                        Ok(())
                     }
                     Source::MemorySnapshot(snap) => emit(json, &memory::analyse(&snap), memory::to_text),
                     Source::MemoryStats(stats) => emit(json, &memory::stats_report(&stats), memory::stats_text),

@@ -9,6 +9,7 @@ mod cli;
 mod export;
 mod load;
 mod ranks;
+mod report_memo;
 mod scale;
 mod summaries;
 
@@ -16,12 +17,13 @@ use clap::Parser;
 
 /// Prints a result as pretty JSON (`--json`) or as the text `to_text` makes of it.
 pub fn emit<T: serde::Serialize>(json: bool, r: &T, to_text: impl Fn(&T) -> String) -> anyhow::Result<()> {
-    if json {
-        println!("{}", serde_json::to_string_pretty(r)?);
-    } else {
-        print!("{}", to_text(r));
-    }
+    print!("{}", render(json, r, to_text)?);
     Ok(())
+}
+
+/// What `emit` prints.
+pub fn render<T: serde::Serialize>(json: bool, r: &T, to_text: impl Fn(&T) -> String) -> anyhow::Result<String> {
+    Ok(if json { serde_json::to_string_pretty(r)? + "\n" } else { to_text(r) })
 }
 
 fn main() {

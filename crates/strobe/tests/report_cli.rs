@@ -49,3 +49,54 @@ fn full_reads_exit_0_and_non_profiles_exit_2() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("notes.txt"));
 }
+
+/// `strobe report` again on the same trace answers from the memo in the cache: the same bytes
+/// (and the same exit status and warning for a cut input), without opening the store; a
+/// changed source or other options are reported afresh.
+#[test]
+fn a_second_report_answers_from_the_cache() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&std::ffi::OsStr]| -> Output {
+        Command::new(env!("CARGO_BIN_EXE_strobe")).args(args).arg("--cache-dir").arg(cache.path()).output().unwrap()
+    };
+    let stores = || {
+        std::fs::read_dir(cache.path())
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "strobe"))
+            .count()
+    };
+    let trace = dir.path().join("t.json.gz");
+    std::fs::copy(sample("ddp_rank0.json.gz"), &trace).unwrap();
+    let first = run(&["report".as_ref(), trace.as_os_str()]);
+    assert_eq!(first.status.code(), Some(0));
+    assert_eq!(stores(), 1);
+    // the store removed: a memo answer does not need it (nor rebuild it)
+    for e in std::fs::read_dir(cache.path()).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "strobe") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let again = run(&["report".as_ref(), trace.as_os_str()]);
+    assert_eq!((again.status.code(), &again.stdout), (Some(0), &first.stdout));
+    assert_eq!(stores(), 0, "answered from the memo, not from a rebuilt store");
+    // other options: a report of its own
+    let json = run(&["report".as_ref(), trace.as_os_str(), "--json".as_ref(), "--top".as_ref(), "3".as_ref()]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["top_kernels"].as_array().unwrap().len(), 3);
+    assert_eq!(stores(), 1);
+    // a changed source: its own report (the sample's other rank under the same name)
+    std::fs::copy(sample("ddp_rank1.json.gz"), &trace).unwrap();
+    let changed = run(&["report".as_ref(), trace.as_os_str()]);
+    assert_ne!(changed.stdout, first.stdout);
+    // a cut input: status 3 and the warning, the second time too
+    let cut = dir.path().join("cut.json.gz");
+    let gz = std::fs::read(sample("ddp_rank1.json.gz")).unwrap();
+    std::fs::write(&cut, &gz[..gz.len() * 2 / 3]).unwrap();
+    let a = run(&["report".as_ref(), cut.as_os_str()]);
+    let b = run(&["report".as_ref(), cut.as_os_str()]);
+    assert_eq!((a.status.code(), b.status.code()), (Some(3), Some(3)));
+    assert_eq!(a.stdout, b.stdout);
+    assert_eq!(String::from_utf8_lossy(&a.stderr), String::from_utf8_lossy(&b.stderr));
+}

@@ -91,42 +91,30 @@ fn is_recomputed_forward(store: &Store, span: u32) -> bool {
 
 /// Every op that launched GPU work, in CPU start order.
 pub fn op_runs(store: &Store) -> Vec<OpRun> {
-    // 1. The work of every CPU op with shapes.
-    let mut works: HashMap<u32, (Work, Source)> = HashMap::new();
-    for (lane, desc) in store.lanes.iter().enumerate() {
-        if !matches!(desc.kind, LaneKind::CpuThread { .. }) {
-            continue;
-        }
-        for &sid in store.lane_view(lane as u32).span {
-            if store.span_kind(sid) != SpanKind::CpuOp {
-                continue;
-            }
-            if let Some(w) = op_work(store.span_name(sid), store.span_args(sid)) {
-                works.insert(sid, w);
-            }
-        }
-    }
+    use rayon::prelude::*;
+    let lanes_of = |want: fn(&LaneKind) -> bool| {
+        let lanes = store.lanes.iter().enumerate().filter(move |(_, d)| want(&d.kind));
+        lanes.flat_map(|(lane, _)| store.lane_view(lane as u32).span.iter().copied())
+    };
+    let cpu: fn(&LaneKind) -> bool = |k| matches!(k, LaneKind::CpuThread { .. });
+    let gpu: fn(&LaneKind) -> bool = |k| matches!(k, LaneKind::GpuStream { .. });
+    // 1. The work of every CPU op with shapes (parsing the args is most of the cost: in parallel).
+    let cpu_ops: Vec<u32> = lanes_of(cpu).filter(|&s| store.span_kind(s) == SpanKind::CpuOp).collect();
+    let works: HashMap<u32, (Work, Source)> = cpu_ops
+        .par_iter()
+        .filter_map(|&sid| op_work(store.span_name(sid), store.span_args(sid)).map(|w| (sid, w)))
+        .collect();
     // 2. Ops with a formula that hold another: not owners (their child is).
-    let mut holds_modeled: std::collections::HashSet<u32> = Default::default();
-    for &sid in works.keys() {
-        for a in store.enclosing_stack(sid) {
-            if works.contains_key(&a) {
-                holds_modeled.insert(a);
-            }
-        }
-    }
-    // 3. Each GPU span to its owner.
-    let mut owned: HashMap<u32, Vec<u32>> = HashMap::new();
-    let mut stacks: HashMap<u32, Vec<u32>> = HashMap::new();
-    for (lane, desc) in store.lanes.iter().enumerate() {
-        if !matches!(desc.kind, LaneKind::GpuStream { .. }) {
-            continue;
-        }
-        for &sid in store.lane_view(lane as u32).span {
-            if !on_device(store, sid) {
-                continue;
-            }
-            let Some(launch) = store.launch_of(sid) else { continue };
+    let holds_modeled: std::collections::HashSet<u32> = works
+        .par_iter()
+        .flat_map_iter(|(&sid, _)| store.enclosing_stack(sid).into_iter().filter(|a| works.contains_key(a)))
+        .collect();
+    // 3. Each GPU span to its owner: the stacks found in parallel, then gathered in lane order.
+    let gpu_spans: Vec<u32> = lanes_of(gpu).filter(|&s| on_device(store, s)).collect();
+    let found: Vec<Option<(u32, u32, Vec<u32>)>> = gpu_spans
+        .par_iter()
+        .map(|&sid| {
+            let launch = store.launch_of(sid)?;
             let mut stack = store.enclosing_stack(launch);
             stack.retain(|&s| store.span_kind(s) == SpanKind::CpuOp);
             if store.span_kind(launch) == SpanKind::CpuOp {
@@ -137,17 +125,20 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
                 .rev()
                 .find(|s| works.contains_key(s) && !holds_modeled.contains(s))
                 .or(stack.last())
-                .copied();
-            if let Some(o) = owner {
-                owned.entry(o).or_default().push(sid);
-                stacks.entry(o).or_insert(stack);
-            }
-        }
+                .copied()?;
+            Some((owner, sid, stack))
+        })
+        .collect();
+    let mut owned: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut stacks: HashMap<u32, Vec<u32>> = HashMap::new();
+    for (o, sid, stack) in found.into_iter().flatten() {
+        owned.entry(o).or_default().push(sid);
+        stacks.entry(o).or_insert(stack);
     }
     // 4. One run per owner.
     let (starts, ends) = store.span_times();
     let mut out: Vec<OpRun> = owned
-        .into_iter()
+        .into_par_iter()
         .map(|(op, mut spans)| {
             spans.sort_by_key(|&s| (starts[s as usize], s));
             let u = intervals::union(spans.iter().map(|&s| (starts[s as usize], ends[s as usize])).collect());

@@ -26,6 +26,21 @@ pub struct OpArgs {
     pub kineto_flops: Option<f64>,
 }
 
+/// The args the formulas read. Every other key (strides, ids, sequence numbers…) is skipped
+/// by the parser without building a value for it: building the whole args object was most
+/// of `strobe report`'s time on a large trace.
+#[derive(serde::Deserialize)]
+struct RawArgs {
+    #[serde(rename = "Input Dims", default)]
+    dims: Option<Value>,
+    #[serde(rename = "Input type", default)]
+    types: Option<Value>,
+    #[serde(rename = "Concrete Inputs", default)]
+    concrete: Option<Value>,
+    #[serde(default)]
+    flops: Option<Value>,
+}
+
 fn sizes(v: &Value) -> Option<Vec<i64>> {
     v.as_array()?.iter().map(|x| x.as_i64()).collect()
 }
@@ -36,10 +51,10 @@ impl OpArgs {
         if args.is_empty() || !(args.contains("Input Dims") || args.contains("\"flops\"")) {
             return None;
         }
-        let v: Value = serde_json::from_str(args).ok()?;
-        let o = v.as_object()?;
+        let o: RawArgs = serde_json::from_str(args).ok()?;
         let dims = o
-            .get("Input Dims")
+            .dims
+            .as_ref()
             .and_then(|d| d.as_array())
             .map(|a| {
                 a.iter()
@@ -52,14 +67,14 @@ impl OpArgs {
                     .collect()
             })
             .unwrap_or_default();
-        let strings = |k: &str| -> Vec<String> {
-            o.get(k)
+        let strings = |v: &Option<Value>| -> Vec<String> {
+            v.as_ref()
                 .and_then(|d| d.as_array())
                 .map(|a| a.iter().map(|x| x.as_str().unwrap_or("").to_string()).collect())
                 .unwrap_or_default()
         };
-        let kineto_flops = o.get("flops").and_then(|f| f.as_f64()).filter(|f| f.is_finite() && *f >= 0.0);
-        Some(OpArgs { dims, types: strings("Input type"), concrete: strings("Concrete Inputs"), kineto_flops })
+        let kineto_flops = o.flops.as_ref().and_then(|f| f.as_f64()).filter(|f| f.is_finite() && *f >= 0.0);
+        Some(OpArgs { dims, types: strings(&o.types), concrete: strings(&o.concrete), kineto_flops })
     }
 
     /// Sizes of tensor argument `i` (None when it is absent, a list, or a scalar).
