@@ -25,14 +25,21 @@ pub struct StepMfu {
 
 pub fn step_mfu(store: &Store, runs: &[OpRun], d: &DevicePeaks) -> Vec<StepMfu> {
     let steps = crate::steps::steps(store);
+    let start = |r: &OpRun| store.span_start(r.span);
+    let sorted = runs.windows(2).all(|w| start(&w[0]) <= start(&w[1]));
     steps
         .iter()
         .map(|s| {
             let end = s.start_ns + s.dur_ns;
-            let inside: Vec<&OpRun> = runs
+            // runs come sorted by start (`op_runs`): the step's are one contiguous run of them,
+            // found by binary search (a scan per step made this quadratic in the trace's length)
+            let (a, b) = match sorted {
+                true => (runs.partition_point(|r| start(r) < s.start_ns), runs.partition_point(|r| start(r) < end)),
+                false => (0, runs.len()),
+            };
+            let inside: Vec<&OpRun> = runs[a..b.max(a)]
                 .iter()
-                .filter(|r| r.work.is_some())
-                .filter(|r| (s.start_ns..end).contains(&store.span_start(r.span)))
+                .filter(|r| r.work.is_some() && (s.start_ns..end).contains(&start(r)))
                 .collect();
             let flops = |recomputed: bool| -> f64 {
                 inside
