@@ -84,6 +84,8 @@ pub fn with_consistent_header(bytes: &[u8]) -> Option<Vec<u8>> {
     let mut h: Header = bytemuck::pod_read_unaligned(&v[..hs]);
     let n = (h.section_count as usize).min(MAX_SECTIONS);
     h.section_count = n as u32;
+    // this build's version too: a seed written before a layout bump still reaches the checks
+    h.version = strobe_store::format::VERSION;
     h.file_len = v.len() as u64;
     h.table_hash = xxhash_rust::xxh3::xxh3_64(&v[hs..hs + n * std::mem::size_of::<SectionEntry>()]);
     v[..hs].copy_from_slice(bytemuck::bytes_of(&h));

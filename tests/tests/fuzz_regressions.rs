@@ -11,15 +11,47 @@ fn regression(target: &str, name: &str) -> Vec<u8> {
 
 /// A corrupt cache whose member-depth column (not scanned on open) names depth 16777216 in a
 /// lane whose index says max_depth is small: the fine-resolution LOD query indexed its
-/// per-depth folders with it and panicked.
+/// per-depth folders with it and panicked. The fuzzer's input
+/// (fuzz/regressions/store_reader/member_depth_past_lane_max_depth.store) was written in an
+/// older store layout, so the same corruption is made here on a store of this build's layout:
+/// a CPU call tree, then the first member's depth overwritten in the file's bytes.
 #[test]
 fn store_member_depth_past_lane_max_depth() {
-    let mut bytes = regression("store_reader", "member_depth_past_lane_max_depth.store");
-    // found under an older layout version; its columns are still this build's layout, so it
-    // is replayed as if written now (the version is the u32 after the magic)
-    bytes[8..12].copy_from_slice(&strobe_store::format::VERSION.to_le_bytes());
+    use strobe_model::{IdKey, LaneKind, SourceFormat, SpanKind, TraceMeta};
+    let mut b = strobe_store::StoreBuilder::in_memory();
+    let lane = b.lane(LaneKind::CpuThread { pid: IdKey::Num(1), tid: IdKey::Num(1) });
+    let name = b.intern("op");
+    for (start, end) in [(0, 100), (10, 50), (20, 30), (60, 90), (200, 300), (210, 220)] {
+        let span = strobe_store::SpanInput {
+            lane,
+            start,
+            end,
+            name,
+            cat: 0,
+            kind: SpanKind::CpuOp,
+            flags: 0,
+            args: &[],
+            correlation: 0,
+            copy_dir: None,
+        };
+        b.push_span(span).unwrap();
+    }
+    let strobe_store::Built::Memory(mut bytes) = b.finish(&TraceMeta::new(SourceFormat::Chrome, "t")).unwrap() else {
+        panic!("an in-memory builder builds in memory")
+    };
+    // the section table follows the 64-byte header: (id u32, pad u32, offset u64, len u64)
+    let u32_at = |b: &[u8], o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+    let u64_at = |b: &[u8], o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+    let count = u32_at(&bytes, 12) as usize;
+    let depth_col = (0..count)
+        .map(|i| 64 + i * 24)
+        .find(|&e| u32_at(&bytes, e) == strobe_store::format::sid::M_DEPTH)
+        .map(|e| u64_at(&bytes, e + 8) as usize)
+        .expect("a member-depth section");
+    bytes[depth_col..depth_col + 4].copy_from_slice(&(1u32 << 24).to_le_bytes());
     let store =
         strobe_store::Store::from_bytes(bytes).expect("the corrupt column is not one the open scans; the store opens");
+    assert_eq!(store.lane_view(0).depth[0], 1 << 24, "the corruption is where the query reads it");
     let mut items = 0;
     for lane in 0..store.lanes.len() as u32 {
         let v = store.lane_view(lane);

@@ -95,7 +95,8 @@ pub enum BenchWhat {
     },
     /// Open FILES in the headless app and run its frames at --hz while the loader works and
     /// --after frames past it: the worst frame (issue bar: a 1 GB snapshot opens with every
-    /// frame under 30 ms). The cache is a fresh temporary one, so traces are ingested cold.
+    /// frame under 30 ms), and the time to the first frame that draws the file. The cache is
+    /// a fresh temporary one, so traces are ingested cold, unless --warm.
     Open {
         files: Vec<PathBuf>,
         #[arg(long, default_value_t = 60.0)]
@@ -107,6 +108,10 @@ pub enum BenchWhat {
         /// Give up after this many seconds.
         #[arg(long, default_value_t = 300)]
         timeout_s: u64,
+        /// Warm: fill one cache with an untimed open first, then every run opens from it
+        /// (a reopened trace; the default is a fresh cache per run, a cold ingest).
+        #[arg(long)]
+        warm: bool,
     },
     /// The viewer's CPU use while idle: starts `strobe FILE` (needs a display: under Xvfb set
     /// DISPLAY), waits --warmup seconds for it to load and settle, then reads the process's
@@ -172,8 +177,8 @@ pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
         BenchWhat::HeatMap { job, frames } => crate::bench_cluster::heat_map(job, frames, cache),
         BenchWhat::Lod { spans, pixels } => lod(spans, pixels),
         BenchWhat::Peers { file, runs } => crate::bench_peers::run(&file, runs),
-        BenchWhat::Open { files, hz, after, runs, timeout_s } => {
-            crate::bench_app::open(files, hz, after, runs, timeout_s)
+        BenchWhat::Open { files, hz, after, runs, timeout_s, warm } => {
+            crate::bench_app::open(files, hz, after, runs, timeout_s, warm)
         }
         BenchWhat::Idle { file, seconds, warmup, runs } => crate::bench_app::idle(&file, seconds, warmup, runs, cache),
         BenchWhat::Frame { spans, frames } => frame(spans, frames),
