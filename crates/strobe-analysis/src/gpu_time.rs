@@ -85,6 +85,17 @@ pub struct DeviceActivity {
 pub fn gpu_activity(store: &Store) -> Vec<DeviceActivity> {
     let mut per: std::collections::BTreeMap<i64, Vec<ActivitySpan>> = Default::default();
     let (starts, ends) = store.span_times();
+    // A kernel's class depends on its name only: decided once per name, not by scanning a
+    // (templated, often 200-character) kernel name for "nccl" at each of a million launches.
+    let mut kernel_class: Vec<Option<Option<GpuClass>>> = vec![None; store.string_count()];
+    let mut class_of = |kind: SpanKind, name: u32| match kind {
+        SpanKind::Kernel => match kernel_class.get_mut(name as usize) {
+            Some(Some(c)) => *c,
+            Some(slot) => *slot.insert(classify(kind, store.string(name))),
+            None => classify(kind, store.string(name)),
+        },
+        _ => classify(kind, ""),
+    };
     for (lane, desc) in store.lanes.iter().enumerate() {
         let LaneKind::GpuStream { device, .. } = desc.kind else { continue };
         let v = store.lane_view(lane as u32);
@@ -92,7 +103,7 @@ pub fn gpu_activity(store: &Store) -> Vec<DeviceActivity> {
         for &sid in v.span {
             let m = store.span_meta(sid);
             let kind = SpanKind::from_u8(m.kind);
-            if let Some(class) = classify(kind, store.string(m.name)) {
+            if let Some(class) = class_of(kind, m.name) {
                 let i = sid as usize;
                 if let (Some(&start), Some(&end)) = (starts.get(i), ends.get(i)) {
                     e.push(ActivitySpan { start, end, span: sid, kind, class });
