@@ -22,7 +22,7 @@ pub fn open(files: Vec<PathBuf>, hz: f64, after: usize, runs: usize, timeout_s: 
             files.clone(),
             Some(shared.path().to_path_buf()),
             hz,
-            0,
+            1,
             Duration::from_secs(timeout_s),
         );
         anyhow::ensure!(r.load_s.is_some(), "bench open --warm: filling the cache timed out");
