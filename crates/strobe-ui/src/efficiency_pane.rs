@@ -43,10 +43,15 @@ impl EfficiencyPane {
             ui.weak("Open a trace recorded with record_shapes=True to see its ops' efficiency.");
             return;
         };
-        if let Some(name) = cx.sel.span.and_then(|r| t.derived.op_of_span.get(&r.span)) {
+        let Some(ops) = t.ops() else {
+            crate::jobs::busy_indicator(ui, "computing the ops' efficiency figures…");
+            ui.ctx().request_repaint_after(std::time::Duration::from_millis(250));
+            return;
+        };
+        if let Some(name) = cx.sel.span.and_then(|r| ops.op_of_span.get(&r.span)) {
             self.selected = Some(name.clone());
         }
-        let e = &t.derived.efficiency;
+        let e = &ops.efficiency;
         let d = &e.device;
         ui.horizontal_wrapped(|ui| {
             ui.strong(format!("{} · device {}", t.label, if d.name.is_empty() { "?" } else { &d.name }));
@@ -78,7 +83,7 @@ impl EfficiencyPane {
             pick = self.table(&mut cols[1], &e.ops).or(pick.take());
         });
         if let Some(name) = pick {
-            if let Some(&span) = t.derived.op_spans.get(&name).and_then(|v| v.first()) {
+            if let Some(&span) = ops.op_spans.get(&name).and_then(|v| v.first()) {
                 cx.emit(Command::RevealSpan(SpanRef { trace: t.id, span }));
             }
             self.selected = Some(name);

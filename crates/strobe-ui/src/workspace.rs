@@ -49,14 +49,8 @@ pub struct Derived {
     pub series: Vec<DerivedSeries>,
     /// Each GPU's memory water level peaks (from the trace's `[memory]` / nsys counters).
     pub memory: Vec<strobe_analysis::memory_level::MemoryPeak>,
-    /// Work per op from the recorded shapes against the device's peaks, MFU per step.
-    pub efficiency: strobe_analysis::efficiency::Efficiency,
-    /// The efficiency figures per kernel name (the kernel table's columns).
-    pub kernel_efficiency: std::collections::HashMap<String, strobe_analysis::efficiency::figures::Figures>,
-    /// Per op name, its instances' CPU spans, longest GPU time first (a roofline point
-    /// selects the first), and per CPU span its op name (a selected span marks its point).
-    pub op_spans: std::collections::HashMap<String, Vec<u32>>,
-    pub op_of_span: std::collections::HashMap<u32, String>,
+    /// The per-op figures, filled by a thread of their own once the trace is shown (`ops`).
+    pub ops: std::sync::Arc<std::sync::OnceLock<OpFigures>>,
     /// The iterations (`strobe_analysis::steps`: ProfilerStep, NVTX, a user pattern, or
     /// inferred) and the odd ones among them (the step strip).
     pub steps: Vec<strobe_analysis::steps::Step>,
@@ -65,8 +59,21 @@ pub struct Derived {
     pub nvtx_gpu: Vec<strobe_analysis::nvtx_gpu::ProjectedRange>,
 }
 
-impl Derived {
-    pub fn compute(store: &Store, idle_threshold_ns: i64) -> Derived {
+/// Work per op from the recorded shapes against the device's peaks, MFU per step, and the
+/// links between the figures and the timeline. The slowest part of a load (3 s of a 1 GB
+/// trace's 3.5 s of analyses): computed after the trace is on screen, not before.
+pub struct OpFigures {
+    pub efficiency: strobe_analysis::efficiency::Efficiency,
+    /// The efficiency figures per kernel name (the kernel table's columns).
+    pub kernel_efficiency: std::collections::HashMap<String, strobe_analysis::efficiency::figures::Figures>,
+    /// Per op name, its instances' CPU spans, longest GPU time first (a roofline point
+    /// selects the first), and per CPU span its op name (a selected span marks its point).
+    pub op_spans: std::collections::HashMap<String, Vec<u32>>,
+    pub op_of_span: std::collections::HashMap<u32, String>,
+}
+
+impl OpFigures {
+    pub fn compute(store: &Store) -> OpFigures {
         let runs = strobe_analysis::efficiency::ops::op_runs(store);
         let efficiency = strobe_analysis::efficiency::efficiency_of(store, &runs, Default::default());
         let kernel_efficiency = efficiency.kernels.iter().map(|k| (k.name.clone(), k.figures.clone())).collect();
@@ -83,6 +90,12 @@ impl Derived {
                 (n, v.into_iter().map(|x| x.1).collect())
             })
             .collect();
+        OpFigures { efficiency, kernel_efficiency, op_spans, op_of_span }
+    }
+}
+
+impl Derived {
+    pub fn compute(store: &Store, idle_threshold_ns: i64) -> Derived {
         // GPU activity is scanned once per load; every figure below and a later idle
         // threshold change (`set_idle_threshold`) start from these unions
         let activity = gpu_time::gpu_activity(store);
@@ -103,10 +116,7 @@ impl Derived {
             kernels: kernels::kernel_stats(store),
             series: derived_series(store),
             memory: strobe_analysis::memory_level::memory_peaks(store),
-            efficiency,
-            kernel_efficiency,
-            op_spans,
-            op_of_span,
+            ops: Default::default(),
             steps: Vec::new(),
             step_anomalies: Vec::new(),
             nvtx_gpu: strobe_analysis::nvtx_gpu::project(store),
@@ -177,6 +187,14 @@ pub struct Trace {
 impl Trace {
     pub fn new(path: PathBuf, store: Store, idle_threshold_ns: i64) -> Trace {
         let derived = Derived::compute(&store, idle_threshold_ns);
+        let store = Arc::new(store);
+        {
+            let (ops, store) = (derived.ops.clone(), store.clone());
+            // a panicking analysis leaves the figures unset (the panes say so), not the app down
+            std::thread::spawn(move || {
+                ops.get_or_init(|| OpFigures::compute(&store));
+            });
+        }
         let (t_min, t_max) = activity_extent(&store);
         let label = trace_label(&path, store.meta.distributed.as_ref().and_then(|d| d.rank));
         let n = store.string_count();
@@ -185,7 +203,7 @@ impl Trace {
             id: TraceId::default(),
             path,
             label,
-            store: Arc::new(store),
+            store,
             derived,
             t_min,
             t_max,
@@ -193,6 +211,16 @@ impl Trace {
             long_gaps,
             name_colors: std::cell::RefCell::new(vec![0; n]),
         }
+    }
+
+    /// The per-op figures, once computed (None for the first moments after a load).
+    pub fn ops(&self) -> Option<&OpFigures> {
+        self.derived.ops.get()
+    }
+
+    /// The per-op figures, waiting for (or doing) the computation: tests and headless tools.
+    pub fn ops_blocking(&self) -> &OpFigures {
+        self.derived.ops.get_or_init(|| OpFigures::compute(&self.store))
     }
 
     pub fn set_idle_threshold(&mut self, ns: i64) {

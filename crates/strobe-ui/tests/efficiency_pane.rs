@@ -17,7 +17,7 @@ fn a_row_of_the_ops_table_selects_the_ops_longest_instance() {
     h.run_steps(2);
     // the oracle's count of aten::mm instances is the table's
     let mm = &exp["aten::mm"];
-    let ops = &h.state().ws.traces[0].derived.efficiency.ops;
+    let ops = &h.state().ws.traces[0].ops_blocking().efficiency.ops;
     let row = ops.iter().find(|o| o.name == "aten::mm").expect("aten::mm in the table");
     assert_eq!(row.count, mm["count"].as_u64().unwrap());
     h.get_by_label("aten::mm").click();
@@ -26,12 +26,12 @@ fn a_row_of_the_ops_table_selects_the_ops_longest_instance() {
     let st = &h.state().ws.traces[0].store;
     assert_eq!(st.span_name(sel.span), "aten::mm");
     // the longest-GPU-time instance: no other aten::mm launched more GPU time
-    let d = &h.state().ws.traces[0].derived;
-    assert_eq!(d.op_spans["aten::mm"][0], sel.span);
+    let ops = h.state().ws.traces[0].ops_blocking();
+    assert_eq!(ops.op_spans["aten::mm"][0], sel.span);
     // and its timeline lane is scrolled into view and flashing
     assert!(h.state().timeline().flash.is_some());
     // MFU in the summary strip and per step in the tab
-    assert!(h.get_all_by_label_contains("MFU").count() > h.state().ws.traces[0].derived.efficiency.steps.len());
+    assert!(h.get_all_by_label_contains("MFU").count() > h.state().ws.traces[0].ops_blocking().efficiency.steps.len());
 }
 
 #[test]
@@ -68,4 +68,26 @@ fn the_step_strip_shows_each_step_and_a_click_zooms_to_it() {
     let tl = h.state().timeline();
     let (w0, w1) = tl.view.window(tl.plot_width);
     assert!(w0 <= s && e <= w1 && (w1 - w0) < (e - s) * 2, "zoomed to ProfilerStep#3: {w0}..{w1}");
+}
+
+/// The per-op figures are not waited for before the trace is shown: a loaded trace gets them
+/// from a thread of its own, soon after, and they are the figures computed directly.
+#[test]
+fn the_ops_figures_arrive_after_the_trace_is_shown() {
+    let opts = strobe_import::LoadOptions { cache_dir: None, no_cache: true, progress: None };
+    let Ok(strobe_import::Source::Trace(store)) = strobe_import::open(&common::sample("gpt_train.json.gz"), &opts)
+    else {
+        panic!("the sample is a trace")
+    };
+    let t = strobe_ui::workspace::Trace::new(common::sample("gpt_train.json.gz"), *store, 10_000);
+    let t0 = std::time::Instant::now();
+    while t.ops().is_none() {
+        assert!(t0.elapsed() < std::time::Duration::from_secs(120), "the figures never came");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let direct = strobe_ui::workspace::OpFigures::compute(&t.store);
+    let got = t.ops().unwrap();
+    assert!(!got.efficiency.ops.is_empty());
+    assert_eq!(got.efficiency, direct.efficiency);
+    assert_eq!(got.op_spans, direct.op_spans);
 }
