@@ -39,14 +39,14 @@ fn store_member_depth_past_lane_max_depth() {
     let strobe_store::Built::Memory(mut bytes) = b.finish(&TraceMeta::new(SourceFormat::Chrome, "t")).unwrap() else {
         panic!("an in-memory builder builds in memory")
     };
-    // the section table follows the 64-byte header: (id u32, pad u32, offset u64, len u64)
-    let u32_at = |b: &[u8], o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
-    let u64_at = |b: &[u8], o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
-    let count = u32_at(&bytes, 12) as usize;
-    let depth_col = (0..count)
-        .map(|i| 64 + i * 24)
-        .find(|&e| u32_at(&bytes, e) == strobe_store::format::sid::M_DEPTH)
-        .map(|e| u64_at(&bytes, e + 8) as usize)
+    // the section table follows the header (read with the store's own types, not offsets)
+    use strobe_store::format::{sid, Header, SectionEntry};
+    let (hs, es) = (std::mem::size_of::<Header>(), std::mem::size_of::<SectionEntry>());
+    let header: Header = bytemuck::pod_read_unaligned(&bytes[..hs]);
+    let depth_col = (0..header.section_count as usize)
+        .map(|i| bytemuck::pod_read_unaligned::<SectionEntry>(&bytes[hs + i * es..hs + (i + 1) * es]))
+        .find(|e| e.id == sid::M_DEPTH)
+        .map(|e| e.offset as usize)
         .expect("a member-depth section");
     bytes[depth_col..depth_col + 4].copy_from_slice(&(1u32 << 24).to_le_bytes());
     let store =
