@@ -286,7 +286,7 @@ impl KernelTable {
 /// (`strobe_analysis::nvtx_gpu::by_name`), filtered like the kernels.
 fn ranges_table(ui: &mut egui::Ui, t: &Trace, filter: &str) {
     let f = filter.to_lowercase();
-    let rows: Vec<_> = strobe_analysis::nvtx_gpu::by_name(&t.derived.nvtx_gpu)
+    let rows: Vec<_> = strobe_analysis::nvtx_gpu::by_name(t.nvtx_gpu())
         .into_iter()
         .filter(|r| f.is_empty() || r.name.to_lowercase().contains(&f))
         .collect();

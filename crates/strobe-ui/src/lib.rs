@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod area;
+pub mod background;
 pub mod bench;
 pub mod commands;
 pub mod details;

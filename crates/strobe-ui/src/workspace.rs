@@ -2,6 +2,7 @@
 //! what the analyses derived from them. Built once per file on the loader thread; panes only
 //! read it.
 
+use crate::background::Later;
 use std::path::PathBuf;
 use std::sync::Arc;
 use strobe_analysis::gpu_time::{self, DeviceUnions, GpuTime};
@@ -38,7 +39,9 @@ pub struct DerivedSeries {
     pub vals: Vec<f64>,
 }
 
-/// Everything the panes show about one trace that is not drawn straight from the store.
+/// Everything the panes show about one trace that is not drawn straight from the store. What
+/// the first frame needs is computed on the loader thread; the `Later` fields arrive from the
+/// analyses thread once the trace is shown (`Trace::new`), so a reopened trace draws at once.
 pub struct Derived {
     pub gpu: Vec<GpuTime>,
     pub unions: Vec<DeviceUnions>,
@@ -46,17 +49,17 @@ pub struct Derived {
     pub idle: Vec<DeviceIdle>,
     pub kernels: Vec<KernelStat>,
     /// HTA's queue length per stream and memcpy bandwidth per device, as counter lanes.
-    pub series: Vec<DerivedSeries>,
+    pub series: Later<Vec<DerivedSeries>>,
     /// Each GPU's memory water level peaks (from the trace's `[memory]` / nsys counters).
     pub memory: Vec<strobe_analysis::memory_level::MemoryPeak>,
-    /// The per-op figures, filled by a thread of their own once the trace is shown (`ops`).
-    pub ops: std::sync::Arc<std::sync::OnceLock<OpFigures>>,
+    /// The per-op figures (`Trace::ops`).
+    pub ops: Later<OpFigures>,
     /// The iterations (`strobe_analysis::steps`: ProfilerStep, NVTX, a user pattern, or
     /// inferred) and the odd ones among them (the step strip).
     pub steps: Vec<strobe_analysis::steps::Step>,
-    pub step_anomalies: Vec<strobe_analysis::anomalies::StepAnomaly>,
+    pub step_anomalies: Later<Vec<strobe_analysis::anomalies::StepAnomaly>>,
     /// CPU ranges projected onto the GPU work they launched, by (device, start).
-    pub nvtx_gpu: Vec<strobe_analysis::nvtx_gpu::ProjectedRange>,
+    pub nvtx_gpu: Later<Vec<strobe_analysis::nvtx_gpu::ProjectedRange>>,
 }
 
 /// Work per op from the recorded shapes against the device's peaks, MFU per step, and the
@@ -96,8 +99,10 @@ impl OpFigures {
 
 impl Derived {
     pub fn compute(store: &Store, idle_threshold_ns: i64) -> Derived {
+        use strobe_store::timing::Phase;
         // GPU activity is scanned once per load; every figure below and a later idle
         // threshold change (`set_idle_threshold`) start from these unions
+        let t = Phase::start("ui: gpu activity, unions");
         let activity = gpu_time::gpu_activity(store);
         let unions = gpu_time::device_unions_of(&activity);
         let bands = unions
@@ -108,33 +113,92 @@ impl Derived {
                 exposed_comm: subtract(&u.comm, &u.compute),
             })
             .collect();
+        let gpu = gpu_time::gpu_time_of(&activity, &unions);
+        drop(t);
+        let t = Phase::start("ui: idle breakdown");
+        let idle = idle::idle_breakdown_of(store, &unions, idle_threshold_ns);
+        drop(t);
+        let t = Phase::start("ui: kernel stats");
+        let kernels = kernels::kernel_stats(store);
+        drop(t);
+        let t = Phase::start("ui: memory peaks");
+        let memory = strobe_analysis::memory_level::memory_peaks(store);
+        drop(t);
+        let t = Phase::start("ui: steps");
+        let steps = strobe_analysis::steps::find_steps(store, &strobe_analysis::steps::StepRule::default());
+        drop(t);
         Derived {
-            gpu: gpu_time::gpu_time_of(&activity, &unions),
-            idle: idle::idle_breakdown_of(store, &unions, idle_threshold_ns),
+            gpu,
+            idle,
             unions,
             bands,
-            kernels: kernels::kernel_stats(store),
-            series: derived_series(store),
-            memory: strobe_analysis::memory_level::memory_peaks(store),
-            ops: Default::default(),
-            steps: Vec::new(),
-            step_anomalies: Vec::new(),
-            nvtx_gpu: strobe_analysis::nvtx_gpu::project(store),
+            kernels,
+            series: Later::default(),
+            memory,
+            ops: Later::default(),
+            steps,
+            step_anomalies: Later::default(),
+            nvtx_gpu: Later::default(),
         }
-        .with_steps(store, &strobe_analysis::steps::StepRule::default())
     }
 
-    /// Finds the steps by `rule` (a user's pattern, or the built-in rules) and their anomalies.
-    pub fn with_steps(mut self, store: &Store, rule: &strobe_analysis::steps::StepRule) -> Derived {
-        self.set_steps(store, rule);
-        self
+    /// Computes every `Later` figure not yet there, waiting for those another thread is
+    /// computing: what the analyses thread runs, and what blocking opens wait for.
+    pub fn fill_later(&self, store: &Store) {
+        use strobe_store::timing::Phase;
+        self.step_anomalies.get_or_init(|| {
+            let _t = Phase::start("ui: step anomalies");
+            step_anomalies(store, &self.steps)
+        });
+        self.nvtx_gpu.get_or_init(|| {
+            let _t = Phase::start("ui: nvtx projection");
+            strobe_analysis::nvtx_gpu::project(store)
+        });
+        self.series.get_or_init(|| {
+            let _t = Phase::start("ui: derived series");
+            derived_series(store)
+        });
+        self.ops.get_or_init(|| {
+            let _t = Phase::start("ui: per-op figures");
+            OpFigures::compute(store)
+        });
     }
 
+    /// The parts the analyses thread fills, for a thread that outlives this borrow.
+    fn later_parts(&self) -> Derived {
+        Derived {
+            gpu: Vec::new(),
+            unions: Vec::new(),
+            bands: Vec::new(),
+            idle: Vec::new(),
+            kernels: Vec::new(),
+            series: self.series.clone(),
+            memory: Vec::new(),
+            ops: self.ops.clone(),
+            steps: self.steps.clone(),
+            step_anomalies: self.step_anomalies.clone(),
+            nvtx_gpu: self.nvtx_gpu.clone(),
+        }
+    }
+
+    /// Whether some `Later` figure has not arrived yet.
+    pub fn pending(&self) -> bool {
+        !(self.step_anomalies.is_ready() && self.nvtx_gpu.is_ready() && self.series.is_ready() && self.ops.is_ready())
+    }
+
+    /// Finds the steps by `rule` (a user's pattern, or the built-in rules) and their
+    /// anomalies, on the spot (a user asked).
     pub fn set_steps(&mut self, store: &Store, rule: &strobe_analysis::steps::StepRule) {
         self.steps = strobe_analysis::steps::find_steps(store, rule);
-        self.step_anomalies =
-            strobe_analysis::anomalies::step_anomalies(store, &self.steps, None, strobe_analysis::anomalies::DEFAULT_K);
+        self.step_anomalies = Later::ready(step_anomalies(store, &self.steps));
     }
+}
+
+fn step_anomalies(
+    store: &Store,
+    steps: &[strobe_analysis::steps::Step],
+) -> Vec<strobe_analysis::anomalies::StepAnomaly> {
+    strobe_analysis::anomalies::step_anomalies(store, steps, None, strobe_analysis::anomalies::DEFAULT_K)
 }
 
 fn derived_series(store: &Store) -> Vec<DerivedSeries> {
@@ -189,11 +253,10 @@ impl Trace {
         let derived = Derived::compute(&store, idle_threshold_ns);
         let store = Arc::new(store);
         {
-            let (ops, store) = (derived.ops.clone(), store.clone());
-            // a panicking analysis leaves the figures unset (the panes say so), not the app down
-            std::thread::spawn(move || {
-                ops.get_or_init(|| OpFigures::compute(&store));
-            });
+            let (later, store) = (derived.later_parts(), store.clone());
+            // a panicking analysis leaves its figures unset (the panes go on without them),
+            // not the app down
+            crate::background::spawn("strobe-analyses", move || later.fill_later(&store));
         }
         let (t_min, t_max) = activity_extent(&store);
         let label = trace_label(&path, store.meta.distributed.as_ref().and_then(|d| d.rank));
@@ -221,6 +284,26 @@ impl Trace {
     /// The per-op figures, waiting for (or doing) the computation: tests and headless tools.
     pub fn ops_blocking(&self) -> &OpFigures {
         self.derived.ops.get_or_init(|| OpFigures::compute(&self.store))
+    }
+
+    /// Every figure the analyses thread fills, waiting for (or doing) what is not there.
+    pub fn wait_for_analyses(&self) {
+        self.derived.fill_later(&self.store);
+    }
+
+    /// The derived counter series (none until they arrive).
+    pub fn series(&self) -> &[DerivedSeries] {
+        self.derived.series.get().map(|v| v.as_slice()).unwrap_or(&[])
+    }
+
+    /// The CPU ranges projected onto the GPU (none until they arrive).
+    pub fn nvtx_gpu(&self) -> &[strobe_analysis::nvtx_gpu::ProjectedRange] {
+        self.derived.nvtx_gpu.get().map(|v| v.as_slice()).unwrap_or(&[])
+    }
+
+    /// The odd steps (none until they arrive).
+    pub fn step_anomalies(&self) -> &[strobe_analysis::anomalies::StepAnomaly] {
+        self.derived.step_anomalies.get().map(|v| v.as_slice()).unwrap_or(&[])
     }
 
     pub fn set_idle_threshold(&mut self, ns: i64) {

@@ -130,7 +130,7 @@ fn queue_length_and_memcpy_bandwidth_are_counter_lanes() {
     h.state_mut().timeline_mut().collapsed.insert(GroupKey::Series(id));
     h.run_steps(2);
     let app = h.state();
-    let series = &app.ws.traces[0].derived.series;
+    let series = app.ws.traces[0].series();
     let rows = app
         .timeline()
         .layout

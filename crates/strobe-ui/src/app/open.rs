@@ -116,9 +116,9 @@ impl StrobeApp {
     pub fn open_blocking(&mut self, path: &std::path::Path) -> Result<(), String> {
         let d = self.loader.load_blocking(path)?;
         self.add_document(d);
-        // blocking means whole: the per-op figures too, which a loader's open leaves to a thread
+        // blocking means whole: the figures a loader's open leaves to the analyses thread too
         for t in &self.ws.traces {
-            t.ops_blocking();
+            t.wait_for_analyses();
         }
         Ok(())
     }

@@ -32,6 +32,7 @@ impl StrobeApp {
             return;
         }
         if self.loader.busy()
+            || self.ws.traces.iter().any(|t| t.derived.pending())
             || self.ranks.busy()
             || self.pipeline.busy()
             || (self.ws.traces.is_empty()

@@ -71,7 +71,7 @@ pub fn hover_text(ws: &Workspace, h: &Hover) -> String {
             s
         }
         Hover::Projected { trace, index } => {
-            let Some(p) = ws.traces[trace].derived.nvtx_gpu.get(index) else { return String::new() };
+            let Some(p) = ws.traces[trace].nvtx_gpu().get(index) else { return String::new() };
             format!(
                 "{} on GPU {}\nGPU time {} over {} ({} GPU spans)\nclick to select the CPU range",
                 p.name,
@@ -93,7 +93,7 @@ pub fn hover_text(ws: &Workspace, h: &Hover) -> String {
                 fmt_ns(s.dur_ns),
                 fmt_ns(typical)
             );
-            for a in d.step_anomalies.iter().filter(|a| a.step == s.name) {
+            for a in ws.traces[trace].step_anomalies().iter().filter(|a| a.step == s.name) {
                 out.push_str(&format!("\n{}", a.evidence));
             }
             out

@@ -229,7 +229,7 @@ impl TimelineView {
                     cmds.push(Command::SelectSpan(SpanRef { trace: ws.traces[trace].id, span }))
                 }
                 Some(Hover::Projected { trace, index }) => {
-                    if let Some(p) = ws.traces[trace].derived.nvtx_gpu.get(index) {
+                    if let Some(p) = ws.traces[trace].nvtx_gpu().get(index) {
                         cmds.push(Command::SelectSpan(SpanRef { trace: ws.traces[trace].id, span: p.span }))
                     }
                 }

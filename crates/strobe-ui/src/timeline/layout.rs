@@ -295,10 +295,10 @@ impl Layout {
                     out.push(RowKind::Counter { trace: ti, series: i }, COUNTER_H);
                 }
             }
-            if !t.derived.series.is_empty() {
+            if !t.series().is_empty() {
                 let label = "Queue length per stream · memcpy bandwidth (HTA)".to_string();
                 if !out.header(&folded, GroupKey::Series(t.id), label, 1) {
-                    for i in 0..t.derived.series.len() {
+                    for i in 0..t.series().len() {
                         out.push(RowKind::Series { trace: ti, series: i }, COUNTER_H);
                     }
                 }

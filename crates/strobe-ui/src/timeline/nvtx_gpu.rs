@@ -14,7 +14,7 @@ pub const MAX_ROWS: u32 = 4;
 
 /// How tall the row of `device` is.
 pub fn height(t: &Trace, device: i64) -> Option<f32> {
-    let r = t.derived.nvtx_gpu.iter().filter(|p| p.device == device).map(|p| p.depth).max()?;
+    let r = t.nvtx_gpu().iter().filter(|p| p.device == device).map(|p| p.depth).max()?;
     Some((r.min(MAX_ROWS - 1) + 1) as f32 * ROW_H + 2.0)
 }
 
@@ -35,7 +35,7 @@ pub fn draw(
         FontId::monospace(11.0),
         cx.pal.text,
     );
-    let all = &t.derived.nvtx_gpu;
+    let all = t.nvtx_gpu();
     // sorted by (device, start): this device's slice, from the first range that can reach the view
     let lo = all.partition_point(|p| p.device < device);
     let hi = all.partition_point(|p| p.device <= device);

@@ -110,7 +110,7 @@ impl TimelineView {
                     counters::counter_row(&mut fd, &cx, &name, t.store.counter_points(c), &tv, (y0, y1));
                 }
                 (RowKind::Series { series, .. }, Some(t)) => {
-                    let d = &t.derived.series[*series];
+                    let d = &t.series()[*series];
                     counters::counter_row(&mut fd, &cx, &d.name, (d.ts.as_slice(), d.vals.as_slice()), &tv, (y0, y1));
                 }
                 (_, None) => {}

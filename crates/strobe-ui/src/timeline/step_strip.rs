@@ -41,7 +41,7 @@ pub fn draw(
             pos2(xb.min(plot.max.x + 1.0).max(xa + 1.0), y1 - 2.0),
         );
         lp.mesh.add_colored_rect(r, crate::ranks::heat_map::heat(s.dur_ns, typical, typical));
-        let odd = t.derived.step_anomalies.iter().any(|a| a.step == s.name);
+        let odd = t.step_anomalies().iter().any(|a| a.step == s.name);
         if odd {
             lp.outlines.push((r, Color32::from_rgb(255, 90, 70), 2.0));
         }

@@ -1,0 +1,81 @@
+//! Figures computed after a trace is on screen: a `Later<T>` is filled once by the analyses
+//! thread (or by whoever needs it first and waits), and read without blocking by the panes.
+//! The thread runs on a pool that leaves one core to the UI, at a lower priority, so the
+//! frames drawn meanwhile keep their budget.
+
+use std::sync::{Arc, OnceLock};
+
+/// A value that arrives once, computed off the UI thread. Clones share it.
+pub struct Later<T>(Arc<OnceLock<T>>);
+
+impl<T> Default for Later<T> {
+    fn default() -> Self {
+        Later(Arc::new(OnceLock::new()))
+    }
+}
+
+impl<T> Clone for Later<T> {
+    fn clone(&self) -> Self {
+        Later(self.0.clone())
+    }
+}
+
+impl<T> Later<T> {
+    /// Already there (what a user's action recomputes on the spot).
+    pub fn ready(v: T) -> Later<T> {
+        let l = Later::default();
+        let _ = l.0.set(v);
+        l
+    }
+
+    /// The value, once it has arrived.
+    pub fn get(&self) -> Option<&T> {
+        self.0.get()
+    }
+
+    /// The value, computing it with `f` unless it is there; waits while another thread
+    /// computes it (`OnceLock::get_or_init`), so it is computed once.
+    pub fn get_or_init(&self, f: impl FnOnce() -> T) -> &T {
+        self.0.get_or_init(f)
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.0.get().is_some()
+    }
+}
+
+/// The pool the analyses thread's parallel work runs on: every core but one (one at
+/// least), its threads at a lower scheduling priority than the UI's.
+pub fn pool() -> &'static rayon::ThreadPool {
+    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(cores.saturating_sub(1).max(1))
+            .thread_name(|i| format!("strobe-analyses-{i}"))
+            .start_handler(|_| lower_priority())
+            .build()
+            .unwrap_or_else(|_| rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread pool"))
+    })
+}
+
+/// Runs `f` on a thread of its own, inside `pool()`.
+pub fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
+    let spawned = std::thread::Builder::new().name(name.to_string()).spawn(move || {
+        lower_priority();
+        pool().install(f)
+    });
+    if let Err(e) = spawned {
+        // the figures stay unset: the panes go on without them
+        eprintln!("strobe: could not start the analyses thread: {e}");
+    }
+}
+
+/// Lowers the calling thread's priority (Linux: the nice value is per thread).
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority only reads its integer arguments; `0` is the calling thread
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+    }
+}
