@@ -433,7 +433,7 @@ impl<'a> Feed<'a> {
                 // at a wave's edge): one empty, complete wave lets the parse see the end there
                 // (asking for more would wait, or spin, for bytes that will not come)
                 let to = self.from.min(buf.len());
-                if let Err(err) = std::str::from_utf8(&buf[self.valid_to.min(to)..to]) {
+                if let Err(err) = simdutf8::compat::from_utf8(&buf[self.valid_to.min(to)..to]) {
                     return Err(ImportError::bad(
                         path,
                         format!("at byte {}: invalid UTF-8", self.valid_to.min(to) + err.valid_up_to()),
@@ -457,7 +457,7 @@ impl<'a> Feed<'a> {
             pieces[0].0 = self.valid_to.min(pieces[0].0);
             let bad = pieces
                 .par_iter()
-                .filter_map(|&(s, e)| std::str::from_utf8(&buf[s..e]).err().map(|err| s + err.valid_up_to()))
+                .filter_map(|&(s, e)| simdutf8::compat::from_utf8(&buf[s..e]).err().map(|err| s + err.valid_up_to()))
                 .min();
             if let Some(at) = bad {
                 return Err(ImportError::bad(path, format!("at byte {at}: invalid UTF-8")));

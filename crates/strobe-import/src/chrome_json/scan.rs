@@ -29,15 +29,65 @@ pub fn skip_ws(b: &[u8], mut p: usize) -> usize {
     p
 }
 
+// Eight bytes at a time (SWAR): the args objects Kineto writes are mostly short keys and
+// numbers, where a per-byte loop, or a memchr call per short string, is what the scan costs.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// A high bit at each byte of `w` equal to `c`. Exact at the lowest such byte (a borrow can
+/// mark bytes above a match), which is the only one the callers read.
+#[inline]
+fn bytes_eq(w: u64, c: u8) -> u64 {
+    let y = w ^ (ONES * c as u64);
+    y.wrapping_sub(ONES) & !y & HIGHS
+}
+
+#[inline]
+fn word_at(b: &[u8], i: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[i..i + 8]);
+    u64::from_le_bytes(a)
+}
+
+/// The first `"` or backslash at or after `i`.
+#[inline]
+fn next_quote_or_escape(b: &[u8], mut i: usize) -> Option<usize> {
+    while i + 8 <= b.len() {
+        let w = word_at(b, i);
+        let m = bytes_eq(w, b'"') | bytes_eq(w, b'\\');
+        if m != 0 {
+            return Some(i + (m.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    (i..b.len()).find(|&k| matches!(b[k], b'"' | b'\\'))
+}
+
+/// The first byte at or after `i` that can open or close a string or a container: `"`,
+/// `{`, `}`, `[`, `]` (and, from the same bit trick, the bytes 0x02, 0x5B..0x5D's case
+/// twins; the caller looks at the byte found and goes on past any other).
+#[inline]
+fn next_structural(b: &[u8], mut i: usize) -> Option<usize> {
+    while i + 8 <= b.len() {
+        // `| 0x20` folds '[' onto '{' and ']' onto '}'; '"' (0x22) already has that bit
+        let w = word_at(b, i) | (ONES * 0x20);
+        let m = bytes_eq(w, b'"') | bytes_eq(w, b'{') | bytes_eq(w, b'}');
+        if m != 0 {
+            return Some(i + (m.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    (i..b.len()).find(|&k| matches!(b[k], b'"' | b'{' | b'}' | b'[' | b']'))
+}
+
 /// `p` at an opening quote; returns the position after the closing quote.
 #[inline]
 pub fn skip_string(b: &[u8], p: usize) -> Result<usize, ScanError> {
     let mut i = p + 1;
     loop {
-        match memchr::memchr2(b'"', b'\\', &b[i.min(b.len())..]) {
+        match next_quote_or_escape(b, i.min(b.len())) {
             None => return Err(eof(p)),
-            Some(k) => {
-                let q = i + k;
+            Some(q) => {
                 if b[q] == b'"' {
                     return Ok(q + 1);
                 }
@@ -55,22 +105,22 @@ pub fn skip_value(b: &[u8], p: usize) -> Result<usize, ScanError> {
         Some(b'{') | Some(b'[') => {
             let mut depth = 0usize;
             let mut i = p;
-            while i < b.len() {
-                match b[i] {
+            while let Some(q) = next_structural(b, i) {
+                match b[q] {
                     b'"' => {
-                        i = skip_string(b, i)?;
+                        i = skip_string(b, q)?;
                         continue;
                     }
                     b'{' | b'[' => depth += 1,
                     b'}' | b']' => {
                         depth -= 1;
                         if depth == 0 {
-                            return Ok(i + 1);
+                            return Ok(q + 1);
                         }
                     }
                     _ => {}
                 }
-                i += 1;
+                i = q + 1;
             }
             Err(eof(p))
         }
@@ -130,6 +180,66 @@ pub fn scan_object<'a>(text: &'a str, p: usize, mut f: impl FnMut(&'a str, &'a s
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte-at-a-time scan the word-at-a-time one replaced: the two must agree on every
+    /// input, valid or not.
+    fn skip_value_bytewise(b: &[u8], p: usize) -> Result<usize, (usize, bool)> {
+        fn string(b: &[u8], p: usize) -> Result<usize, (usize, bool)> {
+            let mut i = p + 1;
+            loop {
+                match b.get(i.min(b.len())..).and_then(|t| t.iter().position(|&c| c == b'"' || c == b'\\')) {
+                    None => return Err((p, true)),
+                    Some(k) => {
+                        let q = i + k;
+                        if b[q] == b'"' {
+                            return Ok(q + 1);
+                        }
+                        i = q + 2;
+                    }
+                }
+            }
+        }
+        match b.get(p) {
+            None => Err((p, true)),
+            Some(b'"') => string(b, p),
+            Some(b'{') | Some(b'[') => {
+                let (mut depth, mut i) = (0usize, p);
+                while i < b.len() {
+                    match b[i] {
+                        b'"' => {
+                            i = string(b, i)?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return Ok(i + 1);
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                Err((p, true))
+            }
+            Some(_) => skip_value(b, p).map_err(|e| (e.at, e.eof)),
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn word_scan_agrees_with_the_bytewise_one(
+            body in proptest::collection::vec(proptest::sample::select(
+                b"{}[]\"\\:, a1\x02\x5c|{;\x7d\x5b\x5d\xff".to_vec()), 0..80),
+            open in proptest::sample::select(b"{[\"".to_vec()),
+        ) {
+            let mut b = vec![open];
+            b.extend_from_slice(&body);
+            let got = skip_value(&b, 0).map_err(|e| (e.at, e.eof));
+            proptest::prop_assert_eq!(got, skip_value_bytewise(&b, 0));
+        }
+    }
     #[test]
     fn scans_members() {
         let t = r#"{"ph": "X", "name":"a\"b", "args": {"x": [1, {"y": "}"}]}, "ts": 1.5 } tail"#;
