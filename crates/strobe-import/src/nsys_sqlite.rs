@@ -124,6 +124,8 @@ pub fn import_as(
     import_filtered(path, source, None, b, progress)
 }
 
+use strobe_store::timing::Phase;
+
 fn import_filtered(
     path: &Path,
     source: &Path,
@@ -136,6 +138,8 @@ fn import_filtered(
     if let Ok(md) = std::fs::metadata(path) {
         progress.bytes_total.store(md.len(), Ordering::Relaxed);
     }
+    let _t_all = Phase::start("nsys import (total)");
+    let t = Phase::start("nsys: open, schema, targets");
     let conn = schema::open(path).map_err(sql_err)?;
     let schema = Schema::probe(&conn, WANTED).map_err(sql_err)?;
     let mut notes: Vec<String> = Vec::new();
@@ -156,6 +160,7 @@ fn import_filtered(
     meta.devices = target::devices(&conn, &schema, &mut notes).map_err(sql_err)?;
     meta.base_time_ns = target::session_start(&conn, &schema, &mut notes).map_err(sql_err)?;
 
+    drop(t);
     // Correlation ids are per process; key them by pid unless a table lacks its pid column.
     let corr_pid =
         [KERNEL, MEMCPY, MEMSET, SYNC].iter().all(|t| !shown(t) || schema.col(t, "globalPid|globalTid").is_some())
@@ -183,6 +188,7 @@ fn import_filtered(
         let nvtx_rx = reader!(NVTX, nvtx_sql, nvtx_row);
         let osrt_rx = reader!(OSRT, osrt_sql, osrt_row);
 
+        let t_small = Phase::start("nsys: strings, enums, syncs");
         // Room for every span up front: no regrowth copies of the builder's span list.
         let estimate: u64 = ACTIVITY[..7].iter().filter(|t| shown(t)).map(|t| schema.row_estimate(&conn, t)).sum();
         b.reserve_spans(estimate.min(1 << 28) as usize);
@@ -204,20 +210,31 @@ fn import_filtered(
             syncs.push(r);
             Ok(())
         })?;
+        drop(t_small);
+        let t = Phase::start("nsys: kernels (read + add)");
         cx.drain(KERNEL, kernel_rx, Ctx::kernel)?;
+        drop(t);
+        let t = Phase::start("nsys: memcpy, memset");
         cx.drain(MEMCPY, memcpy_rx, Ctx::memcpy)?;
         cx.drain(MEMSET, memset_rx, Ctx::memset)?;
+        drop(t);
+        let t = Phase::start("nsys: runtime calls, syncs");
         cx.drain(RUNTIME, runtime_rx, Ctx::runtime)?;
         for r in syncs {
             cx.sync(r).map_err(|e| ImportError::io(path, e))?;
         }
+        drop(t);
+        let t = Phase::start("nsys: NVTX, OS runtime");
         cx.drain(NVTX, nvtx_rx, Ctx::nvtx)?;
         cx.drain(OSRT, osrt_rx, Ctx::osrt)?;
         cx.finish_unclosed().map_err(|e| ImportError::io(path, e))?;
+        drop(t);
+        let t = Phase::start("nsys: memory usage, names");
         if shown(MEM_USAGE) {
             cx.memory_usage(&conn, &schema).map_err(sql_err)?;
         }
         cx.names(&conn, &schema).map_err(sql_err)?;
+        drop(t);
 
         let mut load = std::mem::take(&mut cx.load);
         load.notes.append(&mut notes);

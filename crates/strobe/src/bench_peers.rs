@@ -3,6 +3,8 @@
 //! whose wall time and peak resident memory (`wait4`'s `ru_maxrss`, the child alone) are
 //! taken; Strobe's run is `strobe report FILE` into an empty cache (ingest + report, cold).
 //! Peers that are not installed are listed as such (see tests/tools/peers_requirements.txt).
+//! An Nsight Systems `.sqlite` export has peers of its own (`sqlite_peers`): a plain Python
+//! sqlite3 script computing the report's headline figures, and nsys-ai, cold and warm.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,6 +30,122 @@ from hta.trace_analysis import TraceAnalysis\n\
 a=TraceAnalysis(trace_dir=sys.argv[1])\n\
 a.get_temporal_breakdown(visualize=False)\n\
 a.get_comm_comp_overlap(visualize=False)\n";
+
+/// The plain-SQL peer for nsys exports (stdlib only; opens the file read-only, immutable).
+const PY_NSYS_PLAIN_SQL: &str = include_str!("../../../tests/tools/nsys_plain_sql.py");
+
+/// Whether nsys-ai can read an export through DuckDB's sqlite_scanner. Without it nsys-ai
+/// falls back to a path 14× slower that writes indexes into the file it reads.
+const PY_DUCKDB_SQLITE: &str = "import duckdb\nduckdb.connect().load_extension('sqlite_scanner')\n";
+
+fn is_sqlite(file: &Path) -> bool {
+    let mut head = [0u8; 16];
+    std::fs::File::open(file).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head)).is_ok()
+        && &head == b"SQLite format 3\0"
+}
+
+fn on_path(exe: &str) -> bool {
+    Command::new(exe)
+        .arg("--help")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// A copy of `file` in a fresh directory under `root` (nsys-ai writes its Parquet cache, and
+/// without DuckDB indexes, beside the file it reads: never beside the user's).
+fn copy_into(root: &Path, file: &Path, i: usize) -> PathBuf {
+    let dir = root.join(format!("copy{i}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::create_dir_all(&dir);
+    let to = dir.join(file.file_name().unwrap_or_else(|| std::ffi::OsStr::new("export.sqlite")));
+    if let Err(e) = std::fs::copy(file, &to) {
+        eprintln!("strobe bench peers: copying {} for nsys-ai: {e}", file.display());
+    }
+    to
+}
+
+/// Peers for an Nsight Systems export: Strobe warm, plain SQL, and nsys-ai cold and warm.
+fn sqlite_peers(
+    file: &Path,
+    exe: &Path,
+    scratch: &Path,
+    peers: &mut Vec<Box<dyn Fn(usize) -> Peer>>,
+    missing: &mut Vec<&'static str>,
+) {
+    {
+        // one untimed report fills the cache; every timed run then opens the cached store
+        let (exe, cache, file) = (exe.to_path_buf(), scratch.join("strobe-warm"), file.to_path_buf());
+        peers.push(Box::new(move |i| {
+            if i == 0 {
+                let _ = Command::new(&exe)
+                    .arg("--cache-dir")
+                    .arg(&cache)
+                    .arg("report")
+                    .arg(&file)
+                    .stdout(std::process::Stdio::null())
+                    .status();
+            }
+            let mut cmd = Command::new(&exe);
+            cmd.arg("--cache-dir").arg(&cache).arg("report").arg(&file);
+            Peer { name: "strobe report warm", what: "report with the store (and its report) cached", cmd }
+        }));
+    }
+    {
+        let file = file.to_path_buf();
+        peers.push(Box::new(move |_| {
+            let mut cmd = Command::new("python3");
+            cmd.arg("-c").arg(PY_NSYS_PLAIN_SQL).arg(&file);
+            Peer { name: "plain SQL", what: "python sqlite3: busy, overlap, top kernels, streams, runtime", cmd }
+        }));
+    }
+    let duckdb = Command::new("python3")
+        .arg("-c")
+        .arg(PY_DUCKDB_SQLITE)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !on_path("nsys-ai") {
+        missing.push("nsys-ai");
+        return;
+    }
+    if !duckdb {
+        missing.push("DuckDB's sqlite_scanner for nsys-ai (duckdb-ext-sqlite; see the requirements file)");
+        return;
+    }
+    let manifest = |cmd: &mut Command, copy: &Path| {
+        cmd.args(["skill", "run", "profile_health_manifest"]).arg(copy);
+    };
+    {
+        let (file, root) = (file.to_path_buf(), scratch.join("nsys-ai-cold"));
+        peers.push(Box::new(move |i| {
+            let copy = copy_into(&root, &file, i);
+            let mut cmd = Command::new("nsys-ai");
+            manifest(&mut cmd, &copy);
+            Peer { name: "nsys-ai", what: "health manifest, cold (builds its Parquet cache)", cmd }
+        }));
+    }
+    {
+        let (file, root) = (file.to_path_buf(), scratch.join("nsys-ai-warm"));
+        peers.push(Box::new(move |i| {
+            let copy =
+                root.join("copy0").join(file.file_name().unwrap_or_else(|| std::ffi::OsStr::new("export.sqlite")));
+            if i == 0 {
+                let copy = copy_into(&root, &file, 0);
+                let mut fill = Command::new("nsys-ai");
+                manifest(&mut fill, &copy);
+                let _ = fill.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status();
+            }
+            let mut cmd = Command::new("nsys-ai");
+            manifest(&mut cmd, &copy);
+            Peer { name: "nsys-ai warm", what: "health manifest from its Parquet cache", cmd }
+        }));
+    }
+}
 
 fn python_has(module: &str) -> bool {
     Command::new("python3")
@@ -92,10 +210,16 @@ pub fn run(file: &Path, runs: usize) -> anyhow::Result<()> {
             Peer { name: "strobe report", what: "ingest into a fresh cache + report", cmd }
         }));
     }
+    if is_sqlite(&file) {
+        sqlite_peers(&file, &exe, caches.path(), &mut peers, &mut missing);
+    }
     for (module, name, what, body) in [
         ("json", "python json.load", "parse to Python objects", "import json\njson.loads(raw)\n"),
         ("orjson", "orjson.loads", "parse to Python objects", "import orjson\norjson.loads(raw)\n"),
     ] {
+        if is_sqlite(&file) {
+            break;
+        }
         if !python_has(module) {
             missing.push(module);
             continue;
@@ -108,7 +232,9 @@ pub fn run(file: &Path, runs: usize) -> anyhow::Result<()> {
             Peer { name, what, cmd }
         }));
     }
-    if python_has("hta.trace_analysis") {
+    if is_sqlite(&file) {
+        // HTA reads Kineto traces only
+    } else if python_has("hta.trace_analysis") {
         let dir = hta_dir.path().to_path_buf();
         peers.push(Box::new(move |_| {
             let mut cmd = Command::new("python3");

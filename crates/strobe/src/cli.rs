@@ -202,46 +202,43 @@ impl Cli {
                     }
                 }
                 let expanded = crate::ranks::expand_inputs(&files)?;
+                // every option the several-rank report's output depends on
+                let rank_memo = format!("ranks {json} {top} {align:?} {steps:?} {microbatches:?}");
+                let ranks_out = crate::ranks::Output { json, top, how: align.into(), memo_options: rank_memo };
                 if expanded.len() > 1 {
-                    return crate::ranks::report(
-                        &expanded,
-                        self.cache_dir.as_deref(),
-                        json,
-                        top,
-                        align.into(),
-                        &rank_opts,
-                    );
+                    return crate::ranks::report(&expanded, self.cache_dir.as_deref(), &ranks_out, &rank_opts);
                 }
                 let file = expanded.into_iter().next().unwrap_or_default();
+                use strobe_analysis::{memory, report, roofline};
+                // every option the single-trace report's output depends on
+                let options = format!("{json} {top} {steps:?} {peak_tflops:?} {peak_gbps:?}");
+                let memo =
+                    crate::report_memo::memo_for(self.cache_dir.as_deref(), std::slice::from_ref(&file), &options);
+                // asked again: answered before even asking an nsys export how many processes it
+                // holds (a scan of its kernel table)
+                let ranks_memo = crate::report_memo::memo_for(
+                    self.cache_dir.as_deref(),
+                    std::slice::from_ref(&file),
+                    &ranks_out.memo_options,
+                );
+                if [&memo, &ranks_memo].iter().any(|m| m.as_ref().is_some_and(|m| m.replay())) {
+                    return Ok(());
+                }
                 if crate::ranks::is_multi_process_nsys(&file) {
                     return crate::ranks::report_nsys_processes(
                         &file,
                         self.cache_dir.as_deref(),
-                        json,
-                        top,
-                        align.into(),
+                        &ranks_out,
                         &rank_opts,
                     );
-                }
-                use strobe_analysis::{memory, report, roofline};
-                // every option the single-trace report's output depends on
-                let options = format!("{json} {top} {steps:?} {peak_tflops:?} {peak_gbps:?}");
-                let memo = crate::report_memo::memo_for(self.cache_dir.as_deref(), &file, &options);
-                if let Some(p) = memo.as_ref().and_then(|m| m.read()) {
-                    if let Some(w) = &p.warning {
-                        eprintln!("strobe: warning: {}: {w}", file.display());
-                        crate::load::TRUNCATED_INPUT.store(true, std::sync::atomic::Ordering::Relaxed);
-                    }
-                    print!("{}", p.out);
-                    return Ok(());
                 }
                 match crate::load::open_with_progress(&file, self.cache_dir.as_deref())? {
                     Source::Trace(store) => {
                         let r = report::report_with(&store, top, &rule, peaks);
                         let out = crate::render(json, &r, report::to_text)?;
                         if let Some(m) = &memo {
-                            let warning = store.meta.load.truncated.as_ref().map(|t| t.message());
-                            m.write(&crate::report_memo::Printed { warning, out: out.clone() });
+                            let warnings = crate::report_memo::warnings_of(&[file.display().to_string()], &[&store]);
+                            m.write(&crate::report_memo::Printed { warnings, out: out.clone() });
                         }
                         print!("{out}");
                         Ok(())

@@ -44,30 +44,44 @@ pub fn load_all(files: &[PathBuf], cache_dir: Option<&Path>) -> anyhow::Result<V
     Ok(stores)
 }
 
-pub fn report(
-    files: &[PathBuf],
-    cache_dir: Option<&Path>,
-    json: bool,
-    top: usize,
-    how: Alignment,
-    opts: &RankOptions,
-) -> anyhow::Result<()> {
+/// How a several-rank report is printed, and the options its memo is keyed by.
+pub struct Output {
+    pub json: bool,
+    pub top: usize,
+    pub how: Alignment,
+    pub memo_options: String,
+}
+
+pub fn report(files: &[PathBuf], cache_dir: Option<&Path>, o: &Output, opts: &RankOptions) -> anyhow::Result<()> {
+    // asked again: the printed report from the cache (`report_memo`), no store opened
+    let memo = crate::report_memo::memo_for(cache_dir, files, &o.memo_options);
+    if memo.as_ref().is_some_and(|m| m.replay()) {
+        return Ok(());
+    }
     let stores = load_all(files, cache_dir)?;
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    emit_ranks(&names, &stores, json, top, how, opts)
+    emit_ranks(&names, &stores, o, opts, memo.as_ref())
 }
 
 fn emit_ranks(
     names: &[String],
     stores: &[Store],
-    json: bool,
-    top: usize,
-    how: Alignment,
+    o: &Output,
     opts: &RankOptions,
+    memo: Option<&crate::report_memo::Memo>,
 ) -> anyhow::Result<()> {
     let traces: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(stores).collect();
-    let r = strobe_analysis::ranks::report::multi_rank_report_with(&traces, how, top, opts);
-    crate::emit(json, &r, strobe_analysis::ranks::report::to_text)
+    let r = strobe_analysis::ranks::report::multi_rank_report_with(&traces, o.how, o.top, opts);
+    let out = crate::render(o.json, &r, strobe_analysis::ranks::report::to_text)?;
+    if let Some(m) = memo {
+        let stores: Vec<&Store> = stores.iter().collect();
+        m.write(&crate::report_memo::Printed {
+            warnings: crate::report_memo::warnings_of(names, &stores),
+            out: out.clone(),
+        });
+    }
+    print!("{out}");
+    Ok(())
 }
 
 /// An Nsight Systems export in which two or more processes ran GPU work: one rank each.
@@ -77,22 +91,33 @@ pub fn is_multi_process_nsys(file: &Path) -> bool {
 }
 
 /// `strobe report one.sqlite` where the report holds several GPU processes: each process is
-/// loaded as its own rank (`load_nsys_process`) and the several-rank report runs on them.
+/// loaded as its own rank (`load_nsys_process`), all at once, and the several-rank report
+/// runs on them.
 pub fn report_nsys_processes(
     file: &Path,
     cache_dir: Option<&Path>,
-    json: bool,
-    top: usize,
-    how: Alignment,
+    o: &Output,
     opts: &RankOptions,
 ) -> anyhow::Result<()> {
+    let memo = crate::report_memo::memo_for(cache_dir, &[file.to_path_buf()], &o.memo_options);
+    if memo.as_ref().is_some_and(|m| m.replay()) {
+        return Ok(());
+    }
     let procs = strobe_import::nsys_sqlite::gpu_processes(file)?;
     let load =
         strobe_import::LoadOptions { cache_dir: cache_dir.map(Path::to_path_buf), no_cache: false, progress: None };
-    let stores: Vec<Store> =
-        procs.iter().map(|p| strobe_import::load_nsys_process(file, p, &load)).collect::<Result<_, _>>()?;
+    // each process reads the export on a connection of its own
+    let results: Vec<Result<Store, strobe_import::ImportError>> = std::thread::scope(|s| {
+        let handles: Vec<_> =
+            procs.iter().map(|p| s.spawn(|| strobe_import::load_nsys_process(file, p, &load))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(strobe_import::ImportError::bad(file, "loader thread panicked"))))
+            .collect()
+    });
+    let stores: Vec<Store> = results.into_iter().collect::<Result<_, _>>()?;
     let names: Vec<String> = procs.iter().map(|p| format!("{} (pid {})", file.display(), p.pid)).collect();
-    emit_ranks(&names, &stores, json, top, how, opts)
+    emit_ranks(&names, &stores, o, opts, memo.as_ref())
 }
 
 pub fn diff(a: &Path, b: &Path, cache_dir: Option<&Path>, json: bool, top: usize) -> anyhow::Result<()> {

@@ -12,37 +12,80 @@ use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-const HEADER: &str = "strobe report memo v1\n";
+const HEADER: &str = "strobe report memo v2\n";
 
 pub struct Memo {
     path: PathBuf,
 }
 
-/// What a report printed: the warning on stderr about a cut input (if any), then stdout.
+/// What a report printed: the warnings on stderr about cut inputs (file, message), then stdout.
 pub struct Printed {
-    pub warning: Option<String>,
+    pub warnings: Vec<(String, String)>,
     pub out: String,
 }
 
-/// The memo for reporting `file` with `options` (every flag that changes the output), or None
-/// when there is no cache dir or the file or the binary cannot be identified.
-pub fn memo_for(cache_dir: Option<&Path>, file: &Path, options: &str) -> Option<Memo> {
+/// The memo for reporting `files` (one trace, or the ranks of a several-rank report, in
+/// order) with `options` (every flag that changes the output), or None when there is no
+/// cache dir or a file or the binary cannot be identified.
+pub fn memo_for(cache_dir: Option<&Path>, files: &[PathBuf], options: &str) -> Option<Memo> {
     let dir = strobe_store::cache::resolve_cache_dir(cache_dir)?;
-    let key = strobe_store::cache::source_key(file).ok()?;
+    let keys = files.iter().map(|f| strobe_store::cache::source_key(f).ok()).collect::<Option<Vec<_>>>()?;
     let exe = std::fs::metadata(std::env::current_exe().ok()?).ok()?;
     let exe_mtime = exe.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (key, exe.len(), exe_mtime, options, env!("CARGO_PKG_VERSION")).hash(&mut h);
+    (keys, exe.len(), exe_mtime, options, env!("CARGO_PKG_VERSION")).hash(&mut h);
     Some(Memo { path: dir.join(format!("report-{:016x}.txt", h.finish())) })
+}
+
+/// A warning's text on one line of the memo (and back).
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('\n', "\\n").replace('\t', "\\t")
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match it.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some(o) => out.push(o),
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 impl Memo {
     pub fn read(&self) -> Option<Printed> {
         let text = std::fs::read_to_string(&self.path).ok()?;
         let rest = text.strip_prefix(HEADER)?;
-        let (warning, out) = rest.split_once('\n')?;
-        let warning = warning.strip_prefix("warning: ")?;
-        Some(Printed { warning: (!warning.is_empty()).then(|| warning.replace("\\n", "\n")), out: out.to_string() })
+        let (count, mut rest) = rest.split_once('\n')?;
+        let n: usize = count.strip_prefix("warnings: ")?.parse().ok()?;
+        let mut warnings = Vec::with_capacity(n.min(1024));
+        for _ in 0..n {
+            let (line, more) = rest.split_once('\n')?;
+            let (file, msg) = line.split_once('\t')?;
+            warnings.push((unescape(file), unescape(msg)));
+            rest = more;
+        }
+        Some(Printed { warnings, out: rest.to_string() })
+    }
+
+    /// Prints a memo there is, as the report printed it (warnings, exit status 3 for a cut
+    /// input, the output); false when there is none to print.
+    pub fn replay(&self) -> bool {
+        let Some(p) = self.read() else { return false };
+        for (file, msg) in &p.warnings {
+            eprintln!("strobe: warning: {file}: {msg}");
+            crate::load::TRUNCATED_INPUT.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        print!("{}", p.out);
+        true
     }
 
     /// Best effort: a cache that cannot be written (read-only, full) only loses the memo.
@@ -50,10 +93,37 @@ impl Memo {
         let Some(dir) = self.path.parent() else { return };
         let _ = std::fs::create_dir_all(dir);
         let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir) else { return };
-        let warning = p.warning.as_deref().unwrap_or("").replace('\n', "\\n");
-        let body = format!("{HEADER}warning: {warning}\n{}", p.out);
+        let mut body = format!("{HEADER}warnings: {}\n", p.warnings.len());
+        for (file, msg) in &p.warnings {
+            body.push_str(&format!("{}\t{}\n", escape(file), escape(msg)));
+        }
+        body.push_str(&p.out);
         if tmp.write_all(body.as_bytes()).is_ok() && tmp.flush().is_ok() {
             let _ = tmp.persist(&self.path);
         }
+    }
+}
+
+/// The cut-input warnings of `stores` loaded from `files`, as the memo keeps them.
+pub fn warnings_of(files: &[String], stores: &[&strobe_store::Store]) -> Vec<(String, String)> {
+    files
+        .iter()
+        .zip(stores)
+        .filter_map(|(f, s)| s.meta.load.truncated.as_ref().map(|t| (f.clone(), t.message())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_survive_the_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Memo { path: dir.path().join("report-x.txt") };
+        let warnings = vec![("a\tb.json".to_string(), "cut at byte 5\nsecond line \\n".to_string())];
+        m.write(&Printed { warnings: warnings.clone(), out: "line 1\nline 2\n".into() });
+        let p = m.read().unwrap();
+        assert_eq!((p.warnings, p.out.as_str()), (warnings, "line 1\nline 2\n"));
     }
 }

@@ -100,3 +100,49 @@ fn a_second_report_answers_from_the_cache() {
     assert_eq!(a.stdout, b.stdout);
     assert_eq!(String::from_utf8_lossy(&a.stderr), String::from_utf8_lossy(&b.stderr));
 }
+
+/// The several-rank reports (files side by side, and one nsys export of several processes)
+/// answer a second time from the memo too, with the stores gone; a cut rank keeps its
+/// warning and exit status 3.
+#[test]
+fn a_second_several_rank_report_answers_from_the_cache() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&std::ffi::OsStr]| -> Output {
+        Command::new(env!("CARGO_BIN_EXE_strobe")).args(args).arg("--cache-dir").arg(cache.path()).output().unwrap()
+    };
+    let drop_stores = || -> usize {
+        let mut n = 0;
+        for e in std::fs::read_dir(cache.path()).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "strobe") {
+                std::fs::remove_file(p).unwrap();
+                n += 1;
+            }
+        }
+        n
+    };
+    let (a, b) = (dir.path().join("r0.json.gz"), dir.path().join("r1.json.gz"));
+    std::fs::copy(sample("ddp_rank0.json.gz"), &a).unwrap();
+    let gz = std::fs::read(sample("ddp_rank1.json.gz")).unwrap();
+    std::fs::write(&b, &gz[..gz.len() * 2 / 3]).unwrap();
+    let nsys = sample("nsys_ddp_2proc.sqlite");
+    for args in [vec![a.as_os_str(), b.as_os_str()], vec![nsys.as_os_str()]] {
+        let mut full: Vec<&std::ffi::OsStr> = vec!["report".as_ref()];
+        full.extend(&args);
+        let first = run(&full);
+        assert!(matches!(first.status.code(), Some(0 | 3)), "{}", String::from_utf8_lossy(&first.stderr));
+        assert!(String::from_utf8_lossy(&first.stdout).contains("ranks"), "a several-rank report");
+        assert_eq!(drop_stores(), 2, "one store per rank");
+        let again = run(&full);
+        assert_eq!(
+            (again.status.code(), &again.stdout, &again.stderr),
+            (first.status.code(), &first.stdout, &first.stderr)
+        );
+        assert_eq!(drop_stores(), 0, "answered from the memo, not from rebuilt stores");
+    }
+    // the cut rank: exit 3 both times (checked equal above)
+    let cut = run(&["report".as_ref(), a.as_os_str(), b.as_os_str()]);
+    assert_eq!(cut.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&cut.stderr).contains("r1.json.gz"));
+}

@@ -29,17 +29,20 @@ pub struct CommKernel {
 /// Every comm kernel on the GPU lanes of `store`, by start (then end, then span id).
 pub fn comm_kernels(store: &Store) -> Vec<CommKernel> {
     let mut out = Vec::new();
+    // decided once per name id, not by reading each launch's name
+    let mut comm_name: std::collections::HashMap<u32, bool> = Default::default();
     for (lane, desc) in store.lanes.iter().enumerate() {
         if !matches!(desc.kind, LaneKind::GpuStream { .. }) {
             continue;
         }
         let v = store.lane_view(lane as u32);
         for (k, &sid) in v.span.iter().enumerate() {
-            if store.span_kind(sid) != SpanKind::Kernel {
+            let m = store.span_meta(sid);
+            if SpanKind::from_u8(m.kind) != SpanKind::Kernel {
                 continue;
             }
-            let name = store.span_name(sid);
-            if is_comm_kernel(name) {
+            if *comm_name.entry(m.name).or_insert_with(|| is_comm_kernel(store.string(m.name))) {
+                let name = store.string(m.name);
                 out.push(CommKernel {
                     name: name.to_string(),
                     start: v.starts[k],

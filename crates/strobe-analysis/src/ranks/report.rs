@@ -21,6 +21,7 @@ use crate::steps::StepRule;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::fmt::Write;
+use strobe_store::timing::Phase;
 use strobe_store::Store;
 
 #[derive(Clone, Debug, Serialize)]
@@ -118,9 +119,13 @@ pub fn multi_rank_report_with(
             let steps = super::rank_steps(store, &opts.steps);
             let r = RankTrace { rank, source, store, steps: &steps };
             let report = crate::report::report_with(store, top, &opts.steps, Default::default());
+            let t = Phase::start("ranks: digest");
             let d = digest(&r, &report.gpus, opts.straggler.top_kernels);
+            drop(t);
+            let t = Phase::start("ranks: queues, copy bandwidth");
             let queues = RankQueues { rank, streams: queue_length(store) };
             let bandwidth = RankBandwidth { rank, copies: memcpy_bandwidth(store) };
+            drop(t);
             (d, report, queues, bandwidth, steps)
         })
         .collect();
@@ -132,7 +137,9 @@ pub fn multi_rank_report_with(
         extras.push(Some((report, q, b)));
         steps.push(st);
     }
+    let t = Phase::start("ranks: merge");
     let (mut out, order) = merge(digests, how, opts);
+    drop(t);
     // what only a whole store gives: the single-trace report, queues, copy bandwidth, and
     // the pipeline (its microbatches are read from the ranks' spans)
     for (e, &i) in out.ranks.iter_mut().zip(&order) {
@@ -148,6 +155,7 @@ pub fn multi_rank_report_with(
         .zip(&out.ranks)
         .map(|(&i, e)| RankTrace { rank: e.rank, source: traces[i].0, store: traces[i].1, steps: &steps[i] })
         .collect();
+    let _t = Phase::start("ranks: pipeline");
     out.pipeline = crate::pipeline::analyze(&ranks, &opts.microbatches).map(|p| p.report);
     out
 }
