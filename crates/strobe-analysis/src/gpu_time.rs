@@ -23,6 +23,39 @@ pub fn classify(kind: SpanKind, name: &str) -> Option<GpuClass> {
     }
 }
 
+/// `classify` for the spans of one store, each kernel name's class decided once: a kernel's
+/// class depends on its name only, and scanning a (templated, often 200-character) name for
+/// "nccl" at each of a million launches was most of a whole-trace scan's time.
+pub struct Classifier<'s> {
+    store: &'s Store,
+    kernel_class: Vec<Option<GpuClass>>,
+    known: Vec<bool>,
+}
+
+impl<'s> Classifier<'s> {
+    pub fn new(store: &'s Store) -> Classifier<'s> {
+        let n = store.string_count();
+        Classifier { store, kernel_class: vec![None; n], known: vec![false; n] }
+    }
+
+    /// The class of a span of `kind` named by string id `name`.
+    pub fn class(&mut self, kind: SpanKind, name: u32) -> Option<GpuClass> {
+        if kind != SpanKind::Kernel {
+            return classify(kind, "");
+        }
+        let i = name as usize;
+        match self.known.get(i) {
+            Some(true) => self.kernel_class[i],
+            Some(false) => {
+                let c = classify(kind, self.store.string(name));
+                (self.known[i], self.kernel_class[i]) = (true, c);
+                c
+            }
+            None => classify(kind, self.store.string(name)),
+        }
+    }
+}
+
 /// The interval unions of one device, kept for the timeline's overlap and idle bands.
 #[derive(Clone, Debug, Default)]
 pub struct DeviceUnions {
@@ -85,17 +118,7 @@ pub struct DeviceActivity {
 pub fn gpu_activity(store: &Store) -> Vec<DeviceActivity> {
     let mut per: std::collections::BTreeMap<i64, Vec<ActivitySpan>> = Default::default();
     let (starts, ends) = store.span_times();
-    // A kernel's class depends on its name only: decided once per name, not by scanning a
-    // (templated, often 200-character) kernel name for "nccl" at each of a million launches.
-    let mut kernel_class: Vec<Option<Option<GpuClass>>> = vec![None; store.string_count()];
-    let mut class_of = |kind: SpanKind, name: u32| match kind {
-        SpanKind::Kernel => match kernel_class.get_mut(name as usize) {
-            Some(Some(c)) => *c,
-            Some(slot) => *slot.insert(classify(kind, store.string(name))),
-            None => classify(kind, store.string(name)),
-        },
-        _ => classify(kind, ""),
-    };
+    let mut classes = Classifier::new(store);
     for (lane, desc) in store.lanes.iter().enumerate() {
         let LaneKind::GpuStream { device, .. } = desc.kind else { continue };
         let v = store.lane_view(lane as u32);
@@ -103,7 +126,7 @@ pub fn gpu_activity(store: &Store) -> Vec<DeviceActivity> {
         for &sid in v.span {
             let m = store.span_meta(sid);
             let kind = SpanKind::from_u8(m.kind);
-            if let Some(class) = class_of(kind, m.name) {
+            if let Some(class) = classes.class(kind, m.name) {
                 let i = sid as usize;
                 if let (Some(&start), Some(&end)) = (starts.get(i), ends.get(i)) {
                     e.push(ActivitySpan { start, end, span: sid, kind, class });

@@ -11,7 +11,7 @@
 //! - **Comm–compute overlap** (HTA `get_comm_comp_overlap`): comm time under compute / comm
 //!   time, the `overlap_pct` of `strobe report`, over the rank's devices together.
 
-use crate::gpu_time::{classify, GpuClass, GpuTime};
+use crate::gpu_time::{GpuClass, GpuTime};
 use serde::Serialize;
 use strobe_model::{LaneKind, SpanKind};
 use strobe_store::Store;
@@ -95,19 +95,14 @@ pub fn kernel_totals(store: &Store) -> Vec<KernelTotal> {
     // (class, name) → (count, total, min, max)
     let mut by: std::collections::HashMap<(usize, u32), (u64, i64, i64, i64)> = Default::default();
     let (starts, ends) = store.span_times();
-    // a launch's class depends on its kind and name only: decided once per (kind, name id),
-    // not by reading each launch's (often 200-character) name
-    let mut class_of: std::collections::HashMap<(u8, u32), Option<GpuClass>> = Default::default();
+    let mut classes = crate::gpu_time::Classifier::new(store);
     for (lane, desc) in store.lanes.iter().enumerate() {
         if !matches!(desc.kind, LaneKind::GpuStream { .. }) {
             continue;
         }
         for &sid in store.lane_view(lane as u32).span {
             let m = store.span_meta(sid);
-            let class = *class_of
-                .entry((m.kind, m.name))
-                .or_insert_with(|| classify(SpanKind::from_u8(m.kind), store.string(m.name)));
-            let Some(c) = class else { continue };
+            let Some(c) = classes.class(SpanKind::from_u8(m.kind), m.name) else { continue };
             let d = ends[sid as usize] - starts[sid as usize];
             let e = by.entry((c as usize, m.name)).or_insert((0, 0, i64::MAX, i64::MIN));
             e.0 += 1;

@@ -8,7 +8,7 @@ use super::digest::RankDigest;
 use super::unions::RankUnions;
 use super::{step_at, RankTrace};
 use serde::{Deserialize, Serialize};
-use strobe_model::{is_comm_kernel, LaneKind, SpanKind};
+use strobe_model::{LaneKind, SpanKind};
 use strobe_store::Store;
 
 /// One NCCL/RCCL kernel of one rank, in the rank's own clock.
@@ -29,8 +29,7 @@ pub struct CommKernel {
 /// Every comm kernel on the GPU lanes of `store`, by start (then end, then span id).
 pub fn comm_kernels(store: &Store) -> Vec<CommKernel> {
     let mut out = Vec::new();
-    // decided once per name id, not by reading each launch's name
-    let mut comm_name: std::collections::HashMap<u32, bool> = Default::default();
+    let mut classes = crate::gpu_time::Classifier::new(store);
     for (lane, desc) in store.lanes.iter().enumerate() {
         if !matches!(desc.kind, LaneKind::GpuStream { .. }) {
             continue;
@@ -41,7 +40,7 @@ pub fn comm_kernels(store: &Store) -> Vec<CommKernel> {
             if SpanKind::from_u8(m.kind) != SpanKind::Kernel {
                 continue;
             }
-            if *comm_name.entry(m.name).or_insert_with(|| is_comm_kernel(store.string(m.name))) {
+            if classes.class(SpanKind::Kernel, m.name) == Some(crate::gpu_time::GpuClass::Comm) {
                 let name = store.string(m.name);
                 out.push(CommKernel {
                     name: name.to_string(),
