@@ -212,15 +212,11 @@ impl Cli {
                 use strobe_analysis::{memory, report, roofline};
                 // every option the single-trace report's output depends on
                 let options = format!("{json} {top} {steps:?} {peak_tflops:?} {peak_gbps:?}");
-                let memo =
-                    crate::report_memo::memo_for(self.cache_dir.as_deref(), std::slice::from_ref(&file), &options);
+                let inputs = crate::report_memo::inputs(self.cache_dir.as_deref(), std::slice::from_ref(&file));
+                let memo = inputs.as_ref().map(|i| i.memo(&options));
                 // asked again: answered before even asking an nsys export how many processes it
                 // holds (a scan of its kernel table)
-                let ranks_memo = crate::report_memo::memo_for(
-                    self.cache_dir.as_deref(),
-                    std::slice::from_ref(&file),
-                    &ranks_out.memo_options,
-                );
+                let ranks_memo = inputs.as_ref().map(|i| i.memo(&ranks_out.memo_options));
                 if [&memo, &ranks_memo].iter().any(|m| m.as_ref().is_some_and(|m| m.replay())) {
                     return Ok(());
                 }
@@ -230,6 +226,7 @@ impl Cli {
                         self.cache_dir.as_deref(),
                         &ranks_out,
                         &rank_opts,
+                        ranks_memo.as_ref(),
                     );
                 }
                 match crate::load::open_with_progress(&file, self.cache_dir.as_deref())? {
@@ -237,7 +234,7 @@ impl Cli {
                         let r = report::report_with(&store, top, &rule, peaks);
                         let out = crate::render(json, &r, report::to_text)?;
                         if let Some(m) = &memo {
-                            let warnings = crate::report_memo::warnings_of(&[file.display().to_string()], &[&store]);
+                            let warnings = crate::report_memo::warnings_of(&[file.display().to_string()], [&*store]);
                             m.write(&crate::report_memo::Printed { warnings, out: out.clone() });
                         }
                         print!("{out}");

@@ -15,9 +15,15 @@ pub static TRUNCATED_INPUT: std::sync::atomic::AtomicBool = std::sync::atomic::A
 /// Says on stderr that `store`'s source was cut short, and remembers it for the exit status.
 pub fn warn_if_truncated(path: &Path, store: &Store) {
     if let Some(t) = &store.meta.load.truncated {
-        eprintln!("strobe: warning: {}: {}", path.display(), t.message());
-        TRUNCATED_INPUT.store(true, Ordering::Relaxed);
+        warn_truncated(&path.display().to_string(), &t.message());
     }
+}
+
+/// Says on stderr that `source` was cut short (`what`), and remembers it for the exit status:
+/// what a load says, and what a report's memo says again.
+pub fn warn_truncated(source: &str, what: &str) {
+    eprintln!("strobe: warning: {source}: {what}");
+    TRUNCATED_INPUT.store(true, Ordering::Relaxed);
 }
 
 /// A timeline trace (any other kind of file is refused, saying what it is).

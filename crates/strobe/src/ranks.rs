@@ -22,22 +22,35 @@ pub fn expand_inputs(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Loads every file on its own thread, each into its own store. No progress bar: several
-/// bars on one terminal would fight.
-pub fn load_all(files: &[PathBuf], cache_dir: Option<&Path>) -> anyhow::Result<Vec<Store>> {
-    let opts =
-        strobe_import::LoadOptions { cache_dir: cache_dir.map(Path::to_path_buf), no_cache: false, progress: None };
+/// `load(item)` for every item on a thread of its own, in order; a panicking load is an
+/// error naming `path_of(item)`. The first error is returned.
+fn load_each<'a, I: Sync>(
+    items: &'a [I],
+    path_of: impl Fn(&'a I) -> &'a Path,
+    load: impl Fn(&I) -> Result<Store, strobe_import::ImportError> + Sync,
+) -> anyhow::Result<Vec<Store>> {
     let results: Vec<Result<Store, strobe_import::ImportError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = files.iter().map(|f| s.spawn(|| strobe_import::load(f, &opts))).collect();
+        let handles: Vec<_> = items.iter().map(|i| s.spawn(|| load(i))).collect();
         handles
             .into_iter()
-            .zip(files)
-            .map(|(h, f)| {
-                h.join().unwrap_or_else(|_| Err(strobe_import::ImportError::bad(f, "loader thread panicked")))
+            .zip(items)
+            .map(|(h, i)| {
+                h.join().unwrap_or_else(|_| Err(strobe_import::ImportError::bad(path_of(i), "loader thread panicked")))
             })
             .collect()
     });
-    let stores: Vec<Store> = results.into_iter().map(|r| r.map_err(anyhow::Error::from)).collect::<Result<_, _>>()?;
+    Ok(results.into_iter().collect::<Result<_, _>>()?)
+}
+
+fn load_options(cache_dir: Option<&Path>) -> strobe_import::LoadOptions {
+    strobe_import::LoadOptions { cache_dir: cache_dir.map(Path::to_path_buf), no_cache: false, progress: None }
+}
+
+/// Loads every file on its own thread, each into its own store. No progress bar: several
+/// bars on one terminal would fight.
+pub fn load_all(files: &[PathBuf], cache_dir: Option<&Path>) -> anyhow::Result<Vec<Store>> {
+    let opts = load_options(cache_dir);
+    let stores = load_each(files, |f| f.as_path(), |f| strobe_import::load(f, &opts))?;
     for (s, f) in stores.iter().zip(files) {
         crate::load::warn_if_truncated(f, s);
     }
@@ -74,9 +87,8 @@ fn emit_ranks(
     let r = strobe_analysis::ranks::report::multi_rank_report_with(&traces, o.how, o.top, opts);
     let out = crate::render(o.json, &r, strobe_analysis::ranks::report::to_text)?;
     if let Some(m) = memo {
-        let stores: Vec<&Store> = stores.iter().collect();
         m.write(&crate::report_memo::Printed {
-            warnings: crate::report_memo::warnings_of(names, &stores),
+            warnings: crate::report_memo::warnings_of(names, stores),
             out: out.clone(),
         });
     }
@@ -92,32 +104,20 @@ pub fn is_multi_process_nsys(file: &Path) -> bool {
 
 /// `strobe report one.sqlite` where the report holds several GPU processes: each process is
 /// loaded as its own rank (`load_nsys_process`), all at once, and the several-rank report
-/// runs on them.
+/// runs on them. `memo` is where the printed report is kept (the caller asked it first).
 pub fn report_nsys_processes(
     file: &Path,
     cache_dir: Option<&Path>,
     o: &Output,
     opts: &RankOptions,
+    memo: Option<&crate::report_memo::Memo>,
 ) -> anyhow::Result<()> {
-    let memo = crate::report_memo::memo_for(cache_dir, &[file.to_path_buf()], &o.memo_options);
-    if memo.as_ref().is_some_and(|m| m.replay()) {
-        return Ok(());
-    }
     let procs = strobe_import::nsys_sqlite::gpu_processes(file)?;
-    let load =
-        strobe_import::LoadOptions { cache_dir: cache_dir.map(Path::to_path_buf), no_cache: false, progress: None };
+    let load = load_options(cache_dir);
     // each process reads the export on a connection of its own
-    let results: Vec<Result<Store, strobe_import::ImportError>> = std::thread::scope(|s| {
-        let handles: Vec<_> =
-            procs.iter().map(|p| s.spawn(|| strobe_import::load_nsys_process(file, p, &load))).collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(strobe_import::ImportError::bad(file, "loader thread panicked"))))
-            .collect()
-    });
-    let stores: Vec<Store> = results.into_iter().collect::<Result<_, _>>()?;
+    let stores = load_each(&procs, |_| file, |p| strobe_import::load_nsys_process(file, p, &load))?;
     let names: Vec<String> = procs.iter().map(|p| format!("{} (pid {})", file.display(), p.pid)).collect();
-    emit_ranks(&names, &stores, o, opts, memo.as_ref())
+    emit_ranks(&names, &stores, o, opts, memo)
 }
 
 pub fn diff(a: &Path, b: &Path, cache_dir: Option<&Path>, json: bool, top: usize) -> anyhow::Result<()> {

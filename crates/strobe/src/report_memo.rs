@@ -24,17 +24,36 @@ pub struct Printed {
     pub out: String,
 }
 
-/// The memo for reporting `files` (one trace, or the ranks of a several-rank report, in
-/// order) with `options` (every flag that changes the output), or None when there is no
-/// cache dir or a file or the binary cannot be identified.
-pub fn memo_for(cache_dir: Option<&Path>, files: &[PathBuf], options: &str) -> Option<Memo> {
+/// What every memo of a report's inputs is keyed by besides its options: the cache dir, each
+/// input's identity and the strobe binary's, read once however many memos are asked of them.
+pub struct Inputs {
+    dir: PathBuf,
+    keys: Vec<[u64; 4]>,
+    exe: (u64, u128),
+}
+
+/// The identity of reporting `files` (one trace, or the ranks of a several-rank report, in
+/// order), or None when there is no cache dir or a file or the binary cannot be identified.
+pub fn inputs(cache_dir: Option<&Path>, files: &[PathBuf]) -> Option<Inputs> {
     let dir = strobe_store::cache::resolve_cache_dir(cache_dir)?;
     let keys = files.iter().map(|f| strobe_store::cache::source_key(f).ok()).collect::<Option<Vec<_>>>()?;
     let exe = std::fs::metadata(std::env::current_exe().ok()?).ok()?;
     let exe_mtime = exe.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    (keys, exe.len(), exe_mtime, options, env!("CARGO_PKG_VERSION")).hash(&mut h);
-    Some(Memo { path: dir.join(format!("report-{:016x}.txt", h.finish())) })
+    Some(Inputs { dir, keys, exe: (exe.len(), exe_mtime) })
+}
+
+impl Inputs {
+    /// The memo of reporting these inputs with `options` (every flag that changes the output).
+    pub fn memo(&self, options: &str) -> Memo {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (&self.keys, self.exe.0, self.exe.1, options, env!("CARGO_PKG_VERSION")).hash(&mut h);
+        Memo { path: self.dir.join(format!("report-{:016x}.txt", h.finish())) }
+    }
+}
+
+/// `inputs(cache_dir, files)`'s memo for `options`.
+pub fn memo_for(cache_dir: Option<&Path>, files: &[PathBuf], options: &str) -> Option<Memo> {
+    Some(inputs(cache_dir, files)?.memo(options))
 }
 
 /// A warning's text on one line of the memo (and back).
@@ -81,8 +100,7 @@ impl Memo {
     pub fn replay(&self) -> bool {
         let Some(p) = self.read() else { return false };
         for (file, msg) in &p.warnings {
-            eprintln!("strobe: warning: {file}: {msg}");
-            crate::load::TRUNCATED_INPUT.store(true, std::sync::atomic::Ordering::Relaxed);
+            crate::load::warn_truncated(file, msg);
         }
         print!("{}", p.out);
         true
@@ -105,7 +123,10 @@ impl Memo {
 }
 
 /// The cut-input warnings of `stores` loaded from `files`, as the memo keeps them.
-pub fn warnings_of(files: &[String], stores: &[&strobe_store::Store]) -> Vec<(String, String)> {
+pub fn warnings_of<'s>(
+    files: &[String],
+    stores: impl IntoIterator<Item = &'s strobe_store::Store>,
+) -> Vec<(String, String)> {
     files
         .iter()
         .zip(stores)
