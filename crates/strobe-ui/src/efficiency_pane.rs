@@ -44,8 +44,8 @@ impl EfficiencyPane {
             return;
         };
         let Some(ops) = t.ops() else {
+            // the app repaints while figures are due (`poll_loads`)
             crate::jobs::busy_indicator(ui, "computing the ops' efficiency figures…");
-            ui.ctx().request_repaint_after(std::time::Duration::from_millis(250));
             return;
         };
         if let Some(name) = cx.sel.span.and_then(|r| ops.op_of_span.get(&r.span)) {

@@ -150,14 +150,9 @@ impl KernelTable {
         let (cur, desc) = (self.sort, self.descending);
         let sol = self.sol.as_ref();
         // the trace's own efficiency figures (shapes × device peaks), where any kernel has them
+        // none while the per-op figures are computed (the app repaints while figures are due)
         let no_figures = Default::default();
-        let eff = match t.ops() {
-            Some(o) => &o.kernel_efficiency,
-            None => {
-                ui.ctx().request_repaint_after(std::time::Duration::from_millis(250));
-                &no_figures
-            }
-        };
+        let eff = t.ops().map_or(&no_figures, |o| &o.kernel_efficiency);
         let has_eff = !eff.is_empty();
         TableBuilder::new(ui)
             .id_salt("kernel_table")

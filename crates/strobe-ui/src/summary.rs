@@ -36,11 +36,8 @@ pub fn ui(ui: &mut egui::Ui, cx: &mut ViewCtx) {
                 }
                 ui.label(format!("· comm overlap {:.1}%", g.overlap_pct));
             }
+            // none while the per-op figures are computed (the app repaints while figures are due)
             let mfu: Vec<f64> = t.ops().map(|o| o.efficiency.steps.iter().filter_map(|s| s.mfu).collect()).unwrap_or_default();
-            if t.ops().is_none() {
-                // the per-op figures are still being computed: look again shortly
-                ui.ctx().request_repaint_after(std::time::Duration::from_millis(250));
-            }
             if !mfu.is_empty() {
                 ui.separator();
                 let m = strobe_analysis::stats::median(&mfu).unwrap_or(0.0);

@@ -143,42 +143,9 @@ impl Derived {
     }
 
     /// Computes every `Later` figure not yet there, waiting for those another thread is
-    /// computing: what the analyses thread runs, and what blocking opens wait for.
+    /// computing: what blocking opens wait for.
     pub fn fill_later(&self, store: &Store) {
-        use strobe_store::timing::Phase;
-        self.step_anomalies.get_or_init(|| {
-            let _t = Phase::start("ui: step anomalies");
-            step_anomalies(store, &self.steps)
-        });
-        self.nvtx_gpu.get_or_init(|| {
-            let _t = Phase::start("ui: nvtx projection");
-            strobe_analysis::nvtx_gpu::project(store)
-        });
-        self.series.get_or_init(|| {
-            let _t = Phase::start("ui: derived series");
-            derived_series(store)
-        });
-        self.ops.get_or_init(|| {
-            let _t = Phase::start("ui: per-op figures");
-            OpFigures::compute(store)
-        });
-    }
-
-    /// The parts the analyses thread fills, for a thread that outlives this borrow.
-    fn later_parts(&self) -> Derived {
-        Derived {
-            gpu: Vec::new(),
-            unions: Vec::new(),
-            bands: Vec::new(),
-            idle: Vec::new(),
-            kernels: Vec::new(),
-            series: self.series.clone(),
-            memory: Vec::new(),
-            ops: self.ops.clone(),
-            steps: self.steps.clone(),
-            step_anomalies: self.step_anomalies.clone(),
-            nvtx_gpu: self.nvtx_gpu.clone(),
-        }
+        fill_later(store, &self.steps, &self.step_anomalies, &self.nvtx_gpu, &self.series, &self.ops);
     }
 
     /// Whether some `Later` figure has not arrived yet.
@@ -192,6 +159,35 @@ impl Derived {
         self.steps = strobe_analysis::steps::find_steps(store, rule);
         self.step_anomalies = Later::ready(step_anomalies(store, &self.steps));
     }
+}
+
+/// Computes each of a trace's `Later` figures not yet there (the analyses thread runs it on
+/// clones of them, which share what they fill), waiting for one another thread computes.
+fn fill_later(
+    store: &Store,
+    steps: &[strobe_analysis::steps::Step],
+    anomalies: &Later<Vec<strobe_analysis::anomalies::StepAnomaly>>,
+    nvtx_gpu: &Later<Vec<strobe_analysis::nvtx_gpu::ProjectedRange>>,
+    series: &Later<Vec<DerivedSeries>>,
+    ops: &Later<OpFigures>,
+) {
+    use strobe_store::timing::Phase;
+    anomalies.get_or_init(|| {
+        let _t = Phase::start("ui: step anomalies");
+        step_anomalies(store, steps)
+    });
+    nvtx_gpu.get_or_init(|| {
+        let _t = Phase::start("ui: nvtx projection");
+        strobe_analysis::nvtx_gpu::project(store)
+    });
+    series.get_or_init(|| {
+        let _t = Phase::start("ui: derived series");
+        derived_series(store)
+    });
+    ops.get_or_init(|| {
+        let _t = Phase::start("ui: per-op figures");
+        OpFigures::compute(store)
+    });
 }
 
 fn step_anomalies(
@@ -253,10 +249,14 @@ impl Trace {
         let derived = Derived::compute(&store, idle_threshold_ns);
         let store = Arc::new(store);
         {
-            let (later, store) = (derived.later_parts(), store.clone());
+            let d = &derived;
+            let (steps, anomalies) = (d.steps.clone(), d.step_anomalies.clone());
+            let (nvtx_gpu, series, ops, store) = (d.nvtx_gpu.clone(), d.series.clone(), d.ops.clone(), store.clone());
             // a panicking analysis leaves its figures unset (the panes go on without them),
             // not the app down
-            crate::background::spawn("strobe-analyses", move || later.fill_later(&store));
+            crate::background::spawn("strobe-analyses", move || {
+                fill_later(&store, &steps, &anomalies, &nvtx_gpu, &series, &ops)
+            });
         }
         let (t_min, t_max) = activity_extent(&store);
         let label = trace_label(&path, store.meta.distributed.as_ref().and_then(|d| d.rank));

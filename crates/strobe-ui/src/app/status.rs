@@ -32,7 +32,7 @@ impl StrobeApp {
         if self.loader.busy() {
             ctx.request_repaint_after(std::time::Duration::from_millis(50));
         } else if self.ws.traces.iter().any(|t| t.derived.pending()) {
-            // figures still coming from the analyses thread: drawn when they arrive
+            // figures still coming from the analyses thread (every pane's): drawn when they arrive
             ctx.request_repaint_after(std::time::Duration::from_millis(200));
         }
     }
