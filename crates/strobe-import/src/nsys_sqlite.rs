@@ -43,6 +43,7 @@ use strobe_model::{flags, CopyDir, IdKey, LaneKind, LoadSummary, SourceFormat, S
 
 /// Every SQLite database opens with this (`detect` sniffs it).
 pub const MAGIC: &[u8] = b"SQLite format 3\0";
+use strobe_store::timing::Phase;
 use strobe_store::{SpanInput, StoreBuilder};
 
 const STRING_IDS: &str = "StringIds";
@@ -123,8 +124,6 @@ pub fn import_as(
 ) -> Result<TraceMeta, ImportError> {
     import_filtered(path, source, None, b, progress)
 }
-
-use strobe_store::timing::Phase;
 
 fn import_filtered(
     path: &Path,

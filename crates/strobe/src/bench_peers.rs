@@ -101,19 +101,11 @@ fn sqlite_peers(
             Peer { name: "plain SQL", what: "python sqlite3: busy, overlap, top kernels, streams, runtime", cmd }
         }));
     }
-    let duckdb = Command::new("python3")
-        .arg("-c")
-        .arg(PY_DUCKDB_SQLITE)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
     if !on_path("nsys-ai") {
         missing.push("nsys-ai");
         return;
     }
-    if !duckdb {
+    if !python_runs(PY_DUCKDB_SQLITE) {
         missing.push("DuckDB's sqlite_scanner for nsys-ai (duckdb-ext-sqlite; see the requirements file)");
         return;
     }
@@ -147,10 +139,51 @@ fn sqlite_peers(
     }
 }
 
+/// Peers for a chrome / Kineto trace: Python's json.load, orjson and HTA (which reads the
+/// directory `hta_dir`, holding a link to `file`).
+fn json_peers(
+    file: &Path,
+    hta_dir: &Path,
+    peers: &mut Vec<Box<dyn Fn(usize) -> Peer>>,
+    missing: &mut Vec<&'static str>,
+) {
+    for (module, name, what, body) in [
+        ("json", "python json.load", "parse to Python objects", "import json\njson.loads(raw)\n"),
+        ("orjson", "orjson.loads", "parse to Python objects", "import orjson\norjson.loads(raw)\n"),
+    ] {
+        if !python_has(module) {
+            missing.push(module);
+            continue;
+        }
+        let file = file.to_path_buf();
+        let script = format!("{PY_OPEN}{body}");
+        peers.push(Box::new(move |_| {
+            let mut cmd = Command::new("python3");
+            cmd.arg("-c").arg(&script).arg(&file);
+            Peer { name, what, cmd }
+        }));
+    }
+    if python_has("hta.trace_analysis") {
+        let dir = hta_dir.to_path_buf();
+        peers.push(Box::new(move |_| {
+            let mut cmd = Command::new("python3");
+            cmd.arg("-c").arg(PY_HTA).arg(&dir);
+            Peer { name: "HTA", what: "TraceAnalysis + temporal breakdown + overlap", cmd }
+        }));
+    } else {
+        missing.push("hta (HolisticTraceAnalysis)");
+    }
+}
+
 fn python_has(module: &str) -> bool {
+    python_runs(&format!("import {module}"))
+}
+
+/// Whether `python3 -c script` runs to a zero exit.
+fn python_runs(script: &str) -> bool {
     Command::new("python3")
         .arg("-c")
-        .arg(format!("import {module}"))
+        .arg(script)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status()
@@ -212,37 +245,8 @@ pub fn run(file: &Path, runs: usize) -> anyhow::Result<()> {
     }
     if is_sqlite(&file) {
         sqlite_peers(&file, &exe, caches.path(), &mut peers, &mut missing);
-    }
-    for (module, name, what, body) in [
-        ("json", "python json.load", "parse to Python objects", "import json\njson.loads(raw)\n"),
-        ("orjson", "orjson.loads", "parse to Python objects", "import orjson\norjson.loads(raw)\n"),
-    ] {
-        if is_sqlite(&file) {
-            break;
-        }
-        if !python_has(module) {
-            missing.push(module);
-            continue;
-        }
-        let file = file.clone();
-        let script = format!("{PY_OPEN}{body}");
-        peers.push(Box::new(move |_| {
-            let mut cmd = Command::new("python3");
-            cmd.arg("-c").arg(&script).arg(&file);
-            Peer { name, what, cmd }
-        }));
-    }
-    if is_sqlite(&file) {
-        // HTA reads Kineto traces only
-    } else if python_has("hta.trace_analysis") {
-        let dir = hta_dir.path().to_path_buf();
-        peers.push(Box::new(move |_| {
-            let mut cmd = Command::new("python3");
-            cmd.arg("-c").arg(PY_HTA).arg(&dir);
-            Peer { name: "HTA", what: "TraceAnalysis + temporal breakdown + overlap", cmd }
-        }));
     } else {
-        missing.push("hta (HolisticTraceAnalysis)");
+        json_peers(&file, hta_dir.path(), &mut peers, &mut missing);
     }
 
     println!("peers on {} ({size:.1} MB), {} runs each, medians (load now: {})", file.display(), runs, load_avg());
