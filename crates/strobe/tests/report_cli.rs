@@ -9,8 +9,12 @@ fn sample(name: &str) -> PathBuf {
 }
 
 fn strobe(args: &[&std::ffi::OsStr]) -> Output {
-    let cache = tempfile::tempdir().unwrap();
-    Command::new(env!("CARGO_BIN_EXE_strobe")).args(args).arg("--cache-dir").arg(cache.path()).output().unwrap()
+    strobe_with_cache(args, tempfile::tempdir().unwrap().path())
+}
+
+/// `strobe ARGS` with its store cache in `cache` (kept across runs by the memo tests).
+fn strobe_with_cache(args: &[&std::ffi::OsStr], cache: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_strobe")).args(args).arg("--cache-dir").arg(cache).output().unwrap()
 }
 
 #[test]
@@ -57,9 +61,7 @@ fn full_reads_exit_0_and_non_profiles_exit_2() {
 fn a_second_report_answers_from_the_cache() {
     let cache = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let run = |args: &[&std::ffi::OsStr]| -> Output {
-        Command::new(env!("CARGO_BIN_EXE_strobe")).args(args).arg("--cache-dir").arg(cache.path()).output().unwrap()
-    };
+    let run = |args: &[&std::ffi::OsStr]| strobe_with_cache(args, cache.path());
     let stores = || {
         std::fs::read_dir(cache.path())
             .unwrap()
@@ -108,9 +110,7 @@ fn a_second_report_answers_from_the_cache() {
 fn a_second_several_rank_report_answers_from_the_cache() {
     let cache = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let run = |args: &[&std::ffi::OsStr]| -> Output {
-        Command::new(env!("CARGO_BIN_EXE_strobe")).args(args).arg("--cache-dir").arg(cache.path()).output().unwrap()
-    };
+    let run = |args: &[&std::ffi::OsStr]| strobe_with_cache(args, cache.path());
     let drop_stores = || -> usize {
         let mut n = 0;
         for e in std::fs::read_dir(cache.path()).unwrap() {
