@@ -161,7 +161,7 @@ fn legacy_layouts_are_read_and_said() {
     assert_eq!(tr.device_traces.len(), 2);
     assert!(!has(&tr.notes, "bare list") && !has(&tr.notes, "no device_traces"));
     let oom = tr.device_traces[1].iter().find(|e| e.action == strobe_model::memory::Action::Oom).unwrap();
-    assert_eq!(oom.device_free, Some(40 << 20));
+    assert_eq!(oom.device_free(), Some(40 << 20));
     // the real snapshot refused before: blocks without address, 1-entry trace
     let yiyi = memory_snapshot::import(&sample("mem_yiyi_legacy.pickle")).unwrap();
     assert!(has(&yiyi.notes, "without an address"), "{:?}", yiyi.notes);
@@ -295,7 +295,7 @@ fn known_verdicts_and_layouts() {
     // Older layout: no allocator_settings, no time_us, no annotations.
     let old = memory_snapshot::import(&sample("mem_cranberrii.pickle")).unwrap();
     assert!(old.allocator_settings.is_none());
-    assert!(old.device_traces[0].iter().all(|e| e.time_us.is_none()));
+    assert!(old.device_traces[0].iter().all(|e| e.time_us().is_none()));
     let train = memory_snapshot::import(&sample("mem_train.pickle")).unwrap();
     assert_eq!(train.allocator_settings.as_ref().unwrap()["expandable_segments"], serde_json::json!(false));
     assert_eq!(train.external_annotations.len(), 56);

@@ -66,9 +66,9 @@ pub fn import_with(path: &Path, progress: &Progress) -> Result<MemorySnapshot, I
             }
         }
         progress.bytes_done.store(0, Ordering::Relaxed);
-        from_bytes_with(&buf, progress).map_err(bad)
+        from_bytes_with(&buf, progress, None).map_err(bad)
     } else {
-        from_bytes_with(&map, progress).map_err(bad)
+        from_bytes_with(&map, progress, Some(&map)).map_err(bad)
     }
 }
 
@@ -89,10 +89,13 @@ impl Read for Counted<'_> {
 /// Decodes a snapshot from pickle bytes of any protocol (the entry point a fuzz target calls: any bytes give a
 /// snapshot or an error, never a panic or an allocation beyond the input's size).
 pub fn from_bytes(data: &[u8]) -> Result<MemorySnapshot, String> {
-    from_bytes_with(data, &Progress::default())
+    from_bytes_with(data, &Progress::default(), None)
 }
 
-fn from_bytes_with(data: &[u8], progress: &Progress) -> Result<MemorySnapshot, String> {
+/// `map`: the file `data` is mapped from, whose pages behind the parse are handed back as it
+/// goes (the reader keeps nothing that points into them), so the file does not stay in the
+/// process's memory beside what is built of it.
+fn from_bytes_with(data: &[u8], progress: &Progress, map: Option<&memmap2::Mmap>) -> Result<MemorySnapshot, String> {
     if data.is_empty() {
         return Err("empty file (not a memory snapshot pickle)".into());
     }
@@ -111,33 +114,56 @@ fn from_bytes_with(data: &[u8], progress: &Progress) -> Result<MemorySnapshot, S
         frame_keys: FxHashMap::default(),
         stack_ids: FxHashMap::default(),
         text_ids: FxHashMap::default(),
+        keys: Vec::new(),
+        actions: Vec::new(),
         text_keys: FxHashMap::default(),
-        entries: Vec::new(),
+        // a trace entry takes 70–90 bytes of pickle: reserved so the vector does not grow by copying
+        entries: Vec::with_capacity(data.len() / 64),
+        taken: Vec::new(),
         clamped_lines: 0,
     };
     progress.bytes_total.store(data.len() as u64, Ordering::Relaxed);
-    let mut sink = Watched { b: &mut b, progress };
+    let mut sink = Watched { b: &mut b, progress, map, released: 0 };
     let pk = pickle::parse_with(data, pickle::Limits::default(), &mut sink).map_err(|e| e.to_string())?;
     progress.bytes_done.store(data.len() as u64, Ordering::Relaxed);
     build(pk, b)
 }
 
-/// `B` plus progress and cancel, checked about once per MiB.
+/// `B` plus progress and cancel, checked about once per MiB, and the mapped file's pages
+/// released behind the parse.
 struct Watched<'a> {
     b: &'a mut B,
     progress: &'a Progress,
+    map: Option<&'a memmap2::Mmap>,
+    /// Bytes of `map` released so far.
+    released: usize,
 }
 
+/// Released in steps of this many bytes, a step behind the parse.
+const RELEASE_STEP: usize = 64 << 20;
+
 impl pickle::Sink for Watched<'_> {
-    fn dict_done(&mut self, pk: &Pickle, d: Value) -> Result<Option<Value>, String> {
+    fn dict_done(&mut self, pk: &Pickle, items: &[Value]) -> Result<Option<Value>, String> {
         let n = self.b.entries.len();
-        let r = self.b.dict_done(pk, d);
+        let r = self.b.dict_done(pk, items);
         self.progress.add_events((self.b.entries.len() - n) as u64);
         r
     }
 
     fn reached(&mut self, offset: usize) -> Result<(), String> {
         self.progress.bytes_done.store(offset as u64, Ordering::Relaxed);
+        if let Some(map) = self.map {
+            let upto = offset.saturating_sub(RELEASE_STEP) / RELEASE_STEP * RELEASE_STEP;
+            if upto > self.released {
+                // SAFETY: a read-only private map of an unmodified file: DONTNEED drops the
+                // pages from this process, and reading them again faults the file's bytes
+                // back in (the reader's short-string keys may still look at them).
+                let _ = unsafe {
+                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, self.released, upto - self.released)
+                };
+                self.released = upto;
+            }
+        }
         if self.progress.cancelled() {
             return Err("cancelled".into());
         }
@@ -152,9 +178,14 @@ struct B {
     stack_ids: FxHashMap<u32, StackId>,
     /// Pickle string index → interned text id.
     text_ids: FxHashMap<u32, u32>,
+    /// Pickle string index → the trace-entry field it names, and the action it spells.
+    keys: Vec<Option<Key>>,
+    actions: Vec<Option<Action>>,
     text_keys: FxHashMap<String, u32>,
     /// Trace entries converted while reading (`Value::Ext` indices).
-    entries: Vec<Option<TraceEntry>>,
+    entries: Vec<TraceEntry>,
+    /// Which of `entries` a device trace has taken (an entry is listed once).
+    taken: Vec<bool>,
     /// Frame lines beyond `i64` (C++ frames of CUDA-graph / torch.compile programs write
     /// `size_t(-1)`), clamped.
     clamped_lines: usize,
@@ -162,21 +193,76 @@ struct B {
 
 impl pickle::Sink for B {
     /// A dict with an `action` string is a trace entry: convert it now and free its items.
-    fn dict_done(&mut self, pk: &Pickle, d: Value) -> Result<Option<Value>, String> {
-        let Some(t) = self.trace_entry(pk, d)? else { return Ok(None) };
+    fn dict_done(&mut self, pk: &Pickle, items: &[Value]) -> Result<Option<Value>, String> {
+        let Some(t) = self.trace_entry(pk, items)? else { return Ok(None) };
         if self.entries.len() >= u32::MAX as usize {
             return Err("too many trace entries".into());
         }
-        self.entries.push(Some(t));
+        self.entries.push(t);
         Ok(Some(Value::Ext((self.entries.len() - 1) as u32)))
     }
 }
 
+/// A trace entry's field, by its key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Action,
+    Addr,
+    Size,
+    Stream,
+    Time,
+    DeviceFree,
+    Frames,
+    CompileContext,
+    UserMetadata,
+    Other,
+}
+
+impl Key {
+    fn of(name: &str) -> Key {
+        match name {
+            "action" => Key::Action,
+            "addr" => Key::Addr,
+            "size" => Key::Size,
+            "stream" => Key::Stream,
+            "time_us" => Key::Time,
+            "device_free" => Key::DeviceFree,
+            "frames" => Key::Frames,
+            "compile_context" => Key::CompileContext,
+            "user_metadata" => Key::UserMetadata,
+            _ => Key::Other,
+        }
+    }
+}
+
+/// What a pickle string index means, decided once per index: the reader shares equal short
+/// strings, so the few key and action names of millions of entries are a few indices.
+fn cached<T: Copy>(cache: &mut Vec<Option<T>>, pk: &Pickle, v: Value, decide: impl Fn(&str) -> T, other: T) -> T {
+    let Value::Str(i) = v else { return other };
+    let i = i as usize;
+    if let Some(Some(x)) = cache.get(i) {
+        return *x;
+    }
+    let x = decide(pk.str(v).unwrap_or(""));
+    if cache.len() <= i {
+        cache.resize(i + 1, None);
+    }
+    cache[i] = Some(x);
+    x
+}
+
 impl B {
-    /// A trace entry of a dict with an `action` string (None for other dicts).
-    fn trace_entry(&mut self, pk: &Pickle, d: Value) -> Result<Option<TraceEntry>, String> {
-        let items = pk.dict(d).unwrap_or(&[]);
-        if !items.iter().any(|(k, v)| pk.str(*k) == Some("action") && pk.str(*v).is_some()) {
+    fn key(&mut self, pk: &Pickle, k: Value) -> Key {
+        cached(&mut self.keys, pk, k, Key::of, Key::Other)
+    }
+    fn action(&mut self, pk: &Pickle, v: Value) -> Action {
+        cached(&mut self.actions, pk, v, Action::parse, Action::Other)
+    }
+
+    /// A trace entry of a dict with an `action` string (None for other dicts); `items` are
+    /// its keys and values, alternating.
+    fn trace_entry(&mut self, pk: &Pickle, items: &[Value]) -> Result<Option<TraceEntry>, String> {
+        if !items.chunks_exact(2).any(|kv| self.key(pk, kv[0]) == Key::Action && pk.str(kv[1]).is_some()) {
             return Ok(None);
         }
         let mut t = TraceEntry {
@@ -184,26 +270,32 @@ impl B {
             addr: 0,
             size: 0,
             stream: 0,
-            time_us: None,
-            device_free: None,
+            time: TraceEntry::NO_TIME,
+            free_on_device: TraceEntry::NO_DEVICE_FREE,
             stack: 0,
             compile_context: 0,
             user_metadata: 0,
         };
-        for &(k, v) in items {
-            let key = pk.str(k).unwrap_or("");
-            let exact = |v| pk.u64(v).map_err(|e| format!("trace entry field '{key}': {e}"));
-            match key {
-                "action" => t.action = Action::parse(pk.str(v).unwrap_or("")),
-                "addr" => t.addr = exact(v)?.unwrap_or(0),
-                "size" => t.size = exact(v)?.unwrap_or(0),
-                "stream" => t.stream = pk.int_clamped(v).map_or(0, |x| x.0),
-                "time_us" => t.time_us = pk.int_clamped(v).map(|x| x.0),
-                "device_free" => t.device_free = exact(v)?,
-                "frames" => t.stack = self.stack_of(pk, v),
-                "compile_context" => t.compile_context = self.intern(pk, v),
-                "user_metadata" => t.user_metadata = self.intern(pk, v),
-                _ => {}
+        for kv in items.chunks_exact(2) {
+            let (k, v) = (kv[0], kv[1]);
+            let exact = |v| pk.u64(v).map_err(|e| format!("trace entry field '{}': {e}", pk.str(k).unwrap_or("")));
+            match self.key(pk, k) {
+                Key::Action => t.action = self.action(pk, v),
+                Key::Addr => t.addr = exact(v)?.unwrap_or(0),
+                Key::Size => t.size = exact(v)?.unwrap_or(0),
+                Key::Stream => t.stream = pk.int_clamped(v).map_or(0, |x| x.0),
+                // i64::MIN (the no-time mark) only from a clamped wide negative: one µs later
+                Key::Time => {
+                    t.time = pk.int_clamped(v).map_or(TraceEntry::NO_TIME, |x| x.0.max(TraceEntry::NO_TIME + 1))
+                }
+                Key::DeviceFree => {
+                    t.free_on_device =
+                        exact(v)?.map_or(TraceEntry::NO_DEVICE_FREE, |f| f.min(TraceEntry::NO_DEVICE_FREE - 1))
+                }
+                Key::Frames => t.stack = self.stack_of(pk, v),
+                Key::CompileContext => t.compile_context = self.intern(pk, v),
+                Key::UserMetadata => t.user_metadata = self.intern(pk, v),
+                Key::Other => {}
             }
         }
         Ok(Some(t))
@@ -395,19 +487,28 @@ fn build(pk: Pickle, mut b: B) -> Result<MemorySnapshot, String> {
         // The usual case: this list holds every converted entry, in order. Take the vector
         // as it is (no second copy of the trace in memory).
         if n > 0 && n == b.entries.len() && list.iter().enumerate().all(|(k, v)| *v == Value::Ext(k as u32)) {
-            let all = std::mem::take(&mut b.entries);
-            let out: Vec<TraceEntry> = all.into_iter().map(|e| e.expect("entry taken once")).collect();
-            b.snap.device_traces.push(out);
+            b.snap.device_traces.push(std::mem::take(&mut b.entries));
+            b.taken.clear();
             continue;
         }
+        b.taken.resize(b.entries.len(), false);
         let mut out = Vec::with_capacity(n);
         for ei in 0..n {
             let e = pk.seq(dt).unwrap()[ei];
             let t = match e {
-                Value::Ext(x) => b.entries.get_mut(x as usize).and_then(Option::take),
+                Value::Ext(x) => match b.taken.get_mut(x as usize) {
+                    Some(t) if !*t => {
+                        *t = true;
+                        Some(b.entries[x as usize].clone())
+                    }
+                    _ => None,
+                },
                 // filled one SETITEM at a time (protocols 0/1, or a 1-item dict), so never
                 // handed to the sink: convert it here
-                Value::Dict(_) => b.trace_entry(&pk, e).map_err(|x| format!("device_traces[{di}][{ei}]: {x}"))?,
+                Value::Dict(_) => {
+                    let flat: Vec<Value> = pk.dict(e).unwrap_or(&[]).iter().flat_map(|&(k, v)| [k, v]).collect();
+                    b.trace_entry(&pk, &flat).map_err(|x| format!("device_traces[{di}][{ei}]: {x}"))?
+                }
                 _ => None,
             };
             out.push(

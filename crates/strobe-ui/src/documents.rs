@@ -38,24 +38,27 @@ impl MemoryDoc {
         MemoryDoc { path, snapshot, report, timelines: Vec::new(), first_history: Default::default() }
     }
 
+    /// What the loader builds: the analysis, every device's allocation timeline and the first
+    /// device's history, the analysis on a second core beside the rest (each is one pass over
+    /// the whole trace). `None` when `cancelled` said stop.
+    pub fn open(path: PathBuf, snapshot: MemorySnapshot, cancelled: impl Fn() -> bool + Sync) -> Option<MemoryDoc> {
+        let devices = snapshot.devices();
+        let (report, built) = rayon::join(
+            || strobe_analysis::memory::analyse(&snapshot),
+            || timelines_and_history(&snapshot, &devices, &cancelled),
+        );
+        let (timelines, first_history) = built?;
+        Some(MemoryDoc { path, snapshot, report, timelines, first_history: std::sync::Mutex::new(first_history) })
+    }
+
     /// Builds every device's allocation timeline; false when `cancelled` said stop between two.
     pub fn build_timelines(&mut self, cancelled: impl Fn() -> bool) -> bool {
-        let mut out = Vec::with_capacity(self.report.devices.len());
-        for d in &self.report.devices {
-            if cancelled() {
-                return false;
-            }
-            out.push(Arc::new(AllocationTimeline::build(&self.snapshot, d.device)));
-        }
-        self.timelines = out;
-        if let Some(d) = self.report.devices.first() {
-            if cancelled() {
-                return false;
-            }
-            let h = AllocatorHistory::new(&self.snapshot, d.device);
-            let regions = h.view();
-            *self.first_history.lock().unwrap_or_else(|e| e.into_inner()) = Some((h, regions));
-        }
+        let devices: Vec<i64> = self.report.devices.iter().map(|d| d.device).collect();
+        let Some((timelines, first)) = timelines_and_history(&self.snapshot, &devices, &cancelled) else {
+            return false;
+        };
+        self.timelines = timelines;
+        *self.first_history.lock().unwrap_or_else(|e| e.into_inner()) = first;
         true
     }
 
@@ -64,6 +67,34 @@ impl MemoryDoc {
         let d = self.report.devices.get(i)?.device;
         Some(self.timelines.get(i).cloned().unwrap_or_else(|| Arc::new(AllocationTimeline::build(&self.snapshot, d))))
     }
+}
+
+type FirstHistory = Option<(AllocatorHistory, Vec<RegionView>)>;
+
+/// Each device's allocation timeline (in `devices` order, which is `MemoryReport::devices`'s)
+/// and the first device's history at its final state; `None` when `cancelled` said stop.
+fn timelines_and_history(
+    s: &MemorySnapshot,
+    devices: &[i64],
+    cancelled: &impl Fn() -> bool,
+) -> Option<(Vec<Arc<AllocationTimeline>>, FirstHistory)> {
+    let mut out = Vec::with_capacity(devices.len());
+    for &d in devices {
+        if cancelled() {
+            return None;
+        }
+        out.push(Arc::new(AllocationTimeline::build(s, d)));
+    }
+    let mut first = None;
+    if let Some(&d) = devices.first() {
+        if cancelled() {
+            return None;
+        }
+        let h = AllocatorHistory::new(s, d);
+        let regions = h.view();
+        first = Some((h, regions));
+    }
+    Some((out, first))
 }
 
 /// An Nsight Compute export analysed for the kernel pane (`strobe_analysis::roofline`).

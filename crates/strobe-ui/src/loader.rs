@@ -167,10 +167,7 @@ pub fn load_document(path: &Path, opts: &LoadOptions, idle_threshold_ns: i64) ->
             if cancelled() {
                 return Err(stop());
             }
-            let mut doc = MemoryDoc::new(path, snapshot);
-            if !doc.build_timelines(cancelled) {
-                return Err(stop());
-            }
+            let doc = MemoryDoc::open(path, snapshot, cancelled).ok_or_else(stop)?;
             Document::Memory(Box::new(doc))
         }
         Source::MemoryStats(stats) => Document::MemoryStats(Box::new(strobe_analysis::memory::stats_report(&stats))),

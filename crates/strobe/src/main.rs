@@ -15,6 +15,11 @@ mod summaries;
 
 use clap::Parser;
 
+// glibc's malloc returns freed pages to the kernel and faults them back in zeroed: on a 2 GB
+// snapshot that was 12 % of the open in clear_page alone. mimalloc keeps and reuses them.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Prints a result as pretty JSON (`--json`) or as the text `to_text` makes of it.
 pub fn emit<T: serde::Serialize>(json: bool, r: &T, to_text: impl Fn(&T) -> String) -> anyhow::Result<()> {
     print!("{}", render(json, r, to_text)?);

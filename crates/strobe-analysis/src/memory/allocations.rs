@@ -8,8 +8,8 @@
 //! answers "alive at k, bottom to top" in O(log n + alive), with no cap on how many exist.
 
 use super::range_max::RangeMinMax;
-use super::{replay, Replay};
-use std::collections::HashMap;
+use super::replay_walk;
+use rustc_hash::FxHashMap;
 use strobe_model::memory::{Action, MemorySnapshot, StackId};
 use strobe_store::interval;
 
@@ -49,6 +49,10 @@ pub struct AllocationTimeline {
 }
 
 /// Σ sizes alive at each position 0 ..= n.
+fn trace_len(s: &MemorySnapshot, device: i64) -> usize {
+    usize::try_from(device).ok().and_then(|d| s.device_traces.get(d)).map_or(0, Vec::len)
+}
+
 fn stack_heights(allocs: &[Allocation], start: &[i64], end: &[i64], n: usize) -> Vec<i64> {
     let mut diff = vec![0i64; n + 2];
     for (i, a) in allocs.iter().enumerate() {
@@ -67,11 +71,53 @@ fn stack_heights(allocs: &[Allocation], start: &[i64], end: &[i64], n: usize) ->
 
 impl AllocationTimeline {
     pub fn build(s: &MemorySnapshot, device: i64) -> AllocationTimeline {
+        // the replay (reserved bytes, times) is a pass of its own: on another core
+        let (built, (reserved, time_us)) = rayon::join(
+            || Self::intervals(s, device),
+            || {
+                let n = trace_len(s, device) + 1;
+                let (mut reserved, mut time_us) = (Vec::with_capacity(n), Vec::with_capacity(n));
+                replay_walk(s, device, |_, _, r, t| {
+                    reserved.push(r);
+                    time_us.push(t);
+                });
+                (reserved, time_us)
+            },
+        );
+        let (allocs, start, end, n) = built;
+        let (heights, (max_end, by_end)) = rayon::join(
+            || RangeMinMax::new(stack_heights(&allocs, &start, &end, n)),
+            || {
+                let mut max_end = vec![0; end.len()];
+                interval::build_max_end(&end, &mut max_end);
+                let mut by_end: Vec<u32> = (0..allocs.len() as u32).collect();
+                by_end.sort_by_key(|&i| end[i as usize]);
+                (max_end, by_end)
+            },
+        );
+        AllocationTimeline {
+            device,
+            allocs,
+            start,
+            end,
+            max_end,
+            by_end,
+            allocated: heights,
+            reserved: RangeMinMax::new(reserved),
+            time_us,
+            len: n,
+        }
+    }
+
+    /// Every allocation of `device` stacked, with its start and end positions, and the
+    /// trace's length.
+    #[allow(clippy::type_complexity)]
+    fn intervals(s: &MemorySnapshot, device: i64) -> (Vec<Allocation>, Vec<i64>, Vec<i64>, usize) {
         let trace = usize::try_from(device).ok().and_then(|d| s.device_traces.get(d)).map(Vec::as_slice).unwrap_or(&[]);
         let n = trace.len();
         let mut before: Vec<Allocation> = Vec::new();
         let mut during: Vec<Allocation> = Vec::new();
-        let mut open: HashMap<u64, usize> = HashMap::new();
+        let mut open: FxHashMap<u64, usize> = FxHashMap::default();
         for (i, e) in trace.iter().enumerate() {
             match e.action {
                 Action::Alloc => {
@@ -125,24 +171,7 @@ impl AllocationTimeline {
         allocs.extend(during);
         let start: Vec<i64> = allocs.iter().map(|a| a.alloc_entry.map_or(0, |e| e as i64 + 1)).collect();
         let end: Vec<i64> = allocs.iter().map(|a| a.free_entry.map_or(n as i64 + 1, |e| e as i64 + 1)).collect();
-        let mut max_end = vec![0; end.len()];
-        interval::build_max_end(&end, &mut max_end);
-        let mut by_end: Vec<u32> = (0..allocs.len() as u32).collect();
-        by_end.sort_by_key(|&i| end[i as usize]);
-        let Replay { reserved, time_us, .. } = replay(s, device);
-        let heights = stack_heights(&allocs, &start, &end, n);
-        AllocationTimeline {
-            device,
-            allocs,
-            start,
-            end,
-            max_end,
-            by_end,
-            allocated: RangeMinMax::new(heights),
-            reserved: RangeMinMax::new(reserved),
-            time_us,
-            len: n,
-        }
+        (allocs, start, end, n)
     }
 
     /// Calls `f(index)` for each allocation alive at position `k`, bottom to top.

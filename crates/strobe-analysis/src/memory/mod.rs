@@ -114,8 +114,26 @@ fn reserved_delta(a: Action, size: u64) -> i64 {
 /// Replays `device`'s trace, anchored so that it ends at the final state: allocated at
 /// Σ requested size of active (allocated or awaiting-free) blocks, reserved at Σ total_size.
 pub fn replay(s: &MemorySnapshot, device: i64) -> Replay {
-    let empty = Vec::new();
-    let trace = usize::try_from(device).ok().and_then(|d| s.device_traces.get(d)).unwrap_or(&empty);
+    let n = device_trace(s, device).len() + 1;
+    let mut r =
+        Replay { allocated: Vec::with_capacity(n), reserved: Vec::with_capacity(n), time_us: Vec::with_capacity(n) };
+    replay_walk(s, device, |_, a, res, t| {
+        r.allocated.push(a);
+        r.reserved.push(res);
+        r.time_us.push(t);
+    });
+    r
+}
+
+fn device_trace(s: &MemorySnapshot, device: i64) -> &[strobe_model::memory::TraceEntry] {
+    usize::try_from(device).ok().and_then(|d| s.device_traces.get(d)).map_or(&[], Vec::as_slice)
+}
+
+/// The replay as a walk, without keeping it: `f(k, allocated, reserved, time_us)` at each
+/// position k of [`Replay`] in order (what the report needs is a few figures of it, and a
+/// trace of 25 M entries makes 0.8 GB of vectors).
+pub fn replay_walk(s: &MemorySnapshot, device: i64, mut f: impl FnMut(usize, i64, i64, Option<i64>)) {
+    let trace = device_trace(s, device);
     let segs = s.segments.iter().filter(|g| g.device == device);
     let mut final_alloc = 0i64;
     let mut final_res = 0i64;
@@ -125,23 +143,13 @@ pub fn replay(s: &MemorySnapshot, device: i64) -> Replay {
     }
     let da: i64 = trace.iter().map(|e| alloc_delta(e.action, e.size)).sum();
     let dr: i64 = trace.iter().map(|e| reserved_delta(e.action, e.size)).sum();
-    let mut r = Replay {
-        allocated: Vec::with_capacity(trace.len() + 1),
-        reserved: Vec::with_capacity(trace.len() + 1),
-        time_us: Vec::with_capacity(trace.len() + 1),
-    };
     let (mut a, mut res) = (final_alloc - da, final_res - dr);
-    r.allocated.push(a);
-    r.reserved.push(res);
-    r.time_us.push(trace.first().and_then(|e| e.time_us));
-    for e in trace {
+    f(0, a, res, trace.first().and_then(|e| e.time_us()));
+    for (k, e) in trace.iter().enumerate() {
         a += alloc_delta(e.action, e.size);
         res += reserved_delta(e.action, e.size);
-        r.allocated.push(a);
-        r.reserved.push(res);
-        r.time_us.push(e.time_us);
+        f(k + 1, a, res, e.time_us());
     }
-    r
 }
 
 pub fn analyse(s: &MemorySnapshot) -> MemoryReport {
@@ -192,26 +200,38 @@ pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
     let trace = usize::try_from(d).ok().and_then(|i| s.device_traces.get(i)).unwrap_or(&empty);
     m.trace_entries = trace.len();
     m.history_window = history_window(trace);
-    let r = replay(s, d);
-    m.peak_allocated_bytes = r.peak_allocated();
-    m.peak_reserved_bytes = r.peak_reserved();
+    // the replay's peaks, and its values just after each OOM (in trace order)
+    let oom_at: Vec<usize> =
+        trace.iter().enumerate().filter(|(_, e)| e.action == Action::Oom).map(|(k, _)| k).collect();
+    let mut at_oom: Vec<(i64, i64)> = Vec::with_capacity(oom_at.len());
+    let (mut peak_a, mut peak_r) = (i64::MIN, i64::MIN);
+    replay_walk(s, d, |k, a, res, _| {
+        peak_a = peak_a.max(a);
+        peak_r = peak_r.max(res);
+        if at_oom.len() < oom_at.len() && oom_at[at_oom.len()] + 1 == k {
+            at_oom.push((a, res));
+        }
+    });
+    m.peak_allocated_bytes = peak_a;
+    m.peak_reserved_bytes = peak_r;
     // OOMs in descending order, so one walk back from the final state reaches them all
     let mut hist = AllocatorHistory::new(s, d);
     let mut ooms = Vec::new();
-    for (k, e) in trace.iter().enumerate().rev().filter(|(_, e)| e.action == Action::Oom) {
+    for (&k, &(allocated, reserved)) in oom_at.iter().zip(&at_oom).rev() {
+        let e = &trace[k];
         hist.seek(s, k);
         let f = hist.free_figures();
         let same_stream = f.free_by_stream.iter().find(|(st, _)| *st == e.stream).map_or(0, |x| x.1);
         let ev = OomEvidence {
-            allocated_bytes: r.allocated[k + 1],
-            reserved_bytes: r.reserved[k + 1],
-            cached_free_bytes: r.reserved[k + 1] - r.allocated[k + 1],
+            allocated_bytes: allocated,
+            reserved_bytes: reserved,
+            cached_free_bytes: reserved - allocated,
             largest_free_block: f.largest_free_block,
             same_stream_free_bytes: same_stream,
-            time_us: e.time_us,
+            time_us: e.time_us(),
         };
         let req = e.size;
-        let free = e.device_free.unwrap_or(0);
+        let free = e.device_free().unwrap_or(0);
         let verdict = if free >= req {
             "process_limit"
         } else if ev.allocated_bytes + req as i64 > ev.reserved_bytes + free as i64 {

@@ -68,7 +68,7 @@ pub fn history_window(trace: &[TraceEntry]) -> Option<HistoryWindow> {
     }
     let first = first?;
     let n = trace.len();
-    let times = || trace.iter().filter_map(|e| e.time_us);
+    let times = || trace.iter().filter_map(|e| e.time_us());
     let duration_us = times().next().zip(times().next_back()).map(|(a, b)| b - a);
     let full_ring_buffer = looks_like_max_entries(n);
     let entries = if n == 1 { "1 entry".to_string() } else { format!("{n} entries") };
@@ -143,8 +143,8 @@ mod tests {
             addr,
             size: 512,
             stream: 0,
-            time_us: Some(t),
-            device_free: None,
+            time: t,
+            free_on_device: TraceEntry::NO_DEVICE_FREE,
             stack: 0,
             compile_context: 0,
             user_metadata: 0,

@@ -23,10 +23,12 @@ pub enum Value {
 }
 
 /// Sees each dict as soon as a SETITEMS batch fills it, and may replace it by its own
-/// compact value (the dict's items are then freed). Lets a caller build its structures while
+/// compact value (the dict is then never stored). Lets a caller build its structures while
 /// reading instead of keeping the whole value tree.
 pub trait Sink {
-    fn dict_done(&mut self, pk: &Pickle, dict: Value) -> Result<Option<Value>, String>;
+    /// `items` are the dict's keys and values, alternating (`items.chunks_exact(2)` are its
+    /// pairs): all of them, when a dict is filled by more than one batch.
+    fn dict_done(&mut self, pk: &Pickle, items: &[Value]) -> Result<Option<Value>, String>;
 
     /// Called about once per MiB read with the byte offset reached (progress); an error
     /// stops the parse there (cancel).
@@ -39,7 +41,7 @@ pub trait Sink {
 pub struct KeepAll;
 
 impl Sink for KeepAll {
-    fn dict_done(&mut self, _: &Pickle, _: Value) -> Result<Option<Value>, String> {
+    fn dict_done(&mut self, _: &Pickle, _: &[Value]) -> Result<Option<Value>, String> {
         Ok(None)
     }
 }
@@ -100,7 +102,11 @@ pub struct Pickle {
     bytes: Vec<Box<[u8]>>,
     /// Lists and tuples share this arena.
     seqs: Vec<Vec<Value>>,
-    dicts: Vec<Vec<(Value, Value)>>,
+    /// Per dict index, where its items are in `dict_items` (`NO_ITEMS` while it has none): an
+    /// empty dict costs 4 bytes, and most of a snapshot's millions of dicts are handed to a
+    /// sink and never stored.
+    dict_slots: Vec<u32>,
+    dict_items: Vec<Vec<(Value, Value)>>,
     wides: Vec<WideInt>,
     /// Dicts a sink replaced, by dict index (memo references resolve through this).
     replaced: FxHashMap<u32, Value>,
@@ -131,9 +137,32 @@ impl Pickle {
     }
     pub fn dict(&self, v: Value) -> Option<&[(Value, Value)]> {
         match v {
-            Value::Dict(i) => Some(&self.dicts[i as usize]),
+            Value::Dict(i) => Some(self.items_of(i)),
             _ => None,
         }
+    }
+    fn items_of(&self, dict: u32) -> &[(Value, Value)] {
+        match self.dict_slots[dict as usize] {
+            NO_ITEMS => &[],
+            j => &self.dict_items[j as usize],
+        }
+    }
+    fn items_mut(&mut self, dict: u32) -> &mut Vec<(Value, Value)> {
+        let slot = &mut self.dict_slots[dict as usize];
+        if *slot == NO_ITEMS {
+            *slot = self.dict_items.len() as u32;
+            self.dict_items.push(Vec::new());
+        }
+        &mut self.dict_items[*slot as usize]
+    }
+    fn new_dict(&mut self, items: Vec<(Value, Value)>) -> Value {
+        if items.is_empty() {
+            self.dict_slots.push(NO_ITEMS);
+        } else {
+            self.dict_slots.push(self.dict_items.len() as u32);
+            self.dict_items.push(items);
+        }
+        Value::Dict((self.dict_slots.len() - 1) as u32)
     }
     /// Looks up a string key in a dict (linear: snapshot dicts are small).
     pub fn get(&self, dict: Value, key: &str) -> Option<Value> {
@@ -143,7 +172,7 @@ impl Pickle {
     /// that are read once).
     pub fn take_dict(&mut self, v: Value) -> Vec<(Value, Value)> {
         match v {
-            Value::Dict(i) => std::mem::take(&mut self.dicts[i as usize]),
+            Value::Dict(i) => std::mem::take(self.items_mut(i)),
             _ => Vec::new(),
         }
     }
@@ -294,10 +323,74 @@ fn refused(op: u8) -> Option<&'static str> {
     })
 }
 
+/// The memo, 8 bytes a slot instead of a `Value`'s 16 (a snapshot memoizes tens of millions
+/// of values): a tag in the high 32 bits and an index in the low ones. Numbers, which
+/// Python's pickler never memoizes but a hand-made pickle may, sit in `nums`.
+struct Memo {
+    slots: Vec<u64>,
+    nums: Vec<Value>,
+}
+
+impl Memo {
+    /// The slot of a value that refers by index (or carries no payload); `None` for numbers.
+    fn packed_ref(v: Value) -> Option<u64> {
+        let (tag, i) = match v {
+            Value::None => (0, 0),
+            Value::Bool(b) => (1, b as u32),
+            Value::Str(i) => (2, i),
+            Value::Bytes(i) => (3, i),
+            Value::List(i) => (4, i),
+            Value::Tuple(i) => (5, i),
+            Value::Dict(i) => (6, i),
+            Value::Ext(i) => (7, i),
+            Value::Wide(i) => (8, i),
+            Value::Int(_) | Value::UInt(_) | Value::Float(_) => return None,
+        };
+        Some((tag << 32) | i as u64)
+    }
+    fn pack(&mut self, v: Value) -> u64 {
+        Self::packed_ref(v).unwrap_or_else(|| {
+            self.nums.push(v);
+            (9 << 32) | (self.nums.len() - 1) as u64
+        })
+    }
+    fn unpack(&self, x: u64) -> Value {
+        let i = x as u32;
+        match x >> 32 {
+            0 => Value::None,
+            1 => Value::Bool(i != 0),
+            2 => Value::Str(i),
+            3 => Value::Bytes(i),
+            4 => Value::List(i),
+            5 => Value::Tuple(i),
+            6 => Value::Dict(i),
+            7 => Value::Ext(i),
+            8 => Value::Wide(i),
+            _ => self.nums[i as usize],
+        }
+    }
+    fn push(&mut self, v: Value) {
+        let x = self.pack(v);
+        self.slots.push(x);
+    }
+    fn set(&mut self, i: usize, v: Value) {
+        self.slots[i] = self.pack(v);
+    }
+    fn get(&self, i: usize) -> Option<Value> {
+        self.slots.get(i).map(|&x| self.unpack(x))
+    }
+}
+
 /// Decodes a whole pickle held in memory.
 pub fn parse(data: &[u8], limits: Limits) -> Result<Pickle, PickleError> {
     parse_with(data, limits, &mut KeepAll)
 }
+
+/// Strings up to this many bytes are shared by content (longer ones are rarely repeated
+/// and would cost a hash of their whole text).
+const SHARED_STR_LEN: usize = 64;
+
+const NO_ITEMS: u32 = u32::MAX;
 
 /// How often `Sink::reached` is called.
 const TICK_BYTES: usize = 1 << 20;
@@ -308,7 +401,9 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
     let mut out = Pickle::default();
     let mut stack: Vec<Value> = Vec::with_capacity(64);
     let mut marks: Vec<usize> = Vec::new();
-    let mut memo: Vec<Value> = Vec::new();
+    // Sized for a snapshot's rate (about one memo entry per 30 bytes) so that the big vectors
+    // do not grow by copying; pages never written are never touched.
+    let mut memo = Memo { slots: Vec::with_capacity(data.len() / 32), nums: Vec::new() };
     let mut sparse_memo: FxHashMap<u64, Value> = FxHashMap::default();
     if data.is_empty() {
         return Err(c.err("empty file (not a pickle)"));
@@ -338,11 +433,24 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
             }
         };
     }
+    // Equal short strings share one index: a snapshot writes `'N/A'` and its action names
+    // afresh in millions of trace entries, and one copy each is what a reader needs.
+    let mut short_strs: FxHashMap<&[u8], u32> = FxHashMap::default();
     macro_rules! new_str {
         ($b:expr) => {{
-            let s = std::str::from_utf8($b).map_err(|_| c.err("string is not valid UTF-8"))?;
-            out.strs.push(s.into());
-            Value::Str((out.strs.len() - 1) as u32)
+            let b: &[u8] = $b;
+            match (b.len() <= SHARED_STR_LEN).then(|| short_strs.get(b).copied()).flatten() {
+                Some(i) => Value::Str(i),
+                None => {
+                    let s = std::str::from_utf8(b).map_err(|_| c.err("string is not valid UTF-8"))?;
+                    out.strs.push(s.into());
+                    let i = (out.strs.len() - 1) as u32;
+                    if b.len() <= SHARED_STR_LEN {
+                        short_strs.insert(b, i);
+                    }
+                    Value::Str(i)
+                }
+            }
         }};
     }
     macro_rules! new_bytes {
@@ -371,10 +479,10 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
     macro_rules! memo_put {
         ($idx:expr, $v:expr) => {{
             let idx = $idx as u64;
-            if (idx as usize) < memo.len() {
-                memo[idx as usize] = $v;
-            } else if idx as usize == memo.len() {
-                if memo.len() >= limits.max_memo {
+            if (idx as usize) < memo.slots.len() {
+                memo.set(idx as usize, $v);
+            } else if idx as usize == memo.slots.len() {
+                if memo.slots.len() >= limits.max_memo {
                     return Err(c.err("memo too large"));
                 }
                 memo.push($v);
@@ -389,8 +497,8 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
     macro_rules! memo_get {
         ($idx:expr) => {{
             let idx = $idx as u64;
-            match memo.get(idx as usize).copied().or_else(|| sparse_memo.get(&idx).copied()) {
-                Some(Value::Dict(d)) if !out.replaced.is_empty() && out.dicts[d as usize].is_empty() => {
+            match memo.get(idx as usize).or_else(|| sparse_memo.get(&idx).copied()) {
+                Some(Value::Dict(d)) if !out.replaced.is_empty() && out.items_of(d).is_empty() => {
                     out.replaced.get(&d).copied().unwrap_or(Value::Dict(d))
                 }
                 Some(v) => v,
@@ -577,8 +685,8 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
             b']' => push!(new_seq!(Vec::new(), false)),
             b')' => push!(new_seq!(Vec::new(), true)),
             b'}' => {
-                out.dicts.push(Vec::new());
-                push!(Value::Dict((out.dicts.len() - 1) as u32))
+                let d = out.new_dict(Vec::new());
+                push!(d)
             }
             0x8f => push!(new_seq!(Vec::new(), false)), // EMPTY_SET: read as a list
             b'l' | b't' | 0x91 => {
@@ -601,8 +709,8 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
                 if !items.len().is_multiple_of(2) {
                     return Err(c.err("DICT with an odd number of items"));
                 }
-                out.dicts.push(items.chunks(2).map(|p| (p[0], p[1])).collect());
-                push!(Value::Dict((out.dicts.len() - 1) as u32))
+                let d = out.new_dict(items.chunks(2).map(|p| (p[0], p[1])).collect());
+                push!(d)
             }
             b'a' => {
                 let v = pop!();
@@ -623,7 +731,7 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
                 let v = pop!();
                 let k = pop!();
                 match stack.last() {
-                    Some(Value::Dict(i)) => out.dicts[*i as usize].push((k, v)),
+                    Some(&Value::Dict(i)) => out.items_mut(i).push((k, v)),
                     _ => return Err(c.err("SETITEM on something that is not a dict")),
                 }
             }
@@ -634,20 +742,45 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
                 }
                 match m.checked_sub(1).map(|j| stack[j]) {
                     Some(Value::Dict(i)) => {
-                        let d = &mut out.dicts[i as usize];
-                        d.reserve_exact((stack.len() - m) / 2);
-                        let mut it = stack.drain(m..);
-                        while let (Some(k), Some(v)) = (it.next(), it.next()) {
-                            d.push((k, v));
-                        }
-                        drop(it);
-                        if let Some(nv) = sink.dict_done(&out, Value::Dict(i)).map_err(|e| c.err(e))? {
-                            out.dicts[i as usize] = Vec::new();
+                        // The usual dict is filled by one batch: the sink sees it on the stack
+                        // and, if it takes it, the dict is never stored.
+                        let seen = if out.items_of(i).is_empty() {
+                            sink.dict_done(&out, &stack[m..]).map_err(|e| c.err(e))?
+                        } else {
+                            None
+                        };
+                        let nv = match seen {
+                            Some(nv) => {
+                                stack.truncate(m);
+                                Some(nv)
+                            }
+                            None => {
+                                let was_empty = out.items_of(i).is_empty();
+                                let d = out.items_mut(i);
+                                d.reserve_exact((stack.len() - m) / 2);
+                                let mut it = stack.drain(m..);
+                                while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                                    d.push((k, v));
+                                }
+                                drop(it);
+                                if was_empty {
+                                    None // seen above, and kept
+                                } else {
+                                    let flat: Vec<Value> = out.items_of(i).iter().flat_map(|&(k, v)| [k, v]).collect();
+                                    sink.dict_done(&out, &flat).map_err(|e| c.err(e))?
+                                }
+                            }
+                        };
+                        if let Some(nv) = nv {
+                            if !out.items_of(i).is_empty() {
+                                *out.items_mut(i) = Vec::new();
+                            }
                             // Point the memo at the replacement: it is nearly always among the
                             // last entries (MEMOIZE right after EMPTY_DICT); else remember it.
-                            let from = memo.len().saturating_sub(256);
-                            match memo[from..].iter().rposition(|x| *x == Value::Dict(i)) {
-                                Some(p) => memo[from + p] = nv,
+                            let from = memo.slots.len().saturating_sub(256);
+                            let packed = Memo::packed_ref(Value::Dict(i));
+                            match memo.slots[from..].iter().rposition(|x| Some(*x) == packed) {
+                                Some(p) => memo.set(from + p, nv),
                                 None => {
                                     out.replaced.insert(i, nv);
                                 }
@@ -678,7 +811,7 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
             }
             0x94 => {
                 let v = *stack.last().ok_or_else(|| c.err("stack underflow"))?;
-                let i = memo.len();
+                let i = memo.slots.len();
                 memo_put!(i, v)
             }
             _ => {
@@ -815,8 +948,8 @@ mod tests {
 
     struct Replace(u32);
     impl Sink for Replace {
-        fn dict_done(&mut self, pk: &Pickle, d: Value) -> Result<Option<Value>, String> {
-            if pk.get(d, "action").is_some() {
+        fn dict_done(&mut self, pk: &Pickle, items: &[Value]) -> Result<Option<Value>, String> {
+            if items.chunks_exact(2).any(|kv| pk.str(kv[0]) == Some("action")) {
                 self.0 += 1;
                 return Ok(Some(Value::Ext(self.0 - 1)));
             }

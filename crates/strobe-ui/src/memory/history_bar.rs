@@ -56,7 +56,7 @@ impl HistoryBar {
                     Action::Oom => format!(
                         "entry {i}: OOM — {} requested, {} free on the device",
                         bytes(e.size),
-                        bytes(e.device_free.unwrap_or(0))
+                        bytes(e.device_free().unwrap_or(0))
                     ),
                     a => format!("entry {i}: {} {} at 0x{:x}, stream {}", a.as_str(), bytes(e.size), e.addr, e.stream),
                 };
