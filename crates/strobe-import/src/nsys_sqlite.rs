@@ -170,7 +170,8 @@ fn import_filtered(
         macro_rules! reader {
             ($t:expr, $sql:ident, $conv:ident) => {{
                 if shown($t) {
-                    let sql = $sql(&schema);
+                    let only = only_pid.map(|p| rows::pid_clause(&schema, $t, p)).unwrap_or_default();
+                    let sql = format!("{}{only}", $sql(&schema));
                     let (tx, rx) = sync_channel(4);
                     s.spawn(move || read_table(path, &sql, $conv, tx));
                     Some(rx)

@@ -335,6 +335,18 @@ pub fn osrt_row(r: &Row<'_>) -> Option<OsrtRow> {
     })
 }
 
+/// A `WHERE` keeping one process's rows of `table` (its pid sits in bits 24..48 of
+/// `globalPid`/`globalTid`), or nothing when the table has no such column. One rank of a
+/// several-process report is read this way: SQLite skips the other processes' rows before
+/// any column of them is fetched, instead of every rank reading the whole table.
+pub fn pid_clause(s: &Schema, table: &str, pid: u32) -> String {
+    let spec = cols(table).into_iter().find(|c| c.trim_start_matches('?').starts_with("global"));
+    match spec.and_then(|c| s.col(table, c)) {
+        Some(col) => format!("WHERE (({} >> 24) & 16777215) = {pid}", super::schema::quote(col)),
+        None => String::new(),
+    }
+}
+
 /// The process a row belongs to, for importing one process of a report as one rank.
 pub trait RowPid {
     fn pid(&self) -> u32;
