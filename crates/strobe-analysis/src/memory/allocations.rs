@@ -10,7 +10,7 @@
 use super::range_max::RangeMinMax;
 use super::replay_walk;
 use rustc_hash::FxHashMap;
-use strobe_model::memory::{Action, MemorySnapshot, StackId};
+use strobe_model::memory::{Action, MemorySnapshot, StackId, TraceEntry};
 use strobe_store::interval;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,8 +42,9 @@ pub struct AllocationTimeline {
     /// trace is consistent with the final blocks, and still what is on screen when it is not.
     pub allocated: RangeMinMax,
     pub reserved: RangeMinMax,
-    /// `time_us` of each position (the replay's).
-    pub time_us: Vec<Option<i64>>,
+    /// `time_us` of each position (the replay's), [`TraceEntry::NO_TIME`] where none (8
+    /// bytes a position, not an `Option`'s 16). Read with [`AllocationTimeline::time_at`].
+    time_us: Vec<i64>,
     /// Entry count (positions run 0 ..= len).
     pub len: usize,
 }
@@ -79,7 +80,7 @@ impl AllocationTimeline {
                 let (mut reserved, mut time_us) = (Vec::with_capacity(n), Vec::with_capacity(n));
                 replay_walk(s, device, |_, _, r, t| {
                     reserved.push(r);
-                    time_us.push(t);
+                    time_us.push(t.unwrap_or(TraceEntry::NO_TIME));
                 });
                 (reserved, time_us)
             },
@@ -172,6 +173,15 @@ impl AllocationTimeline {
         let start: Vec<i64> = allocs.iter().map(|a| a.alloc_entry.map_or(0, |e| e as i64 + 1)).collect();
         let end: Vec<i64> = allocs.iter().map(|a| a.free_entry.map_or(n as i64 + 1, |e| e as i64 + 1)).collect();
         (allocs, start, end, n)
+    }
+
+    /// The time of position `k`, if it has one.
+    pub fn time_at(&self, k: usize) -> Option<i64> {
+        self.time_us.get(k).copied().filter(|&t| t != TraceEntry::NO_TIME)
+    }
+    /// The first position's time that there is.
+    pub fn first_time(&self) -> Option<i64> {
+        self.time_us.iter().copied().find(|&t| t != TraceEntry::NO_TIME)
     }
 
     /// Calls `f(index)` for each allocation alive at position `k`, bottom to top.

@@ -14,11 +14,22 @@ const FAN: usize = 64;
 impl RangeMinMax {
     pub fn new(values: Vec<i64>) -> RangeMinMax {
         let mut levels: Vec<Vec<(i64, i64, usize)>> = Vec::new();
-        let mut prev: Vec<(i64, i64, usize)> = values.iter().enumerate().map(|(i, &v)| (v, v, i)).collect();
-        while prev.len() > FAN {
-            let next: Vec<(i64, i64, usize)> = prev.chunks(FAN).map(merge_all).collect();
-            levels.push(next.clone());
-            prev = next;
+        if values.len() > FAN {
+            // the first level straight from the values: a (min, max, index) triple per value
+            // would be 24 bytes × every trace position, made only to be merged
+            let mut cur: Vec<(i64, i64, usize)> = values
+                .chunks(FAN)
+                .enumerate()
+                .map(|(b, c)| {
+                    let at = b * FAN;
+                    c.iter().enumerate().skip(1).fold((c[0], c[0], at), |acc, (i, &v)| merge(acc, (v, v, at + i)))
+                })
+                .collect();
+            while cur.len() > FAN {
+                let next: Vec<(i64, i64, usize)> = cur.chunks(FAN).map(merge_all).collect();
+                levels.push(std::mem::replace(&mut cur, next));
+            }
+            levels.push(cur);
         }
         RangeMinMax { values, levels }
     }
