@@ -506,8 +506,7 @@ fn build(pk: Pickle, mut b: B) -> Result<MemorySnapshot, String> {
                 // filled one SETITEM at a time (protocols 0/1, or a 1-item dict), so never
                 // handed to the sink: convert it here
                 Value::Dict(_) => {
-                    let flat: Vec<Value> = pk.dict(e).unwrap_or(&[]).iter().flat_map(|&(k, v)| [k, v]).collect();
-                    b.trace_entry(&pk, &flat).map_err(|x| format!("device_traces[{di}][{ei}]: {x}"))?
+                    b.trace_entry(&pk, &pk.flat_items(e)).map_err(|x| format!("device_traces[{di}][{ei}]: {x}"))?
                 }
                 _ => None,
             };

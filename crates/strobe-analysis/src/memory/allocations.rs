@@ -8,7 +8,7 @@
 //! answers "alive at k, bottom to top" in O(log n + alive), with no cap on how many exist.
 
 use super::range_max::RangeMinMax;
-use super::replay_walk;
+use super::{device_trace, replay_walk};
 use rustc_hash::FxHashMap;
 use strobe_model::memory::{Action, MemorySnapshot, StackId, TraceEntry};
 use strobe_store::interval;
@@ -50,10 +50,6 @@ pub struct AllocationTimeline {
 }
 
 /// Σ sizes alive at each position 0 ..= n.
-fn trace_len(s: &MemorySnapshot, device: i64) -> usize {
-    usize::try_from(device).ok().and_then(|d| s.device_traces.get(d)).map_or(0, Vec::len)
-}
-
 fn stack_heights(allocs: &[Allocation], start: &[i64], end: &[i64], n: usize) -> Vec<i64> {
     let mut diff = vec![0i64; n + 2];
     for (i, a) in allocs.iter().enumerate() {
@@ -76,7 +72,7 @@ impl AllocationTimeline {
         let (built, (reserved, time_us)) = rayon::join(
             || Self::intervals(s, device),
             || {
-                let n = trace_len(s, device) + 1;
+                let n = device_trace(s, device).len() + 1;
                 let (mut reserved, mut time_us) = (Vec::with_capacity(n), Vec::with_capacity(n));
                 replay_walk(s, device, |_, _, r, t| {
                     reserved.push(r);
@@ -114,7 +110,7 @@ impl AllocationTimeline {
     /// trace's length.
     #[allow(clippy::type_complexity)]
     fn intervals(s: &MemorySnapshot, device: i64) -> (Vec<Allocation>, Vec<i64>, Vec<i64>, usize) {
-        let trace = usize::try_from(device).ok().and_then(|d| s.device_traces.get(d)).map(Vec::as_slice).unwrap_or(&[]);
+        let trace = device_trace(s, device);
         let n = trace.len();
         let mut before: Vec<Allocation> = Vec::new();
         let mut during: Vec<Allocation> = Vec::new();

@@ -125,7 +125,7 @@ pub fn replay(s: &MemorySnapshot, device: i64) -> Replay {
     r
 }
 
-fn device_trace(s: &MemorySnapshot, device: i64) -> &[strobe_model::memory::TraceEntry] {
+pub(crate) fn device_trace(s: &MemorySnapshot, device: i64) -> &[strobe_model::memory::TraceEntry] {
     usize::try_from(device).ok().and_then(|d| s.device_traces.get(d)).map_or(&[], Vec::as_slice)
 }
 

@@ -164,6 +164,10 @@ impl Pickle {
         }
         Value::Dict((self.dict_slots.len() - 1) as u32)
     }
+    /// A dict's keys and values, alternating (the form a [`Sink`] sees); empty for other values.
+    pub fn flat_items(&self, v: Value) -> Vec<Value> {
+        self.dict(v).unwrap_or(&[]).iter().flat_map(|&(k, x)| [k, x]).collect()
+    }
     /// Looks up a string key in a dict (linear: snapshot dicts are small).
     pub fn get(&self, dict: Value, key: &str) -> Option<Value> {
         self.dict(dict)?.iter().find(|(k, _)| self.str(*k) == Some(key)).map(|(_, v)| *v)
@@ -744,18 +748,15 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
                     Some(Value::Dict(i)) => {
                         // The usual dict is filled by one batch: the sink sees it on the stack
                         // and, if it takes it, the dict is never stored.
-                        let seen = if out.items_of(i).is_empty() {
-                            sink.dict_done(&out, &stack[m..]).map_err(|e| c.err(e))?
-                        } else {
-                            None
-                        };
+                        let first_batch = out.items_of(i).is_empty();
+                        let seen =
+                            if first_batch { sink.dict_done(&out, &stack[m..]).map_err(|e| c.err(e))? } else { None };
                         let nv = match seen {
                             Some(nv) => {
                                 stack.truncate(m);
                                 Some(nv)
                             }
                             None => {
-                                let was_empty = out.items_of(i).is_empty();
                                 let d = out.items_mut(i);
                                 d.reserve_exact((stack.len() - m) / 2);
                                 let mut it = stack.drain(m..);
@@ -763,11 +764,10 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
                                     d.push((k, v));
                                 }
                                 drop(it);
-                                if was_empty {
+                                if first_batch {
                                     None // seen above, and kept
                                 } else {
-                                    let flat: Vec<Value> = out.items_of(i).iter().flat_map(|&(k, v)| [k, v]).collect();
-                                    sink.dict_done(&out, &flat).map_err(|e| c.err(e))?
+                                    sink.dict_done(&out, &out.flat_items(Value::Dict(i))).map_err(|e| c.err(e))?
                                 }
                             }
                         };
