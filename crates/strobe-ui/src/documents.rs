@@ -23,7 +23,7 @@ pub struct MemoryDoc {
     pub path: PathBuf,
     pub snapshot: MemorySnapshot,
     pub report: MemoryReport,
-    /// Per device of `report.devices` (empty until `build_timelines`).
+    /// Per device of `report.devices`.
     pub timelines: Vec<Arc<AllocationTimeline>>,
     /// The first device's allocator history at its final state and that state's regions,
     /// built on the loader thread so the pane's first frame does not replay the history;
@@ -32,12 +32,6 @@ pub struct MemoryDoc {
 }
 
 impl MemoryDoc {
-    /// The snapshot and its analysis (`strobe_analysis::memory::analyse`).
-    pub fn new(path: PathBuf, snapshot: MemorySnapshot) -> MemoryDoc {
-        let report = strobe_analysis::memory::analyse(&snapshot);
-        MemoryDoc { path, snapshot, report, timelines: Vec::new(), first_history: Default::default() }
-    }
-
     /// What the loader builds: the analysis, every device's allocation timeline and the first
     /// device's history, the analysis on a second core beside the rest (each is one pass over
     /// the whole trace). `None` when `cancelled` said stop.
@@ -51,18 +45,7 @@ impl MemoryDoc {
         Some(MemoryDoc { path, snapshot, report, timelines, first_history: std::sync::Mutex::new(first_history) })
     }
 
-    /// Builds every device's allocation timeline; false when `cancelled` said stop between two.
-    pub fn build_timelines(&mut self, cancelled: impl Fn() -> bool) -> bool {
-        let devices: Vec<i64> = self.report.devices.iter().map(|d| d.device).collect();
-        let Some((timelines, first)) = timelines_and_history(&self.snapshot, &devices, &cancelled) else {
-            return false;
-        };
-        self.timelines = timelines;
-        *self.first_history.lock().unwrap_or_else(|e| e.into_inner()) = first;
-        true
-    }
-
-    /// The timeline of `report.devices[i]` (built here if `build_timelines` was not run).
+    /// The timeline of `report.devices[i]` (built here if `open` did not build it).
     pub fn timeline(&self, i: usize) -> Option<Arc<AllocationTimeline>> {
         let d = self.report.devices.get(i)?.device;
         Some(self.timelines.get(i).cloned().unwrap_or_else(|| Arc::new(AllocationTimeline::build(&self.snapshot, d))))
