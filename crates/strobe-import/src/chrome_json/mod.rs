@@ -4,6 +4,7 @@
 //! in file order into lanes, flows and counters (see `assemble`).
 
 mod assemble;
+mod blocks;
 mod chunks;
 mod event;
 mod members;

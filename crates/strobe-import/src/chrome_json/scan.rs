@@ -63,23 +63,6 @@ fn next_quote_or_escape(b: &[u8], mut i: usize) -> Option<usize> {
     (i..b.len()).find(|&k| matches!(b[k], b'"' | b'\\'))
 }
 
-/// The first byte at or after `i` that can open or close a string or a container: `"`,
-/// `{`, `}`, `[`, `]` (and, from the same bit trick, the bytes 0x02, 0x5B..0x5D's case
-/// twins; the caller looks at the byte found and goes on past any other).
-#[inline]
-fn next_structural(b: &[u8], mut i: usize) -> Option<usize> {
-    while i + 8 <= b.len() {
-        // `| 0x20` folds '[' onto '{' and ']' onto '}'; '"' (0x22) already has that bit
-        let w = word_at(b, i) | (ONES * 0x20);
-        let m = bytes_eq(w, b'"') | bytes_eq(w, b'{') | bytes_eq(w, b'}');
-        if m != 0 {
-            return Some(i + (m.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    (i..b.len()).find(|&k| matches!(b[k], b'"' | b'{' | b'}' | b'[' | b']'))
-}
-
 /// `p` at an opening quote; returns the position after the closing quote.
 #[inline]
 pub fn skip_string(b: &[u8], p: usize) -> Result<usize, ScanError> {
@@ -102,28 +85,7 @@ pub fn skip_value(b: &[u8], p: usize) -> Result<usize, ScanError> {
     match b.get(p) {
         None => Err(eof(p)),
         Some(b'"') => skip_string(b, p),
-        Some(b'{') | Some(b'[') => {
-            let mut depth = 0usize;
-            let mut i = p;
-            while let Some(q) = next_structural(b, i) {
-                match b[q] {
-                    b'"' => {
-                        i = skip_string(b, q)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Ok(q + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                i = q + 1;
-            }
-            Err(eof(p))
-        }
+        Some(b'{') | Some(b'[') => super::blocks::container_end(b, p).ok_or_else(|| eof(p)),
         Some(c) if c.is_ascii_digit() || matches!(c, b'-' | b't' | b'f' | b'n' | b'N' | b'I') => {
             let mut i = p + 1;
             while i < b.len() && !matches!(b[i], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
@@ -206,8 +168,14 @@ mod tests {
                 let (mut depth, mut i) = (0usize, p);
                 while i < b.len() {
                     match b[i] {
+                        // outside a string too, a backslash escapes the next byte (see `blocks`)
+                        b'\\' => {
+                            i += 2;
+                            continue;
+                        }
                         b'"' => {
-                            i = string(b, i)?;
+                            // the text ending inside is reported at the container
+                            i = string(b, i).map_err(|_| (p, true))?;
                             continue;
                         }
                         b'{' | b'[' => depth += 1,
