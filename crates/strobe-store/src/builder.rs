@@ -433,15 +433,21 @@ impl StoreBuilder {
                         build_lane_lod(&m_start[b..e], &m_end[b..e], &m_depth[b..e], &m_span[b..e], &span_meta)
                     })
                     .collect();
+                // the sections are the lanes' pieces one after another: offsets are running
+                // totals, and the pieces are written as they are (a concatenated copy would
+                // double the level of detail's memory at the store's peak)
                 let mut levels: Vec<LodLevel> = Vec::new();
-                let mut items: Vec<LodItem> = Vec::new();
-                let mut depth_members: Vec<u32> = Vec::new();
+                let mut items: Vec<Vec<LodItem>> = Vec::new();
+                let mut items_len = 0u64;
+                let mut depth_members: Vec<Vec<u32>> = Vec::with_capacity(lane_count);
+                let mut depth_members_len = 0u64;
                 for (l, lod) in lods.into_iter().enumerate() {
                     let li = &mut lane_ix[l];
                     let (b, e) = (li.member_begin as usize, li.member_end as usize);
                     li.level_begin = levels.len() as u64;
-                    let raw_base = depth_members.len() as u64;
-                    depth_members.extend_from_slice(&lod.depth_members);
+                    let raw_base = depth_members_len;
+                    depth_members_len += lod.depth_members.len() as u64;
+                    depth_members.push(lod.depth_members);
                     for (depth, (rb, re)) in lod.depth_ranges.iter().enumerate() {
                         levels.push(LodLevel {
                             depth: depth as u32,
@@ -451,9 +457,10 @@ impl StoreBuilder {
                         });
                     }
                     for (depth, w, its) in lod.levels {
-                        let ib = items.len() as u64;
-                        items.extend_from_slice(&its);
-                        levels.push(LodLevel { depth, width_log2: w, item_begin: ib, item_end: items.len() as u64 });
+                        let ib = items_len;
+                        items_len += its.len() as u64;
+                        items.push(its);
+                        levels.push(LodLevel { depth, width_log2: w, item_begin: ib, item_end: items_len });
                     }
                     li.level_end = levels.len() as u64;
                     li.max_depth = m_depth[b..e].iter().copied().max().unwrap_or(0);
@@ -494,23 +501,34 @@ impl StoreBuilder {
         // Write sections.
         let (str_off, str_bytes) = self.strings.to_columns();
         let out = &mut self.out;
-        let mut put = |id: u32, bytes: &[u8], table: &mut Vec<SectionEntry>| put_section(out, table, id, bytes);
-        put(sid::STRING_OFFSETS, bytemuck::cast_slice(&str_off), &mut table)?;
-        put(sid::STRING_BYTES, &str_bytes, &mut table)?;
-        put(sid::LANES_JSON, &serde_json::to_vec(&self.lanes).map_err(std::io::Error::other)?, &mut table)?;
-        put(sid::LANE_INDEX, bytemuck::cast_slice(&lane_index), &mut table)?;
-        put(sid::LOD_LEVELS, bytemuck::cast_slice(&levels), &mut table)?;
-        put(sid::LOD_ITEMS, bytemuck::cast_slice(&items), &mut table)?;
-        put(sid::DEPTH_MEMBERS, bytemuck::cast_slice(&depth_members), &mut table)?;
+        put_section(out, &mut table, sid::STRING_OFFSETS, bytemuck::cast_slice(&str_off))?;
+        put_section(out, &mut table, sid::STRING_BYTES, &str_bytes)?;
+        put_section(
+            out,
+            &mut table,
+            sid::LANES_JSON,
+            &serde_json::to_vec(&self.lanes).map_err(std::io::Error::other)?,
+        )?;
+        put_section(out, &mut table, sid::LANE_INDEX, bytemuck::cast_slice(&lane_index))?;
+        put_section(out, &mut table, sid::LOD_LEVELS, bytemuck::cast_slice(&levels))?;
+        put_section_parts(out, &mut table, sid::LOD_ITEMS, items.iter().map(|v| bytemuck::cast_slice(v)))?;
+        drop(items);
+        put_section_parts(out, &mut table, sid::DEPTH_MEMBERS, depth_members.iter().map(|v| bytemuck::cast_slice(v)))?;
+        drop(depth_members);
         let mut flows = flows;
         flows.par_sort_unstable_by_key(|f| (f.to, f.from, f.id));
         let mut by_from: Vec<u32> = (0..flows.len() as u32).collect();
         by_from.par_sort_unstable_by_key(|&i| (flows[i as usize].from, flows[i as usize].to));
-        put(sid::FLOWS, bytemuck::cast_slice(&flows), &mut table)?;
-        put(sid::FLOWS_BY_FROM, bytemuck::cast_slice(&by_from), &mut table)?;
-        put(sid::COUNTER_POINTS_TS, bytemuck::cast_slice(&c_ts), &mut table)?;
-        put(sid::COUNTER_POINTS_VAL, bytemuck::cast_slice(&c_val), &mut table)?;
-        put(sid::COUNTERS_JSON, &serde_json::to_vec(&counter_series).map_err(std::io::Error::other)?, &mut table)?;
+        put_section(out, &mut table, sid::FLOWS, bytemuck::cast_slice(&flows))?;
+        put_section(out, &mut table, sid::FLOWS_BY_FROM, bytemuck::cast_slice(&by_from))?;
+        put_section(out, &mut table, sid::COUNTER_POINTS_TS, bytemuck::cast_slice(&c_ts))?;
+        put_section(out, &mut table, sid::COUNTER_POINTS_VAL, bytemuck::cast_slice(&c_val))?;
+        put_section(
+            out,
+            &mut table,
+            sid::COUNTERS_JSON,
+            &serde_json::to_vec(&counter_series).map_err(std::io::Error::other)?,
+        )?;
         let mut meta = meta.clone();
         meta.load.notes.extend(crossings_note);
         if self.unbound_flows > 0 {
@@ -520,10 +538,15 @@ impl StoreBuilder {
             *meta.load.skipped.entry("flow step with no open flow (t/f without s)".into()).or_default() +=
                 self.orphan_flow_steps;
         }
-        put(sid::META_JSON, &serde_json::to_vec(&meta).map_err(std::io::Error::other)?, &mut table)?;
+        put_section(out, &mut table, sid::META_JSON, &serde_json::to_vec(&meta).map_err(std::io::Error::other)?)?;
         let src_path = self.args_source.as_ref().map(|x| x.2.clone()).unwrap_or_default();
-        put(sid::ARGS_SOURCE, src_path.as_bytes(), &mut table)?;
-        put(sid::NAMES_JSON, &serde_json::to_vec(&self.names).map_err(std::io::Error::other)?, &mut table)?;
+        put_section(out, &mut table, sid::ARGS_SOURCE, src_path.as_bytes())?;
+        put_section(
+            out,
+            &mut table,
+            sid::NAMES_JSON,
+            &serde_json::to_vec(&self.names).map_err(std::io::Error::other)?,
+        )?;
         let file_len = out.position();
         let table_bytes: &[u8] = bytemuck::cast_slice(&table);
         let header = Header {
@@ -718,6 +741,25 @@ fn build_lane_lod(start: &[i64], end: &[i64], depth: &[u32], span: &[u32], metas
         }
     }
     LaneLod { depth_members, depth_ranges, levels }
+}
+
+/// Appends one 8-aligned section made of `parts`, one after another, and records it.
+fn put_section_parts<'p>(
+    out: &mut Output,
+    table: &mut Vec<SectionEntry>,
+    id: u32,
+    parts: impl Iterator<Item = &'p [u8]>,
+) -> std::io::Result<()> {
+    let pos = out.position();
+    let pad = (8 - (pos % 8)) % 8;
+    out.write_all(&[0u8; 8][..pad as usize])?;
+    let mut len = 0u64;
+    for p in parts {
+        out.write_all(p)?;
+        len += p.len() as u64;
+    }
+    table.push(SectionEntry { id, _pad: 0, offset: pos + pad, len });
+    Ok(())
 }
 
 /// Appends one 8-aligned section to the output and records it in the table.

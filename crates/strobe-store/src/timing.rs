@@ -1,4 +1,5 @@
-//! Phase timings on stderr when `STROBE_TIMING` is set: how benchmarks find where time goes.
+//! Phase timings on stderr when `STROBE_TIMING` is set: how benchmarks find where time goes,
+//! and (on Linux) the process's anonymous memory as each phase ends: where memory goes.
 
 use std::time::Instant;
 
@@ -17,7 +18,16 @@ impl Phase {
 impl Drop for Phase {
     fn drop(&mut self) {
         if self.on {
-            eprintln!("[timing] {:<28} {:8.1} ms", self.label, self.t.elapsed().as_secs_f64() * 1e3);
+            let anon = anon_mb().map(|m| format!("  anon {m:6} MB")).unwrap_or_default();
+            eprintln!("[timing] {:<28} {:8.1} ms{anon}", self.label, self.t.elapsed().as_secs_f64() * 1e3);
         }
     }
+}
+
+/// `RssAnon` of this process in MB, where `/proc` has it.
+fn anon_mb() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("RssAnon:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024)
 }

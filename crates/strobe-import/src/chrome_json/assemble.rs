@@ -155,8 +155,10 @@ impl<'a> Assembler<'a> {
         self.events += c.events;
         let names: Vec<u32> = c.strings.iter().map(|s| b.intern(s)).collect();
         let kinds: Vec<SpanKind> = c.strings.iter().map(|s| SpanKind::from_chrome_category(s)).collect();
-        for (&k, &v) in &c.by_phase {
-            *self.load.by_phase.entry(c.strings[k as usize].to_string()).or_default() += v;
+        for (ph, &v) in c.by_phase.iter().enumerate() {
+            if v > 0 {
+                *self.load.by_phase.entry((ph as u8 as char).to_string()).or_default() += v;
+            }
         }
         for (&k, &v) in &c.by_cat {
             *self.load.by_category.entry(c.strings[k as usize].to_string()).or_default() += v;

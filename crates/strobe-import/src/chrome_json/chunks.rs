@@ -25,7 +25,8 @@ pub struct ChunkOut<'a> {
     pub evs: Vec<CEv>,
     /// (reason, count) of events skipped here.
     pub skipped: FxHashMap<&'static str, u64>,
-    pub by_phase: FxHashMap<u32, u64>,
+    /// Events per phase byte (`?` counts phases that are not one ASCII byte).
+    pub by_phase: Box<[u64; 128]>,
     pub by_cat: FxHashMap<u32, u64>,
     pub events: u64,
 }
@@ -35,9 +36,18 @@ struct Local<'a> {
     string_ids: FxHashMap<Cow<'a, str>, u32>,
     threads: Vec<(Key<'a>, Key<'a>)>,
     thread_ids: FxHashMap<(Key<'a>, Key<'a>), u32>,
+    /// The span kind of each string as a category, decided once per string.
+    cat_kinds: Vec<Option<SpanKind>>,
 }
 
 impl<'a> Local<'a> {
+    fn kind_of_cat(&mut self, cat: u32) -> SpanKind {
+        let i = cat as usize;
+        if i >= self.cat_kinds.len() {
+            self.cat_kinds.resize(self.strings.len().max(i + 1), None);
+        }
+        *self.cat_kinds[i].get_or_insert_with(|| SpanKind::from_chrome_category(&self.strings[i]))
+    }
     fn s(&mut self, v: Cow<'a, str>) -> u32 {
         if let Some(&i) = self.string_ids.get(&v) {
             return i;
@@ -108,6 +118,7 @@ pub fn parse_chunk<'a>(text: &'a str, start: usize, end: usize, unit_ns: i64) ->
         string_ids: FxHashMap::default(),
         threads: Vec::new(),
         thread_ids: FxHashMap::default(),
+        cat_kinds: Vec::new(),
     };
     let empty = local.s(Cow::Borrowed(""));
     debug_assert_eq!(empty, 0);
@@ -122,7 +133,7 @@ pub fn parse_chunk<'a>(text: &'a str, start: usize, end: usize, unit_ns: i64) ->
         threads: Vec::new(),
         evs: Vec::with_capacity((end.saturating_sub(start)) / 200),
         skipped: FxHashMap::default(),
-        by_phase: FxHashMap::default(),
+        by_phase: Box::new([0; 128]),
         by_cat: FxHashMap::default(),
         events: 0,
     };
@@ -174,18 +185,21 @@ fn snippet(b: &[u8]) -> String {
 
 fn convert<'a>(buf: &'a [u8], ev: RawEvent<'a>, unit_ns: i64, local: &mut Local<'a>, out: &mut ChunkOut<'a>) {
     let base = buf.as_ptr() as usize;
-    let ph_s = ev.ph.and_then(raw_str);
-    let ph = match ph_s.as_deref() {
-        Some(p) if p.len() == 1 => p.as_bytes()[0],
-        Some(_) | None => {
-            *out.skipped.entry("no or unknown phase").or_default() += 1;
-            let k = local.s(Cow::Borrowed("?"));
-            *out.by_phase.entry(k).or_default() += 1;
-            return;
-        }
+    // a phase is one ASCII character: read straight from the text when written plainly
+    let ph = match ev.ph.map(str::as_bytes) {
+        Some([b'"', c, b'"']) if c.is_ascii() && *c != b'\\' => Some(*c),
+        Some(_) => match ev.ph.and_then(raw_str).as_deref().map(str::as_bytes) {
+            Some([c]) if c.is_ascii() => Some(*c),
+            _ => None,
+        },
+        None => None,
     };
-    let ph_id = local.s(ph_s.unwrap());
-    *out.by_phase.entry(ph_id).or_default() += 1;
+    let Some(ph) = ph else {
+        *out.skipped.entry("no or unknown phase").or_default() += 1;
+        out.by_phase[b'?' as usize] += 1;
+        return;
+    };
+    out.by_phase[ph as usize] += 1;
     let cat = ev.cat.and_then(raw_str).map(|c| local.s(c)).unwrap_or(0);
     if ev.cat.is_some() {
         *out.by_cat.entry(cat).or_default() += 1;
@@ -250,7 +264,7 @@ fn convert<'a>(buf: &'a [u8], ev: RawEvent<'a>, unit_ns: i64, local: &mut Local<
         cev.has_id = true;
     }
     if ph == b'X' && cat != 0 {
-        let kind = SpanKind::from_chrome_category(&local.strings[cat as usize]);
+        let kind = local.kind_of_cat(cat);
         if matches!(
             kind,
             SpanKind::Kernel

@@ -504,12 +504,22 @@ fn parse_events<'a>(
     // Pipeline: assemble wave k (serial, one core) while wave k+1 waits for its text and
     // parses (all cores).
     let mut expected = from;
+    let mut reserved = false;
     let mut ready = feed.next(path)?.map(&parse_wave);
     while let Some((wave, outs)) = ready.take() {
         if progress.cancelled() {
             return Err(ImportError::Cancelled { path: path.to_path_buf() });
         }
         let t0 = std::time::Instant::now();
+        if report_bytes && expected > from && !reserved {
+            // the spans of the whole file, guessed from the first wave's density: one
+            // allocation instead of doublings that copy hundreds of MB into fresh pages (pages
+            // of an over-guess are never touched)
+            reserved = true;
+            let per_byte = b.span_count() as f64 / (expected - from) as f64;
+            let guess = (per_byte * (now.len() - from) as f64 * 1.1) as usize + 1024;
+            b.reserve_spans(guess.saturating_sub(b.span_count()).min(1 << 31));
+        }
         asm.set_text(wave.text.as_bytes());
         let (done, next) = rayon::join(
             || -> Result<Option<usize>, ImportError> {
