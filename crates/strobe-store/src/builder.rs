@@ -726,20 +726,27 @@ fn build_lane_lod(start: &[i64], end: &[i64], depth: &[u32], span: &[u32], metas
     let (counts, depth_members) = bucket(max_depth + 1, depth.iter().map(|&d| d as usize));
     let depth_ranges: Vec<(usize, usize)> = (0..=max_depth).map(|d| (counts[d], counts[d + 1])).collect();
     let extent = end.iter().copied().max().unwrap_or(0) - start[0];
-    let mut levels = Vec::new();
-    for (d, &(b, e)) in depth_ranges.iter().enumerate() {
-        let members = &depth_members[b..e];
-        for (w, its) in build_depth_levels(
-            members.iter().map(|&m| {
-                let meta = metas[span[m as usize] as usize];
-                LodItem::single(start[m as usize], end[m as usize], m, meta.name, meta.kind)
-            }),
-            members.len(),
-            extent,
-        ) {
-            levels.push((d as u32, w, its));
-        }
-    }
+    // depths in parallel: most of a trace's spans can sit on one lane (a CPU thread's ops and
+    // Python frames), whose depths are the only parallelism there is
+    let per_depth: Vec<Vec<(u32, Vec<LodItem>)>> = depth_ranges
+        .par_iter()
+        .map(|&(b, e)| {
+            let members = &depth_members[b..e];
+            build_depth_levels(
+                members.iter().map(|&m| {
+                    let meta = metas[span[m as usize] as usize];
+                    LodItem::single(start[m as usize], end[m as usize], m, meta.name, meta.kind)
+                }),
+                members.len(),
+                extent,
+            )
+        })
+        .collect();
+    let levels = per_depth
+        .into_iter()
+        .enumerate()
+        .flat_map(|(d, ls)| ls.into_iter().map(move |(w, its)| (d as u32, w, its)))
+        .collect();
     LaneLod { depth_members, depth_ranges, levels }
 }
 

@@ -65,6 +65,8 @@ pub struct Assembler<'a> {
     pub events: u64,
     /// Time spent in the pipelined parse and assembly (for STROBE_TIMING).
     pub parse_ns: u64,
+    /// Of that, the time the serial assembly took (the rest of each wave waited on the parse).
+    pub assemble_ns: u64,
     seq: u64,
     max_ts: i64,
     pub kineto: bool,
@@ -92,6 +94,7 @@ impl<'a> Assembler<'a> {
             asyncs: Vec::new(),
             events: 0,
             parse_ns: 0,
+            assemble_ns: 0,
             seq: 0,
             max_ts: i64::MIN,
             kineto: false,
@@ -453,6 +456,7 @@ impl<'a> Assembler<'a> {
     pub fn finish(&mut self, b: &mut StoreBuilder, meta: &mut TraceMeta) -> std::io::Result<()> {
         if std::env::var_os("STROBE_TIMING").is_some() {
             eprintln!("[timing] {:<28} {:8.1} ms", "parse+assemble (pipelined)", self.parse_ns as f64 / 1e6);
+            eprintln!("[timing] {:<28} {:8.1} ms", "  of which assembling", self.assemble_ns as f64 / 1e6);
         }
         let trace_end = if self.max_ts == i64::MIN { 0 } else { self.max_ts };
         // B/E

@@ -523,46 +523,51 @@ fn parse_events<'a>(
         asm.set_text(wave.text.as_bytes());
         let (done, next) = rayon::join(
             || -> Result<Option<usize>, ImportError> {
-                for (i, out) in outs.into_iter().enumerate() {
-                    let out = if out.start == expected {
-                        out
-                    } else {
-                        // the guess was inside a string: parse again from the true boundary
-                        chunks::parse_chunk(wave.text, expected, wave.ranges[i].1.max(expected), unit_ns)
-                    };
-                    if let (Some((at, what)), true) = (&out.error, out.truncated) {
+                let t_asm = std::time::Instant::now();
+                let r = (|| {
+                    for (i, out) in outs.into_iter().enumerate() {
+                        let out = if out.start == expected {
+                            out
+                        } else {
+                            // the guess was inside a string: parse again from the true boundary
+                            chunks::parse_chunk(wave.text, expected, wave.ranges[i].1.max(expected), unit_ns)
+                        };
+                        if let (Some((at, what)), true) = (&out.error, out.truncated) {
+                            asm.add_chunk(&out, b).map_err(|e| ImportError::io(path, e))?;
+                            progress.add_events(out.events);
+                            if !wave.complete {
+                                // cut by where the inflater had got to: the next wave goes on from here
+                                expected = *at;
+                                continue;
+                            }
+                            // a cut file: keep every complete event before the cut
+                            asm.cut = Some((*at as u64, what.clone()));
+                            return Ok(Some(wave.text.len()));
+                        }
+                        if let Some((at, what)) = &out.error {
+                            return Err(ImportError::bad(
+                                path,
+                                format!("at byte {at} (event {}): {what}", asm.events + out.events),
+                            ));
+                        }
                         asm.add_chunk(&out, b).map_err(|e| ImportError::io(path, e))?;
                         progress.add_events(out.events);
-                        if !wave.complete {
-                            // cut by where the inflater had got to: the next wave goes on from here
-                            expected = *at;
-                            continue;
+                        if report_bytes {
+                            progress.bytes_done.store(out.stop as u64, Ordering::Relaxed);
                         }
-                        // a cut file: keep every complete event before the cut
-                        asm.cut = Some((*at as u64, what.clone()));
-                        return Ok(Some(wave.text.len()));
+                        expected = out.stop;
+                        if let Some(end) = out.array_end {
+                            return Ok(Some(end));
+                        }
+                        if out.eof && wave.complete {
+                            asm.note_open_array();
+                            return Ok(Some(wave.text.len()));
+                        }
                     }
-                    if let Some((at, what)) = &out.error {
-                        return Err(ImportError::bad(
-                            path,
-                            format!("at byte {at} (event {}): {what}", asm.events + out.events),
-                        ));
-                    }
-                    asm.add_chunk(&out, b).map_err(|e| ImportError::io(path, e))?;
-                    progress.add_events(out.events);
-                    if report_bytes {
-                        progress.bytes_done.store(out.stop as u64, Ordering::Relaxed);
-                    }
-                    expected = out.stop;
-                    if let Some(end) = out.array_end {
-                        return Ok(Some(end));
-                    }
-                    if out.eof && wave.complete {
-                        asm.note_open_array();
-                        return Ok(Some(wave.text.len()));
-                    }
-                }
-                Ok(None)
+                    Ok(None)
+                })();
+                asm.assemble_ns += t_asm.elapsed().as_nanos() as u64;
+                r
             },
             || feed.next(path).map(|w| w.map(&parse_wave)),
         );
