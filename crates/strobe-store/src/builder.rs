@@ -267,7 +267,13 @@ impl StoreBuilder {
                 if !p.windows(2).all(|w| key(w[0]) <= key(w[1])) {
                     // sort compact keys (cache-friendly), not indices into the span array
                     let mut keyed: Vec<(i64, std::cmp::Reverse<i64>, u32)> = p.iter().map(|&i| key(i)).collect();
-                    keyed.sort_unstable();
+                    // one lane can hold most of a trace (a CPU thread's ops and Python frames):
+                    // a big one is sorted on all cores
+                    if keyed.len() > 1 << 16 {
+                        keyed.par_sort_unstable();
+                    } else {
+                        keyed.sort_unstable();
+                    }
                     for (slot, k) in p.iter_mut().zip(keyed) {
                         *slot = k.2;
                     }
