@@ -15,6 +15,7 @@ pub mod nsys_sqlite;
 mod open;
 pub mod pickle;
 mod progress;
+pub mod sqlite_file;
 pub mod time;
 
 pub use detect::{detect, Format};

@@ -61,7 +61,7 @@ const fn w(name: &'static str) -> Wanted {
     Wanted { name, aliases: &[] }
 }
 
-const WANTED: &[Wanted] = &[
+pub(crate) const WANTED: &[Wanted] = &[
     w(KERNEL),
     w(MEMCPY),
     w(MEMSET),
@@ -167,26 +167,24 @@ fn import_filtered(
 
     std::thread::scope(|s| -> Result<TraceMeta, ImportError> {
         // Readers start now and fill their channels while the small tables load here.
-        macro_rules! reader {
-            ($t:expr, $sql:ident, $conv:ident) => {{
-                if shown($t) {
-                    let only = only_pid.map(|p| rows::pid_clause(&schema, $t, p)).unwrap_or_default();
-                    let sql = format!("{}{only}", $sql(&schema));
-                    let (tx, rx) = sync_channel(4);
-                    s.spawn(move || read_table(path, &sql, $conv, tx));
-                    Some(rx)
-                } else {
-                    None
-                }
-            }};
+        fn reader<'s, R: rows::FromCells>(
+            s: &'s std::thread::Scope<'s, '_>,
+            path: &'s Path,
+            read: Option<TableRead>,
+        ) -> Option<Receiver<Msg<R>>> {
+            let read = read?;
+            let (tx, rx) = sync_channel(4);
+            s.spawn(move || read_table(path, &read, tx));
+            Some(rx)
         }
-        let sync_rx = reader!(SYNC, sync_sql, sync_row);
-        let kernel_rx = reader!(KERNEL, kernel_sql, kernel_row);
-        let memcpy_rx = reader!(MEMCPY, memcpy_sql, memcpy_row);
-        let memset_rx = reader!(MEMSET, memset_sql, memset_row);
-        let runtime_rx = reader!(RUNTIME, runtime_sql, runtime_row);
-        let nvtx_rx = reader!(NVTX, nvtx_sql, nvtx_row);
-        let osrt_rx = reader!(OSRT, osrt_sql, osrt_row);
+        let plan = |t: &'static str| shown(t).then(|| TableRead::new(&schema, t, &cols(t), only_pid));
+        let sync_rx = reader::<SyncRow>(s, path, plan(SYNC));
+        let kernel_rx = reader::<KernelRow>(s, path, plan(KERNEL));
+        let memcpy_rx = reader::<MemcpyRow>(s, path, plan(MEMCPY));
+        let memset_rx = reader::<MemsetRow>(s, path, plan(MEMSET));
+        let runtime_rx = reader::<RuntimeRow>(s, path, plan(RUNTIME));
+        let nvtx_rx = reader::<NvtxRow>(s, path, plan(NVTX));
+        let osrt_rx = reader::<OsrtRow>(s, path, plan(OSRT));
 
         let t_small = Phase::start("nsys: strings, enums, syncs");
         // Room for every span up front: no regrowth copies of the builder's span list.

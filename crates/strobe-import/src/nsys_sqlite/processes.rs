@@ -7,9 +7,10 @@
 //! device of its own (torchrun's `LOCAL_RANK` → `cuda:LOCAL_RANK`, the usual single-node
 //! layout), else the **process order** (ascending pid: launch order).
 
-use super::rows::{KERNEL, MEMCPY, MEMSET};
-use super::schema::{self, Schema, Wanted};
+use super::rows::{FromCells, TableRead, KERNEL, MEMCPY, MEMSET};
+use super::schema::{self, Cells, Schema, Wanted};
 use crate::ImportError;
+use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -39,18 +40,20 @@ pub fn gpu_processes(path: &Path) -> Result<Vec<GpuProcess>, ImportError> {
         if !schema.has(t) || schema.col(t, "globalPid|globalTid").is_none() {
             continue;
         }
-        let sql = schema.select(t, &["globalPid|globalTid", "deviceId", "count(*)"], "GROUP BY 1, 2");
-        // `count(*)` is no column: select() would write NULL for it, so add it by hand
-        let sql = sql.replacen(", NULL FROM", ", count(*) FROM", 1);
-        let mut st = conn.prepare(&sql).map_err(err)?;
-        let mut rows = st.query([]).map_err(err)?;
-        while let Some(r) = rows.next().map_err(err)? {
-            let Some(g) = schema::int(r, 0) else { continue };
-            let e = per.entry(schema::split_global(g).0).or_default();
-            if let Some(d) = schema::int(r, 1) {
-                e.0.insert(d);
+        // Counted here rather than by `GROUP BY`: SQLite would sort a million rows for it.
+        let read = TableRead::new(&schema, t, &["globalPid|globalTid", "deviceId"], None);
+        let mut counts: FxHashMap<(u32, Option<i64>), u64> = FxHashMap::default();
+        read.scan(path, |r: Option<PidDevice>| {
+            if let Some(r) = r {
+                *counts.entry((r.pid, r.device)).or_default() += 1;
             }
-            e.1 += schema::int(r, 2).unwrap_or(0).max(0) as u64;
+            true
+        })
+        .map_err(|e| ImportError::bad(path, format!("listing its processes: {e}")))?;
+        for ((pid, device), n) in counts {
+            let e = per.entry(pid).or_default();
+            e.0.extend(device);
+            e.1 += n;
         }
     }
     let mut out: Vec<GpuProcess> = per
@@ -67,4 +70,16 @@ pub fn gpu_processes(path: &Path) -> Result<Vec<GpuProcess>, ImportError> {
         p.rank_from = if one_each { "device order" } else { "process order" };
     }
     Ok(out)
+}
+
+/// A GPU row's process and device (a row without a process is not counted).
+struct PidDevice {
+    pid: u32,
+    device: Option<i64>,
+}
+
+impl FromCells for PidDevice {
+    fn from_cells(r: &impl Cells) -> Option<PidDevice> {
+        Some(PidDevice { pid: schema::split_global(schema::int(r, 0)?).0, device: schema::int(r, 1) })
+    }
 }

@@ -1,9 +1,10 @@
 //! One compact struct per activity table, the columns each reads, and the reader thread that
 //! streams a table's rows in batches over a bounded channel (so memory stays bounded: no
-//! table is ever held whole).
+//! table is ever held whole). A table is read page by page from the file (`sqlite_file`)
+//! when its layout allows, else through SQLite; both give the converters the same values.
 
-use super::schema::{first_name, int, name_ref, open, split_global, NameRef, Schema};
-use rusqlite::Row;
+use super::schema::{first_name, int, name_ref, open, split_global, Cells, Direct, DirectRow, NameRef, Schema};
+use crate::sqlite_file::SqliteFile;
 use std::path::Path;
 use std::sync::mpsc::SyncSender;
 
@@ -17,33 +18,102 @@ pub struct Batch<R> {
 
 pub type Msg<R> = Result<Batch<R>, String>;
 
-/// Runs `sql` on its own read-only connection and sends its rows, converted by `conv`
-/// (None = unusable row), in batches. Stops quietly when the receiver is gone.
-pub fn read_table<R>(path: &Path, sql: &str, conv: fn(&Row<'_>) -> Option<R>, tx: SyncSender<Msg<R>>) {
-    let run = || -> rusqlite::Result<()> {
-        let conn = open(path)?;
-        let mut st = conn.prepare(sql)?;
-        let mut rows = st.query([])?;
-        let mut batch = Batch { rows: Vec::with_capacity(BATCH), bad: 0 };
-        while let Some(r) = rows.next()? {
-            match conv(r) {
-                Some(x) => batch.rows.push(x),
-                None => batch.bad += 1,
-            }
-            if batch.rows.len() + batch.bad as usize >= BATCH {
-                let full = std::mem::replace(&mut batch, Batch { rows: Vec::with_capacity(BATCH), bad: 0 });
-                if tx.send(Ok(full)).is_err() {
-                    return Ok(());
+/// A table's row struct, built from a row's values (None = unusable row).
+pub trait FromCells: Sized + Send + 'static {
+    fn from_cells(r: &impl Cells) -> Option<Self>;
+}
+
+/// How one table is read: the SQL of [`Schema::select`] and, where the file's layout
+/// allows, its page-by-page equivalent; optionally only one process's rows.
+pub struct TableRead {
+    pub table: &'static str,
+    pub sql: String,
+    pub direct: Option<Direct>,
+    /// (position of the `globalPid`/`globalTid` column among the selected ones, pid).
+    pub only_pid: Option<(usize, u32)>,
+}
+
+impl TableRead {
+    /// Reading `cols` (specs as for [`Schema::col`]) of `table`. `STROBE_NSYS_SQL=1` in the
+    /// environment reads every table through SQLite (to compare the two paths).
+    pub fn new(s: &Schema, table: &'static str, cols: &[&str], only_pid: Option<u32>) -> TableRead {
+        let only_pid = only_pid.and_then(|p| {
+            let i = cols.iter().position(|c| c.trim_start_matches('?').starts_with("global"))?;
+            s.col(table, cols[i]).map(|_| (i, p))
+        });
+        let filter = only_pid.map(|(_, p)| pid_clause(s, table, p)).unwrap_or_default();
+        let sql = s.select(table, cols, &filter);
+        let direct = if std::env::var_os("STROBE_NSYS_SQL").is_none() { s.direct(table, cols) } else { None };
+        TableRead { table, sql, direct, only_pid }
+    }
+
+    /// Each row of the table, in rowid order, converted, to `each` (None: an unusable
+    /// row); stops when `each` returns false.
+    pub fn scan<R: FromCells>(&self, path: &Path, mut each: impl FnMut(Option<R>) -> bool) -> Result<(), String> {
+        let keep = |r: &dyn Fn(usize) -> Option<i64>| match self.only_pid {
+            Some((i, p)) => r(i).is_some_and(|g| split_global(g).0 == p),
+            None => true,
+        };
+        if let Some(d) = &self.direct {
+            // Any failure here (a corrupt page) is an error, as SQLite's "malformed" would
+            // be: falling back after rows were sent would send them twice.
+            let file = SqliteFile::open(path).map_err(|e| format!("{}: {e}", self.table))?;
+            let leaves = file.table_leaves(d.root).map_err(|e| format!("{}: {e}", self.table))?;
+            let mut scratch = Vec::new();
+            for leaf in leaves {
+                let go = file
+                    .scan_leaf(leaf, d.upto, &mut scratch, |_, rec| {
+                        let row = DirectRow { rec, src: &d.src };
+                        if !keep(&|i| int(&row, i)) {
+                            return true;
+                        }
+                        each(R::from_cells(&row))
+                    })
+                    .map_err(|e| format!("{}: {e}", self.table))?;
+                if !go {
+                    break;
                 }
             }
+            return Ok(());
         }
-        if !batch.rows.is_empty() || batch.bad > 0 {
+        let mut run = || -> rusqlite::Result<()> {
+            let conn = open(path)?;
+            let mut st = conn.prepare(&self.sql)?;
+            let mut rows = st.query([])?;
+            while let Some(r) = rows.next()? {
+                if !each(R::from_cells(r)) {
+                    break;
+                }
+            }
+            Ok(())
+        };
+        run().map_err(|e| e.to_string())
+    }
+}
+
+/// Runs `read` and sends its rows in batches. Stops quietly when the receiver is gone.
+pub fn read_table<R: FromCells>(path: &Path, read: &TableRead, tx: SyncSender<Msg<R>>) {
+    let mut batch = Batch { rows: Vec::with_capacity(BATCH), bad: 0 };
+    let mut gone = false;
+    let r = read.scan(path, |row: Option<R>| {
+        match row {
+            Some(x) => batch.rows.push(x),
+            None => batch.bad += 1,
+        }
+        if batch.rows.len() + batch.bad as usize >= BATCH {
+            let full = std::mem::replace(&mut batch, Batch { rows: Vec::with_capacity(BATCH), bad: 0 });
+            gone = tx.send(Ok(full)).is_err();
+        }
+        !gone
+    });
+    match r {
+        Err(e) => {
+            let _ = tx.send(Err(e));
+        }
+        Ok(()) if !gone && (!batch.rows.is_empty() || batch.bad > 0) => {
             let _ = tx.send(Ok(batch));
         }
-        Ok(())
-    };
-    if let Err(e) = run() {
-        let _ = tx.send(Err(e.to_string()));
+        Ok(()) => {}
     }
 }
 
@@ -57,7 +127,7 @@ pub const OSRT: &str = "OSRT_API";
 pub const MEM_USAGE: &str = "CUDA_GPU_MEMORY_USAGE_EVENTS";
 
 /// Fields shared by kernels, memcpy and memset rows.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GpuCommon {
     pub start: i64,
     pub end: i64,
@@ -69,7 +139,7 @@ pub struct GpuCommon {
     pub pid: u32,
 }
 
-fn gpu_common(r: &Row<'_>) -> Option<GpuCommon> {
+fn gpu_common(r: &impl Cells) -> Option<GpuCommon> {
     Some(GpuCommon {
         start: int(r, 0)?,
         end: int(r, 1).unwrap_or(i64::MIN),
@@ -148,6 +218,7 @@ pub const NAME_COLS: [(&str, &[&str]); 3] = [
     (NVTX, &["text", "textId"]),
 ];
 
+#[derive(Debug, PartialEq)]
 pub struct KernelRow {
     pub c: GpuCommon,
     pub name: NameRef,
@@ -158,23 +229,22 @@ pub struct KernelRow {
     pub smem_dynamic: i64,
 }
 
-pub fn kernel_sql(s: &Schema) -> String {
-    s.select(KERNEL, &cols(KERNEL), "")
+impl FromCells for KernelRow {
+    fn from_cells(r: &impl Cells) -> Option<KernelRow> {
+        let g = |i| int(r, i).unwrap_or(0) as i32;
+        Some(KernelRow {
+            c: gpu_common(r)?,
+            name: first_name(r, &[7, 8, 9, 10]),
+            grid: [g(11), g(12), g(13)],
+            block: [g(14), g(15), g(16)],
+            regs: g(17),
+            smem_static: int(r, 18).unwrap_or(0),
+            smem_dynamic: int(r, 19).unwrap_or(0),
+        })
+    }
 }
 
-pub fn kernel_row(r: &Row<'_>) -> Option<KernelRow> {
-    let g = |i| int(r, i).unwrap_or(0) as i32;
-    Some(KernelRow {
-        c: gpu_common(r)?,
-        name: first_name(r, &[7, 8, 9, 10]),
-        grid: [g(11), g(12), g(13)],
-        block: [g(14), g(15), g(16)],
-        regs: g(17),
-        smem_static: int(r, 18).unwrap_or(0),
-        smem_dynamic: int(r, 19).unwrap_or(0),
-    })
-}
-
+#[derive(Debug, PartialEq)]
 pub struct MemcpyRow {
     pub c: GpuCommon,
     pub bytes: i64,
@@ -185,22 +255,21 @@ pub struct MemcpyRow {
     pub dst_device: Option<i64>,
 }
 
-pub fn memcpy_sql(s: &Schema) -> String {
-    s.select(MEMCPY, &cols(MEMCPY), "")
+impl FromCells for MemcpyRow {
+    fn from_cells(r: &impl Cells) -> Option<MemcpyRow> {
+        Some(MemcpyRow {
+            c: gpu_common(r)?,
+            bytes: int(r, 7).unwrap_or(0),
+            copy_kind: int(r, 8).unwrap_or(0),
+            src_kind: int(r, 9).unwrap_or(-1),
+            dst_kind: int(r, 10).unwrap_or(-1),
+            src_device: int(r, 11),
+            dst_device: int(r, 12),
+        })
+    }
 }
 
-pub fn memcpy_row(r: &Row<'_>) -> Option<MemcpyRow> {
-    Some(MemcpyRow {
-        c: gpu_common(r)?,
-        bytes: int(r, 7).unwrap_or(0),
-        copy_kind: int(r, 8).unwrap_or(0),
-        src_kind: int(r, 9).unwrap_or(-1),
-        dst_kind: int(r, 10).unwrap_or(-1),
-        src_device: int(r, 11),
-        dst_device: int(r, 12),
-    })
-}
-
+#[derive(Debug, PartialEq)]
 pub struct MemsetRow {
     pub c: GpuCommon,
     pub bytes: i64,
@@ -208,19 +277,18 @@ pub struct MemsetRow {
     pub mem_kind: i64,
 }
 
-pub fn memset_sql(s: &Schema) -> String {
-    s.select(MEMSET, &cols(MEMSET), "")
+impl FromCells for MemsetRow {
+    fn from_cells(r: &impl Cells) -> Option<MemsetRow> {
+        Some(MemsetRow {
+            c: gpu_common(r)?,
+            bytes: int(r, 7).unwrap_or(0),
+            value: int(r, 8).unwrap_or(0),
+            mem_kind: int(r, 9).unwrap_or(-1),
+        })
+    }
 }
 
-pub fn memset_row(r: &Row<'_>) -> Option<MemsetRow> {
-    Some(MemsetRow {
-        c: gpu_common(r)?,
-        bytes: int(r, 7).unwrap_or(0),
-        value: int(r, 8).unwrap_or(0),
-        mem_kind: int(r, 9).unwrap_or(-1),
-    })
-}
-
+#[derive(Debug, PartialEq)]
 pub struct RuntimeRow {
     pub start: i64,
     pub end: i64,
@@ -232,38 +300,36 @@ pub struct RuntimeRow {
     pub ret: Option<i64>,
 }
 
-pub fn runtime_sql(s: &Schema) -> String {
-    s.select(RUNTIME, &cols(RUNTIME), "")
+impl FromCells for RuntimeRow {
+    fn from_cells(r: &impl Cells) -> Option<RuntimeRow> {
+        let (pid, tid) = split_global(int(r, 2).unwrap_or(0));
+        Some(RuntimeRow {
+            start: int(r, 0)?,
+            end: int(r, 1).unwrap_or(i64::MIN),
+            pid,
+            tid,
+            corr: int(r, 3).unwrap_or(0) as u32,
+            class: int(r, 4).unwrap_or(0),
+            name: first_name(r, &[5, 6]),
+            ret: int(r, 7),
+        })
+    }
 }
 
-pub fn runtime_row(r: &Row<'_>) -> Option<RuntimeRow> {
-    let (pid, tid) = split_global(int(r, 2).unwrap_or(0));
-    Some(RuntimeRow {
-        start: int(r, 0)?,
-        end: int(r, 1).unwrap_or(i64::MIN),
-        pid,
-        tid,
-        corr: int(r, 3).unwrap_or(0) as u32,
-        class: int(r, 4).unwrap_or(0),
-        name: first_name(r, &[5, 6]),
-        ret: int(r, 7),
-    })
-}
-
+#[derive(Debug, PartialEq)]
 pub struct SyncRow {
     pub c: GpuCommon,
     pub sync_type: i64,
     pub event: Option<i64>,
 }
 
-pub fn sync_sql(s: &Schema) -> String {
-    s.select(SYNC, &cols(SYNC), "")
+impl FromCells for SyncRow {
+    fn from_cells(r: &impl Cells) -> Option<SyncRow> {
+        Some(SyncRow { c: gpu_common(r)?, sync_type: int(r, 7).unwrap_or(0), event: int(r, 8) })
+    }
 }
 
-pub fn sync_row(r: &Row<'_>) -> Option<SyncRow> {
-    Some(SyncRow { c: gpu_common(r)?, sync_type: int(r, 7).unwrap_or(0), event: int(r, 8) })
-}
-
+#[derive(Debug, PartialEq)]
 pub struct NvtxRow {
     pub start: i64,
     pub end: Option<i64>,
@@ -277,39 +343,38 @@ pub struct NvtxRow {
     pub payload_int: Option<i64>,
 }
 
-pub fn nvtx_sql(s: &Schema) -> String {
-    s.select(NVTX, &cols(NVTX), "")
-}
-
-pub fn nvtx_row(r: &Row<'_>) -> Option<NvtxRow> {
-    let (pid, tid) = split_global(int(r, 5).unwrap_or(0));
-    let text = match name_ref(r, 3) {
-        NameRef::None => name_ref(r, 4),
-        t => t,
-    };
-    let payload_int = [8, 9, 10, 11].iter().find_map(|&i| int(r, i));
-    let payload = if payload_int.is_some() {
-        None
-    } else {
-        [12, 13].iter().find_map(|&i| match r.get_ref(i).ok()? {
-            rusqlite::types::ValueRef::Real(f) => Some(f),
-            _ => None,
+impl FromCells for NvtxRow {
+    fn from_cells(r: &impl Cells) -> Option<NvtxRow> {
+        let (pid, tid) = split_global(int(r, 5).unwrap_or(0));
+        let text = match name_ref(r, 3) {
+            NameRef::None => name_ref(r, 4),
+            t => t,
+        };
+        let payload_int = [8, 9, 10, 11].iter().find_map(|&i| int(r, i));
+        let payload = if payload_int.is_some() {
+            None
+        } else {
+            [12, 13].iter().find_map(|&i| match r.cell(i) {
+                rusqlite::types::ValueRef::Real(f) => Some(f),
+                _ => None,
+            })
+        };
+        Some(NvtxRow {
+            start: int(r, 0)?,
+            end: int(r, 1),
+            event_type: int(r, 2).unwrap_or(-1),
+            text,
+            pid,
+            tid,
+            domain: int(r, 6).unwrap_or(0),
+            category: int(r, 7),
+            payload,
+            payload_int,
         })
-    };
-    Some(NvtxRow {
-        start: int(r, 0)?,
-        end: int(r, 1),
-        event_type: int(r, 2).unwrap_or(-1),
-        text,
-        pid,
-        tid,
-        domain: int(r, 6).unwrap_or(0),
-        category: int(r, 7),
-        payload,
-        payload_int,
-    })
+    }
 }
 
+#[derive(Debug, PartialEq)]
 pub struct OsrtRow {
     pub start: i64,
     pub end: i64,
@@ -319,20 +384,18 @@ pub struct OsrtRow {
     pub ret: Option<i64>,
 }
 
-pub fn osrt_sql(s: &Schema) -> String {
-    s.select(OSRT, &cols(OSRT), "")
-}
-
-pub fn osrt_row(r: &Row<'_>) -> Option<OsrtRow> {
-    let (pid, tid) = split_global(int(r, 2).unwrap_or(0));
-    Some(OsrtRow {
-        start: int(r, 0)?,
-        end: int(r, 1).unwrap_or(i64::MIN),
-        pid,
-        tid,
-        name: name_ref(r, 3),
-        ret: int(r, 4),
-    })
+impl FromCells for OsrtRow {
+    fn from_cells(r: &impl Cells) -> Option<OsrtRow> {
+        let (pid, tid) = split_global(int(r, 2).unwrap_or(0));
+        Some(OsrtRow {
+            start: int(r, 0)?,
+            end: int(r, 1).unwrap_or(i64::MIN),
+            pid,
+            tid,
+            name: name_ref(r, 3),
+            ret: int(r, 4),
+        })
+    }
 }
 
 /// A `WHERE` keeping one process's rows of `table` (its pid sits in bits 24..48 of
@@ -361,3 +424,59 @@ macro_rules! cpu_row_pid {
     ($($t:ty),*) => {$(impl RowPid for $t { fn pid(&self) -> u32 { self.pid } })*};
 }
 cpu_row_pid!(RuntimeRow, NvtxRow, OsrtRow);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nsys_sqlite::WANTED;
+
+    /// Every activity table of every bundled export converts to the same rows page by page
+    /// as through SQLite (old and new schemas, renamed tables, inline names, bad times).
+    #[test]
+    fn page_reads_match_sqlite_on_the_bundled_exports() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces");
+        let mut direct_tables = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_none_or(|x| x != "sqlite") {
+                continue;
+            }
+            let conn = open(&path).unwrap();
+            let s = Schema::probe(&conn, WANTED).unwrap();
+            fn both<R: FromCells + PartialEq + std::fmt::Debug>(path: &Path, mut read: TableRead) -> bool {
+                let mut a: Vec<Option<R>> = Vec::new();
+                read.scan(path, |r| {
+                    a.push(r);
+                    true
+                })
+                .unwrap();
+                let direct = read.direct.take().is_some();
+                let mut b: Vec<Option<R>> = Vec::new();
+                read.scan(path, |r| {
+                    b.push(r);
+                    true
+                })
+                .unwrap();
+                assert_eq!(a, b, "{}: {}", path.display(), read.table);
+                direct
+            }
+            for t in [KERNEL, MEMCPY, MEMSET, RUNTIME, SYNC, NVTX, OSRT] {
+                if !s.has(t) {
+                    continue;
+                }
+                let read = TableRead::new(&s, t, &cols(t), None);
+                let direct = match t {
+                    KERNEL => both::<KernelRow>(&path, read),
+                    MEMCPY => both::<MemcpyRow>(&path, read),
+                    MEMSET => both::<MemsetRow>(&path, read),
+                    RUNTIME => both::<RuntimeRow>(&path, read),
+                    SYNC => both::<SyncRow>(&path, read),
+                    NVTX => both::<NvtxRow>(&path, read),
+                    _ => both::<OsrtRow>(&path, read),
+                };
+                direct_tables += direct as usize;
+            }
+        }
+        assert!(direct_tables >= 20, "most bundled tables are read page by page: {direct_tables}");
+    }
+}

@@ -50,6 +50,31 @@ pub struct Wanted {
 struct Found {
     name: String,
     cols: Vec<String>,
+    /// Declared REAL-affinity columns (SQLite may store their integral values as integers).
+    real_cols: Vec<bool>,
+    /// Root page of a plain table whose records hold exactly `cols`, in order (no hidden or
+    /// generated columns, no defaults, no rowid alias): it can be read page by page
+    /// (`sqlite_file`). None: read it through SQLite.
+    direct_root: Option<u32>,
+}
+
+/// Where a selected column's value comes from when a table is read page by page.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Src {
+    /// The table has no such column: NULL, as `Schema::select` writes it.
+    Null,
+    /// Record column `i`.
+    Col(u16),
+    /// Record column `i`, of REAL affinity: an integer stored there reads as a real.
+    Real(u16),
+}
+
+/// A table read page by page: its root page and, per selected column, where it is.
+pub struct Direct {
+    pub root: u32,
+    pub src: Vec<Src>,
+    /// Record columns to decode (one past the last one used).
+    pub upto: usize,
 }
 
 /// Tables of the export, for the tables we read, keyed by canonical name.
@@ -64,11 +89,19 @@ impl Schema {
     /// either (`NAME_V2`, `NAME_V3`, … the highest wins), and reads its columns.
     pub fn probe(conn: &Connection, wanted: &[Wanted]) -> rusqlite::Result<Schema> {
         let mut all_tables = Vec::new();
+        let mut roots: FxHashMap<String, u32> = FxHashMap::default();
         {
-            let mut st = conn.prepare("SELECT name FROM sqlite_master WHERE type IN ('table','view')")?;
+            let mut st =
+                conn.prepare("SELECT name, type, rootpage FROM sqlite_master WHERE type IN ('table','view')")?;
             let mut rows = st.query([])?;
             while let Some(r) = rows.next()? {
-                all_tables.push(text(r, 0).unwrap_or_default());
+                let name = text(r, 0).unwrap_or_default();
+                if text(r, 1).as_deref() == Some("table") {
+                    if let Some(root) = int(r, 2).and_then(|p| u32::try_from(p).ok()).filter(|&p| p > 0) {
+                        roots.insert(name.clone(), root);
+                    }
+                }
+                all_tables.push(name);
             }
         }
         let mut tables = FxHashMap::default();
@@ -78,13 +111,31 @@ impl Schema {
             else {
                 continue;
             };
-            let mut st = conn.prepare(&format!("PRAGMA table_info({})", quote(&name)))?;
+            // table_xinfo: table_info's columns plus `hidden` (generated and virtual-table
+            // columns, which records do not hold in declaration order).
+            let mut st = conn.prepare(&format!("PRAGMA table_xinfo({})", quote(&name)))?;
             let mut rows = st.query([])?;
-            let mut cols = Vec::new();
+            let (mut cols, mut real_cols) = (Vec::new(), Vec::new());
+            let mut plain = true;
             while let Some(r) = rows.next()? {
-                cols.push(text(r, 1).unwrap_or_default());
+                let ty = text(r, 2).unwrap_or_default().to_ascii_uppercase();
+                let (default, pk, hidden) = (r.get_ref(4)?, int(r, 5).unwrap_or(0), int(r, 6).unwrap_or(0));
+                plain &= hidden == 0 && pk == 0 && default == ValueRef::Null;
+                if hidden == 0 {
+                    cols.push(text(r, 1).unwrap_or_default());
+                    // SQLite's affinity rules, "Determination Of Column Affinity".
+                    let real = !ty.contains("INT")
+                        && !ty.contains("CHAR")
+                        && !ty.contains("CLOB")
+                        && !ty.contains("TEXT")
+                        && !ty.contains("BLOB")
+                        && (ty.contains("REAL") || ty.contains("FLOA") || ty.contains("DOUB"));
+                    real_cols.push(real);
+                }
             }
-            tables.insert(w.name, Found { name, cols });
+            let direct_root =
+                if plain && cols.len() <= crate::sqlite_file::MAX_COLS { roots.get(&name).copied() } else { None };
+            tables.insert(w.name, Found { name, cols, real_cols, direct_root });
         }
         Ok(Schema { tables, all_tables })
     }
@@ -139,6 +190,31 @@ impl Schema {
         cols.iter().copied().filter(|c| !c.starts_with('?') && self.col(table, c).is_none()).collect()
     }
 
+    /// How to read `cols` (specs as for [`Schema::col`]) of `table` page by page, in the
+    /// order and with the NULLs of [`Schema::select`]; None when it must go through SQLite.
+    pub fn direct(&self, table: &str, cols: &[&str]) -> Option<Direct> {
+        let f = self.tables.get(table)?;
+        let root = f.direct_root?;
+        let src: Vec<Src> = cols
+            .iter()
+            .map(|spec| {
+                let name = self.col(table, spec)?;
+                let i = f.cols.iter().position(|x| x.eq_ignore_ascii_case(name))?;
+                Some(if f.real_cols[i] { Src::Real(i as u16) } else { Src::Col(i as u16) })
+            })
+            .map(|s| s.unwrap_or(Src::Null))
+            .collect();
+        let upto = src
+            .iter()
+            .filter_map(|s| match s {
+                Src::Col(i) | Src::Real(i) => Some(*i as usize + 1),
+                Src::Null => None,
+            })
+            .max()
+            .unwrap_or(0);
+        Some(Direct { root, src, upto })
+    }
+
     /// `SELECT` of `cols` (specs as for [`Schema::col`]) from `table`, each that the table
     /// lacks replaced by `NULL`, so row positions are those of `cols` whatever the schema.
     pub fn select(&self, table: &str, cols: &[&str], tail: &str) -> String {
@@ -171,11 +247,44 @@ pub fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
+/// A row's values by position, whether SQLite returned it or the row was read from the
+/// file's pages (`sqlite_file`): the converters below read either.
+pub trait Cells {
+    fn cell(&self, i: usize) -> ValueRef<'_>;
+}
+
+impl Cells for Row<'_> {
+    #[inline]
+    fn cell(&self, i: usize) -> ValueRef<'_> {
+        self.get_ref(i).unwrap_or(ValueRef::Null)
+    }
+}
+
+/// A record read page by page, seen through a [`Direct`]'s column map.
+pub struct DirectRow<'r, 'a> {
+    pub rec: &'r crate::sqlite_file::Record<'a>,
+    pub src: &'r [Src],
+}
+
+impl Cells for DirectRow<'_, '_> {
+    #[inline]
+    fn cell(&self, i: usize) -> ValueRef<'_> {
+        match self.src.get(i) {
+            Some(Src::Col(c)) => self.rec.value(*c as usize),
+            Some(Src::Real(c)) => match self.rec.value(*c as usize) {
+                ValueRef::Integer(v) => ValueRef::Real(v as f64),
+                v => v,
+            },
+            _ => ValueRef::Null,
+        }
+    }
+}
+
 /// An integer column, leniently: reals are truncated, numeric text is parsed, NULL and
 /// anything else is None.
 #[inline]
-pub fn int(r: &Row<'_>, i: usize) -> Option<i64> {
-    match r.get_ref(i).ok()? {
+pub fn int(r: &impl Cells, i: usize) -> Option<i64> {
+    match r.cell(i) {
         ValueRef::Integer(v) => Some(v),
         ValueRef::Real(f) if f.is_finite() => Some(f as i64),
         ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
@@ -184,8 +293,8 @@ pub fn int(r: &Row<'_>, i: usize) -> Option<i64> {
 }
 
 /// A text column as UTF-8, replacing invalid bytes (old exports hold Windows-1252 text).
-pub fn text(r: &Row<'_>, i: usize) -> Option<String> {
-    match r.get_ref(i).ok()? {
+pub fn text(r: &impl Cells, i: usize) -> Option<String> {
+    match r.cell(i) {
         ValueRef::Text(t) | ValueRef::Blob(t) => Some(String::from_utf8_lossy(t).into_owned()),
         ValueRef::Integer(v) => Some(v.to_string()),
         ValueRef::Real(f) => Some(f.to_string()),
@@ -194,7 +303,7 @@ pub fn text(r: &Row<'_>, i: usize) -> Option<String> {
 }
 
 /// A name given either as a `StringIds` id or inline as text (old or odd schemas).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub enum NameRef {
     Id(i64),
     Text(Box<str>),
@@ -202,16 +311,16 @@ pub enum NameRef {
     None,
 }
 
-pub fn name_ref(r: &Row<'_>, i: usize) -> NameRef {
-    match r.get_ref(i) {
-        Ok(ValueRef::Integer(v)) => NameRef::Id(v),
-        Ok(ValueRef::Text(t)) if !t.is_empty() => NameRef::Text(String::from_utf8_lossy(t).into()),
+pub fn name_ref(r: &impl Cells, i: usize) -> NameRef {
+    match r.cell(i) {
+        ValueRef::Integer(v) => NameRef::Id(v),
+        ValueRef::Text(t) if !t.is_empty() => NameRef::Text(String::from_utf8_lossy(t).into()),
         _ => NameRef::None,
     }
 }
 
 /// The first of several name columns that is set.
-pub fn first_name(r: &Row<'_>, idx: &[usize]) -> NameRef {
+pub fn first_name(r: &impl Cells, idx: &[usize]) -> NameRef {
     for &i in idx {
         let n = name_ref(r, i);
         if !matches!(n, NameRef::None) {
