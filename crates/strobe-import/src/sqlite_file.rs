@@ -32,12 +32,20 @@ pub struct SqliteFile {
     pages: u32,
 }
 
-/// One record's column types and offsets, decoded up to the columns asked for.
-pub struct Record<'a> {
-    payload: &'a [u8],
+/// One record's column types and offsets, decoded up to the columns asked for. Kept and
+/// refilled from row to row (it is 768 bytes: built afresh per row, its zeroing and copy
+/// cost as much as the decoding).
+pub struct Columns {
     n: usize,
     types: [u64; MAX_COLS],
     offs: [u32; MAX_COLS],
+}
+
+/// A record: its payload and decoded columns.
+#[derive(Clone, Copy)]
+pub struct Record<'a> {
+    payload: &'a [u8],
+    cols: &'a Columns,
 }
 
 impl SqliteFile {
@@ -152,6 +160,7 @@ impl SqliteFile {
         }
         let area = &page[..self.usable];
         let x = self.usable - 35;
+        let mut cols = Columns { n: 0, types: [0; MAX_COLS], offs: [0; MAX_COLS] };
         for at in self.cell_offsets(page, h, 8, n)? {
             let bad = || format!("page {n}: cell at offset {at} runs past the page");
             let (size, k) = varint(area, at).ok_or_else(bad)?;
@@ -164,8 +173,8 @@ impl SqliteFile {
                 self.spilled(area, body, size, n, scratch)?;
                 scratch
             };
-            let rec = Record::parse(payload, upto).map_err(|e| format!("page {n}, row {rowid}: {e}"))?;
-            if !f(rowid as i64, &rec) {
+            cols.parse(payload, upto).map_err(|e| format!("page {n}, row {rowid}: {e}"))?;
+            if !f(rowid as i64, &Record { payload, cols: &cols }) {
                 return Ok(false);
             }
         }
@@ -202,11 +211,12 @@ impl SqliteFile {
     }
 }
 
-impl<'a> Record<'a> {
+impl Columns {
     /// Decodes the header of `payload` (fileformat.html, "Record Format") up to `upto`
     /// columns (at most [`MAX_COLS`]).
-    pub fn parse(payload: &'a [u8], upto: usize) -> Result<Record<'a>, String> {
-        let mut r = Record { payload, n: 0, types: [0; MAX_COLS], offs: [0; MAX_COLS] };
+    fn parse(&mut self, payload: &[u8], upto: usize) -> Result<(), String> {
+        let r = self;
+        r.n = 0;
         let (hlen, mut at) = varint(payload, 0).ok_or("record header runs past its payload")?;
         let hlen = usize::try_from(hlen)
             .ok()
@@ -233,17 +243,20 @@ impl<'a> Record<'a> {
             r.n += 1;
             off += len;
         }
-        Ok(r)
+        Ok(())
     }
+}
 
+impl<'a> Record<'a> {
     /// Column `i`; a column the record does not hold (added to the table after the row
     /// was written) is NULL, its default when the table has none.
     #[inline]
     pub fn value(&self, i: usize) -> ValueRef<'a> {
-        if i >= self.n {
+        let c = self.cols;
+        if i >= c.n {
             return ValueRef::Null;
         }
-        let at = self.offs[i] as usize;
+        let at = c.offs[i] as usize;
         let p = self.payload;
         let int = |len: usize| -> i64 {
             // Big-endian two's complement of `len` bytes, sign-extended.
@@ -253,7 +266,7 @@ impl<'a> Record<'a> {
             }
             v
         };
-        match self.types[i] {
+        match c.types[i] {
             0 => ValueRef::Null,
             1 => ValueRef::Integer(int(1)),
             2 => ValueRef::Integer(int(2)),
