@@ -496,6 +496,7 @@ fn parse_events<'a>(
         (256 << 10, 2 << 20)
     };
     let report_bytes = done;
+    let wctx = WaveCtx { path, unit_ns, progress, report_bytes };
     let mut feed = Feed { text, from, valid_to: 0, chunk, max_chunk, wave: threads * 4, finished: false };
     let parse_wave = |w: Wave<'a>| -> (Wave<'a>, Vec<chunks::ChunkOut<'a>>) {
         let outs = w.ranges.par_iter().map(|&(s, e)| chunks::parse_chunk(w.text, s, e, unit_ns)).collect();
@@ -524,48 +525,7 @@ fn parse_events<'a>(
         let (done, next) = rayon::join(
             || -> Result<Option<usize>, ImportError> {
                 let t_asm = std::time::Instant::now();
-                let r = (|| {
-                    for (i, out) in outs.into_iter().enumerate() {
-                        let out = if out.start == expected {
-                            out
-                        } else {
-                            // the guess was inside a string: parse again from the true boundary
-                            chunks::parse_chunk(wave.text, expected, wave.ranges[i].1.max(expected), unit_ns)
-                        };
-                        if let (Some((at, what)), true) = (&out.error, out.truncated) {
-                            asm.add_chunk(&out, b).map_err(|e| ImportError::io(path, e))?;
-                            progress.add_events(out.events);
-                            if !wave.complete {
-                                // cut by where the inflater had got to: the next wave goes on from here
-                                expected = *at;
-                                continue;
-                            }
-                            // a cut file: keep every complete event before the cut
-                            asm.cut = Some((*at as u64, what.clone()));
-                            return Ok(Some(wave.text.len()));
-                        }
-                        if let Some((at, what)) = &out.error {
-                            return Err(ImportError::bad(
-                                path,
-                                format!("at byte {at} (event {}): {what}", asm.events + out.events),
-                            ));
-                        }
-                        asm.add_chunk(&out, b).map_err(|e| ImportError::io(path, e))?;
-                        progress.add_events(out.events);
-                        if report_bytes {
-                            progress.bytes_done.store(out.stop as u64, Ordering::Relaxed);
-                        }
-                        expected = out.stop;
-                        if let Some(end) = out.array_end {
-                            return Ok(Some(end));
-                        }
-                        if out.eof && wave.complete {
-                            asm.note_open_array();
-                            return Ok(Some(wave.text.len()));
-                        }
-                    }
-                    Ok(None)
-                })();
+                let r = assemble_wave(&wctx, &wave, outs, &mut expected, asm, b);
                 asm.assemble_ns += t_asm.elapsed().as_nanos() as u64;
                 r
             },
@@ -578,6 +538,66 @@ fn parse_events<'a>(
         ready = next?;
     }
     Ok(expected)
+}
+
+/// What every wave's assembly needs besides the wave.
+struct WaveCtx<'p> {
+    path: &'p Path,
+    unit_ns: i64,
+    progress: &'p Progress,
+    /// The whole text is known: progress is reported in its bytes.
+    report_bytes: bool,
+}
+
+/// Adds one parsed wave's chunks to the store in order (serial: span ids follow the file),
+/// re-parsing a chunk whose guessed start fell inside a string. `expected` is where the
+/// next chunk must start. Some(position after the event array) when the array ended in this
+/// wave (or the file was cut, keeping every complete event before the cut).
+fn assemble_wave<'a>(
+    w: &WaveCtx<'_>,
+    wave: &Wave<'a>,
+    outs: Vec<chunks::ChunkOut<'a>>,
+    expected: &mut usize,
+    asm: &mut Assembler<'a>,
+    b: &mut StoreBuilder,
+) -> Result<Option<usize>, ImportError> {
+    for (i, out) in outs.into_iter().enumerate() {
+        let out = if out.start == *expected {
+            out
+        } else {
+            // the guess was inside a string: parse again from the true boundary
+            chunks::parse_chunk(wave.text, *expected, wave.ranges[i].1.max(*expected), w.unit_ns)
+        };
+        if let (Some((at, what)), true) = (&out.error, out.truncated) {
+            asm.add_chunk(&out, b).map_err(|e| ImportError::io(w.path, e))?;
+            w.progress.add_events(out.events);
+            if !wave.complete {
+                // cut by where the inflater had got to: the next wave goes on from here
+                *expected = *at;
+                continue;
+            }
+            // a cut file: keep every complete event before the cut
+            asm.cut = Some((*at as u64, what.clone()));
+            return Ok(Some(wave.text.len()));
+        }
+        if let Some((at, what)) = &out.error {
+            return Err(ImportError::bad(w.path, format!("at byte {at} (event {}): {what}", asm.events + out.events)));
+        }
+        asm.add_chunk(&out, b).map_err(|e| ImportError::io(w.path, e))?;
+        w.progress.add_events(out.events);
+        if w.report_bytes {
+            w.progress.bytes_done.store(out.stop as u64, Ordering::Relaxed);
+        }
+        *expected = out.stop;
+        if let Some(end) = out.array_end {
+            return Ok(Some(end));
+        }
+        if out.eof && wave.complete {
+            asm.note_open_array();
+            return Ok(Some(wave.text.len()));
+        }
+    }
+    Ok(None)
 }
 
 fn top_level_key(meta: &mut TraceMeta, key: &str, v: serde_json::Value) {
