@@ -641,14 +641,16 @@ impl<'a> Ctx<'a> {
 
     fn gpu_args(&mut self, c: &GpuCommon) {
         self.args.clear();
-        let _ = write!(self.args, "{{\"device\":{},\"stream\":{}", c.device, c.stream);
+        let a = &mut self.args;
+        put_int(a, "{\"device\":", c.device);
+        put_int(a, ",\"stream\":", c.stream);
         if let Some(ctx) = c.context {
-            let _ = write!(self.args, ",\"context\":{ctx}");
+            put_int(a, ",\"context\":", ctx);
         }
         if c.corr != 0 {
-            let _ = write!(self.args, ",\"correlation\":{}", c.corr);
+            put_int(a, ",\"correlation\":", c.corr);
         }
-        let _ = write!(self.args, ",\"pid\":{}", c.pid);
+        put_int(a, ",\"pid\":", c.pid);
     }
 
     fn kernel(&mut self, k: KernelRow) -> std::io::Result<()> {
@@ -656,12 +658,18 @@ impl<'a> Ctx<'a> {
         let lane = self.stream_lane(k.c.device, k.c.stream);
         let name = self.string(&k.name, "<unnamed kernel>");
         self.gpu_args(&k.c);
-        let _ = write!(
-            self.args,
-            ",\"grid\":[{},{},{}],\"block\":[{},{},{}],\"registers per thread\":{},\"shared memory\":{},\"static shared memory\":{},\"dynamic shared memory\":{}}}",
-            k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2], k.regs,
-            k.smem_static + k.smem_dynamic, k.smem_static, k.smem_dynamic
-        );
+        let a = &mut self.args;
+        put_int(a, ",\"grid\":[", k.grid[0]);
+        put_int(a, ",", k.grid[1]);
+        put_int(a, ",", k.grid[2]);
+        put_int(a, "],\"block\":[", k.block[0]);
+        put_int(a, ",", k.block[1]);
+        put_int(a, ",", k.block[2]);
+        put_int(a, "],\"registers per thread\":", k.regs);
+        put_int(a, ",\"shared memory\":", k.smem_static.wrapping_add(k.smem_dynamic));
+        put_int(a, ",\"static shared memory\":", k.smem_static);
+        put_int(a, ",\"dynamic shared memory\":", k.smem_dynamic);
+        a.push('}');
         self.pids.insert(k.c.pid);
         let corr = self.corr_key(k.c.pid, k.c.corr);
         self.push(lane, k.c.start, end, name, self.cats.kernel, SpanKind::Kernel, 0, corr, None)
@@ -812,9 +820,9 @@ impl<'a> Ctx<'a> {
         }
         self.args.clear();
         if r.corr != 0 || r.ret.is_some_and(|v| v != 0) {
-            let _ = write!(self.args, "{{\"correlation\":{}", r.corr);
+            put_int(&mut self.args, "{\"correlation\":", r.corr);
             if let Some(v) = r.ret.filter(|v| *v != 0) {
-                let _ = write!(self.args, ",\"return\":{v}");
+                put_int(&mut self.args, ",\"return\":", v);
             }
             self.args.push('}');
         }
@@ -1014,6 +1022,13 @@ impl<'a> Ctx<'a> {
 }
 
 /// bytes per ns = GB/s; 0 for zero-length copies. Written with up to 6 decimals.
+/// Appends `key` and the integer `v` to args text (itoa: `write!` costs several times more,
+/// and nsys writes a dozen integers per kernel for millions of kernels).
+fn put_int(a: &mut String, key: &str, v: impl itoa::Integer) {
+    a.push_str(key);
+    a.push_str(itoa::Buffer::new().format(v));
+}
+
 fn bandwidth(bytes: i64, dur: i64) -> String {
     if dur <= 0 || bytes <= 0 {
         return "0".to_string();
