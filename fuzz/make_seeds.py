@@ -314,9 +314,33 @@ def nsys_seeds():
         trim_nsys(name, rows)
 
 
+def sqlite_page_seeds():
+    """Small databases whose tables have interior pages, overflow chains, every serial type
+    and a column added later (short records), for the page-by-page reader."""
+    import sqlite3
+    out = os.path.join(SEEDS, "sqlite_pages")
+    os.makedirs(out, exist_ok=True)
+    for page, rows, long in [(512, 120, 1500), (1024, 40, 5000)]:
+        path = os.path.join(out, f"pages_{page}.sqlite")
+        c = sqlite3.connect(path)
+        c.execute(f"PRAGMA page_size = {page}")
+        c.execute("CREATE TABLE t (a INTEGER, b REAL, c TEXT, d BLOB)")
+        for i in range(rows):
+            v = [None, 0, 1, -1, 127, -32768, 1 << 23, 1 << 31, 1 << 47, -(1 << 62)][i % 10]
+            text = "é" * (long if i % 17 == 0 else i % 7)
+            c.execute("INSERT INTO t VALUES (?, ?, ?, ?)", (v, i / 3.0, text, bytes([i % 256]) * (i % 5)))
+        c.execute("ALTER TABLE t ADD COLUMN e")
+        c.execute("INSERT INTO t VALUES (1, 2.5, 'x', NULL, 5)")
+        c.commit()
+        c.close()
+    # the trimmed nsys exports: real activity tables
+    for f in glob.glob(os.path.join(SEEDS, "nsys_sqlite", "*.sqlite"))[:3]:
+        shutil.copy(f, out)
+
+
 def main():
     for t in ["chrome_json", "gzip_json", "pickle", "memory_snapshot", "memory_stats", "ncu_csv", "ncu_rep",
-              "nsys_sqlite"]:
+              "nsys_sqlite", "sqlite_pages"]:
         shutil.rmtree(os.path.join(SEEDS, t), ignore_errors=True)
     trimmed = chrome_seeds()
     gzip_seeds(trimmed)
@@ -324,6 +348,7 @@ def main():
     stats_seeds()
     ncu_seeds()
     nsys_seeds()
+    sqlite_page_seeds()
 
 
 if __name__ == "__main__":

@@ -75,6 +75,11 @@ impl SqliteFile {
         Ok(SqliteFile { map, page_size, usable, pages })
     }
 
+    /// Pages in the file.
+    pub fn page_count(&self) -> u32 {
+        self.pages
+    }
+
     fn page(&self, n: u32) -> Result<&[u8], String> {
         if n == 0 || n > self.pages {
             return Err(format!("page {n} is outside the file ({} pages)", self.pages));
