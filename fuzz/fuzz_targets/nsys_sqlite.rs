@@ -6,11 +6,7 @@ use std::path::PathBuf;
 
 fn scratch() -> &'static PathBuf {
     static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    PATH.get_or_init(|| {
-        let dir =
-            if std::path::Path::new("/dev/shm").is_dir() { PathBuf::from("/dev/shm") } else { std::env::temp_dir() };
-        dir.join(format!("strobe-fuzz-nsys-{}.sqlite", std::process::id()))
-    })
+    PATH.get_or_init(|| strobe_fuzz::scratch_file("nsys"))
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -8,18 +8,14 @@ use std::path::PathBuf;
 
 fn scratch() -> &'static PathBuf {
     static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    PATH.get_or_init(|| {
-        let dir =
-            if std::path::Path::new("/dev/shm").is_dir() { PathBuf::from("/dev/shm") } else { std::env::temp_dir() };
-        dir.join(format!("strobe-fuzz-pages-{}.sqlite", std::process::id()))
-    })
+    PATH.get_or_init(|| strobe_fuzz::scratch_file("pages"))
 }
 
 fuzz_target!(|data: &[u8]| {
     let path = scratch();
     std::fs::write(path, data).expect("write the scratch database");
     let Ok(f) = strobe_import::sqlite_file::SqliteFile::open(path) else { return };
-    let mut scratch = Vec::new();
+    let mut scratch = strobe_import::sqlite_file::Scratch::default();
     for root in 1..=f.page_count().min(64) {
         let Ok(leaves) = f.table_leaves(root) else { continue };
         for leaf in leaves {

@@ -15,6 +15,13 @@ pub fn one_thread() {
     });
 }
 
+/// A scratch file for readers that take a path, not bytes (SQLite): on tmpfs where there is
+/// one, named by `target` and the process (fuzzer jobs run side by side).
+pub fn scratch_file(target: &str) -> std::path::PathBuf {
+    let dir = if Path::new("/dev/shm").is_dir() { std::path::PathBuf::from("/dev/shm") } else { std::env::temp_dir() };
+    dir.join(format!("strobe-fuzz-{target}-{}.sqlite", std::process::id()))
+}
+
 /// The chrome/Kineto importer on `bytes` (plain or gzipped), built into memory, then the
 /// built store opened and walked. An import error is fine; a store that fails to open after
 /// a successful import is a bug (the importer wrote something its reader refuses).

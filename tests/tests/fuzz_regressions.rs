@@ -85,3 +85,20 @@ fn gzip_corrupt_deflate_stream_ends() {
     let e = r.expect_err("a corrupt deflate stream is an error");
     assert!(e.contains("corrupt"), "{e}");
 }
+
+/// A mutated nsys export whose runtime table claims a rowid near 2⁶² (so the importer's
+/// up-front reservation asked for 15 GB: 2²⁸ spans, the old cap) and whose page 55 holds a
+/// record header longer than its payload. The reservation is now bounded by the file's size
+/// (no row takes less than 8 bytes of it); the damaged record is an error naming the table,
+/// the page and the row.
+#[test]
+fn nsys_huge_rowid_and_overlong_record_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge_rowid_reserve.sqlite");
+    std::fs::write(&path, regression("nsys_sqlite", "huge_rowid_reserve.sqlite")).unwrap();
+    let err = match strobe_import::nsys_sqlite::import_to_memory(&path) {
+        Ok(_) => panic!("a damaged record must not import"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("CUPTI_ACTIVITY_KIND_RUNTIME") && err.contains("page 55, row 20"), "{err}");
+}

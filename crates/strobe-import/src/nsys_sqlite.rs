@@ -187,9 +187,12 @@ fn import_filtered(
         let osrt_rx = reader::<OsrtRow>(s, path, plan(OSRT));
 
         let t_small = Phase::start("nsys: strings, enums, syncs");
-        // Room for every span up front: no regrowth copies of the builder's span list.
+        // Room for every span up front: no regrowth copies of the builder's span list. The
+        // rowids are only an estimate, and a damaged file's can be anything: no row takes
+        // less than 8 bytes of the file (cell pointer, size, rowid, record header, a value).
         let estimate: u64 = ACTIVITY[..7].iter().filter(|t| shown(t)).map(|t| schema.row_estimate(&conn, t)).sum();
-        b.reserve_spans(estimate.min(1 << 28) as usize);
+        let file_len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        b.reserve_spans(estimate.min(file_len / 8).min(1 << 28) as usize);
         let strings = target::string_ids(&conn, &schema).map_err(sql_err)?;
         let mut cx = Ctx::new(path, b, progress, strings, corr_pid);
         cx.only_pid = only_pid;

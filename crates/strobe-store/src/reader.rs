@@ -40,9 +40,6 @@ pub struct Store {
     source_key: [u64; 4],
     /// The source file, mapped on first use, for args stored as references into it.
     source_map: std::sync::OnceLock<Option<memmap2::Mmap>>,
-    /// Whether the string bytes are UTF-8 as a whole, checked on first use: then a name is
-    /// sliced out without checking it again (analyses look names up per span).
-    strings_utf8: std::sync::OnceLock<bool>,
 }
 
 /// A lane's members: start-sorted spans with their index columns.
@@ -136,7 +133,6 @@ impl Store {
             names,
             source_key,
             source_map: std::sync::OnceLock::new(),
-            strings_utf8: std::sync::OnceLock::new(),
         };
         store.validate().map_err(|w| bad(&w))?;
         Ok(store)
@@ -235,13 +231,10 @@ impl Store {
         let (o, _) = self.sections[sid::STRING_BYTES as usize];
         let (Some(&a), Some(&b)) = (offs.get(id as usize), offs.get(id as usize + 1)) else { return "" };
         let all = &self.backing.bytes()[o..o + self.sections[sid::STRING_BYTES as usize].1];
-        if *self.strings_utf8.get_or_init(|| std::str::from_utf8(all).is_ok()) {
-            // SAFETY: checked just above (once): the whole section is UTF-8. `get` still
-            // checks the bounds and that both ends fall on character boundaries.
-            unsafe { std::str::from_utf8_unchecked(all) }.get(a as usize..b as usize).unwrap_or("")
-        } else {
-            all.get(a as usize..b as usize).and_then(|s| std::str::from_utf8(s).ok()).unwrap_or("")
-        }
+        // Checked on every call, so that a store changed under its map still reads as odd
+        // names, never as invalid text; simdutf8's check is several times std's on the long
+        // kernel names analyses look up per span.
+        all.get(a as usize..b as usize).and_then(|s| simdutf8::basic::from_utf8(s).ok()).unwrap_or("")
     }
 
     pub fn string_count(&self) -> usize {

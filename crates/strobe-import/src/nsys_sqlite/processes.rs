@@ -49,7 +49,7 @@ pub fn gpu_processes(path: &Path) -> Result<Vec<GpuProcess>, ImportError> {
             }
             true
         })
-        .map_err(|e| ImportError::bad(path, format!("listing its processes: {e}")))?;
+        .map_err(|e| ImportError::bad(path, format!("listing its processes: table {t}: {e}")))?;
         for ((pid, device), n) in counts {
             let e = per.entry(pid).or_default();
             e.0.extend(device);

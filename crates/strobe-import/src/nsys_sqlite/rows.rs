@@ -4,7 +4,7 @@
 //! when its layout allows, else through SQLite; both give the converters the same values.
 
 use super::schema::{first_name, int, name_ref, open, split_global, Cells, Direct, DirectRow, NameRef, Schema};
-use crate::sqlite_file::SqliteFile;
+use crate::sqlite_file::{Scratch, SqliteFile};
 use std::path::Path;
 use std::sync::mpsc::SyncSender;
 
@@ -26,7 +26,6 @@ pub trait FromCells: Sized + Send + 'static {
 /// How one table is read: the SQL of [`Schema::select`] and, where the file's layout
 /// allows, its page-by-page equivalent; optionally only one process's rows.
 pub struct TableRead {
-    pub table: &'static str,
     pub sql: String,
     pub direct: Option<Direct>,
     /// (position of the `globalPid`/`globalTid` column among the selected ones, pid).
@@ -44,7 +43,7 @@ impl TableRead {
         let filter = only_pid.map(|(_, p)| pid_clause(s, table, p)).unwrap_or_default();
         let sql = s.select(table, cols, &filter);
         let direct = if std::env::var_os("STROBE_NSYS_SQL").is_none() { s.direct(table, cols) } else { None };
-        TableRead { table, sql, direct, only_pid }
+        TableRead { sql, direct, only_pid }
     }
 
     /// Each row of the table, in rowid order, converted, to `each` (None: an unusable
@@ -54,22 +53,24 @@ impl TableRead {
             Some((i, p)) => r(i).is_some_and(|g| split_global(g).0 == p),
             None => true,
         };
-        if let Some(d) = &self.direct {
-            // Any failure here (a corrupt page) is an error, as SQLite's "malformed" would
-            // be: falling back after rows were sent would send them twice.
-            let file = SqliteFile::open(path).map_err(|e| format!("{}: {e}", self.table))?;
-            let leaves = file.table_leaves(d.root).map_err(|e| format!("{}: {e}", self.table))?;
-            let mut scratch = Vec::new();
+        // A file the page reader refuses before any row is read (UTF-16 text, no mmap, a
+        // malformed b-tree) goes through SQLite. A damaged leaf met mid-scan is an error, as
+        // SQLite's "malformed" would be: falling back after rows were sent would send them twice.
+        let pages = self.direct.as_ref().and_then(|d| {
+            let file = SqliteFile::open(path).ok()?;
+            let leaves = file.table_leaves(d.root).ok()?;
+            Some((d, file, leaves))
+        });
+        if let Some((d, file, leaves)) = pages {
+            let mut scratch = Scratch::default();
             for leaf in leaves {
-                let go = file
-                    .scan_leaf(leaf, d.upto, &mut scratch, |_, rec| {
-                        let row = DirectRow { rec, src: &d.src };
-                        if !keep(&|i| int(&row, i)) {
-                            return true;
-                        }
-                        each(R::from_cells(&row))
-                    })
-                    .map_err(|e| format!("{}: {e}", self.table))?;
+                let go = file.scan_leaf(leaf, d.upto, &mut scratch, |_, rec| {
+                    let row = DirectRow { rec, src: &d.src };
+                    if !keep(&|i| int(&row, i)) {
+                        return true;
+                    }
+                    each(R::from_cells(&row))
+                })?;
                 if !go {
                     break;
                 }
@@ -443,7 +444,7 @@ mod tests {
             }
             let conn = open(&path).unwrap();
             let s = Schema::probe(&conn, WANTED).unwrap();
-            fn both<R: FromCells + PartialEq + std::fmt::Debug>(path: &Path, mut read: TableRead) -> bool {
+            fn both<R: FromCells + PartialEq + std::fmt::Debug>(path: &Path, t: &str, mut read: TableRead) -> bool {
                 let mut a: Vec<Option<R>> = Vec::new();
                 read.scan(path, |r| {
                     a.push(r);
@@ -457,7 +458,7 @@ mod tests {
                     true
                 })
                 .unwrap();
-                assert_eq!(a, b, "{}: {}", path.display(), read.table);
+                assert_eq!(a, b, "{}: {t}", path.display());
                 direct
             }
             for t in [KERNEL, MEMCPY, MEMSET, RUNTIME, SYNC, NVTX, OSRT] {
@@ -466,13 +467,13 @@ mod tests {
                 }
                 let read = TableRead::new(&s, t, &cols(t), None);
                 let direct = match t {
-                    KERNEL => both::<KernelRow>(&path, read),
-                    MEMCPY => both::<MemcpyRow>(&path, read),
-                    MEMSET => both::<MemsetRow>(&path, read),
-                    RUNTIME => both::<RuntimeRow>(&path, read),
-                    SYNC => both::<SyncRow>(&path, read),
-                    NVTX => both::<NvtxRow>(&path, read),
-                    _ => both::<OsrtRow>(&path, read),
+                    KERNEL => both::<KernelRow>(&path, t, read),
+                    MEMCPY => both::<MemcpyRow>(&path, t, read),
+                    MEMSET => both::<MemsetRow>(&path, t, read),
+                    RUNTIME => both::<RuntimeRow>(&path, t, read),
+                    SYNC => both::<SyncRow>(&path, t, read),
+                    NVTX => both::<NvtxRow>(&path, t, read),
+                    _ => both::<OsrtRow>(&path, t, read),
                 };
                 direct_tables += direct as usize;
             }
