@@ -143,11 +143,17 @@ impl AreaTable {
             ui.selectable_value(&mut self.pivot, Pivot::Name, "name");
             ui.selectable_value(&mut self.pivot, Pivot::Lane, "lane");
             let arg = if let Pivot::Arg(k) = &self.pivot { k.clone() } else { "arg…".into() };
-            egui::ComboBox::from_id_salt("area_pivot_arg").selected_text(arg).show_ui(ui, |ui| {
-                for k in self.arg_keys.clone() {
-                    ui.selectable_value(&mut self.pivot, Pivot::Arg(k.clone()), k);
-                }
-            });
+            let name = format!("Pivot by arg: {arg}");
+            egui::ComboBox::from_id_salt("area_pivot_arg")
+                .selected_text(arg)
+                .show_ui(ui, |ui| {
+                    for k in self.arg_keys.clone() {
+                        ui.selectable_value(&mut self.pivot, Pivot::Arg(k.clone()), k);
+                    }
+                })
+                .response
+                // a name for screen readers (and kittest's accessibility check)
+                .widget_info(|| egui::WidgetInfo::labeled(egui::Role::ComboBox, true, &name));
         });
         if self.pivot != before {
             self.regroup(cx.ws);

@@ -97,15 +97,19 @@ impl KernelTable {
         ui.horizontal(|ui| {
             if ws.traces.len() > 1 {
                 let shown = self.shown(ws).map(|t| t.id);
+                let label = self.shown(ws).map(|t| t.label.clone()).unwrap_or_default();
                 egui::ComboBox::from_id_salt("kt_trace")
-                    .selected_text(self.shown(ws).map(|t| t.label.as_str()).unwrap_or(""))
+                    .selected_text(label.as_str())
                     .show_ui(ui, |ui| {
                         for t in &ws.traces {
                             if ui.selectable_label(shown == Some(t.id), &t.label).clicked() {
                                 self.trace = Some(t.id);
                             }
                         }
-                    });
+                    })
+                    .response
+                    // a name for screen readers (and kittest's accessibility check)
+                    .widget_info(|| egui::WidgetInfo::labeled(egui::Role::ComboBox, true, format!("Trace: {label}")));
             }
             let lab = ui.label("Filter:");
             ui.add(

@@ -23,3 +23,17 @@ fn bottom_panel_height_does_not_follow_the_tab() {
         assert!((top - start).abs() < 0.5, "{tab}: the bottom panel moved from y={start} to y={top}");
     }
 }
+
+/// Every widget of every bottom tab has a name a screen reader can say, with two ranks open
+/// (the kernel table then shows its trace picker). kittest checks this by itself only when
+/// the app has settled, which depends on how fast the background analyses end; here it is
+/// asked on every tab.
+#[test]
+fn every_bottom_tab_names_its_widgets() {
+    let mut h = harness(app_with(&["ddp_rank0.json.gz", "ddp_rank1.json.gz"]));
+    for tab in ["Kernels", "Load summary", "Ranks", "Efficiency", "Area selection", "Notes"] {
+        h.get_by_label(tab).click();
+        h.run_steps(4);
+        h.check_accessibility();
+    }
+}
