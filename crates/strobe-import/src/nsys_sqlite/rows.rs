@@ -36,11 +36,13 @@ impl TableRead {
     /// Reading `cols` (specs as for [`Schema::col`]) of `table`. `STROBE_NSYS_SQL=1` in the
     /// environment reads every table through SQLite (to compare the two paths).
     pub fn new(s: &Schema, table: &'static str, cols: &[&str], only_pid: Option<u32>) -> TableRead {
-        let only_pid = only_pid.and_then(|p| {
+        // the process column: its position among `cols` (page reads) and its name (SQL)
+        let pid_col = only_pid.and_then(|p| {
             let i = cols.iter().position(|c| c.trim_start_matches('?').starts_with("global"))?;
-            s.col(table, cols[i]).map(|_| (i, p))
+            s.col(table, cols[i]).map(|name| (i, name, p))
         });
-        let filter = only_pid.map(|(_, p)| pid_clause(s, table, p)).unwrap_or_default();
+        let filter = pid_col.map(|(_, name, p)| pid_clause(name, p)).unwrap_or_default();
+        let only_pid = pid_col.map(|(i, _, p)| (i, p));
         let sql = s.select(table, cols, &filter);
         let direct = if std::env::var_os("STROBE_NSYS_SQL").is_none() { s.direct(table, cols) } else { None };
         TableRead { sql, direct, only_pid }
@@ -49,10 +51,6 @@ impl TableRead {
     /// Each row of the table, in rowid order, converted, to `each` (None: an unusable
     /// row); stops when `each` returns false.
     pub fn scan<R: FromCells>(&self, path: &Path, mut each: impl FnMut(Option<R>) -> bool) -> Result<(), String> {
-        let keep = |r: &dyn Fn(usize) -> Option<i64>| match self.only_pid {
-            Some((i, p)) => r(i).is_some_and(|g| split_global(g).0 == p),
-            None => true,
-        };
         // A file the page reader refuses before any row is read (UTF-16 text, no mmap, a
         // malformed b-tree) goes through SQLite. A damaged leaf met mid-scan is an error, as
         // SQLite's "malformed" would be: falling back after rows were sent would send them twice.
@@ -66,10 +64,10 @@ impl TableRead {
             for leaf in leaves {
                 let go = file.scan_leaf(leaf, d.upto, &mut scratch, |_, rec| {
                     let row = DirectRow { rec, src: &d.src };
-                    if !keep(&|i| int(&row, i)) {
-                        return true;
+                    match self.only_pid {
+                        Some((i, p)) if int(&row, i).is_none_or(|g| split_global(g).0 != p) => true,
+                        _ => each(R::from_cells(&row)),
                     }
-                    each(R::from_cells(&row))
                 })?;
                 if !go {
                     break;
@@ -399,16 +397,12 @@ impl FromCells for OsrtRow {
     }
 }
 
-/// A `WHERE` keeping one process's rows of `table` (its pid sits in bits 24..48 of
-/// `globalPid`/`globalTid`), or nothing when the table has no such column. One rank of a
+/// A `WHERE` keeping one process's rows by column `col`, a `globalPid`/`globalTid` (the pid
+/// sits in bits 24..48). Tables read page by page apply the same test per row. One rank of a
 /// several-process report is read this way: SQLite skips the other processes' rows before
 /// any column of them is fetched, instead of every rank reading the whole table.
-pub fn pid_clause(s: &Schema, table: &str, pid: u32) -> String {
-    let spec = cols(table).into_iter().find(|c| c.trim_start_matches('?').starts_with("global"));
-    match spec.and_then(|c| s.col(table, c)) {
-        Some(col) => format!("WHERE (({} >> 24) & 16777215) = {pid}", super::schema::quote(col)),
-        None => String::new(),
-    }
+fn pid_clause(col: &str, pid: u32) -> String {
+    format!("WHERE (({} >> 24) & 16777215) = {pid}", super::schema::quote(col))
 }
 
 /// The process a row belongs to, for importing one process of a report as one rank.
