@@ -413,7 +413,7 @@ impl B {
         if let Some(&id) = self.stack_ids.get(&key) {
             return id;
         }
-        let items = pk.seq(fr).unwrap_or(&[]);
+        let items = pk.seq(fr).unwrap_or_default();
         let id = if items.is_empty() {
             0
         } else {
@@ -471,7 +471,7 @@ fn build(pk: Pickle, mut b: B) -> Result<MemorySnapshot, String> {
     legacy.no_traces = !legacy.bare_list && pk.get(root, "device_traces").is_none();
     b.snap.allocator_settings = pk.get(root, "allocator_settings").map(|v| pk.to_json(v, 16));
     if let Some(anns) = pk.get(root, "external_annotations").and_then(|v| pk.seq(v)) {
-        for &a in anns {
+        for &a in anns.iter() {
             b.snap.external_annotations.push(Annotation {
                 stage: text(&pk, a, "stage").unwrap_or_default(),
                 name: text(&pk, a, "name").unwrap_or_default(),
@@ -482,19 +482,19 @@ fn build(pk: Pickle, mut b: B) -> Result<MemorySnapshot, String> {
     }
     let dts: Vec<Value> = pk.get(root, "device_traces").and_then(|v| pk.seq(v)).map(|s| s.to_vec()).unwrap_or_default();
     for (di, &dt) in dts.iter().enumerate() {
-        let list = pk.seq(dt).ok_or_else(|| format!("device_traces[{di}] is not a list"))?;
-        let n = list.len();
         // The usual case: this list holds every converted entry, in order. Take the vector
         // as it is (no second copy of the trace in memory).
-        if n > 0 && n == b.entries.len() && list.iter().enumerate().all(|(k, v)| *v == Value::Ext(k as u32)) {
+        if pk.ext_run(dt).is_some_and(|(first, n)| first == 0 && n as usize == b.entries.len()) {
             b.snap.device_traces.push(std::mem::take(&mut b.entries));
             b.taken.clear();
             continue;
         }
+        let list = pk.seq(dt).ok_or_else(|| format!("device_traces[{di}] is not a list"))?;
+        let n = list.len();
         b.taken.resize(b.entries.len(), false);
         let mut out = Vec::with_capacity(n);
         for ei in 0..n {
-            let e = pk.seq(dt).unwrap()[ei];
+            let e = list[ei];
             let t = match e {
                 Value::Ext(x) => match b.taken.get_mut(x as usize) {
                     Some(t) if !*t => {
@@ -529,7 +529,7 @@ fn segment(pk: &Pickle, b: &mut B, legacy: &mut Legacy, sg: Value) -> Result<Seg
     let mut blocks = Vec::new();
     // where the next block starts: blocks tile their segment in address order
     let mut at = address;
-    let listed = pk.get(sg, "blocks").and_then(|v| pk.seq(v)).unwrap_or(&[]);
+    let listed = pk.get(sg, "blocks").and_then(|v| pk.seq(v)).unwrap_or_default();
     for (bi, &bk) in listed.iter().enumerate() {
         let ctx = |e: String| format!("blocks[{bi}]: {e}");
         if pk.dict(bk).is_none() {

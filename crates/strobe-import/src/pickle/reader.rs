@@ -1,4 +1,5 @@
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 
 /// A decoded value. Containers and strings are indices into the [`Pickle`] arena.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -110,6 +111,11 @@ pub struct Pickle {
     wides: Vec<WideInt>,
     /// Dicts a sink replaced, by dict index (memo references resolve through this).
     replaced: FxHashMap<u32, Value>,
+    /// Lists that hold nothing but `Ext(first) .. Ext(first + len)`, by list index, as
+    /// `(first, len)`: their `seqs` entry stays empty. A snapshot's trace is such a list, tens
+    /// of millions of sink values in order; kept whole it cost 16 bytes an entry and copies
+    /// as it grew.
+    ext_runs: FxHashMap<u32, (u32, u32)>,
 }
 
 impl Pickle {
@@ -128,12 +134,51 @@ impl Pickle {
             _ => None,
         }
     }
-    /// Items of a list or tuple.
-    pub fn seq(&self, v: Value) -> Option<&[Value]> {
+    /// Items of a list or tuple (made afresh for a list kept as a run: see [`Pickle::ext_run`]).
+    pub fn seq(&self, v: Value) -> Option<Cow<'_, [Value]>> {
         match v {
-            Value::List(i) | Value::Tuple(i) => Some(&self.seqs[i as usize]),
+            Value::List(i) | Value::Tuple(i) => Some(match self.ext_runs.get(&i) {
+                Some(&(first, len)) => Cow::Owned((first..first + len).map(Value::Ext).collect()),
+                None => Cow::Borrowed(&self.seqs[i as usize]),
+            }),
             _ => None,
         }
+    }
+    /// A list that holds `Ext(first) .. Ext(first + len)` and nothing else, as `(first, len)`
+    /// (without making its items).
+    pub fn ext_run(&self, v: Value) -> Option<(u32, u32)> {
+        match v {
+            Value::List(i) => self.ext_runs.get(&i).copied(),
+            _ => None,
+        }
+    }
+    /// Appends to list `i`, keeping a list of consecutive `Ext` values as a run.
+    fn append(&mut self, i: u32, items: &[Value]) {
+        let seq = &mut self.seqs[i as usize];
+        if seq.is_empty() && !items.is_empty() {
+            let run = self.ext_runs.get(&i).copied();
+            let next = match (run, items[0]) {
+                (Some((first, len)), _) => Some(first as u64 + len as u64),
+                (None, Value::Ext(x)) => Some(x as u64),
+                _ => None,
+            };
+            if let Some(next) = next {
+                let follows = next + items.len() as u64 <= u32::MAX as u64
+                    && items
+                        .iter()
+                        .enumerate()
+                        .all(|(j, v)| matches!(*v, Value::Ext(x) if x as u64 == next + j as u64));
+                if follows {
+                    let (first, len) = run.unwrap_or((next as u32, 0));
+                    self.ext_runs.insert(i, (first, len + items.len() as u32));
+                    return;
+                }
+            }
+            if let Some((first, len)) = self.ext_runs.remove(&i) {
+                seq.extend((first..first + len).map(Value::Ext));
+            }
+        }
+        seq.extend_from_slice(items);
     }
     pub fn dict(&self, v: Value) -> Option<&[(Value, Value)]> {
         match v {
@@ -719,7 +764,7 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
             b'a' => {
                 let v = pop!();
                 match stack.last() {
-                    Some(Value::List(i)) => out.seqs[*i as usize].push(v),
+                    Some(&Value::List(i)) => out.append(i, &[v]),
                     _ => return Err(c.err("APPEND to something that is not a list")),
                 }
             }
@@ -727,7 +772,10 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
                 // APPENDS, ADDITEMS (sets are read as lists)
                 let m = pop_mark!();
                 match m.checked_sub(1).map(|j| stack[j]) {
-                    Some(Value::List(i)) => out.seqs[i as usize].extend(stack.drain(m..)),
+                    Some(Value::List(i)) => {
+                        out.append(i, &stack[m..]);
+                        stack.truncate(m);
+                    }
                     _ => return Err(c.err("APPENDS to something that is not a list")),
                 }
             }
@@ -940,7 +988,7 @@ mod tests {
         let pk = p(data).unwrap();
         let r = pk.root();
         let a = pk.seq(pk.get(r, "a").unwrap()).unwrap();
-        assert_eq!(a, &[Value::Int(1), Value::Int(-2), Value::Float(3.5), Value::None, Value::Bool(true)]);
+        assert_eq!(&a[..], &[Value::Int(1), Value::Int(-2), Value::Float(3.5), Value::None, Value::Bool(true)]);
         let b = pk.seq(pk.get(r, "b").unwrap()).unwrap();
         assert_eq!(pk.bytes(b[0]).unwrap(), b"x");
         assert_eq!(b[1], Value::Int(1 << 40));
@@ -964,7 +1012,33 @@ mod tests {
         let mut sink = Replace(0);
         let pk = parse_with(data, Limits::default(), &mut sink).unwrap();
         assert_eq!(sink.0, 1);
-        assert_eq!(pk.seq(pk.root()).unwrap(), &[Value::Ext(0), Value::Ext(0)]);
+        assert_eq!(&pk.seq(pk.root()).unwrap()[..], &[Value::Ext(0), Value::Ext(0)]);
+        assert_eq!(pk.ext_run(pk.root()), None);
+    }
+
+    /// A list of a sink's values in order is kept as a run, read back item by item as
+    /// stored; a value that breaks the run turns it back into a plain list.
+    #[test]
+    fn lists_of_sink_values_in_order_are_runs() {
+        // pickle.dumps([{'action': 'alloc', 'size': i} for i in range(3)], protocol=4)
+        let base: &[u8] = b"\x80\x04\x95;\x00\x00\x00\x00\x00\x00\x00]\x94(}\x94(\x8c\x06action\x94\x8c\x05alloc\x94\x8c\x04size\x94K\x00u}\x94(h\x02h\x03h\x04K\x01u}\x94(h\x02h\x03h\x04K\x02ue.";
+        let ext = |n: u32| (0..n).map(Value::Ext).collect::<Vec<_>>();
+        let mut sink = Replace(0);
+        let pk = parse_with(base, Limits::default(), &mut sink).unwrap();
+        assert_eq!(pk.ext_run(pk.root()), Some((0, 3)));
+        assert_eq!(pk.seq(pk.root()).unwrap().to_vec(), ext(3));
+        // the same, then APPEND 7 in a second step: the run becomes a list again
+        let mut more = base[..base.len() - 1].to_vec();
+        more.extend_from_slice(b"K\x07a.");
+        let pk = parse_with(&more, Limits::default(), &mut Replace(0)).unwrap();
+        assert_eq!(pk.ext_run(pk.root()), None);
+        let mut want = ext(3);
+        want.push(Value::Int(7));
+        assert_eq!(pk.seq(pk.root()).unwrap().to_vec(), want);
+        // the usual reader keeps every dict: a plain list
+        let pk = p(base).unwrap();
+        assert_eq!(pk.ext_run(pk.root()), None);
+        assert_eq!(pk.seq(pk.root()).unwrap().len(), 3);
     }
 
     fn root(b: &[u8]) -> (Pickle, Value) {
