@@ -482,15 +482,22 @@ fn build(pk: Pickle, mut b: B) -> Result<MemorySnapshot, String> {
     }
     let dts: Vec<Value> = pk.get(root, "device_traces").and_then(|v| pk.seq(v)).map(|s| s.to_vec()).unwrap_or_default();
     for (di, &dt) in dts.iter().enumerate() {
-        // The usual case: this list holds every converted entry, in order. Take the vector
-        // as it is (no second copy of the trace in memory).
-        if pk.ext_run(dt).is_some_and(|(first, n)| first == 0 && n as usize == b.entries.len()) {
+        // The usual case: this list holds every converted entry, in order (as a run, or, in
+        // a pickle that lists them in one LIST opcode, item by item). Take the vector as it
+        // is (no second copy of the trace in memory).
+        let every_entry = |first: u32, n: usize| first == 0 && n > 0 && n == b.entries.len();
+        if pk.ext_run(dt).is_some_and(|(first, n)| every_entry(first, n as usize)) {
             b.snap.device_traces.push(std::mem::take(&mut b.entries));
             b.taken.clear();
             continue;
         }
         let list = pk.seq(dt).ok_or_else(|| format!("device_traces[{di}] is not a list"))?;
         let n = list.len();
+        if every_entry(0, n) && list.iter().enumerate().all(|(k, v)| *v == Value::Ext(k as u32)) {
+            b.snap.device_traces.push(std::mem::take(&mut b.entries));
+            b.taken.clear();
+            continue;
+        }
         b.taken.resize(b.entries.len(), false);
         let mut out = Vec::with_capacity(n);
         for ei in 0..n {
