@@ -26,6 +26,18 @@ pub fn emit<T: serde::Serialize>(json: bool, r: &T, to_text: impl Fn(&T) -> Stri
     Ok(())
 }
 
+/// `strobe report … | head` must stop quietly when `head` has read enough, as `cat` does.
+/// Rust ignores SIGPIPE, so a closed pipe turns every `print!` into a panic instead; the
+/// command-line tools take the default action back. The GUI keeps Rust's setting: a lost
+/// socket there is an error to handle, not a reason to die.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition before any thread starts; SIG_DFL needs no handler.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// What `emit` prints.
 pub fn render<T: serde::Serialize>(json: bool, r: &T, to_text: impl Fn(&T) -> String) -> anyhow::Result<String> {
     Ok(if json { serde_json::to_string_pretty(r)? + "\n" } else { to_text(r) })
@@ -33,6 +45,9 @@ pub fn render<T: serde::Serialize>(json: bool, r: &T, to_text: impl Fn(&T) -> St
 
 fn main() {
     let cli = cli::Cli::parse();
+    if cli.command.is_some() {
+        quiet_on_closed_pipe();
+    }
     let code = match cli.run() {
         // 3: the output is complete for what was read, but an input was cut short
         Ok(()) if load::TRUNCATED_INPUT.load(std::sync::atomic::Ordering::Relaxed) => 3,

@@ -146,3 +146,31 @@ fn a_second_several_rank_report_answers_from_the_cache() {
     assert_eq!(cut.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&cut.stderr).contains("r1.json.gz"));
 }
+
+/// `strobe report … | head -1`: the reader closing the pipe ends the report quietly, as it
+/// ends `cat`, both when the report is computed and when its memo is replayed.
+#[test]
+fn closed_pipe_ends_the_report_without_a_panic() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let cache = tempfile::tempdir().unwrap();
+    for _ in 0..2 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_strobe"))
+            .arg("report")
+            .arg(sample("ddp_rank0.json.gz"))
+            .arg(sample("ddp_rank1.json.gz"))
+            .arg("--json") // 200 kB, more than a pipe holds
+            .arg("--cache-dir")
+            .arg(cache.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+        assert_eq!(first.trim(), "{");
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
