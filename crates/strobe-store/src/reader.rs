@@ -40,6 +40,8 @@ pub struct Store {
     source_key: [u64; 4],
     /// The source file, mapped on first use, for args stored as references into it.
     source_map: std::sync::OnceLock<Option<memmap2::Mmap>>,
+    /// The string section, copied out of the map and checked as UTF-8 once, on first use.
+    strings: std::sync::OnceLock<Box<str>>,
 }
 
 /// A lane's members: start-sorted spans with their index columns.
@@ -133,6 +135,7 @@ impl Store {
             names,
             source_key,
             source_map: std::sync::OnceLock::new(),
+            strings: std::sync::OnceLock::new(),
         };
         store.validate().map_err(|w| bad(&w))?;
         Ok(store)
@@ -228,13 +231,24 @@ impl Store {
 
     pub fn string(&self, id: u32) -> &str {
         let offs = self.col::<u64>(sid::STRING_OFFSETS);
-        let (o, _) = self.sections[sid::STRING_BYTES as usize];
         let (Some(&a), Some(&b)) = (offs.get(id as usize), offs.get(id as usize + 1)) else { return "" };
-        let all = &self.backing.bytes()[o..o + self.sections[sid::STRING_BYTES as usize].1];
-        // Checked on every call, so that a store changed under its map still reads as odd
-        // names, never as invalid text; simdutf8's check is several times std's on the long
-        // kernel names analyses look up per span.
-        all.get(a as usize..b as usize).and_then(|s| simdutf8::basic::from_utf8(s).ok()).unwrap_or("")
+        // `get` on a str also checks that both ends fall on character boundaries
+        self.strings().get(a as usize..b as usize).unwrap_or("")
+    }
+
+    /// All the names' bytes as text. Analyses look a name up per span (millions of calls on an
+    /// nsys report, 10 % of its report when each call checked its bytes): they are copied out
+    /// of the map and checked once, so a store file changed under its map still reads as odd
+    /// names, never as invalid text. Invalid bytes (a corrupt store) read as U+FFFD.
+    fn strings(&self) -> &str {
+        self.strings.get_or_init(|| {
+            let (o, l) = self.sections[sid::STRING_BYTES as usize];
+            let bytes = &self.backing.bytes()[o..o + l];
+            match simdutf8::basic::from_utf8(bytes) {
+                Ok(text) => text.into(),
+                Err(_) => String::from_utf8_lossy(bytes).into_owned().into_boxed_str(),
+            }
+        })
     }
 
     pub fn string_count(&self) -> usize {

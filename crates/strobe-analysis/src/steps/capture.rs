@@ -25,6 +25,16 @@ fn is_call(name: &str, base: &str) -> bool {
 
 /// The capture range, where the trace records at least one `cudaProfilerStart`.
 pub fn capture_range(store: &Store) -> Option<CaptureRange> {
+    // Names are compared once each, spans by name id: a report has millions of runtime calls
+    // and a few thousand distinct names, and most traces have no profiler call at all.
+    let ids = |bases: [&str; 2]| -> Vec<u32> {
+        (0..store.string_count() as u32).filter(|&id| bases.iter().any(|b| is_call(store.string(id), b))).collect()
+    };
+    let start_ids = ids(["cudaProfilerStart", "cuProfilerStart"]);
+    if start_ids.is_empty() {
+        return None;
+    }
+    let stop_ids = ids(["cudaProfilerStop", "cuProfilerStop"]);
     let (mut starts, mut stops) = (Vec::new(), Vec::new());
     for (lane, desc) in store.lanes.iter().enumerate() {
         if !matches!(desc.kind, LaneKind::CpuThread { .. }) {
@@ -32,13 +42,13 @@ pub fn capture_range(store: &Store) -> Option<CaptureRange> {
         }
         let v = store.lane_view(lane as u32);
         for (k, &sid) in v.span.iter().enumerate() {
-            if !matches!(store.span_kind(sid), SpanKind::CudaRuntime | SpanKind::CudaDriver) {
+            let m = store.span_meta(sid);
+            if !matches!(SpanKind::from_u8(m.kind), SpanKind::CudaRuntime | SpanKind::CudaDriver) {
                 continue;
             }
-            let n = store.span_name(sid);
-            if is_call(n, "cudaProfilerStart") || is_call(n, "cuProfilerStart") {
+            if start_ids.contains(&m.name) {
                 starts.push(v.ends[k]);
-            } else if is_call(n, "cudaProfilerStop") || is_call(n, "cuProfilerStop") {
+            } else if stop_ids.contains(&m.name) {
                 stops.push(v.starts[k]);
             }
         }
