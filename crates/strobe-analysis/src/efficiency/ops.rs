@@ -100,6 +100,11 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
     let gpu: fn(&LaneKind) -> bool = |k| matches!(k, LaneKind::GpuStream { .. });
     // 1. The work of every CPU op with shapes (parsing the args is most of the cost: in parallel).
     let cpu_ops: Vec<u32> = lanes_of(cpu).filter(|&s| store.span_kind(s) == SpanKind::CpuOp).collect();
+    if cpu_ops.is_empty() {
+        // no op can own GPU work (an nsys report: runtime calls and NVTX, no ops), and finding
+        // each kernel's launch stack only to learn that was most of its efficiency figures
+        return Vec::new();
+    }
     let works: HashMap<u32, (Work, Source)> = cpu_ops
         .par_iter()
         .filter_map(|&sid| op_work(store.span_name(sid), store.span_args(sid)).map(|w| (sid, w)))
