@@ -78,6 +78,22 @@ pub fn step_anomalies(store: &Store, steps: &[Step], rank: Option<i64>, k: f64) 
     if steps.len() < MIN_STEPS {
         return Vec::new();
     }
+    let busy = union(device_unions(store).into_iter().flat_map(|d| d.busy).collect());
+    step_anomalies_in(store, steps, rank, k, &busy)
+}
+
+/// `step_anomalies` with the store's GPU busy time (the union over its devices) already
+/// computed: the report has it, and finding it again was a scan of every GPU span.
+pub fn step_anomalies_in(
+    store: &Store,
+    steps: &[Step],
+    rank: Option<i64>,
+    k: f64,
+    busy: &[(i64, i64)],
+) -> Vec<StepAnomaly> {
+    if steps.len() < MIN_STEPS {
+        return Vec::new();
+    }
     let durs: Vec<i64> = steps.iter().map(|s| s.dur_ns).collect();
     let med = median(&durs);
     let dev: Vec<i64> = durs.iter().map(|d| (d - med).abs()).collect();
@@ -89,8 +105,7 @@ pub fn step_anomalies(store: &Store, steps: &[Step], rank: Option<i64>, k: f64) 
     }
     let period = periodic(&odd);
     let typical = (0..steps.len()).min_by_key(|&i| ((durs[i] - med).abs(), i)).unwrap_or(0);
-    let busy = union(device_unions(store).into_iter().flat_map(|d| d.busy).collect());
-    let idle_in = |s: &Step| s.dur_ns - busy_within(&busy, s.start_ns, s.end_ns());
+    let idle_in = |s: &Step| s.dur_ns - busy_within(busy, s.start_ns, s.end_ns());
     let t = &steps[typical];
     let typical_idle = idle_in(t);
     odd.iter()

@@ -1,7 +1,7 @@
 //! `strobe report`: the answers to "is the GPU idle, what is it running, does comm overlap"
 //! for one trace, as data (JSON) and as text.
 
-use crate::anomalies::{step_anomalies, StepAnomaly};
+use crate::anomalies::{step_anomalies_in, StepAnomaly};
 use crate::efficiency::{Efficiency, PeakOverride};
 use crate::gpu_time::{device_unions_of, gpu_activity, gpu_time_of, GpuTime};
 use crate::kernels::{kernel_stats, KernelStat};
@@ -74,16 +74,41 @@ pub fn report(store: &Store, top: usize) -> Report {
 /// The report with steps found by `rule` (`--steps REGEX`) and the device's ceilings
 /// overridden by `peaks` (`--peak-tflops`, `--peak-gbps`).
 pub fn report_with(store: &Store, top: usize, rule: &StepRule, peaks: PeakOverride) -> Report {
+    report_from(store, &ReportInputs::of(store, rule), top, peaks)
+}
+
+/// What the report and a several-rank report's digest of the same store both start from,
+/// found once: the steps and the GPU activity with its unions (each a scan of the store).
+pub struct ReportInputs {
+    pub steps: Vec<crate::steps::Step>,
+    pub activity: Vec<crate::gpu_time::DeviceActivity>,
+    pub unions: Vec<crate::gpu_time::DeviceUnions>,
+    /// GPU busy time over all devices (the union of `unions`' busy).
+    pub busy: Vec<(i64, i64)>,
+}
+
+impl ReportInputs {
+    pub fn of(store: &Store, rule: &StepRule) -> ReportInputs {
+        let phase = |label| strobe_store::timing::Phase::start(label);
+        let t = phase("report: steps");
+        let steps = find_steps(store, rule);
+        drop(t);
+        // one scan of the GPU lanes for busy/idle/overlap, the steps' window and the idle breakdown
+        let t = phase("report: gpu activity");
+        let activity = gpu_activity(store);
+        drop(t);
+        let unions = device_unions_of(&activity);
+        let busy = crate::intervals::union(unions.iter().flat_map(|d| d.busy.iter().copied()).collect());
+        ReportInputs { steps, activity, unions, busy }
+    }
+}
+
+/// The report from its inputs already found.
+pub fn report_from(store: &Store, inputs: &ReportInputs, top: usize, peaks: PeakOverride) -> Report {
     let phase = |label| strobe_store::timing::Phase::start(label);
-    let t = phase("report: steps");
-    let steps = find_steps(store, rule);
-    drop(t);
+    let ReportInputs { steps, activity, unions, busy } = inputs;
+    let steps = steps.clone();
     let span = steps_window(&steps);
-    // one scan of the GPU lanes for busy/idle/overlap, the steps' window and the idle breakdown
-    let t = phase("report: gpu activity");
-    let activity = gpu_activity(store);
-    drop(t);
-    let unions = device_unions_of(&activity);
     let in_steps = match span {
         Some((a, b)) => unions
             .iter()
@@ -109,13 +134,13 @@ pub fn report_with(store: &Store, top: usize, rule: &StepRule, peaks: PeakOverri
         capture: capture_range(store),
     };
     let t = phase("report: step anomalies");
-    let step_anomalies = step_anomalies(store, &steps, None, crate::anomalies::DEFAULT_K);
+    let step_anomalies = step_anomalies_in(store, &steps, None, crate::anomalies::DEFAULT_K, busy);
     drop(t);
     let t = phase("report: kernel stats");
     let mut k = kernel_stats(store);
     drop(t);
     k.truncate(top);
-    let mut gpus = gpu_time_of(&activity, &unions);
+    let mut gpus = gpu_time_of(activity, unions);
     let t = phase("report: memory peaks");
     let peaks_mem = crate::memory_level::memory_peaks(store);
     drop(t);
@@ -128,7 +153,7 @@ pub fn report_with(store: &Store, top: usize, rule: &StepRule, peaks: PeakOverri
     let streams = stream_stats(store);
     drop(t);
     let t = phase("report: idle breakdown");
-    let idle = crate::idle::idle_breakdown_of(store, &unions, crate::idle::DEFAULT_THRESHOLD_NS);
+    let idle = crate::idle::idle_breakdown_of(store, unions, crate::idle::DEFAULT_THRESHOLD_NS);
     drop(t);
     let t = phase("report: efficiency");
     let efficiency = crate::efficiency::efficiency(store, peaks);

@@ -220,9 +220,10 @@ impl Cli {
                 if [&memo, &ranks_memo].iter().any(|m| m.as_ref().is_some_and(|m| m.replay())) {
                     return Ok(());
                 }
-                if crate::ranks::is_multi_process_nsys(&file) {
+                if let Some(procs) = crate::ranks::nsys_processes(&file) {
                     return crate::ranks::report_nsys_processes(
                         &file,
+                        &procs,
                         self.cache_dir.as_deref(),
                         &ranks_out,
                         &rank_opts,

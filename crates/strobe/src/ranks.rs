@@ -96,10 +96,13 @@ fn emit_ranks(
     Ok(())
 }
 
-/// An Nsight Systems export in which two or more processes ran GPU work: one rank each.
-pub fn is_multi_process_nsys(file: &Path) -> bool {
-    matches!(strobe_import::detect(file), Ok(Some(strobe_import::Format::NsysSqlite)))
-        && strobe_import::nsys_sqlite::gpu_processes(file).is_ok_and(|p| p.len() > 1)
+/// The processes of an Nsight Systems export in which two or more ran GPU work (one rank
+/// each); None for any other file. Asked once: it is a scan of the export's kernel table.
+pub fn nsys_processes(file: &Path) -> Option<Vec<strobe_import::nsys_sqlite::GpuProcess>> {
+    if !matches!(strobe_import::detect(file), Ok(Some(strobe_import::Format::NsysSqlite))) {
+        return None;
+    }
+    strobe_import::nsys_sqlite::gpu_processes(file).ok().filter(|p| p.len() > 1)
 }
 
 /// `strobe report one.sqlite` where the report holds several GPU processes: each process is
@@ -107,15 +110,15 @@ pub fn is_multi_process_nsys(file: &Path) -> bool {
 /// runs on them. `memo` is where the printed report is kept (the caller asked it first).
 pub fn report_nsys_processes(
     file: &Path,
+    procs: &[strobe_import::nsys_sqlite::GpuProcess],
     cache_dir: Option<&Path>,
     o: &Output,
     opts: &RankOptions,
     memo: Option<&crate::report_memo::Memo>,
 ) -> anyhow::Result<()> {
-    let procs = strobe_import::nsys_sqlite::gpu_processes(file)?;
     let load = load_options(cache_dir);
     // each process reads the export on a connection of its own
-    let stores = load_each(&procs, |_| file, |p| strobe_import::load_nsys_process(file, p, &load))?;
+    let stores = load_each(procs, |_| file, |p| strobe_import::load_nsys_process(file, p, &load))?;
     let names: Vec<String> = procs.iter().map(|p| format!("{} (pid {})", file.display(), p.pid)).collect();
     emit_ranks(&names, &stores, o, opts, memo)
 }

@@ -17,7 +17,7 @@
 use super::breakdown::KernelTotal;
 use super::collectives::CommKernel;
 use super::launch::{launch_stats, LaunchParams, LaunchStats};
-use super::unions::{clipped, rank_unions};
+use super::unions::{clipped, rank_unions_of};
 use super::RankTrace;
 use crate::anomalies::StepAnomaly;
 use crate::gpu_time::GpuTime;
@@ -70,8 +70,20 @@ pub struct RankDigest {
 
 /// The digest of `r` whose single-trace figures per device are `gpus` (`report.gpus`).
 pub fn digest(r: &RankTrace, gpus: &[GpuTime], top_kernels: usize) -> RankDigest {
+    digest_with(r, gpus, top_kernels, &crate::gpu_time::device_unions(r.store), None)
+}
+
+/// `digest` from the store's device unions already computed and, when the rank's report found
+/// them on the same steps, its step anomalies (named for the rank here).
+pub fn digest_with(
+    r: &RankTrace,
+    gpus: &[GpuTime],
+    top_kernels: usize,
+    devices: &[crate::gpu_time::DeviceUnions],
+    anomalies: Option<Vec<crate::anomalies::StepAnomaly>>,
+) -> RankDigest {
     let store = r.store;
-    let u = rank_unions(store);
+    let u = rank_unions_of(devices);
     let step_figures = r
         .steps
         .iter()
@@ -103,7 +115,12 @@ pub fn digest(r: &RankTrace, gpus: &[GpuTime], top_kernels: usize) -> RankDigest
         comm,
         compute: u.compute.clone(),
         kernels: super::breakdown::kernel_totals(store),
-        step_anomalies: crate::anomalies::step_anomalies(store, r.steps, Some(r.rank), crate::anomalies::DEFAULT_K),
+        step_anomalies: match anomalies {
+            Some(a) => a.into_iter().map(|a| crate::anomalies::with_rank(a, Some(r.rank))).collect(),
+            None => {
+                crate::anomalies::step_anomalies_in(store, r.steps, Some(r.rank), crate::anomalies::DEFAULT_K, &u.busy)
+            }
+        },
         launch: launch_stats(r.rank, store, &LaunchParams::default()),
     }
 }

@@ -38,8 +38,13 @@ pub struct RankTrace<'a> {
 /// The rank's steps (`steps::find_steps` by `rule`), each name once: where a name repeats
 /// (the same step recorded on two threads) the earliest is kept, so a step has one range.
 pub fn rank_steps(store: &Store, rule: &crate::steps::StepRule) -> Vec<crate::steps::Step> {
+    distinct_steps(crate::steps::find_steps(store, rule))
+}
+
+/// The first step of each name, as `rank_steps` keeps them.
+pub fn distinct_steps(steps: Vec<crate::steps::Step>) -> Vec<crate::steps::Step> {
     let mut seen = std::collections::HashSet::new();
-    crate::steps::find_steps(store, rule).into_iter().filter(|s| seen.insert(s.name.clone())).collect()
+    steps.into_iter().filter(|s| seen.insert(s.name.clone())).collect()
 }
 
 /// The step of `steps` whose range `[start, start + dur)` holds `ts`.

@@ -7,7 +7,7 @@ use super::breakdown::{
     comm_overlap, kernel_breakdown_of, temporal_breakdown, CommOverlap, KernelBreakdown, TemporalBreakdown,
 };
 use super::collectives::{match_digests, Collective};
-use super::digest::{digest, RankDigest};
+use super::digest::{digest_with, RankDigest};
 use super::identity::{identify, identify_ranks, RankFrom};
 use super::launch::LaunchStats;
 use super::memcpy_bandwidth::{memcpy_bandwidth, BandwidthSeries};
@@ -116,12 +116,7 @@ pub fn multi_rank_report_with(
         .map(|i| {
             let (source, store) = traces[i];
             let rank = ids[i].rank;
-            let steps = super::rank_steps(store, &opts.steps);
-            let r = RankTrace { rank, source, store, steps: &steps };
-            let report = crate::report::report_with(store, top, &opts.steps, Default::default());
-            let t = Phase::start("ranks: digest");
-            let d = digest(&r, &report.gpus, opts.straggler.top_kernels);
-            drop(t);
+            let (d, report, steps) = rank_parts(rank, source, store, top, opts);
             let t = Phase::start("ranks: queues, copy bandwidth");
             let queues = RankQueues { rank, streams: queue_length(store) };
             let bandwidth = RankBandwidth { rank, copies: memcpy_bandwidth(store) };
@@ -171,12 +166,29 @@ pub fn rank_digests(traces: &[(&str, &Store)], opts: &RankOptions) -> Vec<(RankD
         .into_par_iter()
         .map(|i| {
             let (source, store) = traces[i];
-            let steps = super::rank_steps(store, &opts.steps);
-            let r = RankTrace { rank: ids[i].rank, source, store, steps: &steps };
-            let report = crate::report::report_with(store, 1, &opts.steps, Default::default());
-            (digest(&r, &report.gpus, opts.straggler.top_kernels), ids[i].clone())
+            (rank_parts(ids[i].rank, source, store, 1, opts).0, ids[i].clone())
         })
         .collect()
+}
+
+/// One rank's digest, its single-trace report and the steps the digest was made from. The
+/// two share what both start from (the steps, the GPU unions and, on the same steps, the
+/// step anomalies), found once: each is a scan of the store.
+fn rank_parts(
+    rank: i64,
+    source: &str,
+    store: &Store,
+    top: usize,
+    opts: &RankOptions,
+) -> (RankDigest, Report, Vec<crate::steps::Step>) {
+    let inputs = crate::report::ReportInputs::of(store, &opts.steps);
+    let steps = super::distinct_steps(inputs.steps.clone());
+    let report = crate::report::report_from(store, &inputs, top, Default::default());
+    let r = RankTrace { rank, source, store, steps: &steps };
+    let _t = Phase::start("ranks: digest");
+    let anomalies = (steps == inputs.steps).then(|| report.step_anomalies.clone());
+    let d = digest_with(&r, &report.gpus, opts.straggler.top_kernels, &inputs.unions, anomalies);
+    (d, report, steps)
 }
 
 /// The several-rank report from the ranks' digests alone (in any order; from `digest`, or read

@@ -16,7 +16,11 @@ pub struct RankUnions {
 }
 
 pub fn rank_unions(store: &strobe_store::Store) -> RankUnions {
-    let devs = device_unions(store);
+    rank_unions_of(&device_unions(store))
+}
+
+/// `rank_unions` from the device unions already computed (the report's).
+pub fn rank_unions_of(devs: &[crate::gpu_time::DeviceUnions]) -> RankUnions {
     let merge = |f: fn(&crate::gpu_time::DeviceUnions) -> &Vec<(i64, i64)>| {
         union(devs.iter().flat_map(|d| f(d).iter().copied()).collect())
     };
