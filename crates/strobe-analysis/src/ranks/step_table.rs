@@ -59,15 +59,33 @@ pub fn step_table_of(ranks: &[RankDigest], collectives: &[Collective]) -> Vec<St
     let mut names: Vec<String> = ranks.iter().flat_map(|r| r.steps.iter().map(|x| x.name.clone())).collect();
     names.sort_by(|a, b| (step_number(a), a).cmp(&(step_number(b), b)));
     names.dedup();
+    // looked up by name, not searched for per step: a long run has thousands of steps and
+    // collectives, and the searches made the table quadratic in them
+    let mut of_step: std::collections::HashMap<&str, Vec<&Collective>> = Default::default();
+    for c in collectives {
+        if let Some(s) = c.step.as_deref() {
+            of_step.entry(s).or_default().push(c);
+        }
+    }
+    let step_at: Vec<std::collections::HashMap<&str, usize>> = ranks
+        .iter()
+        .map(|r| {
+            let mut m = std::collections::HashMap::with_capacity(r.steps.len());
+            for (k, s) in r.steps.iter().enumerate() {
+                m.entry(s.name.as_str()).or_insert(k); // the first of a name, as `position` found it
+            }
+            m
+        })
+        .collect();
     names
-        .into_iter()
+        .iter()
         .map(|name| {
-            let mine: Vec<&Collective> = collectives.iter().filter(|c| c.step.as_deref() == Some(&name)).collect();
+            let mine: &[&Collective] = of_step.get(name.as_str()).map(Vec::as_slice).unwrap_or(&[]);
             let per = ranks
                 .iter()
                 .enumerate()
                 .filter_map(|(i, r)| {
-                    let k = r.steps.iter().position(|s| s.name == name)?;
+                    let k = *step_at[i].get(name.as_str())?;
                     let (s, f) = (&r.steps[k], r.step_figures.get(k).copied().unwrap_or_default());
                     Some(RankStep {
                         rank: r.rank,
@@ -85,7 +103,7 @@ pub fn step_table_of(ranks: &[RankDigest], collectives: &[Collective]) -> Vec<St
                 .collect();
             let per = with_scores(per);
             StepRow {
-                name,
+                name: name.clone(),
                 per_rank: per,
                 collective_skew_ns: mine.iter().map(|c| c.skew_ns).collect(),
                 straggler: None,
