@@ -12,6 +12,7 @@ mod names;
 pub mod nesting;
 mod output;
 mod queries;
+pub use queries::NO_LAUNCH;
 mod reader;
 mod strings;
 pub mod timing;

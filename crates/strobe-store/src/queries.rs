@@ -5,12 +5,38 @@
 use crate::format::{LaneIndex, FLOW_CORRELATION};
 use crate::reader::Store;
 
+/// No launch call (`Store::launch_table`).
+pub const NO_LAUNCH: u32 = u32::MAX;
+
 impl Store {
     /// The CPU call that launched GPU span `span`: the CPU span of its correlation link
     /// (CUDA/HIP runtime or driver call with the same correlation id), else the source of
     /// any flow arriving at it (a trace whose launches are only explicit `ac2g` flows).
     pub fn launch_of(&self, span: u32) -> Option<u32> {
         self.flows_to(span).find(|f| f.kind == FLOW_CORRELATION).or_else(|| self.flows_to(span).next()).map(|f| f.from)
+    }
+
+    /// `launch_of` for every span at once (`NO_LAUNCH` where there is none), in one pass
+    /// over the flows (stored sorted by target): for analyses that ask it of every GPU span,
+    /// where a binary search per span was most of their time.
+    pub fn launch_table(&self) -> Vec<u32> {
+        let mut out = vec![NO_LAUNCH; self.span_count()];
+        let flows = self.flows();
+        let mut i = 0;
+        while i < flows.len() {
+            let to = flows[i].to;
+            let mut j = i;
+            while j < flows.len() && flows[j].to == to {
+                j += 1;
+            }
+            let group = &flows[i..j];
+            let pick = group.iter().find(|f| f.kind == FLOW_CORRELATION).unwrap_or(&group[0]);
+            if let Some(slot) = out.get_mut(to as usize) {
+                *slot = pick.from;
+            }
+            i = j;
+        }
+        out
     }
 
     /// The spans `span`'s flows lead to: for a launch call, the GPU work it started; for any

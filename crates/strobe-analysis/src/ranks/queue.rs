@@ -3,7 +3,7 @@
 //! start, as HTA counts; only ops whose launch the trace links take part. A stream stuck near
 //! 1024 blocks the CPU in its next launch.
 
-use crate::gpu_time::classify;
+use crate::gpu_time::Classifier;
 use serde::Serialize;
 use strobe_model::{LaneKind, SpanKind};
 use strobe_store::Store;
@@ -23,16 +23,19 @@ pub struct QueueSeries {
 
 pub fn queue_length(store: &Store) -> Vec<QueueSeries> {
     let mut out = Vec::new();
+    let launches = store.launch_table();
+    let mut classes = Classifier::new(store);
     for (lane, desc) in store.lanes.iter().enumerate() {
         let LaneKind::GpuStream { device, stream } = desc.kind else { continue };
         let v = store.lane_view(lane as u32);
         let mut ev: Vec<(i64, i64)> = Vec::new();
         for (k, &sid) in v.span.iter().enumerate() {
             let m = store.span_meta(sid);
-            if classify(SpanKind::from_u8(m.kind), store.string(m.name)).is_none() {
+            if classes.class(SpanKind::from_u8(m.kind), m.name).is_none() {
                 continue;
             }
-            if let Some(l) = store.launch_of(sid) {
+            let l = launches.get(sid as usize).copied().unwrap_or(strobe_store::NO_LAUNCH);
+            if l != strobe_store::NO_LAUNCH {
                 ev.push((store.span_start(l), 1));
                 ev.push((v.starts[k], -1));
             }
