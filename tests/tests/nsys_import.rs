@@ -726,3 +726,22 @@ fn mutated_fixtures_never_panic() {
         }
     }
 }
+
+/// `launch_table` (one pass over the flows, for analyses asking it of every span) answers as
+/// `launch_of` (a search per span) does, on every span of an nsys export and a Kineto trace
+/// with explicit `ac2g` flows as well as correlation links.
+#[test]
+fn launch_table_agrees_with_launch_of() {
+    for name in ["nsys_ddp_2proc.sqlite", "gpt_train.json.gz", "catapult_flow.json"] {
+        let s = common::load(name);
+        let table = s.launch_table();
+        assert_eq!(table.len(), s.span_count(), "{name}");
+        let mut linked = 0;
+        for span in 0..s.span_count() as u32 {
+            let want = s.launch_of(span).unwrap_or(strobe_store::NO_LAUNCH);
+            assert_eq!(table[span as usize], want, "{name} span {span}");
+            linked += (want != strobe_store::NO_LAUNCH) as usize;
+        }
+        assert!(linked > 0 || name == "catapult_flow.json", "{name}: no launches found");
+    }
+}
