@@ -71,7 +71,7 @@ fn figures(s: &Store) -> Figures {
             }
             (SpanKind::Memcpy, LaneKind::GpuStream { .. }) => {
                 f.memcpy += 1;
-                let a: Value = serde_json::from_str(s.span_args(i)).unwrap();
+                let a: Value = serde_json::from_str(&s.span_args(i)).unwrap();
                 f.memcpy_bytes += a["bytes"].as_i64().unwrap();
             }
             (SpanKind::Memset, LaneKind::GpuStream { .. }) => f.memset += 1,
@@ -312,7 +312,7 @@ fn gpt_single_names_args_and_flows() {
         let name = s.span_name(i);
         match s.span_kind(i) {
             SpanKind::Kernel if !seen.contains("kernel") => {
-                let a: Value = serde_json::from_str(s.span_args(i)).unwrap();
+                let a: Value = serde_json::from_str(&s.span_args(i)).unwrap();
                 assert_eq!(a["grid"].as_array().unwrap().len(), 3, "{a}");
                 assert_eq!(a["block"].as_array().unwrap().len(), 3, "{a}");
                 assert!(a["registers per thread"].as_i64().unwrap() > 0, "{a}");
@@ -321,7 +321,7 @@ fn gpt_single_names_args_and_flows() {
                 seen.insert("kernel");
             }
             SpanKind::Memcpy if name == "Memcpy HtoD (Pinned -> Device)" => {
-                let a: Value = serde_json::from_str(s.span_args(i)).unwrap();
+                let a: Value = serde_json::from_str(&s.span_args(i)).unwrap();
                 let bw = a["bytes"].as_f64().unwrap() / (s.span_end(i) - s.span_start(i)) as f64;
                 assert!((a["memory bandwidth (GB/s)"].as_f64().unwrap() - bw).abs() < 1e-5, "{a}");
                 let from = s.flows_to(i).next().expect("launch flow").from;

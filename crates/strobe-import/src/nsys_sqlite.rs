@@ -452,6 +452,9 @@ struct Ctx<'a> {
     cats: Cats,
     corr_pid: bool,
     args: String,
+    /// The correlation id shown first in `args` without being in its text (0: none): the
+    /// store keeps it apart, so the rest of the text repeats and is stored once.
+    args_corr: u32,
     max_end: i64,
     no_end: u64,
     unclosed: Vec<Unclosed>,
@@ -499,6 +502,7 @@ impl<'a> Ctx<'a> {
             cats,
             corr_pid,
             args: String::with_capacity(256),
+            args_corr: 0,
             max_end: i64::MIN,
             no_end: 0,
             unclosed: Vec::new(),
@@ -627,31 +631,22 @@ impl<'a> Ctx<'a> {
         copy_dir: Option<CopyDir>,
     ) -> std::io::Result<()> {
         self.max_end = self.max_end.max(end);
-        self.b.push_span(SpanInput {
-            lane,
-            start,
-            end,
-            name,
-            cat,
-            kind,
-            flags,
-            args: self.args.as_bytes(),
-            correlation,
-            copy_dir,
-        })?;
+        let args_corr = std::mem::take(&mut self.args_corr);
+        self.b.push_span_correlated(
+            SpanInput { lane, start, end, name, cat, kind, flags, args: self.args.as_bytes(), correlation, copy_dir },
+            args_corr,
+        )?;
         Ok(())
     }
 
     fn gpu_args(&mut self, c: &GpuCommon) {
         self.args.clear();
+        self.args_corr = c.corr;
         let a = &mut self.args;
         put_int(a, "{\"device\":", c.device);
         put_int(a, ",\"stream\":", c.stream);
         if let Some(ctx) = c.context {
             put_int(a, ",\"context\":", ctx);
-        }
-        if c.corr != 0 {
-            put_int(a, ",\"correlation\":", c.corr);
         }
         put_int(a, ",\"pid\":", c.pid);
     }
@@ -822,11 +817,9 @@ impl<'a> Ctx<'a> {
             }
         }
         self.args.clear();
-        if r.corr != 0 || r.ret.is_some_and(|v| v != 0) {
-            put_int(&mut self.args, "{\"correlation\":", r.corr);
-            if let Some(v) = r.ret.filter(|v| *v != 0) {
-                put_int(&mut self.args, ",\"return\":", v);
-            }
+        self.args_corr = r.corr;
+        if let Some(v) = r.ret.filter(|v| *v != 0) {
+            put_int(&mut self.args, "{\"return\":", v);
             self.args.push('}');
         }
         let cat = if kind == SpanKind::CudaDriver { self.cats.driver } else { self.cats.runtime };

@@ -12,6 +12,9 @@ use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use strobe_model::{CopyDir, IdKey, LaneKind, SpanKind, TraceMeta};
 
+const ARGS_DEDUP_MAX_LEN: usize = 512;
+const ARGS_DEDUP_MAX_TEXTS: usize = 1 << 16;
+
 /// A span as an importer hands it over.
 pub struct SpanInput<'a> {
     pub lane: u32,
@@ -88,6 +91,9 @@ pub struct StoreBuilder {
     pub names: Names,
     out: Output,
     args_len: u64,
+    /// Args texts already written, by text (offset in the ARGS section): bounded by
+    /// `ARGS_DEDUP_MAX_TEXTS` of at most `ARGS_DEDUP_MAX_LEN` bytes.
+    args_seen: FxHashMap<Box<[u8]>, u64>,
     /// When set, args lying inside this buffer (the mapped, unchanging source file) are stored
     /// as references into the source instead of being copied: (base address, length, path).
     args_source: Option<(usize, usize, String)>,
@@ -122,6 +128,7 @@ impl StoreBuilder {
             names: Names::default(),
             out,
             args_len: 0,
+            args_seen: FxHashMap::default(),
             args_source: None,
             unbound_flows: 0,
             orphan_flow_steps: 0,
@@ -161,18 +168,34 @@ impl StoreBuilder {
 
     /// Adds a span; returns its builder id (for flows).
     pub fn push_span(&mut self, s: SpanInput<'_>) -> std::io::Result<u64> {
+        self.push_span_correlated(s, 0)
+    }
+
+    /// `push_span` whose args are `{"correlation":args_correlation,` then the members of
+    /// `s.args` (0: just `s.args`). Args written into the store that repeat exactly (as an
+    /// nsys kernel's do once the correlation id is apart) are stored once.
+    pub fn push_span_correlated(&mut self, s: SpanInput<'_>, args_correlation: u32) -> std::io::Result<u64> {
         let in_source = self.args_source.as_ref().and_then(|(base, len, _)| {
             let p = s.args.as_ptr() as usize;
             (p >= *base && p + s.args.len() <= base + len).then(|| (p - base) as u64)
         });
-        let args = if s.args.is_empty() {
-            ArgsRef::default()
+        // a longer text than a 31-bit length holds is not stored (no real args are 2 GB)
+        let fits = s.args.len() < ARGS_IN_SOURCE as usize;
+        let args = if s.args.is_empty() || !fits {
+            ArgsRef { offset: 0, len: 0, correlation: args_correlation }
         } else if let Some(off) = in_source {
-            ArgsRef { offset: off, len: s.args.len() as u64 | ARGS_IN_SOURCE }
+            ArgsRef { offset: off, len: s.args.len() as u32 | ARGS_IN_SOURCE, correlation: args_correlation }
+        } else if let Some(&offset) = self.args_seen.get(s.args) {
+            ArgsRef { offset, len: s.args.len() as u32, correlation: args_correlation }
         } else {
-            let r = ArgsRef { offset: self.args_len, len: s.args.len() as u64 };
+            let r = ArgsRef { offset: self.args_len, len: s.args.len() as u32, correlation: args_correlation };
             self.out.write_all(s.args)?;
             self.args_len += s.args.len() as u64;
+            // short texts only, and a bounded number: most args of a trace either repeat a
+            // few shapes or never repeat at all (payloads, bandwidths)
+            if s.args.len() <= ARGS_DEDUP_MAX_LEN && self.args_seen.len() < ARGS_DEDUP_MAX_TEXTS {
+                self.args_seen.insert(s.args.into(), r.offset);
+            }
             r
         };
         let id = self.spans.len() as u64;
@@ -223,6 +246,7 @@ impl StoreBuilder {
     /// Writes the store. `meta` goes in as given (its load summary should be complete).
     pub fn finish(mut self, meta: &TraceMeta) -> std::io::Result<Built> {
         let _t = crate::timing::Phase::start("store finish (total)");
+        self.args_seen = FxHashMap::default(); // no more args come
         let n = self.spans.len();
         if n > u32::MAX as usize - 1 {
             return Err(std::io::Error::other("more than 4 billion spans in one trace"));

@@ -11,7 +11,7 @@ use bytemuck::{Pod, Zeroable};
 
 pub const MAGIC: [u8; 8] = *b"STROBE\0\x01";
 /// Bump on any layout change: older stores are then rebuilt, never trusted.
-pub const VERSION: u32 = 9;
+pub const VERSION: u32 = 10;
 pub const HEADER_LEN: usize = 4096;
 pub const MAX_SECTIONS: usize = 64;
 
@@ -94,13 +94,19 @@ pub struct SpanMeta {
 
 /// Set in `ArgsRef::len` when the args live in the source file (ARGS_SOURCE names it), not
 /// in the store's ARGS section.
-pub const ARGS_IN_SOURCE: u64 = 1 << 63;
+pub const ARGS_IN_SOURCE: u32 = 1 << 31;
 
+/// Where a span's args text is, and the correlation id to show as its first member.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct ArgsRef {
     pub offset: u64,
-    pub len: u64,
+    /// Length of the text, with `ARGS_IN_SOURCE`.
+    pub len: u32,
+    /// Nonzero: the args are `{"correlation":N,` and then the text's members. An nsys
+    /// kernel's or runtime call's args differ from the next one's by their correlation id
+    /// alone: kept apart from the text, the text repeats and is stored once.
+    pub correlation: u32,
 }
 
 /// A resolved flow between two spans.

@@ -186,4 +186,65 @@ mod tests {
         assert!(st.enclosing_stack(n("step")).is_empty());
         assert!(st.enclosing_stack(n("gemm")).is_empty());
     }
+
+    #[test]
+    fn launch_table_is_launch_of_for_every_span() {
+        let (st, _, _) = store();
+        let t = st.launch_table();
+        for s in 0..st.span_count() as u32 {
+            assert_eq!(t[s as usize], st.launch_of(s).unwrap_or(crate::NO_LAUNCH), "{}", st.span_name(s));
+        }
+    }
+
+    /// Args with their correlation id kept apart read back with it as the first member, and
+    /// a text that repeats is written once.
+    #[test]
+    fn args_correlation_is_spliced_in_and_repeated_texts_stored_once() {
+        let mut b = StoreBuilder::in_memory();
+        let gpu = b.lane(LaneKind::GpuStream { device: 0, stream: 7 });
+        let cat = b.intern("kernel");
+        let args: [(&[u8], u32); 5] = [
+            (b"{\"grid\":[1,1,1]}", 41),
+            (b"{\"grid\":[1,1,1]}", 42),
+            (b"", 43),
+            (b"{ }", 44),
+            (b"{\"grid\":[1,1,1]}", 0),
+        ];
+        for (i, (a, corr)) in args.iter().enumerate() {
+            let s = SpanInput {
+                lane: gpu,
+                start: i as i64 * 10,
+                end: i as i64 * 10 + 5,
+                name: cat,
+                cat,
+                kind: SpanKind::Kernel,
+                flags: 0,
+                args: a,
+                correlation: 0,
+                copy_dir: None,
+            };
+            b.push_span_correlated(s, *corr).unwrap();
+        }
+        let bytes = match b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap() {
+            Built::Memory(m) => m,
+            Built::File(_) => unreachable!("an in-memory builder"),
+        };
+        let once = bytes.windows(16).filter(|w| w == b"{\"grid\":[1,1,1]}").count();
+        assert_eq!(once, 1, "the repeated text is written once");
+        let st = Store::from_bytes(bytes).unwrap();
+        let got: Vec<String> = (0..5).map(|i| st.span_args(i).into_owned()).collect();
+        assert_eq!(
+            got,
+            [
+                "{\"correlation\":41,\"grid\":[1,1,1]}",
+                "{\"correlation\":42,\"grid\":[1,1,1]}",
+                "{\"correlation\":43}",
+                "{\"correlation\":44}",
+                "{\"grid\":[1,1,1]}",
+            ]
+        );
+        for a in &got {
+            serde_json::from_str::<serde_json::Value>(a).unwrap();
+        }
+    }
 }

@@ -297,10 +297,21 @@ impl Store {
     }
 
     /// The span's args as JSON object text ("" when none).
-    pub fn span_args(&self, span: u32) -> &str {
-        let Some(a) = self.col::<ArgsRef>(sid::SPAN_ARGS).get(span as usize) else { return "" };
+    pub fn span_args(&self, span: u32) -> std::borrow::Cow<'_, str> {
+        let Some(a) = self.col::<ArgsRef>(sid::SPAN_ARGS).get(span as usize) else { return "".into() };
+        let text = self.args_text(a);
+        if a.correlation == 0 {
+            return text.into();
+        }
+        // `{"correlation":N` and the text's members after it
+        let rest = text.trim_start().strip_prefix('{').map(str::trim_start).unwrap_or("}");
+        let sep = if rest.starts_with('}') { "" } else { "," };
+        format!("{{\"correlation\":{}{sep}{rest}", a.correlation).into()
+    }
+
+    fn args_text(&self, a: &ArgsRef) -> &str {
         let in_source = a.len & ARGS_IN_SOURCE != 0;
-        let len = a.len & !ARGS_IN_SOURCE;
+        let len = (a.len & !ARGS_IN_SOURCE) as u64;
         let (b, e) = (a.offset as usize, a.offset.saturating_add(len) as usize);
         let bytes: &[u8] = if in_source {
             match self.source() {

@@ -100,7 +100,7 @@ impl AreaTable {
                 Pivot::NameAndLane => format!("{name}\u{1f}{lane}"),
                 Pivot::Name => name.to_string(),
                 Pivot::Lane => lane.clone(),
-                Pivot::Arg(k) => arg_value(st.span_args(s.span), k),
+                Pivot::Arg(k) => arg_value(&st.span_args(s.span), k),
             };
             let e = per.entry(key.clone()).or_insert_with(|| AreaRow {
                 key: key.replace('\u{1f}', " · "),
@@ -218,7 +218,7 @@ fn arg_keys(ws: &Workspace, spans: &[InArea]) -> Vec<String> {
             continue;
         }
         let Some(t) = ws.trace(s.trace) else { continue };
-        if let Ok(serde_json::Value::Object(m)) = serde_json::from_str(t.store.span_args(s.span)) {
+        if let Ok(serde_json::Value::Object(m)) = serde_json::from_str(&t.store.span_args(s.span)) {
             for k in m.keys() {
                 *n.entry(k.clone()).or_default() += 1;
             }

@@ -145,7 +145,7 @@ fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, orig
     if !args.is_empty() {
         ui.separator();
         ui.strong("Args");
-        let parsed: Option<serde_json::Map<String, serde_json::Value>> = serde_json::from_str(args).ok();
+        let parsed: Option<serde_json::Map<String, serde_json::Value>> = serde_json::from_str(&args).ok();
         match parsed {
             Some(map) => {
                 egui::Grid::new("args_grid").num_columns(2).striped(true).show(ui, |ui| {

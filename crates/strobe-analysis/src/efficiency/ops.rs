@@ -107,7 +107,7 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
     }
     let works: HashMap<u32, (Work, Source)> = cpu_ops
         .par_iter()
-        .filter_map(|&sid| op_work(store.span_name(sid), store.span_args(sid)).map(|w| (sid, w)))
+        .filter_map(|&sid| op_work(store.span_name(sid), &store.span_args(sid)).map(|w| (sid, w)))
         .collect();
     // 2. Ops with a formula that hold another: not owners (their child is).
     let holds_modeled: std::collections::HashSet<u32> = works

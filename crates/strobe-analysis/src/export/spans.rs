@@ -223,7 +223,8 @@ fn row<W: Write>(
     let m = store.span_meta(span);
     let (ts, end) = (v.starts[i], v.ends[i]);
     let dur = if m.flags & flags::UNCLOSED as u8 != 0 { -1 } else { end - ts };
-    let args = args_json(store.span_args(span), scratch);
+    let raw = store.span_args(span);
+    let args = args_json(&raw, scratch);
     sink.row_after(
         prefix,
         ID_COLUMNS,

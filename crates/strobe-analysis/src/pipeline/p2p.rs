@@ -103,7 +103,7 @@ pub fn is_p2p_name(name: &str) -> bool {
 }
 
 fn args(store: &Store, span: u32) -> Option<serde_json::Value> {
-    serde_json::from_str(store.span_args(span)).ok()
+    serde_json::from_str(&store.span_args(span)).ok()
 }
 
 /// The peer of a c10d op: `Concrete Inputs[2]`, a decimal string.

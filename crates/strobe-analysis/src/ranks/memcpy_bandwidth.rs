@@ -41,7 +41,7 @@ pub fn memcpy_bandwidth(store: &Store) -> Vec<BandwidthSeries> {
             }
             let e = by.entry((device, store.span_name(sid).to_string())).or_default();
             e.0 += 1;
-            let Some(bytes) = arg_bytes(store.span_args(sid)) else {
+            let Some(bytes) = arg_bytes(&store.span_args(sid)) else {
                 e.2 += 1;
                 continue;
             };
