@@ -94,6 +94,10 @@ pub struct StoreBuilder {
     /// Args texts already written, by text (offset in the ARGS section): bounded by
     /// `ARGS_DEDUP_MAX_TEXTS` of at most `ARGS_DEDUP_MAX_LEN` bytes.
     args_seen: FxHashMap<Box<[u8]>, u64>,
+    /// Off once the texts are seen not to repeat (`args_seen_at`).
+    args_dedup: bool,
+    args_lookups: u64,
+    args_hits: u64,
     /// When set, args lying inside this buffer (the mapped, unchanging source file) are stored
     /// as references into the source instead of being copied: (base address, length, path).
     args_source: Option<(usize, usize, String)>,
@@ -129,6 +133,9 @@ impl StoreBuilder {
             out,
             args_len: 0,
             args_seen: FxHashMap::default(),
+            args_dedup: true,
+            args_lookups: 0,
+            args_hits: 0,
             args_source: None,
             unbound_flows: 0,
             orphan_flow_steps: 0,
@@ -185,7 +192,7 @@ impl StoreBuilder {
             ArgsRef { offset: 0, len: 0, correlation: args_correlation }
         } else if let Some(off) = in_source {
             ArgsRef { offset: off, len: s.args.len() as u32 | ARGS_IN_SOURCE, correlation: args_correlation }
-        } else if let Some(&offset) = self.args_seen.get(s.args) {
+        } else if let Some(offset) = self.args_seen_at(s.args) {
             ArgsRef { offset, len: s.args.len() as u32, correlation: args_correlation }
         } else {
             let r = ArgsRef { offset: self.args_len, len: s.args.len() as u32, correlation: args_correlation };
@@ -193,7 +200,7 @@ impl StoreBuilder {
             self.args_len += s.args.len() as u64;
             // short texts only, and a bounded number: most args of a trace either repeat a
             // few shapes or never repeat at all (payloads, bandwidths)
-            if s.args.len() <= ARGS_DEDUP_MAX_LEN && self.args_seen.len() < ARGS_DEDUP_MAX_TEXTS {
+            if self.args_dedup && s.args.len() <= ARGS_DEDUP_MAX_LEN && self.args_seen.len() < ARGS_DEDUP_MAX_TEXTS {
                 self.args_seen.insert(s.args.into(), r.offset);
             }
             r
@@ -212,6 +219,24 @@ impl StoreBuilder {
             copy_dir: s.copy_dir.map(|d| d as u8).unwrap_or(255),
         });
         Ok(id)
+    }
+
+    /// Where `args` was written already, if it was seen. Once the seen set is full and less
+    /// than one lookup in eight found a text, the texts are taken not to repeat (a Kineto
+    /// trace's args hold per-event ids) and no more are hashed.
+    fn args_seen_at(&mut self, args: &[u8]) -> Option<u64> {
+        if !self.args_dedup || args.len() > ARGS_DEDUP_MAX_LEN {
+            return None;
+        }
+        self.args_lookups += 1;
+        let found = self.args_seen.get(args).copied();
+        if found.is_some() {
+            self.args_hits += 1;
+        } else if self.args_seen.len() >= ARGS_DEDUP_MAX_TEXTS && self.args_hits * 8 < self.args_lookups {
+            self.args_dedup = false;
+            self.args_seen = FxHashMap::default();
+        }
+        found
     }
 
     /// Args found inside `source` (the mapped bytes of the file at `path`, which the cache
