@@ -118,3 +118,16 @@ fn overrides_replace_the_ceilings() {
     assert!(e.notes.iter().any(|n| n.contains("--peak-tflops")), "{:?}", e.notes);
     assert!(e.ops.iter().all(|o| o.figures.efficiency.is_none()));
 }
+
+/// An nsys report has no CPU ops, so no step's FLOPs are known: MFU is absent for every step
+/// (the header used to show "MFU -0.0%", an empty sum's sign), not zero.
+#[test]
+fn steps_without_modeled_ops_have_no_mfu() {
+    let store = load("nsys_gpt_single.sqlite");
+    let e = efficiency(&store, PeakOverride::default());
+    assert!(!e.steps.is_empty(), "the sample's NVTX steps");
+    for s in &e.steps {
+        assert_eq!(s.mfu, None, "{}", s.name);
+        assert!(s.model_flops == 0.0 && s.model_flops.is_sign_positive(), "{}: {}", s.name, s.model_flops);
+    }
+}

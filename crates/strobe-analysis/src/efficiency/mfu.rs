@@ -49,8 +49,9 @@ pub fn step_mfu(store: &Store, runs: &[OpRun], d: &DevicePeaks) -> Vec<StepMfu> 
                     .map(|w| w.flops)
                     .sum()
             };
-            let model = flops(false);
-            let replayed = flops(true);
+            // `+ 0.0`: an empty f64 sum is -0.0, which printed as "MFU -0.0%"
+            let model = flops(false) + 0.0;
+            let replayed = flops(true) + 0.0;
             let unit = super::main_unit(inside.iter().filter_map(|r| r.work.as_ref()).map(|w| (w.unit, w.flops)));
             let peak = d.flops(unit).filter(|p| *p > 0.0);
             let secs = s.dur_ns as f64 * 1e-9;
@@ -62,7 +63,9 @@ pub fn step_mfu(store: &Store, runs: &[OpRun], d: &DevicePeaks) -> Vec<StepMfu> 
                 hardware_flops: model + replayed,
                 unit,
                 peak_flops_per_s: peak,
-                mfu: util(model),
+                // no op of the step has a formula (an nsys report has no ops at all): the
+                // step's FLOPs are unknown, not zero
+                mfu: if inside.is_empty() { None } else { util(model) },
                 hfu: if replayed > 0.0 { util(model + replayed) } else { None },
             }
         })
