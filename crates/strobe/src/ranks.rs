@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use strobe_analysis::ranks::align::Alignment;
-use strobe_analysis::ranks::report::RankOptions;
+use strobe_analysis::ranks::report::{RankOptions, RankParts};
 use strobe_store::Store;
 
 /// Files as given, with each directory replaced by its `*.json`, `*.json.gz` and `*.sqlite`
@@ -24,12 +24,12 @@ pub fn expand_inputs(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 
 /// `load(item)` for every item on a thread of its own, in order; a panicking load is an
 /// error naming `path_of(item)`. The first error is returned.
-fn load_each<'a, I: Sync>(
+fn load_each<'a, I: Sync, T: Send>(
     items: &'a [I],
     path_of: impl Fn(&'a I) -> &'a Path,
-    load: impl Fn(&I) -> Result<Store, strobe_import::ImportError> + Sync,
-) -> anyhow::Result<Vec<Store>> {
-    let results: Vec<Result<Store, strobe_import::ImportError>> = std::thread::scope(|s| {
+    load: impl Fn(&I) -> Result<T, strobe_import::ImportError> + Sync,
+) -> anyhow::Result<Vec<T>> {
+    let results: Vec<Result<T, strobe_import::ImportError>> = std::thread::scope(|s| {
         let handles: Vec<_> = items.iter().map(|i| s.spawn(|| load(i))).collect();
         handles
             .into_iter()
@@ -71,24 +71,46 @@ pub fn report(files: &[PathBuf], cache_dir: Option<&Path>, o: &Output, opts: &Ra
     if memo.as_ref().is_some_and(|m| m.replay()) {
         return Ok(());
     }
-    let stores = load_all(files, cache_dir)?;
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    emit_ranks(&names, &stores, o, opts, memo.as_ref())
+    let load = load_options(cache_dir);
+    let indexed: Vec<(usize, &PathBuf)> = files.iter().enumerate().collect();
+    let loaded = load_each(
+        &indexed,
+        |i| i.1.as_path(),
+        |&(i, f)| {
+            let store = strobe_import::load(f, &load)?;
+            let rank = strobe_analysis::ranks::identity::claimed_rank(&store, &names[i], i);
+            Ok(with_parts(store, rank, &names[i], o, opts))
+        },
+    )?;
+    for ((s, _), f) in loaded.iter().zip(files) {
+        crate::load::warn_if_truncated(f, s);
+    }
+    emit_ranks(&names, loaded, o, opts, memo.as_ref())
+}
+
+/// A rank's store with its share of the several-rank report, made on the thread that loaded
+/// it as soon as it is loaded: the analyses of the ranks loaded first run while the others
+/// are still loading (`rank_parts`).
+fn with_parts(store: Store, rank: i64, name: &str, o: &Output, opts: &RankOptions) -> (Store, RankParts) {
+    let parts = strobe_analysis::ranks::report::rank_parts(rank, name, &store, o.top, opts);
+    (store, parts)
 }
 
 fn emit_ranks(
     names: &[String],
-    stores: &[Store],
+    loaded: Vec<(Store, RankParts)>,
     o: &Output,
     opts: &RankOptions,
     memo: Option<&crate::report_memo::Memo>,
 ) -> anyhow::Result<()> {
-    let traces: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(stores).collect();
-    let r = strobe_analysis::ranks::report::multi_rank_report_with(&traces, o.how, o.top, opts);
+    let (stores, parts): (Vec<Store>, Vec<RankParts>) = loaded.into_iter().unzip();
+    let traces: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(&stores).collect();
+    let r = strobe_analysis::ranks::report::multi_rank_report_from_parts(&traces, parts, o.how, o.top, opts);
     let out = crate::render(o.json, &r, strobe_analysis::ranks::report::to_text)?;
     if let Some(m) = memo {
         m.write(&crate::report_memo::Printed {
-            warnings: crate::report_memo::warnings_of(names, stores),
+            warnings: crate::report_memo::warnings_of(names, &stores),
             out: out.clone(),
         });
     }
@@ -117,10 +139,18 @@ pub fn report_nsys_processes(
     memo: Option<&crate::report_memo::Memo>,
 ) -> anyhow::Result<()> {
     let load = load_options(cache_dir);
-    // each process reads the export on a connection of its own
-    let stores = load_each(procs, |_| file, |p| strobe_import::load_nsys_process(file, p, &load))?;
     let names: Vec<String> = procs.iter().map(|p| format!("{} (pid {})", file.display(), p.pid)).collect();
-    emit_ranks(&names, &stores, o, opts, memo)
+    // each process reads the export on a connection of its own
+    let indexed: Vec<(usize, &strobe_import::nsys_sqlite::GpuProcess)> = procs.iter().enumerate().collect();
+    let loaded = load_each(
+        &indexed,
+        |_| file,
+        |&(i, p)| {
+            let store = strobe_import::load_nsys_process(file, p, &load)?;
+            Ok(with_parts(store, p.rank, &names[i], o, opts))
+        },
+    )?;
+    emit_ranks(&names, loaded, o, opts, memo)
 }
 
 pub fn diff(a: &Path, b: &Path, cache_dir: Option<&Path>, json: bool, top: usize) -> anyhow::Result<()> {

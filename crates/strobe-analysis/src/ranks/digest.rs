@@ -102,10 +102,7 @@ pub fn digest_with(
     RankDigest {
         rank: r.rank,
         source: r.source.to_string(),
-        claim: RankClaim {
-            meta_rank: store.meta.distributed.as_ref().and_then(|d| d.rank),
-            split: store.meta.extra.get("rank_from").and_then(|v| v.as_str()).map(str::to_string),
-        },
+        claim: super::identity::claim_of(store),
         pid: super::identity::rank_process(store),
         devices: super::identity::rank_devices(store),
         base_time_ns: store.meta.base_time_ns,

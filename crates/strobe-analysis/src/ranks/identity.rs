@@ -56,36 +56,43 @@ pub fn rank_from_file_name(path: &str) -> Option<i64> {
 
 /// The rank of each trace, in the order given (`sources[i]` is the path of `stores[i]`).
 pub fn identify_ranks(stores: &[&Store], sources: &[&str]) -> Vec<RankIdentity> {
-    let claims: Vec<super::digest::RankClaim> = stores
-        .iter()
-        .map(|s| super::digest::RankClaim {
-            meta_rank: s.meta.distributed.as_ref().and_then(|d| d.rank),
-            split: s.meta.extra.get("rank_from").and_then(|v| v.as_str()).map(str::to_string),
-        })
-        .collect();
+    let claims: Vec<super::digest::RankClaim> = stores.iter().map(|s| claim_of(s)).collect();
     identify(&claims, sources)
+}
+
+/// The rank the trace at `source`, the `index`th given, claims on its own: what `identify`
+/// gives it unless two traces claim one rank (then every trace is numbered by its order).
+pub fn claimed_rank(store: &Store, source: &str, index: usize) -> i64 {
+    claimed_identity(&claim_of(store), Some(source), index).rank
+}
+
+/// What a store says of its rank: its metadata's rank and how the importer split it out.
+pub(crate) fn claim_of(store: &Store) -> super::digest::RankClaim {
+    super::digest::RankClaim {
+        meta_rank: store.meta.distributed.as_ref().and_then(|d| d.rank),
+        split: store.meta.extra.get("rank_from").and_then(|v| v.as_str()).map(str::to_string),
+    }
+}
+
+fn claimed_identity(c: &super::digest::RankClaim, source: Option<&str>, i: usize) -> RankIdentity {
+    if let Some(r) = c.meta_rank {
+        let from = match c.split.as_deref() {
+            Some("device order") => RankFrom::DeviceOrder,
+            Some("process order") => RankFrom::ProcessOrder,
+            _ => RankFrom::Metadata,
+        };
+        RankIdentity { rank: r, from }
+    } else if let Some(r) = source.and_then(rank_from_file_name) {
+        RankIdentity { rank: r, from: RankFrom::FileName }
+    } else {
+        RankIdentity { rank: i as i64, from: RankFrom::Order }
+    }
 }
 
 /// The rank of each trace from what it claims (`claims[i]` from the trace at `sources[i]`).
 pub fn identify(claims: &[super::digest::RankClaim], sources: &[&str]) -> Vec<RankIdentity> {
-    let ids: Vec<RankIdentity> = claims
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            if let Some(r) = c.meta_rank {
-                let from = match c.split.as_deref() {
-                    Some("device order") => RankFrom::DeviceOrder,
-                    Some("process order") => RankFrom::ProcessOrder,
-                    _ => RankFrom::Metadata,
-                };
-                RankIdentity { rank: r, from }
-            } else if let Some(r) = sources.get(i).and_then(|p| rank_from_file_name(p)) {
-                RankIdentity { rank: r, from: RankFrom::FileName }
-            } else {
-                RankIdentity { rank: i as i64, from: RankFrom::Order }
-            }
-        })
-        .collect();
+    let ids: Vec<RankIdentity> =
+        claims.iter().enumerate().map(|(i, c)| claimed_identity(c, sources.get(i).copied(), i)).collect();
     let mut seen: Vec<i64> = ids.iter().map(|r| r.rank).collect();
     seen.sort_unstable();
     seen.dedup();

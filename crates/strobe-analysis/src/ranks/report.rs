@@ -110,27 +110,70 @@ pub fn multi_rank_report_with(
     let sources: Vec<&str> = traces.iter().map(|t| t.0).collect();
     let ids = identify_ranks(&stores, &sources);
     // the per-rank work is independent: one rank per core (64 ranks must stay quick)
-    type PerRank = (RankDigest, Report, RankQueues, RankBandwidth, Vec<crate::steps::Step>);
-    let per_rank: Vec<PerRank> = (0..traces.len())
+    let parts: Vec<RankParts> = (0..traces.len())
         .into_par_iter()
-        .map(|i| {
-            let (source, store) = traces[i];
-            let rank = ids[i].rank;
-            let (d, report, steps) = rank_parts(rank, source, store, top, opts);
-            let t = Phase::start("ranks: queues, copy bandwidth");
-            let queues = RankQueues { rank, streams: queue_length(store) };
-            let bandwidth = RankBandwidth { rank, copies: memcpy_bandwidth(store) };
-            drop(t);
-            (d, report, queues, bandwidth, steps)
-        })
+        .map(|i| rank_parts(ids[i].rank, traces[i].0, traces[i].1, top, opts))
+        .collect();
+    multi_rank_report_from_parts(traces, parts, how, top, opts)
+}
+
+/// What one rank contributes to the several-rank report, found from its store alone: its
+/// digest, single-trace report, queue lengths, copy bandwidth and the steps the digest was
+/// made from. A caller that loads the ranks one by one can make each rank's parts as soon as
+/// its store is ready (`rank_parts`), while the others still load.
+pub struct RankParts {
+    rank: i64,
+    digest: RankDigest,
+    report: Report,
+    queues: RankQueues,
+    bandwidth: RankBandwidth,
+    steps: Vec<crate::steps::Step>,
+}
+
+/// Rank `rank`'s parts (`rank` as `identify_ranks` will name it; parts made under another
+/// number are made again by `multi_rank_report_from_parts`).
+pub fn rank_parts(rank: i64, source: &str, store: &Store, top: usize, opts: &RankOptions) -> RankParts {
+    let (digest, report, steps) = digest_and_report(rank, source, store, top, opts);
+    let t = Phase::start("ranks: queues, copy bandwidth");
+    let queues = RankQueues { rank, streams: queue_length(store) };
+    let bandwidth = RankBandwidth { rank, copies: memcpy_bandwidth(store) };
+    drop(t);
+    RankParts { rank, digest, report, queues, bandwidth, steps }
+}
+
+/// `multi_rank_report_with` from each trace's parts already made (in the order of `traces`).
+pub fn multi_rank_report_from_parts(
+    traces: &[(&str, &Store)],
+    parts: Vec<RankParts>,
+    how: Alignment,
+    top: usize,
+    opts: &RankOptions,
+) -> MultiRankReport {
+    let stores: Vec<&Store> = traces.iter().map(|t| t.1).collect();
+    let sources: Vec<&str> = traces.iter().map(|t| t.0).collect();
+    let ids = identify_ranks(&stores, &sources);
+    // a part made under another rank number than the traces together give (two traces
+    // claiming one rank fall back to their order) is made again under the right one
+    let per_rank: Vec<RankParts> = parts
+        .into_par_iter()
+        .enumerate()
+        .map(
+            |(i, p)| {
+                if p.rank == ids[i].rank {
+                    p
+                } else {
+                    rank_parts(ids[i].rank, traces[i].0, traces[i].1, top, opts)
+                }
+            },
+        )
         .collect();
     let mut extras: Vec<Option<(Report, RankQueues, RankBandwidth)>> = Vec::with_capacity(per_rank.len());
     let mut digests = Vec::with_capacity(per_rank.len());
     let mut steps: Vec<Vec<crate::steps::Step>> = Vec::with_capacity(per_rank.len());
-    for (d, report, q, b, st) in per_rank {
-        digests.push(d);
-        extras.push(Some((report, q, b)));
-        steps.push(st);
+    for p in per_rank {
+        digests.push(p.digest);
+        extras.push(Some((p.report, p.queues, p.bandwidth)));
+        steps.push(p.steps);
     }
     let t = Phase::start("ranks: merge");
     let (mut out, order) = merge(digests, how, opts);
@@ -166,7 +209,7 @@ pub fn rank_digests(traces: &[(&str, &Store)], opts: &RankOptions) -> Vec<(RankD
         .into_par_iter()
         .map(|i| {
             let (source, store) = traces[i];
-            (rank_parts(ids[i].rank, source, store, 1, opts).0, ids[i].clone())
+            (digest_and_report(ids[i].rank, source, store, 1, opts).0, ids[i].clone())
         })
         .collect()
 }
@@ -174,7 +217,7 @@ pub fn rank_digests(traces: &[(&str, &Store)], opts: &RankOptions) -> Vec<(RankD
 /// One rank's digest, its single-trace report and the steps the digest was made from. The
 /// two share what both start from (the steps, the GPU unions and, on the same steps, the
 /// step anomalies), found once: each is a scan of the store.
-fn rank_parts(
+fn digest_and_report(
     rank: i64,
     source: &str,
     store: &Store,
