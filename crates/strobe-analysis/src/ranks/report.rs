@@ -106,9 +106,7 @@ pub fn multi_rank_report_with(
     top: usize,
     opts: &RankOptions,
 ) -> MultiRankReport {
-    let stores: Vec<&Store> = traces.iter().map(|t| t.1).collect();
-    let sources: Vec<&str> = traces.iter().map(|t| t.0).collect();
-    let ids = identify_ranks(&stores, &sources);
+    let ids = ranks_of(traces);
     // the per-rank work is independent: one rank per core (64 ranks must stay quick)
     let parts: Vec<RankParts> = (0..traces.len())
         .into_par_iter()
@@ -141,6 +139,13 @@ pub fn rank_parts(rank: i64, source: &str, store: &Store, top: usize, opts: &Ran
     RankParts { rank, digest, report, queues, bandwidth, steps }
 }
 
+/// Each trace's rank, from what the traces claim together (`identify_ranks`).
+fn ranks_of(traces: &[(&str, &Store)]) -> Vec<super::identity::RankIdentity> {
+    let stores: Vec<&Store> = traces.iter().map(|t| t.1).collect();
+    let sources: Vec<&str> = traces.iter().map(|t| t.0).collect();
+    identify_ranks(&stores, &sources)
+}
+
 /// `multi_rank_report_with` from each trace's parts already made (in the order of `traces`).
 pub fn multi_rank_report_from_parts(
     traces: &[(&str, &Store)],
@@ -149,9 +154,7 @@ pub fn multi_rank_report_from_parts(
     top: usize,
     opts: &RankOptions,
 ) -> MultiRankReport {
-    let stores: Vec<&Store> = traces.iter().map(|t| t.1).collect();
-    let sources: Vec<&str> = traces.iter().map(|t| t.0).collect();
-    let ids = identify_ranks(&stores, &sources);
+    let ids = ranks_of(traces);
     // a part made under another rank number than the traces together give (two traces
     // claiming one rank fall back to their order) is made again under the right one
     let per_rank: Vec<RankParts> = parts
@@ -202,9 +205,7 @@ pub fn multi_rank_report_from_parts(
 /// what `strobe summarize` writes. The per-device figures come from the rank's single-trace
 /// report, as in `multi_rank_report_with`.
 pub fn rank_digests(traces: &[(&str, &Store)], opts: &RankOptions) -> Vec<(RankDigest, super::identity::RankIdentity)> {
-    let stores: Vec<&Store> = traces.iter().map(|t| t.1).collect();
-    let sources: Vec<&str> = traces.iter().map(|t| t.0).collect();
-    let ids = identify_ranks(&stores, &sources);
+    let ids = ranks_of(traces);
     (0..traces.len())
         .into_par_iter()
         .map(|i| {
