@@ -161,7 +161,7 @@ fn legacy_layouts_are_read_and_said() {
     assert_eq!(tr.device_traces.len(), 2);
     assert!(!has(&tr.notes, "bare list") && !has(&tr.notes, "no device_traces"));
     let oom = tr.device_traces[1].iter().find(|e| e.action == strobe_model::memory::Action::Oom).unwrap();
-    assert_eq!(oom.device_free(), Some(40 << 20));
+    assert_eq!(tr.device_free(oom), Some(40 << 20));
     // the real snapshot refused before: blocks without address, 1-entry trace
     let yiyi = memory_snapshot::import(&sample("mem_yiyi_legacy.pickle")).unwrap();
     assert!(has(&yiyi.notes, "without an address"), "{:?}", yiyi.notes);

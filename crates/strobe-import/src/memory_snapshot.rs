@@ -109,7 +109,16 @@ fn from_bytes_with(data: &[u8], progress: &Progress, map: Option<&memmap2::Mmap>
         return Err("not a pickle of a dict or list (expected torch.cuda.memory._dump_snapshot output)".into());
     }
     let mut b = B {
-        snap: MemorySnapshot { stacks: vec![Vec::new()], strings: vec![String::new()], ..Default::default() },
+        snap: MemorySnapshot {
+            stacks: vec![Vec::new()],
+            strings: vec![String::new()],
+            streams: vec![0],
+            entry_extras: vec![EntryExtra::default()],
+            ..Default::default()
+        },
+        extra_ids: FxHashMap::default(),
+        stream_ids: FxHashMap::from_iter([(0, 0)]),
+        last_stream: (0, 0),
         frame_ids: FxHashMap::default(),
         frame_keys: FxHashMap::default(),
         stack_ids: FxHashMap::default(),
@@ -124,8 +133,11 @@ fn from_bytes_with(data: &[u8], progress: &Progress, map: Option<&memmap2::Mmap>
     };
     progress.bytes_total.store(data.len() as u64, Ordering::Relaxed);
     let mut sink = Watched { b: &mut b, progress, map, released: 0 };
+    let t_parse = strobe_store::timing::Phase::start("snapshot: pickle + entries");
     let pk = pickle::parse_with(data, pickle::Limits::default(), &mut sink).map_err(|e| e.to_string())?;
+    drop(t_parse);
     progress.bytes_done.store(data.len() as u64, Ordering::Relaxed);
+    let _t = strobe_store::timing::Phase::start("snapshot: segments, traces");
     build(pk, b)
 }
 
@@ -184,6 +196,11 @@ struct B {
     text_keys: FxHashMap<String, u32>,
     /// Trace entries converted while reading (`Value::Ext` indices).
     entries: Vec<TraceEntry>,
+    /// `snap.entry_extras` by value.
+    extra_ids: FxHashMap<EntryExtra, u32>,
+    /// `snap.streams` by value, and the last one looked up.
+    stream_ids: FxHashMap<i64, u32>,
+    last_stream: (i64, u32),
     /// Which of `entries` a device trace has taken (an entry is listed once).
     taken: Vec<bool>,
     /// Frame lines beyond `i64` (C++ frames of CUDA-graph / torch.compile programs write
@@ -252,6 +269,39 @@ fn cached<T: Copy>(cache: &mut Vec<Option<T>>, pk: &Pickle, v: Value, decide: im
 }
 
 impl B {
+    /// The index of a stream in `snap.streams`. Entries mostly repeat the stream before them
+    /// (a snapshot names a few), so the last one is checked before the hash.
+    fn stream_id(&mut self, stream: i64) -> Result<u32, String> {
+        if self.last_stream.0 == stream {
+            return Ok(self.last_stream.1);
+        }
+        let id = match self.stream_ids.get(&stream) {
+            Some(&i) => i,
+            None => {
+                if self.snap.streams.len() >= u32::MAX as usize {
+                    return Err("too many distinct streams".into());
+                }
+                self.snap.streams.push(stream);
+                let i = (self.snap.streams.len() - 1) as u32;
+                self.stream_ids.insert(stream, i);
+                i
+            }
+        };
+        self.last_stream = (stream, id);
+        Ok(id)
+    }
+    fn extra_id(&mut self, extra: EntryExtra) -> Result<u32, String> {
+        if let Some(&i) = self.extra_ids.get(&extra) {
+            return Ok(i);
+        }
+        if self.snap.entry_extras.len() >= u32::MAX as usize {
+            return Err("too many distinct trace entry fields".into());
+        }
+        self.snap.entry_extras.push(extra.clone());
+        let i = (self.snap.entry_extras.len() - 1) as u32;
+        self.extra_ids.insert(extra, i);
+        Ok(i)
+    }
     fn key(&mut self, pk: &Pickle, k: Value) -> Key {
         cached(&mut self.keys, pk, k, Key::of, Key::Other)
     }
@@ -271,11 +321,10 @@ impl B {
             size: 0,
             stream: 0,
             time: TraceEntry::NO_TIME,
-            free_on_device: TraceEntry::NO_DEVICE_FREE,
             stack: 0,
-            compile_context: 0,
-            user_metadata: 0,
+            extra: 0,
         };
+        let mut extra = EntryExtra::default();
         for kv in items.chunks_exact(2) {
             let (k, v) = (kv[0], kv[1]);
             let exact = |v| pk.u64(v).map_err(|e| format!("trace entry field '{}': {e}", pk.str(k).unwrap_or("")));
@@ -283,20 +332,20 @@ impl B {
                 Key::Action => t.action = self.action(pk, v),
                 Key::Addr => t.addr = exact(v)?.unwrap_or(0),
                 Key::Size => t.size = exact(v)?.unwrap_or(0),
-                Key::Stream => t.stream = pk.int_clamped(v).map_or(0, |x| x.0),
+                Key::Stream => t.stream = self.stream_id(pk.int_clamped(v).map_or(0, |x| x.0))?,
                 // i64::MIN (the no-time mark) only from a clamped wide negative: one µs later
                 Key::Time => {
                     t.time = pk.int_clamped(v).map_or(TraceEntry::NO_TIME, |x| x.0.max(TraceEntry::NO_TIME + 1))
                 }
-                Key::DeviceFree => {
-                    t.free_on_device =
-                        exact(v)?.map_or(TraceEntry::NO_DEVICE_FREE, |f| f.min(TraceEntry::NO_DEVICE_FREE - 1))
-                }
+                Key::DeviceFree => extra.device_free = exact(v)?,
                 Key::Frames => t.stack = self.stack_of(pk, v),
-                Key::CompileContext => t.compile_context = self.intern(pk, v),
-                Key::UserMetadata => t.user_metadata = self.intern(pk, v),
+                Key::CompileContext => extra.compile_context = self.intern(pk, v),
+                Key::UserMetadata => extra.user_metadata = self.intern(pk, v),
                 Key::Other => {}
             }
+        }
+        if extra != EntryExtra::default() {
+            t.extra = self.extra_id(extra)?;
         }
         Ok(Some(t))
     }

@@ -76,6 +76,8 @@ pub struct AllocatorHistory {
     stash: HashMap<usize, Vec<Removed>>,
     /// Whether the trace logs `free_requested` (older snapshots log only `free_completed`).
     logs_free_requested: bool,
+    /// The snapshot's streams (`TraceEntry::stream` indexes them; a few values).
+    streams: Vec<i64>,
 }
 
 fn device_trace(s: &MemorySnapshot, device: i64) -> &[TraceEntry] {
@@ -94,6 +96,7 @@ impl AllocatorHistory {
             blocks: BTreeMap::new(),
             stash: HashMap::new(),
             logs_free_requested: trace.iter().any(|e| e.action == Action::FreeRequested),
+            streams: s.streams.clone(),
         };
         for g in s.segments.iter().filter(|g| g.device == device) {
             let seg = LiveSegment { size: g.total_size, stream: g.stream, expandable: g.is_expandable };
@@ -151,7 +154,8 @@ impl AllocatorHistory {
     /// kept under `i`, so putting it back in the other direction restores it exactly instead of
     /// rebuilding it from the entry's (requested) size.
     fn step(&mut self, i: usize, e: &TraceEntry, forward: bool) {
-        let (addr, size, stream) = (e.addr, e.size, e.stream);
+        let stream = self.streams.get(e.stream as usize).copied().unwrap_or(0);
+        let (addr, size) = (e.addr, e.size);
         if e.action == Action::FreeRequested {
             match self.blocks.get_mut(&addr) {
                 Some(b) => b.state = if forward { BlockState::ActiveAwaitingFree } else { BlockState::ActiveAllocated },

@@ -221,7 +221,7 @@ pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
         let e = &trace[k];
         hist.seek(s, k);
         let f = hist.free_figures();
-        let same_stream = f.free_by_stream.iter().find(|(st, _)| *st == e.stream).map_or(0, |x| x.1);
+        let same_stream = f.free_by_stream.iter().find(|(st, _)| *st == s.stream(e)).map_or(0, |x| x.1);
         let ev = OomEvidence {
             allocated_bytes: allocated,
             reserved_bytes: reserved,
@@ -231,7 +231,7 @@ pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
             time_us: e.time_us(),
         };
         let req = e.size;
-        let free = e.device_free().unwrap_or(0);
+        let free = s.device_free(e).unwrap_or(0);
         let verdict = if free >= req {
             "process_limit"
         } else if ev.allocated_bytes + req as i64 > ev.reserved_bytes + free as i64 {

@@ -138,17 +138,7 @@ mod tests {
     use super::*;
 
     fn e(action: Action, addr: u64, t: i64) -> TraceEntry {
-        TraceEntry {
-            action,
-            addr,
-            size: 512,
-            stream: 0,
-            time: t,
-            free_on_device: TraceEntry::NO_DEVICE_FREE,
-            stack: 0,
-            compile_context: 0,
-            user_metadata: 0,
-        }
+        TraceEntry { action, addr, size: 512, stream: 0, time: t, stack: 0, extra: 0 }
     }
 
     #[test]

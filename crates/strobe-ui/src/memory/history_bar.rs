@@ -56,9 +56,11 @@ impl HistoryBar {
                     Action::Oom => format!(
                         "entry {i}: OOM — {} requested, {} free on the device",
                         bytes(e.size),
-                        bytes(e.device_free().unwrap_or(0))
+                        bytes(s.device_free(e).unwrap_or(0))
                     ),
-                    a => format!("entry {i}: {} {} at 0x{:x}, stream {}", a.as_str(), bytes(e.size), e.addr, e.stream),
+                    a => {
+                        format!("entry {i}: {} {} at 0x{:x}, stream {}", a.as_str(), bytes(e.size), e.addr, s.stream(e))
+                    }
                 };
                 // the line that asked, not the allocator's own frame every entry starts with
                 let top = super::stack::user_frame(s, e.stack).map(|f| format!(" — {}", super::stack::line(f)));
