@@ -132,10 +132,13 @@ fn from_bytes_with(data: &[u8], progress: &Progress, map: Option<&memmap2::Mmap>
         clamped_lines: 0,
     };
     progress.bytes_total.store(data.len() as u64, Ordering::Relaxed);
-    let mut sink = Watched { b: &mut b, progress, map, released: 0 };
+    // the entries' fresh pages are zeroed on the other core while this one parses
+    let prefault = strobe_store::prefault::Prefault::spare_of(&b.entries);
+    let mut sink = Watched { b: &mut b, progress, map, released: 0, prefault: &prefault };
     let t_parse = strobe_store::timing::Phase::start("snapshot: pickle + entries");
     let pk = pickle::parse_with(data, pickle::Limits::default(), &mut sink).map_err(|e| e.to_string())?;
     drop(t_parse);
+    drop(prefault);
     progress.bytes_done.store(data.len() as u64, Ordering::Relaxed);
     let _t = strobe_store::timing::Phase::start("snapshot: segments, traces");
     build(pk, b)
@@ -149,6 +152,7 @@ struct Watched<'a> {
     map: Option<&'a memmap2::Mmap>,
     /// Bytes of `map` released so far.
     released: usize,
+    prefault: &'a strobe_store::prefault::Prefault,
 }
 
 /// Released in steps of this many bytes, a step behind the parse.
@@ -164,6 +168,7 @@ impl pickle::Sink for Watched<'_> {
 
     fn reached(&mut self, offset: usize) -> Result<(), String> {
         self.progress.bytes_done.store(offset as u64, Ordering::Relaxed);
+        self.prefault.advance(self.b.entries.len() * std::mem::size_of::<TraceEntry>());
         if let Some(map) = self.map {
             let upto = offset.saturating_sub(RELEASE_STEP) / RELEASE_STEP * RELEASE_STEP;
             if upto > self.released {

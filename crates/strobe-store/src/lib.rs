@@ -11,6 +11,7 @@ pub mod lod;
 mod names;
 pub mod nesting;
 mod output;
+pub mod prefault;
 mod queries;
 pub use queries::NO_LAUNCH;
 mod reader;

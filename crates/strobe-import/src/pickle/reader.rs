@@ -453,6 +453,11 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
     // Sized for a snapshot's rate (about one memo entry per 30 bytes) so that the big vectors
     // do not grow by copying; pages never written are never touched.
     let mut memo = Memo { slots: Vec::with_capacity(data.len() / 32), nums: Vec::new() };
+    // a snapshot's trace entries are one dict each, 70–90 bytes apart
+    out.dict_slots.reserve(data.len() / 48);
+    // both filled one slot per object, in order: their fresh pages mapped on another core
+    let memo_pages = strobe_store::prefault::Prefault::spare_of(&memo.slots);
+    let dict_pages = strobe_store::prefault::Prefault::spare_of(&out.dict_slots);
     let mut sparse_memo: FxHashMap<u64, Value> = FxHashMap::default();
     if data.is_empty() {
         return Err(c.err("empty file (not a pickle)"));
@@ -561,6 +566,8 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
         c.op_at = c.p;
         if c.p >= next_tick {
             next_tick = c.p + TICK_BYTES;
+            memo_pages.advance(memo.slots.len() * 8);
+            dict_pages.advance(out.dict_slots.len() * 4);
             sink.reached(c.p).map_err(|e| c.err(e))?;
         }
         let op = match c.take(1) {
@@ -580,6 +587,17 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
             b'.' => {
                 let v = pop!();
                 out.root = Some(v);
+                if std::env::var_os("STROBE_TIMING").is_some() {
+                    eprintln!(
+                        "[timing] pickle: {} memo slots, {} dicts ({} with items), {} lists/tuples, {} strings, {} bytes",
+                        memo.slots.len(),
+                        out.dict_slots.len(),
+                        out.dict_items.len(),
+                        out.seqs.len(),
+                        out.strs.len(),
+                        out.bytes.len()
+                    );
+                }
                 return Ok(out);
             }
             b'(' => {
