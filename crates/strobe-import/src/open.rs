@@ -19,6 +19,8 @@ pub struct LoadOptions {
 }
 
 /// What a file holds, by the kind of value it becomes.
+// one value per opened file, moved once: its size does not matter
+#[allow(clippy::large_enum_variant)]
 pub enum Source {
     /// A timeline (Chrome/Kineto JSON, Nsight Systems SQLite or report); boxed, being by far
     /// the largest arm.
