@@ -1085,6 +1085,28 @@ mod tests {
     }
 
     #[test]
+    fn short_longs_match_their_twos_complement_value() {
+        // every 1..=8-byte length, with patterns that set and clear the sign bit
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for n in 1..=8usize {
+            for _ in 0..2000 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let b: Vec<u8> = seed.to_le_bytes()[..n].to_vec();
+                let fill = if b[n - 1] & 0x80 != 0 { 0xff } else { 0 };
+                let mut wide = [fill; 16];
+                wide[..n].copy_from_slice(&b);
+                let want = i128::from_le_bytes(wide) as i64;
+                match long_le(&b) {
+                    Long::Fits(Value::Int(x)) => assert_eq!(x, want, "{b:?}"),
+                    _ => panic!("{b:?} does not fit"),
+                }
+            }
+        }
+    }
+
+    #[test]
     fn integers_of_every_width() {
         // pickle.dumps(2**64 - 1, 2): the 9-byte LONG1 of a C++ size_t(-1)
         let (pk, r) = root(b"\x80\x02\x8a\t\xff\xff\xff\xff\xff\xff\xff\xff\x00.");
