@@ -17,9 +17,9 @@ use std::sync::Arc;
 
 /// How far past the writer the helper maps: enough that the writer rarely catches up, little
 /// enough that an over-reserved vector's unused tail is rarely mapped for nothing.
-const AHEAD: usize = 64 << 20;
+const AHEAD: usize = 16 << 20;
 /// One `madvise` call's range (the helper looks at the writer between calls).
-const STEP: usize = 8 << 20;
+const STEP: usize = 4 << 20;
 /// Below this the helper thread costs more than it saves.
 const MIN_LEN: usize = 32 << 20;
 
@@ -82,7 +82,8 @@ fn run(s: &Shared, base: usize, len: usize) {
     let end = (base + len) / PAGE * PAGE;
     let mut done = begin;
     while done < end && !s.stop.load(Ordering::Relaxed) {
-        let target = (base + s.shared_target()).min(end);
+        // whole pages only: madvise refuses an unaligned start
+        let target = ((base + s.shared_target()) / PAGE * PAGE).min(end);
         if done >= target {
             std::thread::park_timeout(std::time::Duration::from_millis(2));
             continue;
@@ -92,6 +93,10 @@ fn run(s: &Shared, base: usize, len: usize) {
         // changes mapped memory (see the module's note); an error leaves everything as it was.
         let r = unsafe { libc::madvise(done as *mut libc::c_void, n, libc::MADV_POPULATE_WRITE) };
         if r != 0 {
+            if std::env::var_os("STROBE_TIMING").is_some() {
+                let err = std::io::Error::last_os_error();
+                eprintln!("[timing] prefault stopped at {} of {} MB: {err}", (done - begin) >> 20, (end - begin) >> 20);
+            }
             return;
         }
         done += n;
