@@ -512,14 +512,25 @@ fn parse_events<'a>(
             return Err(ImportError::Cancelled { path: path.to_path_buf() });
         }
         let t0 = std::time::Instant::now();
-        if report_bytes && expected > from && !reserved {
+        if expected > from && !reserved {
             // the spans of the whole file, guessed from the first wave's density: one
             // allocation instead of doublings that copy hundreds of MB into fresh pages (pages
             // of an over-guess are never touched)
-            reserved = true;
-            let per_byte = b.span_count() as f64 / (expected - from) as f64;
-            let guess = (per_byte * (now.len() - from) as f64 * 1.1) as usize + 1024;
-            b.reserve_spans(guess.saturating_sub(b.span_count()).min(1 << 31));
+            let total = if report_bytes {
+                Some((now.len() - from) as f64 * 1.1)
+            } else {
+                // still inflating: the text so far scaled by the compressed bytes read so far
+                // (read ahead of the inflate, so low: doubled)
+                let read = progress.bytes_done.load(Ordering::Relaxed) as f64;
+                let all = progress.bytes_total.load(Ordering::Relaxed) as f64;
+                (read >= (1 << 20) as f64).then(|| wave.text.len() as f64 * all / read * 2.0)
+            };
+            if let Some(total) = total {
+                reserved = true;
+                let per_byte = b.span_count() as f64 / (expected - from) as f64;
+                let guess = (per_byte * total) as usize + 1024;
+                b.reserve_spans(guess.saturating_sub(b.span_count()).min(1 << 31));
+            }
         }
         asm.set_text(wave.text.as_bytes());
         let (done, next) = rayon::join(
