@@ -28,6 +28,13 @@ struct Shared {
     stop: AtomicBool,
 }
 
+impl Shared {
+    /// Where the helper maps up to, from the start of the range.
+    fn target(&self) -> usize {
+        self.written.load(Ordering::Relaxed).saturating_add(AHEAD)
+    }
+}
+
 /// Keeps the pages of `[base, base + len)` mapped ahead of a writer that reports its progress
 /// with [`Prefault::advance`]; stops when dropped.
 pub struct Prefault {
@@ -63,9 +70,7 @@ impl Prefault {
             h.thread().unpark();
         }
     }
-}
 
-impl Prefault {
     /// Stops the helper; the bytes it mapped.
     pub fn finish(mut self) -> usize {
         self.stop()
@@ -97,7 +102,7 @@ fn run(s: &Shared, base: usize, len: usize) -> usize {
     let mut done = begin;
     while done < end && !s.stop.load(Ordering::Relaxed) {
         // whole pages only: madvise refuses an unaligned start
-        let target = ((base + s.shared_target()) / PAGE * PAGE).min(end);
+        let target = ((base + s.target()) / PAGE * PAGE).min(end);
         if done >= target {
             std::thread::park_timeout(std::time::Duration::from_millis(2));
             continue;
@@ -121,12 +126,6 @@ fn run(s: &Shared, base: usize, len: usize) -> usize {
 #[cfg(not(target_os = "linux"))]
 fn run(_: &Shared, _: usize, _: usize) -> usize {
     0
-}
-
-impl Shared {
-    fn shared_target(&self) -> usize {
-        self.written.load(Ordering::Relaxed).saturating_add(AHEAD)
-    }
 }
 
 #[cfg(test)]

@@ -76,8 +76,6 @@ pub struct AllocatorHistory {
     stash: HashMap<usize, Vec<Removed>>,
     /// Whether the trace logs `free_requested` (older snapshots log only `free_completed`).
     logs_free_requested: bool,
-    /// The snapshot's streams (`TraceEntry::stream` indexes them; a few values).
-    streams: Vec<i64>,
 }
 
 fn device_trace(s: &MemorySnapshot, device: i64) -> &[TraceEntry] {
@@ -96,7 +94,6 @@ impl AllocatorHistory {
             blocks: BTreeMap::new(),
             stash: HashMap::new(),
             logs_free_requested: trace.iter().any(|e| e.action == Action::FreeRequested),
-            streams: s.streams.clone(),
         };
         for g in s.segments.iter().filter(|g| g.device == device) {
             let seg = LiveSegment { size: g.total_size, stream: g.stream, expandable: g.is_expandable };
@@ -133,28 +130,27 @@ impl AllocatorHistory {
         let k = k.min(trace.len());
         while self.pos > k {
             self.pos -= 1;
-            self.undo(self.pos, &trace[self.pos]);
+            self.undo(self.pos, &trace[self.pos], s.stream(&trace[self.pos]));
         }
         while self.pos < k {
-            self.apply(self.pos, &trace[self.pos]);
+            self.apply(self.pos, &trace[self.pos], s.stream(&trace[self.pos]));
             self.pos += 1;
         }
     }
 
-    fn undo(&mut self, i: usize, e: &TraceEntry) {
-        self.step(i, e, false);
+    fn undo(&mut self, i: usize, e: &TraceEntry, stream: i64) {
+        self.step(i, e, stream, false);
     }
 
-    fn apply(&mut self, i: usize, e: &TraceEntry) {
-        self.step(i, e, true);
+    fn apply(&mut self, i: usize, e: &TraceEntry, stream: i64) {
+        self.step(i, e, stream, true);
     }
 
     /// Entry `i` applied (`forward`) or undone. Each direction of an entry either puts
     /// something in (a block, a segment, a mapped range) or takes it out; what is taken out is
     /// kept under `i`, so putting it back in the other direction restores it exactly instead of
     /// rebuilding it from the entry's (requested) size.
-    fn step(&mut self, i: usize, e: &TraceEntry, forward: bool) {
-        let stream = self.streams.get(e.stream as usize).copied().unwrap_or(0);
+    fn step(&mut self, i: usize, e: &TraceEntry, stream: i64, forward: bool) {
         let (addr, size) = (e.addr, e.size);
         if e.action == Action::FreeRequested {
             match self.blocks.get_mut(&addr) {
