@@ -55,6 +55,10 @@ struct AsyncEv {
 
 pub struct Assembler<'a> {
     buf: &'a [u8],
+    /// The args of B/E slices and async events, copied out of the text when the text is a
+    /// window whose earlier pages are reused (a `.json.gz`, see `text`): they are read at
+    /// `finish`, long after their wave. None when the whole text stays readable.
+    kept_args: Option<Vec<u8>>,
     threads: Vec<Thread>,
     thread_ids: FxHashMap<(IdKey, IdKey), u32>,
     gpu_lanes: FxHashMap<(u8, i64, i64), u32>,
@@ -83,9 +87,12 @@ pub struct Assembler<'a> {
 }
 
 impl<'a> Assembler<'a> {
-    pub fn new(buf: &'a [u8]) -> Assembler<'a> {
+    /// `keep_args`: the text below a finished wave is given back (see `text::Text::release`),
+    /// so args read at `finish` are copied out when their event is seen.
+    pub fn new(buf: &'a [u8], keep_args: bool) -> Assembler<'a> {
         Assembler {
             buf,
+            kept_args: keep_args.then(Vec::new),
             threads: Vec::new(),
             thread_ids: FxHashMap::default(),
             gpu_lanes: FxHashMap::default(),
@@ -117,11 +124,35 @@ impl<'a> Assembler<'a> {
         self.open_array = true;
     }
 
+    /// The args of an event of the chunk being added (its text is there).
     fn args(&self, off: u64, len: u32) -> &'a [u8] {
         if len == 0 {
             return &[];
         }
         &self.buf[off as usize..off as usize + len as usize]
+    }
+
+    /// Where the args of an event held until `finish` will be found then: the same range of
+    /// the text, or (`KEPT` set) a range of `kept_args` they are copied into now.
+    fn keep_args(&mut self, off: u64, len: u32) -> u64 {
+        let Some(kept) = self.kept_args.as_mut() else { return off };
+        if len == 0 {
+            return off;
+        }
+        let at = kept.len() as u64;
+        kept.extend_from_slice(&self.buf[off as usize..off as usize + len as usize]);
+        KEPT | at
+    }
+
+    /// The args of an event held until `finish` (see `keep_args`).
+    fn held_args(&self, off: u64, len: u32) -> &[u8] {
+        match &self.kept_args {
+            Some(kept) if off & KEPT != 0 && len > 0 => {
+                let at = (off & !KEPT) as usize;
+                &kept[at..at + len as usize]
+            }
+            _ => self.args(off, len),
+        }
     }
 
     /// Pushes a span that has no launch correlation and no copy direction: B/E slices,
@@ -148,7 +179,7 @@ impl<'a> Assembler<'a> {
             cat,
             kind,
             flags,
-            args: self.args(args_off, args_len),
+            args: self.held_args(args_off, args_len),
             correlation: 0,
             copy_dir: None,
         })
@@ -191,14 +222,18 @@ impl<'a> Assembler<'a> {
                 }
                 b'B' | b'E' => {
                     let seq = self.seq;
+                    let begin = ev.ph == b'B';
+                    // an E's args are never shown (the B's describe the slice)
+                    let args_len = if begin { ev.args_len } else { 0 };
+                    let args_off = self.keep_args(ev.args_off, args_len);
                     self.threads[th as usize].be.push(Be {
                         ts: ev.ts,
                         seq,
                         name,
                         cat,
-                        args_off: ev.args_off,
-                        args_len: ev.args_len,
-                        begin: ev.ph == b'B',
+                        args_off,
+                        args_len,
+                        begin,
                     });
                 }
                 b'i' | b'I' => {
@@ -248,6 +283,9 @@ impl<'a> Assembler<'a> {
                         p => p,
                     };
                     let seq = self.seq;
+                    // an end's args are never shown (its begin's describe the slice)
+                    let args_len = if ph == b'e' { 0 } else { ev.args_len };
+                    let args_off = self.keep_args(ev.args_off, args_len);
                     self.asyncs.push(AsyncEv {
                         pid_thread: th,
                         cat,
@@ -256,8 +294,8 @@ impl<'a> Assembler<'a> {
                         ts: ev.ts,
                         seq,
                         ph,
-                        args_off: ev.args_off,
-                        args_len: ev.args_len,
+                        args_off,
+                        args_len,
                     });
                 }
                 b'M' => self.metadata(b, ev, th, &c.strings[ev.name as usize]),
@@ -671,6 +709,9 @@ impl<'a> Assembler<'a> {
         }
     }
 }
+
+/// Marks an args offset as one into `Assembler::kept_args` (text offsets stay below 2⁶³).
+const KEPT: u64 = 1 << 63;
 
 /// Where a slice that never closed ends: past every start in the trace, so a slice begun at the
 /// trace's last timestamp still nests inside it (as Perfetto and catapult nest it).

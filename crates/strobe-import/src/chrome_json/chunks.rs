@@ -68,12 +68,13 @@ impl<'a> Local<'a> {
     }
 }
 
-/// Guesses event starts near each multiple of `chunk` within `buf[from..]`.
+/// Guesses event starts near each multiple of `chunk` within `buf[from..]`; reads no byte
+/// below `from` (a growing text may have given those pages back, see `text`).
 pub fn guess_boundaries(buf: &[u8], from: usize, chunk: usize) -> Vec<usize> {
     let mut out = vec![from];
     let mut pos = from + chunk;
     while pos < buf.len() {
-        match find_event_start(buf, pos) {
+        match find_event_start(buf, from, pos) {
             Some(p) => {
                 if p > *out.last().unwrap() {
                     out.push(p);
@@ -86,13 +87,15 @@ pub fn guess_boundaries(buf: &[u8], from: usize, chunk: usize) -> Vec<usize> {
     out
 }
 
-/// Next `{` at or after `pos` whose previous non-space bytes are `}` `,`.
-fn find_event_start(buf: &[u8], mut pos: usize) -> Option<usize> {
+/// Next `{` at or after `pos` whose previous non-space bytes, at or after `floor`, are `}` `,`
+/// (a `{` after nothing but whitespace back to `floor` is not taken: a guess may miss a
+/// boundary, and the parse then goes on past it).
+fn find_event_start(buf: &[u8], floor: usize, mut pos: usize) -> Option<usize> {
     while let Some(off) = memchr::memchr(b'{', &buf[pos..]) {
         let p = pos + off;
         let mut q = p;
         let prev = |q: &mut usize| -> Option<u8> {
-            while *q > 0 {
+            while *q > floor {
                 *q -= 1;
                 let c = buf[*q];
                 if !c.is_ascii_whitespace() {

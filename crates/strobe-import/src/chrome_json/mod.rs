@@ -56,13 +56,14 @@ fn import_gzip(
     path: &Path,
     compressed: impl Read + Send,
     len: u64,
+    reuse: Option<text::Reuse>,
     b: &mut StoreBuilder,
     progress: &Progress,
 ) -> Result<TraceMeta, ImportError> {
     // progress counts compressed bytes read by the inflater
     progress.bytes_total.store(len, Ordering::Relaxed);
     let counted = CountingReader { inner: compressed, progress };
-    let Some(inflated) = text::Inflated::reserve(len) else {
+    let Some(inflated) = text::Inflated::reserve(len, reuse) else {
         let (out, end) = inflate(path, counted, progress)?;
         progress.bytes_done.store(0, Ordering::Relaxed);
         progress.bytes_total.store(out.len() as u64, Ordering::Relaxed);
@@ -152,7 +153,7 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
     let n = f.read(&mut magic).map_err(|e| ImportError::io(path, e))?;
     if n == 2 && magic == GZIP_MAGIC {
         let f = std::fs::File::open(path).map_err(|e| ImportError::io(path, e))?;
-        return import_gzip(path, f, len, b, progress);
+        return import_gzip(path, f, len, text::Reuse::from_env(), b, progress);
     }
     progress.bytes_total.store(len, Ordering::Relaxed);
     if len == 0 {
@@ -178,7 +179,7 @@ pub fn import_bytes(
     progress: &Progress,
 ) -> Result<TraceMeta, ImportError> {
     if bytes.starts_with(&GZIP_MAGIC) {
-        return import_gzip(name, bytes, bytes.len() as u64, b, progress);
+        return import_gzip(name, bytes, bytes.len() as u64, text::Reuse::from_env(), b, progress);
     }
     progress.bytes_total.store(bytes.len() as u64, Ordering::Relaxed);
     import_text(name, Text::Whole(bytes), None, b, progress)
@@ -235,7 +236,8 @@ fn import_text<'a>(
         };
         return Err(ImportError::bad(path, what));
     }
-    let mut asm = Assembler::new(buf);
+    // a growing text gives its pages back behind the parse: what is read at the end is kept
+    let mut asm = Assembler::new(buf, matches!(text, Text::Growing(_)));
     // `ts`/`dur` are microseconds whatever `displayTimeUnit` says: the trace-event format
     // defines that key as a display hint only, and Perfetto's importer ignores it for
     // timestamps. PyTorch writes `"ns"` for traces whose µs values carry ns digits.
@@ -546,6 +548,13 @@ fn parse_events<'a>(
         if let Some(end) = done? {
             return Ok(end);
         }
+        // SAFETY: nothing below `expected` less 3 bytes is read again. The next wave's chunks
+        // start at or after it (and are re-parsed from it when their guess was wrong), and
+        // boundaries are guessed from the next wave's start on; the assembler copied what it
+        // keeps (names interned, thread keys owned, B/E and async args kept:
+        // `Assembler::new`); what follows the event array lies after it. The 3 bytes:
+        // `without_cut_char` looks back that far from the end of what has arrived.
+        unsafe { text.release(expected.saturating_sub(3)) };
         ready = next?;
     }
     Ok(expected)

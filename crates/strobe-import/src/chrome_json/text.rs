@@ -5,6 +5,14 @@
 //! file (issue 17.2). Published bytes are never written again and never move, so every slice
 //! handed out stays valid while later bytes arrive.
 //!
+//! Fresh pages are slow to fault in (the kernel zeroes each one; on the machines measured that
+//! is 2–3 GB/s, as slow as the inflate itself), so a text of hundreds of MB does not take
+//! hundreds of MB of them: once the parse says a stretch below it will never be read again
+//! (`Text::release`), the inflater moves those pages (`mremap`, no copy, no zeroing) to where
+//! it writes next, and it waits while it is more than `AHEAD` bytes past the parse unless the
+//! parse waits for it. Addresses never change, so positions stay byte offsets of the file;
+//! only the released stretch becomes unmapped.
+//!
 //! The reservation is sized by the one bound deflate itself guarantees: a stream inflates to
 //! at most 1032 times its compressed size (a 258-byte match at distance 1 costs at least two
 //! bits). The gzip trailer's `ISIZE` (the size modulo 4 GiB, and written by the producer) is
@@ -42,20 +50,53 @@ impl<'a> Text<'a> {
             Text::Whole(b) => (b, true),
             Text::Growing(g) => {
                 let mut end = g.end.lock().unwrap_or_else(|p| p.into_inner());
-                while end.is_none() && g.filled.load(Ordering::Acquire) <= n {
-                    end = g.published.wait(end).unwrap_or_else(|p| p.into_inner());
+                if end.is_none() && g.filled.load(Ordering::Acquire) <= n {
+                    // the inflater must not wait for the parse while the parse waits for it
+                    g.hungry.fetch_add(1, Ordering::AcqRel);
+                    g.room.notify_all();
+                    while end.is_none() && g.filled.load(Ordering::Acquire) <= n {
+                        end = g.published.wait(end).unwrap_or_else(|p| p.into_inner());
+                    }
+                    g.hungry.fetch_sub(1, Ordering::AcqRel);
                 }
                 (g.prefix(), end.is_some())
             }
+        }
+    }
+
+    /// Says that no byte below `upto` will be read again, through any slice handed out
+    /// before or after: a growing text reuses their pages for what it inflates next.
+    ///
+    /// # Safety
+    /// The caller must never read text below `upto` again (those pages become unmapped, and
+    /// a read there faults). Every slice still covers them, so the promise is about reads.
+    pub unsafe fn release(&self, upto: usize) {
+        if let Text::Growing(g) = self {
+            g.released.fetch_max(upto, Ordering::AcqRel);
+            let _guard = g.end.lock();
+            g.room.notify_all();
         }
     }
 }
 
 /// A gzip stream's inflated bytes, growing while `run` works on another thread.
 pub struct Inflated {
+    /// The mapping, as made (for unmapping).
+    map: *mut u8,
+    map_len: usize,
+    /// Where the text starts: the mapping's first `block`-aligned address.
     ptr: *mut u8,
     cap: usize,
     filled: AtomicUsize,
+    /// No byte below this is read again (see `Text::release`).
+    released: AtomicUsize,
+    /// Readers waiting in `Text::beyond`.
+    hungry: AtomicUsize,
+    /// Woken when the parse releases text or waits for it.
+    room: Condvar,
+    /// How pages are reused: the stretch moved at once, and how far the inflater runs ahead
+    /// of the parse before it waits. None: never reused.
+    reuse: Option<Reuse>,
     /// How the inflater ended and what it noted; None while it runs. Always set when `run`
     /// returns or unwinds (see `Publish`), so no reader waits for bytes that will not come.
     end: Mutex<Option<(End, Vec<String>)>>,
@@ -75,17 +116,70 @@ const MAX_RATIO: u64 = 1032;
 /// What one read from the decoder may fill; also how often readers are woken.
 const STEP: usize = 1 << 20;
 
+/// How the inflater reuses released pages.
+#[derive(Clone, Copy, Debug)]
+pub struct Reuse {
+    /// Bytes moved at once: a power of two, at least a page. 2 MB moves a transparent huge
+    /// page whole.
+    pub block: usize,
+    /// How far past the parse's release the inflater may run before it waits (unless the
+    /// parse waits for it): room for the wave being assembled, the one being parsed and the
+    /// next one's text (waves grow to ~18 MB on two cores).
+    pub ahead: usize,
+}
+
+impl Reuse {
+    /// What a `.json.gz` import uses: `STROBE_GZ_REUSE=0` turns reuse off (to measure what it
+    /// saves); `tight` reuses every page as soon as it is released and lets the inflater
+    /// run no further ahead than the parse asks (what the tests use: a read of released text
+    /// faults at once).
+    pub fn from_env() -> Option<Reuse> {
+        if !cfg!(any(target_os = "linux", target_os = "android")) {
+            return None;
+        }
+        match std::env::var("STROBE_GZ_REUSE").as_deref() {
+            Ok("0") => None,
+            Ok("tight") => Some(Reuse::tight()),
+            _ => Some(Reuse { block: 2 << 20, ahead: 64 << 20 }),
+        }
+    }
+
+    /// Page-sized blocks, no running ahead.
+    pub fn tight() -> Reuse {
+        Reuse { block: page_size(), ahead: 0 }
+    }
+}
+
+fn page_size() -> usize {
+    #[cfg(unix)]
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    #[cfg(not(unix))]
+    let p = 4096;
+    usize::try_from(p).ok().filter(|p| p.is_power_of_two()).unwrap_or(4096)
+}
+
 impl Inflated {
     /// Reserves room for what `compressed_len` bytes of gzip can inflate to. None where the
     /// platform refuses the reservation (the caller then inflates into memory first).
-    pub fn reserve(compressed_len: u64) -> Option<Inflated> {
+    pub fn reserve(compressed_len: u64, reuse: Option<Reuse>) -> Option<Inflated> {
+        let reuse = reuse.filter(|r| r.block.is_power_of_two() && r.block >= page_size());
+        let align = reuse.map_or(0, |r| r.block);
         let cap = compressed_len.checked_mul(MAX_RATIO)?.checked_add(STEP as u64)?.min(1 << 46);
         let cap = usize::try_from(cap).ok()?;
-        let ptr = map_reserved(cap)?;
+        let map_len = cap.checked_add(align)?;
+        let map = map_reserved(map_len)?;
+        let ptr = map.wrapping_add((align - (map as usize) % align.max(1)) % align.max(1));
         Some(Inflated {
+            map,
+            map_len,
             ptr,
             cap,
             filled: AtomicUsize::new(0),
+            released: AtomicUsize::new(0),
+            hungry: AtomicUsize::new(0),
+            room: Condvar::new(),
+            reuse,
             end: Mutex::new(None),
             published: Condvar::new(),
             stop: AtomicBool::new(false),
@@ -102,6 +196,22 @@ impl Inflated {
     /// Asks `run` to stop at its next read (the parse failed or was cancelled).
     pub fn stop(&self) {
         self.stop.store(true, Ordering::Relaxed);
+        let _guard = self.end.lock();
+        self.room.notify_all();
+    }
+
+    /// Waits while the inflater, about to write at `n`, is `ahead` bytes or more past what
+    /// the parse released, unless a reader waits for text (or the import stops).
+    fn wait_for_parse(&self, n: usize, ahead: usize, progress: &Progress) {
+        let mut g = self.end.lock().unwrap_or_else(|p| p.into_inner());
+        while n >= self.released.load(Ordering::Acquire).saturating_add(ahead)
+            && self.hungry.load(Ordering::Acquire) == 0
+            && !self.stop.load(Ordering::Relaxed)
+            && !progress.cancelled()
+        {
+            // the timeout only bounds how late a cancel is seen
+            g = self.room.wait_timeout(g, std::time::Duration::from_millis(50)).unwrap_or_else(|p| p.into_inner()).0;
+        }
     }
 
     /// How the inflater ended and what it noted (None while it still runs).
@@ -117,6 +227,9 @@ impl Inflated {
         let mut publish = Publish { to: self, end: None };
         let mut dec = Members::new(std::io::BufReader::with_capacity(STEP, compressed));
         let mut n = 0usize;
+        let mut reuse = self.reuse;
+        // blocks below this have been moved up to hold later text
+        let mut reused_to = 0usize;
         let end = loop {
             if self.stop.load(Ordering::Relaxed) || progress.cancelled() {
                 break End::Cancelled;
@@ -126,7 +239,28 @@ impl Inflated {
                     "it inflates past {MAX_RATIO}× its compressed size, more than deflate can encode"
                 ));
             }
-            let room = (self.cap - n).min(STEP);
+            let mut room = (self.cap - n).min(STEP);
+            if let Some(r) = reuse {
+                if n % r.block == 0 {
+                    self.wait_for_parse(n, r.ahead, progress);
+                    let released = self.released.load(Ordering::Acquire) / r.block * r.block;
+                    if reused_to + r.block <= released && n + r.block <= self.cap {
+                        // SAFETY: `[reused_to, +block)` is below `released`, which no reader
+                        // reads again (`Text::release`); `[n, +block)` is above `filled` and
+                        // inside the reservation, unwritten and unread. Both are whole
+                        // blocks of the one mapping, apart.
+                        if unsafe { move_pages(self.ptr.add(reused_to), self.ptr.add(n), r.block) } {
+                            reused_to += r.block;
+                        } else {
+                            // refused (too many mappings, say): fresh pages from here on
+                            reuse = None;
+                        }
+                    }
+                }
+                if let Some(r) = reuse {
+                    room = room.min(r.block - n % r.block);
+                }
+            }
             // SAFETY: `[n, n + room)` is inside the reservation and above `filled`, so no reader
             // holds a slice of it; this thread is its only writer.
             let dst = unsafe { std::slice::from_raw_parts_mut(self.ptr.add(n), room) };
@@ -141,6 +275,13 @@ impl Inflated {
                 Err(e) => break End::of_error(&e, n as u64),
             }
         };
+        if std::env::var_os("STROBE_TIMING").is_some() {
+            eprintln!(
+                "[timing] gzip text: {:.1} MB inflated, {:.1} MB of it into reused pages",
+                n as f64 / 1e6,
+                reused_to as f64 / 1e6
+            );
+        }
         publish.end = Some((end, dec.into_notes()));
     }
 }
@@ -166,8 +307,32 @@ impl Drop for Publish<'_> {
 
 impl Drop for Inflated {
     fn drop(&mut self) {
-        unmap(self.ptr, self.cap);
+        // holes left by moved pages are unmapped already, which munmap accepts
+        unmap(self.map, self.map_len);
     }
+}
+
+/// Moves the pages of `[from, +len)` to `[to, +len)`, unmapping `from` (no copy: the page
+/// tables move). False where the kernel refuses.
+///
+/// # Safety
+/// Both ranges lie in one mapping made by `map_reserved`, do not overlap, and nothing reads
+/// or writes either while this runs; nothing reads `from` afterwards.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+unsafe fn move_pages(from: *mut u8, to: *mut u8, len: usize) -> bool {
+    let p = libc::mremap(
+        from as *mut libc::c_void,
+        len,
+        len,
+        libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+        to as *mut libc::c_void,
+    );
+    p == to as *mut libc::c_void
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+unsafe fn move_pages(_from: *mut u8, _to: *mut u8, _len: usize) -> bool {
+    false
 }
 
 /// Address space for `len` bytes, committed page by page as they are written: Linux's
