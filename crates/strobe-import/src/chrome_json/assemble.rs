@@ -226,15 +226,7 @@ impl<'a> Assembler<'a> {
                     // an E's args are never shown (the B's describe the slice)
                     let args_len = if begin { ev.args_len } else { 0 };
                     let args_off = self.keep_args(ev.args_off, args_len);
-                    self.threads[th as usize].be.push(Be {
-                        ts: ev.ts,
-                        seq,
-                        name,
-                        cat,
-                        args_off,
-                        args_len,
-                        begin,
-                    });
+                    self.threads[th as usize].be.push(Be { ts: ev.ts, seq, name, cat, args_off, args_len, begin });
                 }
                 b'i' | b'I' => {
                     if c.strings[ev.name as usize] == MEMORY_EVENT {

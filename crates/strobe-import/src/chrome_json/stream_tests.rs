@@ -124,8 +124,8 @@ fn the_parse_stopping_early_stops_the_inflater() {
             &mut b,
             &Progress::default(),
         )
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        .map(|_| ())
+        .map_err(|e| e.to_string())
     });
     let e = r.expect_err("bad JSON is an error");
     assert!(e.contains("endless.json.gz") && e.contains("at byte"), "{e}");
@@ -149,7 +149,9 @@ fn a_gzip_text_past_4_gib() {
     // 256 of a run of spaces, so this bound is safe
     let len = PAD / 256;
     let mut b = StoreBuilder::in_memory();
-    let meta = import_gzip(std::path::Path::new("big.json.gz"), gz, len, Reuse::from_env(), &mut b, &Progress::default()).unwrap();
+    let meta =
+        import_gzip(std::path::Path::new("big.json.gz"), gz, len, Reuse::from_env(), &mut b, &Progress::default())
+            .unwrap();
     assert_eq!(meta.load.events, 2);
     assert!(meta.load.truncated.is_none(), "{:?}", meta.load.truncated);
     assert!(meta.load.notes.is_empty(), "{:?}", meta.load.notes);
@@ -166,10 +168,11 @@ fn store_of_whole_text(path: &std::path::Path) -> (Vec<u8>, strobe_model::TraceM
     (bytes, meta)
 }
 
-/// Every page of the text is given back as soon as the parse has passed it (page-sized blocks,
-/// the inflater no further ahead than the parse asks), so a read of released text would fault
-/// at once: each bundled `.json.gz` (B/E slices, async events, flows, counters, metadata among
-/// them) gives the same store, byte for byte, as its text read whole.
+/// The text's pages given back behind the parse: made inaccessible as soon as the parse has
+/// passed them (`guard`: a read of released text faults at once), moved a page at a time with
+/// the inflater no further ahead than the parse asks (`tight`), and as an import does it. Each
+/// bundled `.json.gz`, and three plain samples gzipped (B/E slices, async events, flows,
+/// counters, metadata among them), gives the same store, byte for byte, as its text read whole.
 #[test]
 fn released_text_is_never_read_again() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces");
@@ -181,7 +184,8 @@ fn released_text_is_never_read_again() {
     gz.sort();
     assert!(gz.len() >= 5, "{gz:?}");
     // plain samples with B/E slices (closed and not), async events, v1 and v2 flows, counters
-    let plain = ["catapult_flow.json", "catapult_main_thread_has_unclosed_slices.json", "export_flows_v2_counters.json"];
+    let plain =
+        ["catapult_flow.json", "catapult_main_thread_has_unclosed_slices.json", "export_flows_v2_counters.json"];
     let tmp = std::env::temp_dir().join(format!("strobe-reuse-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     for name in plain {
@@ -195,12 +199,14 @@ fn released_text_is_never_read_again() {
     for path in gz {
         let compressed = std::fs::read(&path).unwrap();
         let len = compressed.len() as u64;
-        let mut b = StoreBuilder::in_memory();
-        let meta = import_gzip(&path, &compressed[..], len, Some(Reuse::tight()), &mut b, &Progress::default()).unwrap();
-        let strobe_store::Built::Memory(reused) = b.finish(&meta).unwrap() else { panic!("an in-memory builder") };
         let (whole, whole_meta) = store_of_whole_text(&path);
-        assert_eq!(meta.load.events, whole_meta.load.events, "{}", path.display());
-        assert!(reused == whole, "{}: the stores differ", path.display());
+        for reuse in [Reuse::guard(), Reuse::tight(), Reuse::from_env().unwrap_or(Reuse::tight())] {
+            let mut b = StoreBuilder::in_memory();
+            let meta = import_gzip(&path, &compressed[..], len, Some(reuse), &mut b, &Progress::default()).unwrap();
+            let strobe_store::Built::Memory(reused) = b.finish(&meta).unwrap() else { panic!("an in-memory builder") };
+            assert_eq!(meta.load.events, whole_meta.load.events, "{} {reuse:?}", path.display());
+            assert!(reused == whole, "{} {reuse:?}: the stores differ", path.display());
+        }
     }
     let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -11,7 +11,7 @@
 //! (`Text::release`), the inflater moves those pages (`mremap`, no copy, no zeroing) to where
 //! it writes next, and it waits while it is more than `AHEAD` bytes past the parse unless the
 //! parse waits for it. Addresses never change, so positions stay byte offsets of the file;
-//! only the released stretch becomes unmapped.
+//! only the released stretch becomes inaccessible.
 //!
 //! The reservation is sized by the one bound deflate itself guarantees: a stream inflates to
 //! at most 1032 times its compressed size (a 258-byte match at distance 1 costs at least two
@@ -68,11 +68,20 @@ impl<'a> Text<'a> {
     /// before or after: a growing text reuses their pages for what it inflates next.
     ///
     /// # Safety
-    /// The caller must never read text below `upto` again (those pages become unmapped, and
-    /// a read there faults). Every slice still covers them, so the promise is about reads.
+    /// The caller must never read text below `upto` again (those pages are moved away and
+    /// the range made inaccessible: a read there faults). Every slice still covers them, so the promise is about reads.
     pub unsafe fn release(&self, upto: usize) {
         if let Text::Growing(g) = self {
-            g.released.fetch_max(upto, Ordering::AcqRel);
+            let before = g.released.fetch_max(upto, Ordering::AcqRel);
+            if g.reuse.is_some_and(|r| r.guard) {
+                let page = page_size();
+                let (from, to) = (before / page * page, upto / page * page);
+                if to > from {
+                    // SAFETY: whole pages of the reservation below `upto`, never read again
+                    // (this function's contract) and never written again (below `filled`).
+                    libc_mprotect_none(g.ptr.add(from), to - from);
+                }
+            }
             let _guard = g.end.lock();
             g.room.notify_all();
         }
@@ -126,13 +135,14 @@ pub struct Reuse {
     /// parse waits for it): room for the wave being assembled, the one being parsed and the
     /// next one's text (waves grow to ~18 MB on two cores).
     pub ahead: usize,
+    /// Instead of moving released pages, make them inaccessible at once, so that any read of
+    /// released text faults (what the tests check the release promise with).
+    pub guard: bool,
 }
 
 impl Reuse {
     /// What a `.json.gz` import uses: `STROBE_GZ_REUSE=0` turns reuse off (to measure what it
-    /// saves); `tight` reuses every page as soon as it is released and lets the inflater
-    /// run no further ahead than the parse asks (what the tests use: a read of released text
-    /// faults at once).
+    /// saves); `tight` and `guard` are the tests' modes (see those).
     pub fn from_env() -> Option<Reuse> {
         if !cfg!(any(target_os = "linux", target_os = "android")) {
             return None;
@@ -140,13 +150,19 @@ impl Reuse {
         match std::env::var("STROBE_GZ_REUSE").as_deref() {
             Ok("0") => None,
             Ok("tight") => Some(Reuse::tight()),
-            _ => Some(Reuse { block: 2 << 20, ahead: 64 << 20 }),
+            Ok("guard") => Some(Reuse::guard()),
+            _ => Some(Reuse { block: 2 << 20, ahead: 64 << 20, guard: false }),
         }
     }
 
-    /// Page-sized blocks, no running ahead.
+    /// Page-sized blocks, no running ahead: pages move as soon as they are released.
     pub fn tight() -> Reuse {
-        Reuse { block: page_size(), ahead: 0 }
+        Reuse { block: page_size(), ahead: 0, guard: false }
+    }
+
+    /// No running ahead, and released pages made inaccessible at once instead of moved.
+    pub fn guard() -> Reuse {
+        Reuse { guard: true, ..Reuse::tight() }
     }
 }
 
@@ -241,7 +257,7 @@ impl Inflated {
             }
             let mut room = (self.cap - n).min(STEP);
             if let Some(r) = reuse {
-                if n % r.block == 0 {
+                if n % r.block == 0 && !r.guard {
                     self.wait_for_parse(n, r.ahead, progress);
                     let released = self.released.load(Ordering::Acquire) / r.block * r.block;
                     if reused_to + r.block <= released && n + r.block <= self.cap {
@@ -307,27 +323,46 @@ impl Drop for Publish<'_> {
 
 impl Drop for Inflated {
     fn drop(&mut self) {
-        // holes left by moved pages are unmapped already, which munmap accepts
+        // moved pages left their range mapped (`move_pages`): the reservation is still whole
         unmap(self.map, self.map_len);
     }
 }
 
-/// Moves the pages of `[from, +len)` to `[to, +len)`, unmapping `from` (no copy: the page
-/// tables move). False where the kernel refuses.
+/// Moves the pages of `[from, +len)` to `[to, +len)` (no copy: the page tables move), leaving
+/// `from` mapped but empty and inaccessible. False where the kernel refuses the move.
 ///
 /// # Safety
 /// Both ranges lie in one mapping made by `map_reserved`, do not overlap, and nothing reads
 /// or writes either while this runs; nothing reads `from` afterwards.
 #[cfg(any(target_os = "linux", target_os = "android"))]
 unsafe fn move_pages(from: *mut u8, to: *mut u8, len: usize) -> bool {
+    // DONTUNMAP leaves `from` mapped, with no pages: the reservation stays whole, so no other
+    // mapping can be placed in it (and taken away when it is unmapped). Linux 5.7 and later;
+    // an older kernel refuses and the text keeps fresh pages.
     let p = libc::mremap(
         from as *mut libc::c_void,
         len,
         len,
-        libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+        libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED | libc::MREMAP_DONTUNMAP,
         to as *mut libc::c_void,
     );
-    p == to as *mut libc::c_void
+    if p != to as *mut libc::c_void {
+        return false;
+    }
+    // a read of released text then faults instead of finding zeros (refused: it finds zeros)
+    libc_mprotect_none(from, len);
+    true
+}
+
+/// Makes `[at, +len)` inaccessible (whole pages of the reservation); a refusal leaves it as is.
+///
+/// # Safety
+/// Nothing reads or writes the range afterwards.
+unsafe fn libc_mprotect_none(at: *mut u8, len: usize) {
+    #[cfg(unix)]
+    libc::mprotect(at as *mut libc::c_void, len, libc::PROT_NONE);
+    #[cfg(not(unix))]
+    let _ = (at, len);
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
