@@ -745,18 +745,29 @@ impl StoreBuilder {
                 }
             }
         }
-        // correlation links
+        // correlation links. The map and the flows are sized first: grown by doubling, each
+        // rehash and copy lands in fresh pages (5 % of an nsys store's build went to zeroing
+        // the rehashed tables of 3.6 M launches)
+        let is_launch = |kind: u8| matches!(SpanKind::from_u8(kind), SpanKind::CudaRuntime | SpanKind::CudaDriver);
+        let is_launched = |kind: u8| {
+            let k = SpanKind::from_u8(kind);
+            k.is_gpu_activity() || k == SpanKind::GpuAnnotation
+        };
+        let (launch_count, launched_count) = corr.iter().fold((0usize, 0usize), |(a, b), &(_, _, kind)| {
+            (a + is_launch(kind) as usize, b + is_launched(kind) as usize)
+        });
         let mut launches: FxHashMap<i64, u32> = FxHashMap::default();
+        launches.reserve(launch_count);
+        out.reserve(launched_count);
         for &(c, pos, kind) in corr {
-            if matches!(SpanKind::from_u8(kind), SpanKind::CudaRuntime | SpanKind::CudaDriver) {
+            if is_launch(kind) {
                 launches.insert(c, pos);
             }
         }
         let corr_cat = self.strings.intern("correlation");
         let corr_name = self.strings.intern("launch");
         for &(c, to, kind) in corr {
-            let k = SpanKind::from_u8(kind);
-            if !(k.is_gpu_activity() || k == SpanKind::GpuAnnotation) {
+            if !is_launched(kind) {
                 continue;
             }
             if let Some(&from) = launches.get(&c) {

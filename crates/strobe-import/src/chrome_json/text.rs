@@ -257,7 +257,7 @@ impl Inflated {
             }
             let mut room = (self.cap - n).min(STEP);
             if let Some(r) = reuse {
-                if n % r.block == 0 && !r.guard {
+                if n.is_multiple_of(r.block) && !r.guard {
                     self.wait_for_parse(n, r.ahead, progress);
                     let released = self.released.load(Ordering::Acquire) / r.block * r.block;
                     if reused_to + r.block <= released && n + r.block <= self.cap {
