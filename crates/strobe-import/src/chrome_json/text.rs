@@ -9,7 +9,7 @@
 //! is 2–3 GB/s, as slow as the inflate itself), so a text of hundreds of MB does not take
 //! hundreds of MB of them: once the parse says a stretch below it will never be read again
 //! (`Text::release`), the inflater moves those pages (`mremap`, no copy, no zeroing) to where
-//! it writes next, and it waits while it is more than `AHEAD` bytes past the parse unless the
+//! it writes next, and it waits while it is more than `Reuse::ahead` bytes past the parse unless the
 //! parse waits for it. Addresses never change, so positions stay byte offsets of the file;
 //! only the released stretch becomes inaccessible.
 //!
@@ -257,10 +257,11 @@ impl Inflated {
             }
             let mut room = (self.cap - n).min(STEP);
             if let Some(r) = reuse {
-                if n.is_multiple_of(r.block) && !r.guard {
+                if n.is_multiple_of(r.block) {
                     self.wait_for_parse(n, r.ahead, progress);
+                    // a guard protects released pages where they are (`Text::release`)
                     let released = self.released.load(Ordering::Acquire) / r.block * r.block;
-                    if reused_to + r.block <= released && n + r.block <= self.cap {
+                    if !r.guard && reused_to + r.block <= released && n + r.block <= self.cap {
                         // SAFETY: `[reused_to, +block)` is below `released`, which no reader
                         // reads again (`Text::release`); `[n, +block)` is above `filled` and
                         // inside the reservation, unwritten and unread. Both are whole
