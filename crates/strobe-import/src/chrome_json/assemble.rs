@@ -135,12 +135,13 @@ impl<'a> Assembler<'a> {
     /// Where the args of an event held until `finish` will be found then: the same range of
     /// the text, or (`KEPT` set) a range of `kept_args` they are copied into now.
     fn keep_args(&mut self, off: u64, len: u32) -> u64 {
+        let text = self.args(off, len);
         let Some(kept) = self.kept_args.as_mut() else { return off };
         if len == 0 {
             return off;
         }
         let at = kept.len() as u64;
-        kept.extend_from_slice(&self.buf[off as usize..off as usize + len as usize]);
+        kept.extend_from_slice(text);
         KEPT | at
     }
 
