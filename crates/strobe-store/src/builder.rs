@@ -814,10 +814,12 @@ fn build_lane_lod(start: &[i64], end: &[i64], depth: &[u32], span: &[u32], metas
         .map(|&(b, e)| {
             let members = &depth_members[b..e];
             build_depth_levels(
-                members.iter().map(|&m| {
-                    let meta = metas[span[m as usize] as usize];
-                    LodItem::single(start[m as usize], end[m as usize], m, meta.name, meta.kind)
-                }),
+                || {
+                    members.iter().map(|&m| {
+                        let meta = metas[span[m as usize] as usize];
+                        LodItem::single(start[m as usize], end[m as usize], m, meta.name, meta.kind)
+                    })
+                },
                 members.len(),
                 extent,
             )

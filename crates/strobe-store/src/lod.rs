@@ -107,48 +107,82 @@ impl Folder {
 /// Builds the stored levels of one depth of one lane from its spans in start order (`n` of
 /// them). Returns (width_log2, items) per stored level. A level is kept only when it folds
 /// the previous kept one (or the raw spans) by at least a half.
-pub fn build_depth_levels(
-    spans: impl Iterator<Item = LodItem>,
+///
+/// Every level is folded from the one before (items in order, so a level's folder can take
+/// them as the level below lets them out): all levels come out of one pass over the spans,
+/// and no level is held in memory to feed the next. A first pass only counts each level's
+/// items, which decides the kept levels; the second stores just those, each in a vector of its
+/// exact size. Levels that are not kept (most of them when spans are wider than the finest
+/// widths, as runtime calls and kernels are) are never written, and nothing grows by copying.
+pub fn build_depth_levels<I: Iterator<Item = LodItem>>(
+    spans: impl Fn() -> I,
     n: usize,
     span_extent: i64,
 ) -> Vec<(u32, Vec<LodItem>)> {
-    let mut levels: Vec<(u32, Vec<LodItem>)> = Vec::new();
+    let width_log2 = |k: usize| FIRST_LEVEL_LOG2 + LEVEL_STEP_LOG2 * k as u32;
+    // the levels that can be computed before the width passes the extent (or 2^60)
+    let mut computable = 1;
+    while !((1i64 << width_log2(computable - 1)) > span_extent || width_log2(computable - 1) >= 60) {
+        computable += 1;
+    }
+    let mut counts = vec![0usize; computable];
+    run_cascade(&spans, computable, &mut |k, _| counts[k] += 1);
+
+    // which levels are kept: the first level is always computed; each next one only while
+    // the one before is not the last (one item left, or wider than the extent)
+    let mut kept: Vec<Option<usize>> = vec![None; computable];
+    let mut stored: Vec<(u32, Vec<LodItem>)> = Vec::new();
     let mut prev_stored_len = n;
-    let mut e = FIRST_LEVEL_LOG2;
-    // first level straight from the spans
-    let mut cur = {
-        let mut next = Vec::new();
-        let mut f = Folder::new(1i64 << e);
-        for it in spans {
-            f.push(it, &mut |x| next.push(x));
+    for (k, &len) in counts.iter().enumerate() {
+        let e = width_log2(k);
+        if (len as f64) <= KEEP_RATIO * prev_stored_len as f64 {
+            prev_stored_len = len;
+            kept[k] = Some(stored.len());
+            stored.push((e, Vec::with_capacity(len)));
         }
-        f.finish(&mut |x| next.push(x));
-        next
-    };
-    loop {
-        let done = cur.len() <= 1 || (1i64 << e) > span_extent || e >= 60;
-        let keep = (cur.len() as f64) <= KEEP_RATIO * prev_stored_len as f64;
-        if keep {
-            prev_stored_len = cur.len();
-        }
-        let mut next = Vec::new();
-        if !done {
-            let mut f = Folder::new(1i64 << (e + LEVEL_STEP_LOG2));
-            for it in &cur {
-                f.push(*it, &mut |x| next.push(x));
-            }
-            f.finish(&mut |x| next.push(x));
-        }
-        if keep {
-            levels.push((e, std::mem::take(&mut cur)));
-        }
-        if done {
+        if len <= 1 || (1i64 << e) > span_extent || e >= 60 {
             break;
         }
-        cur = next;
-        e += LEVEL_STEP_LOG2;
     }
-    levels
+    let Some(top) = kept.iter().rposition(Option::is_some) else { return stored };
+    run_cascade(&spans, top + 1, &mut |k, it| {
+        if let Some(s) = kept[k] {
+            stored[s].1.push(it);
+        }
+    });
+    stored
+}
+
+/// Folds `spans` through `levels` folders, each fed what the one below lets out, and hands
+/// every item a level lets out to `emit(level, item)`, in order within each level.
+fn run_cascade<I: Iterator<Item = LodItem>>(
+    spans: &impl Fn() -> I,
+    levels: usize,
+    emit: &mut impl FnMut(usize, LodItem),
+) {
+    let mut folders: Vec<Folder> =
+        (0..levels).map(|k| Folder::new(1i64 << (FIRST_LEVEL_LOG2 + LEVEL_STEP_LOG2 * k as u32))).collect();
+    for it in spans() {
+        cascade_push(&mut folders, 0, it, emit);
+    }
+    // a level's last run goes up before the level above finishes
+    for k in 0..levels {
+        let (f, rest) = folders[k..].split_first_mut().expect("k < levels");
+        f.finish(&mut |x| {
+            emit(k, x);
+            cascade_push(rest, k + 1, x, emit);
+        });
+    }
+}
+
+/// Pushes `it` into `folders[0]` (level `k`), and what it lets out on up.
+#[inline]
+fn cascade_push(folders: &mut [Folder], k: usize, it: LodItem, emit: &mut impl FnMut(usize, LodItem)) {
+    let Some((f, rest)) = folders.split_first_mut() else { return };
+    f.push(it, &mut |x| {
+        emit(k, x);
+        cascade_push(rest, k + 1, x, emit);
+    });
 }
 
 /// Picks the coarsest stored level not coarser than `ns_per_px`.
@@ -169,4 +203,84 @@ pub fn first_overlapping(items: &[LodItem], t0: i64) -> usize {
     }
     // also catch a zero-length item exactly at t0 just before i
     i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The levels as defined: each folded from the whole item list of the one before, every
+    /// level held, the kept ones chosen after.
+    fn levels_one_at_a_time(spans: &[LodItem], span_extent: i64) -> Vec<(u32, Vec<LodItem>)> {
+        let fold = |items: &[LodItem], e: u32| {
+            let mut out = Vec::new();
+            let mut f = Folder::new(1i64 << e);
+            for it in items {
+                f.push(*it, &mut |x| out.push(x));
+            }
+            f.finish(&mut |x| out.push(x));
+            out
+        };
+        let mut levels = Vec::new();
+        let mut prev_stored_len = spans.len();
+        let mut e = FIRST_LEVEL_LOG2;
+        let mut cur = fold(spans, e);
+        loop {
+            let done = cur.len() <= 1 || (1i64 << e) > span_extent || e >= 60;
+            if (cur.len() as f64) <= KEEP_RATIO * prev_stored_len as f64 {
+                prev_stored_len = cur.len();
+                levels.push((e, cur.clone()));
+            }
+            if done {
+                return levels;
+            }
+            cur = fold(&cur, e + LEVEL_STEP_LOG2);
+            e += LEVEL_STEP_LOG2;
+        }
+    }
+
+    fn spans_of(raw: &[(i64, i64)]) -> Vec<LodItem> {
+        let mut t = 0;
+        raw.iter()
+            .enumerate()
+            .map(|(i, &(gap, len))| {
+                t += gap;
+                LodItem::single(t, t + len, i as u32, (i % 7) as u32, (i % 3) as u8)
+            })
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn one_pass_cascade_gives_the_levels_folded_one_at_a_time(
+            raw in prop::collection::vec((0i64..5_000, 0i64..20_000), 0..400),
+            far in 0i64..40,
+        ) {
+            let mut spans = spans_of(&raw);
+            // a few spans far out, so that many levels are computed and some are not kept
+            if let Some(last) = spans.last().copied() {
+                let t = last.end + (1i64 << far);
+                spans.push(LodItem::single(t, t + 300, spans.len() as u32, 1, 0));
+            }
+            let extent = spans.iter().map(|s| s.end).max().unwrap_or(0) - spans.first().map_or(0, |s| s.start);
+            let got = build_depth_levels(|| spans.iter().copied(), spans.len(), extent);
+            prop_assert_eq!(got, levels_one_at_a_time(&spans, extent));
+        }
+    }
+
+    #[test]
+    fn wide_spans_keep_no_fine_level_and_nested_widths_fold_once_each() {
+        // 1000 spans of 1 ms, 1 ms apart: no level below 1 ms folds anything, so none is kept;
+        // the 4 ms level folds runs of them
+        let spans: Vec<LodItem> =
+            (0..1000).map(|i| LodItem::single(i * 2_000_000, i * 2_000_000 + 1_000_000, i as u32, 0, 0)).collect();
+        let extent = spans.last().unwrap().end;
+        let got = build_depth_levels(|| spans.iter().copied(), spans.len(), extent);
+        assert_eq!(got, levels_one_at_a_time(&spans, extent));
+        assert!(got.iter().all(|(e, _)| (1i64 << e) > 1_000_000), "{:?}", got.iter().map(|l| l.0).collect::<Vec<_>>());
+        let (_, first) = &got[0];
+        assert_eq!(first.iter().map(|x| x.count as usize).sum::<usize>(), 1000);
+        assert!(first.len() <= 500);
+    }
 }
