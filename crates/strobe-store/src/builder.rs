@@ -745,9 +745,9 @@ impl StoreBuilder {
                 }
             }
         }
-        // correlation links. The map and the flows are sized first: grown by doubling, each
-        // rehash and copy lands in fresh pages (5 % of an nsys store's build went to zeroing
-        // the rehashed tables of 3.6 M launches)
+        // correlation links. The launches and the flows are sized first: grown by doubling,
+        // each rehash and copy lands in fresh pages (5 % of an nsys store's build went to
+        // zeroing the rehashed tables of 3.6 M launches)
         let is_launch = |kind: u8| matches!(SpanKind::from_u8(kind), SpanKind::CudaRuntime | SpanKind::CudaDriver);
         let is_launched = |kind: u8| {
             let k = SpanKind::from_u8(kind);
@@ -789,9 +789,9 @@ impl StoreBuilder {
 /// Launch spans by correlation id (the last one wins, as a map insert would). Correlation ids
 /// are counters: CUPTI's per process (an nsys importer makes them `pid << 32 | id`), Kineto's
 /// per trace. When each high half's ids fill their range densely enough, flat arrays indexed
-/// by `id - min` replace the hash map: 4 bytes a slot, written in order, and no hashing (an nsys rank's 4 M
-/// launches cost 0.2–0.5 s of random probes into a 70 MB table). Sparse or hand-made ids use
-/// the map.
+/// by `id - min` replace the hash map: 4 bytes a slot, written in order, and no hashing (an
+/// nsys rank's 4 M launches cost 0.2–0.5 s of random probes into a 140 MB table). Sparse or
+/// hand-made ids use the map.
 enum LaunchMap {
     /// Per high 32 bits, sorted by them: (high bits, lowest id, slots from it).
     Dense(Vec<(i64, i64, Vec<u32>)>),

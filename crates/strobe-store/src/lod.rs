@@ -119,10 +119,9 @@ pub fn build_depth_levels<I: Iterator<Item = LodItem>>(
     n: usize,
     span_extent: i64,
 ) -> Vec<(u32, Vec<LodItem>)> {
-    let width_log2 = |k: usize| FIRST_LEVEL_LOG2 + LEVEL_STEP_LOG2 * k as u32;
-    // the levels that can be computed before the width passes the extent (or 2^60)
+    // the levels that can be computed: up to the first as wide as the whole lane
     let mut computable = 1;
-    while !((1i64 << width_log2(computable - 1)) > span_extent || width_log2(computable - 1) >= 60) {
+    while !is_widest(level_width_log2(computable - 1), span_extent) {
         computable += 1;
     }
     let mut counts = vec![0usize; computable];
@@ -134,13 +133,13 @@ pub fn build_depth_levels<I: Iterator<Item = LodItem>>(
     let mut stored: Vec<(u32, Vec<LodItem>)> = Vec::new();
     let mut prev_stored_len = n;
     for (k, &len) in counts.iter().enumerate() {
-        let e = width_log2(k);
+        let e = level_width_log2(k);
         if (len as f64) <= KEEP_RATIO * prev_stored_len as f64 {
             prev_stored_len = len;
             kept[k] = Some(stored.len());
             stored.push((e, Vec::with_capacity(len)));
         }
-        if len <= 1 || (1i64 << e) > span_extent || e >= 60 {
+        if len <= 1 || is_widest(e, span_extent) {
             break;
         }
     }
@@ -153,6 +152,17 @@ pub fn build_depth_levels<I: Iterator<Item = LodItem>>(
     stored
 }
 
+/// The width of folded level `k` (0: the finest), as a power of two.
+fn level_width_log2(k: usize) -> u32 {
+    FIRST_LEVEL_LOG2 + LEVEL_STEP_LOG2 * k as u32
+}
+
+/// Whether a level of width `1 << e` is the last one folded: it is wider than the lane's
+/// extent (or at 2^60, past any trace).
+fn is_widest(e: u32, span_extent: i64) -> bool {
+    (1i64 << e) > span_extent || e >= 60
+}
+
 /// Folds `spans` through `levels` folders, each fed what the one below lets out, and hands
 /// every item a level lets out to `emit(level, item)`, in order within each level.
 fn run_cascade<I: Iterator<Item = LodItem>>(
@@ -160,8 +170,7 @@ fn run_cascade<I: Iterator<Item = LodItem>>(
     levels: usize,
     emit: &mut impl FnMut(usize, LodItem),
 ) {
-    let mut folders: Vec<Folder> =
-        (0..levels).map(|k| Folder::new(1i64 << (FIRST_LEVEL_LOG2 + LEVEL_STEP_LOG2 * k as u32))).collect();
+    let mut folders: Vec<Folder> = (0..levels).map(|k| Folder::new(1i64 << level_width_log2(k))).collect();
     for it in spans() {
         cascade_push(&mut folders, 0, it, emit);
     }
