@@ -14,6 +14,9 @@ use strobe_model::{CopyDir, IdKey, LaneKind, SpanKind, TraceMeta};
 
 const ARGS_DEDUP_MAX_LEN: usize = 512;
 const ARGS_DEDUP_MAX_TEXTS: usize = 1 << 16;
+/// Up to this many ascending runs a lane's spans are merged rather than sorted: a heap of
+/// 1024 runs is 10 levels deep, against the 21 of a sort of 2 M spans.
+const MAX_MERGED_RUNS: usize = 1024;
 
 /// A span as an importer hands it over.
 pub struct SpanInput<'a> {
@@ -66,12 +69,20 @@ struct ChainStep {
     ts: i64,
 }
 
-#[derive(Clone, Copy)]
+/// The spans pushed so far, in push order, one array per field: `finish` turns each into its
+/// column and frees it at once, so the staged spans and their columns are never all in memory
+/// together (a 1 GB Kineto trace's build peaked there, 158 MB staged beside 136 MB of columns).
+#[derive(Default)]
 struct Staged {
-    start: i64,
-    end: i64,
-    args: ArgsRef,
-    correlation: i64,
+    start: Vec<i64>,
+    end: Vec<i64>,
+    args: Vec<ArgsRef>,
+    correlation: Vec<i64>,
+    meta: Vec<StagedMeta>,
+}
+
+#[derive(Clone, Copy)]
+struct StagedMeta {
     name: u32,
     cat: u32,
     lane: u32,
@@ -80,11 +91,25 @@ struct Staged {
     copy_dir: u8, // 255 = none
 }
 
+impl Staged {
+    fn len(&self) -> usize {
+        self.start.len()
+    }
+
+    fn reserve(&mut self, n: usize) {
+        self.start.reserve(n);
+        self.end.reserve(n);
+        self.args.reserve(n);
+        self.correlation.reserve(n);
+        self.meta.reserve(n);
+    }
+}
+
 pub struct StoreBuilder {
     pub strings: Interner,
     lanes: Vec<LaneDesc>,
     lane_map: FxHashMap<LaneKind, u32>,
-    spans: Vec<Staged>,
+    spans: Staged,
     flows: Vec<FlowInput>,
     chain_steps: Vec<ChainStep>,
     counters: BTreeMap<CounterKey, Vec<(i64, f64)>>,
@@ -105,6 +130,8 @@ pub struct StoreBuilder {
     pub unbound_flows: u64,
     /// `t`/`f` steps with no open chain (Kineto writes `f` without `s` for some syncs).
     pub orphan_flow_steps: u64,
+    /// Freed memory goes back to the OS at once while this builder lives (see `purge`).
+    _purge: crate::purge::PromptPurge,
 }
 
 /// A counter series' identity: (the GPU it measures, if any; recording pid; name; series).
@@ -125,7 +152,7 @@ impl StoreBuilder {
             strings: Interner::default(),
             lanes: Vec::new(),
             lane_map: FxHashMap::default(),
-            spans: Vec::new(),
+            spans: Staged::default(),
             flows: Vec::new(),
             chain_steps: Vec::new(),
             counters: BTreeMap::new(),
@@ -139,6 +166,7 @@ impl StoreBuilder {
             args_source: None,
             unbound_flows: 0,
             orphan_flow_steps: 0,
+            _purge: crate::purge::PromptPurge::start(),
         })
     }
 
@@ -206,11 +234,12 @@ impl StoreBuilder {
             r
         };
         let id = self.spans.len() as u64;
-        self.spans.push(Staged {
-            start: s.start,
-            end: s.end.max(s.start),
-            args,
-            correlation: s.correlation,
+        let st = &mut self.spans;
+        st.start.push(s.start);
+        st.end.push(s.end.max(s.start));
+        st.args.push(args);
+        st.correlation.push(s.correlation);
+        st.meta.push(StagedMeta {
             name: s.name,
             cat: s.cat,
             lane: s.lane,
@@ -282,7 +311,7 @@ impl StoreBuilder {
         // room for them is reserved up front (growing 5 columns of n members copies them all
         // into fresh pages, 15 % of an nsys store's build)
         let mut copy_members = 0usize;
-        for s in &self.spans {
+        for s in &self.spans.meta {
             if s.copy_dir != 255 {
                 if let Some(dev) = self.lanes[s.lane as usize].kind.device() {
                     copy_lane_of.entry((dev, s.copy_dir)).or_insert(0);
@@ -304,13 +333,10 @@ impl StoreBuilder {
         // Bucket by lane (stable, O(n)), then sort each lane only if the producer did not
         // already emit it in order (most do), lanes in parallel.
         let lane_count_now = self.lanes.len();
-        let (counts, mut order) = bucket(lane_count_now, self.spans.iter().map(|s| s.lane as usize));
+        let (counts, mut order) = bucket(lane_count_now, self.spans.meta.iter().map(|s| s.lane as usize));
         {
-            let spans = &self.spans;
-            let key = |i: u32| {
-                let x = &spans[i as usize];
-                (x.start, std::cmp::Reverse(x.end), i)
-            };
+            let (st_start, st_end) = (&self.spans.start, &self.spans.end);
+            let key = |i: u32| (st_start[i as usize], std::cmp::Reverse(st_end[i as usize]), i);
             let mut parts: Vec<&mut [u32]> = Vec::with_capacity(lane_count_now);
             let mut rest: &mut [u32] = &mut order[..];
             for l in 0..lane_count_now {
@@ -319,14 +345,13 @@ impl StoreBuilder {
                 rest = b;
             }
             parts.into_par_iter().for_each(|p| {
-                if !p.windows(2).all(|w| key(w[0]) <= key(w[1])) {
+                // a lane out of order is nearly always a few ascending runs: merged, in one
+                // u32 a span; a lane in any order is sorted on copied keys
+                if !crate::runs::merge_runs(p, key, MAX_MERGED_RUNS) {
                     // sort compact keys (cache-friendly), not indices into the span array
                     let mut keyed: Vec<(i64, std::cmp::Reverse<i64>, u32)> = p.iter().map(|&i| key(i)).collect();
                     // one lane can hold most of a trace (a CPU thread's ops and Python frames):
                     // a big one is sorted on all cores
-                    // a lane out of order is nearly always a few sorted runs (an nsys table
-                    // flushed per buffer: 1–2 descents in 2 M spans; a Kineto thread: one
-                    // per step), which the stable sorts merge instead of sorting afresh
                     if keyed.len() > 1 << 16 {
                         keyed.par_sort();
                     } else {
@@ -344,15 +369,20 @@ impl StoreBuilder {
         // Columns in the new order: member i of the primary block is span i. Gathers run on
         // all cores (they are random reads into the staged spans); the scatter of new ids and
         // the passes that need file order stay serial but read sequentially.
-        let spans = &self.spans;
+        // each staged field is freed as soon as its column is made
         let mut m_start: Vec<i64> = Vec::with_capacity(members);
-        m_start.par_extend(order.par_iter().map(|&o| spans[o as usize].start));
+        let st_start = std::mem::take(&mut self.spans.start);
+        m_start.par_extend(order.par_iter().map(|&o| st_start[o as usize]));
+        drop(st_start);
         let mut m_end: Vec<i64> = Vec::with_capacity(members);
-        m_end.par_extend(order.par_iter().map(|&o| spans[o as usize].end));
+        let st_end = std::mem::take(&mut self.spans.end);
+        m_end.par_extend(order.par_iter().map(|&o| st_end[o as usize]));
+        drop(st_end);
+        let st_meta = &self.spans.meta;
         let mut span_meta: Vec<SpanMeta> = order
             .par_iter()
             .map(|&o| {
-                let s = &spans[o as usize];
+                let s = &st_meta[o as usize];
                 SpanMeta { name: s.name, cat: s.cat, lane: s.lane, depth: 0, kind: s.kind, flags: s.flags as u8 }
             })
             .collect();
@@ -370,8 +400,9 @@ impl StoreBuilder {
                 offset: pos + pad,
                 len: (n * std::mem::size_of::<ArgsRef>()) as u64,
             });
+            let st_args = std::mem::take(&mut self.spans.args);
             for chunk in order.chunks(1 << 16) {
-                let refs: Vec<ArgsRef> = chunk.par_iter().map(|&o| spans[o as usize].args).collect();
+                let refs: Vec<ArgsRef> = chunk.par_iter().map(|&o| st_args[o as usize]).collect();
                 self.out.write_all(bytemuck::cast_slice(&refs))?;
             }
         }
@@ -384,20 +415,20 @@ impl StoreBuilder {
         let mut secondary: Vec<Vec<u32>> = vec![Vec::new(); lane_count];
         // at most one per span; pages past the last one pushed are never touched
         let mut corr: Vec<(i64, u32, u8)> = Vec::with_capacity(n);
-        for (old, s) in self.spans.iter().enumerate() {
+        for (old, (s, &c)) in self.spans.meta.iter().zip(&self.spans.correlation).enumerate() {
             let pos = new_id[old];
             if s.copy_dir != 255 {
                 if let Some(dev) = self.lanes[s.lane as usize].kind.device() {
                     secondary[copy_lane_of[&(dev, s.copy_dir)] as usize].push(pos);
                 }
             }
-            if s.correlation != 0 {
-                corr.push((s.correlation, pos, s.kind));
+            if c != 0 {
+                corr.push((c, pos, s.kind));
             }
         }
         drop(order);
         // everything needed is in the columns now
-        self.spans = Vec::new();
+        self.spans = Staged::default();
         let mut m_depth: Vec<u32> = Vec::with_capacity(members);
         m_depth.resize(n, 0);
         let mut m_max: Vec<i64> = Vec::with_capacity(members);
@@ -481,6 +512,7 @@ impl StoreBuilder {
         // while the level of detail and the flows are computed (I/O overlapping compute).
         let mut out_w = std::mem::replace(&mut self.out, Output::memory());
         let mut table_w = std::mem::take(&mut table);
+        let mut flow_inputs = Some((new_id, corr));
         let (computed, written) = std::thread::scope(|sc| {
             let (out_w, table_w) = (&mut out_w, &mut table_w);
             let (sm, ms, me, mx, mp, md) = (&span_meta, &m_start, &m_end, &m_max, &m_span, &m_depth);
@@ -494,6 +526,17 @@ impl StoreBuilder {
                 Ok(())
             });
             let computed = {
+                // Flows first: what they alone need (the new ids, the correlations, the flow
+                // inputs) is freed before the level of detail's items are made, which lowers
+                // the build's peak by that much (a 1 GB Kineto trace: ~50 MB).
+                let t_flows = crate::timing::Phase::start("store: flows");
+                let (new_id, corr) = flow_inputs.take().expect("taken once");
+                let flows = self.resolve_flows(&new_id, &lane_ix, &m_start, &m_end, &m_max, &m_depth, &corr);
+                drop((new_id, corr));
+                self.flows = Vec::new();
+                self.chain_steps = Vec::new();
+                drop(t_flows);
+
                 // Level of detail per lane, in parallel.
                 let t_lod = crate::timing::Phase::start("store: level of detail");
                 let lods: Vec<LaneLod> = (0..lane_count)
@@ -538,14 +581,7 @@ impl StoreBuilder {
                     li.max_end = m_end[b..e].iter().copied().max().unwrap_or(0);
                 }
                 drop(t_lod);
-                let lane_index = lane_ix;
-
-                // Flows: explicit ones, then CPU launch → GPU work by correlation id.
-                let t_flows = crate::timing::Phase::start("store: flows");
-                let flows = self.resolve_flows(&new_id, &lane_index, &m_start, &m_end, &m_max, &m_depth, &corr);
-
-                drop(t_flows);
-                (levels, items, depth_members, lane_index, flows)
+                (levels, items, depth_members, lane_ix, flows)
             };
             (computed, writer.join())
         });

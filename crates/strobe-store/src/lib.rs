@@ -12,9 +12,11 @@ mod names;
 pub mod nesting;
 mod output;
 pub mod prefault;
+mod purge;
 mod queries;
 pub use queries::NO_LAUNCH;
 mod reader;
+mod runs;
 mod strings;
 pub mod timing;
 
