@@ -130,7 +130,7 @@ pub struct StoreBuilder {
     pub unbound_flows: u64,
     /// `t`/`f` steps with no open chain (Kineto writes `f` without `s` for some syncs).
     pub orphan_flow_steps: u64,
-    /// Freed memory goes back to the OS at once while this builder lives (see `purge`).
+    /// Freed memory goes back to the OS within 10 ms while this builder lives (see `purge`).
     _purge: crate::purge::PromptPurge,
 }
 
