@@ -11,14 +11,19 @@ use std::collections::BinaryHeap;
 /// runs, if it has at most `max_runs` of them; otherwise leaves it as it is and returns false.
 pub fn merge_runs<K: Ord + Copy>(ids: &mut [u32], key: impl Fn(u32) -> K, max_runs: usize) -> bool {
     // run i is ids[bounds[i]..bounds[i + 1]]
+    let Some(&first) = ids.first() else { return true };
     let mut bounds = vec![0usize];
-    for i in 1..ids.len() {
-        if key(ids[i]) < key(ids[i - 1]) {
+    // each key read once (they are loads from the staged columns)
+    let mut prev = key(first);
+    for (i, &id) in ids.iter().enumerate().skip(1) {
+        let k = key(id);
+        if k < prev {
             if bounds.len() == max_runs {
                 return false;
             }
             bounds.push(i);
         }
+        prev = k;
     }
     bounds.push(ids.len());
     if bounds.len() <= 2 {
