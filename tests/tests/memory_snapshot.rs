@@ -464,3 +464,23 @@ fn every_pickle_protocol_reads_the_same() {
         }
     }
 }
+
+/// A snapshot's pickle read by two threads — the second from a batch boundary of the trace
+/// on, reading what it refers to before that point from the file again — gives exactly the
+/// snapshot the reader in order gives (every field: ids, stacks, frames, notes), wherever the
+/// split falls. The split is used on the files with a trace of several batches.
+#[test]
+fn a_split_parse_reads_what_the_sequential_one_reads() {
+    let before = strobe_import::pickle::chunks_spliced_on_this_thread();
+    for stem in STEMS {
+        let data = std::fs::read(sample(&format!("{stem}.pickle"))).unwrap();
+        let want = serde_json::to_string(&memory_snapshot::from_bytes(&data).unwrap()).unwrap();
+        for k in 0..24 {
+            let at = data.len() * k / 24;
+            let got = memory_snapshot::from_bytes_split_at(&data, Some(at)).unwrap_or_else(|e| panic!("{stem} @{at}: {e}"));
+            assert!(serde_json::to_string(&got).unwrap() == want, "{stem}: split at {at} reads differently");
+        }
+    }
+    let spliced = strobe_import::pickle::chunks_spliced_on_this_thread() - before;
+    assert!(spliced >= 24, "the split was used {spliced} times");
+}

@@ -108,35 +108,53 @@ fn from_bytes_with(data: &[u8], progress: &Progress, map: Option<&memmap2::Mmap>
     if !header {
         return Err("not a pickle of a dict or list (expected torch.cuda.memory._dump_snapshot output)".into());
     }
-    let mut b = B {
-        snap: MemorySnapshot {
-            stacks: vec![Vec::new()],
-            strings: vec![String::new()],
-            streams: vec![0],
-            entry_extras: vec![EntryExtra::default()],
-            ..Default::default()
-        },
-        extra_ids: FxHashMap::default(),
-        stream_ids: FxHashMap::from_iter([(0, 0)]),
-        last_stream: (0, 0),
-        frame_ids: FxHashMap::default(),
-        frame_keys: FxHashMap::default(),
-        stack_ids: FxHashMap::default(),
-        text_ids: FxHashMap::default(),
-        keys: Vec::new(),
-        actions: Vec::new(),
-        text_keys: FxHashMap::default(),
-        // a trace entry takes 70–90 bytes of pickle: reserved so the vector does not grow by copying
-        entries: Vec::with_capacity(data.len() / 64),
-        taken: Vec::new(),
-        clamped_lines: 0,
+    from_bytes_split(data, progress, map, split_target(data.len()).map(|at| (at, false)))
+}
+
+/// Snapshots smaller than this are read by one thread (a second costs more than it saves).
+const SPLIT_MIN: usize = 16 << 20;
+
+/// Where the second thread of a snapshot's parse starts, as a share of the file: it first
+/// scans the part before (opcode lengths only, about a seventh of a parse's cost per byte),
+/// so both threads end together when the first parses a little more than half.
+/// `STROBE_PICKLE_SPLIT` sets the share (0 reads with one thread).
+fn split_target(len: usize) -> Option<usize> {
+    let share = match std::env::var("STROBE_PICKLE_SPLIT") {
+        Ok(v) => v.parse::<f64>().ok().filter(|x| (0.0..1.0).contains(x))?,
+        Err(_) => 0.55,
     };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (len >= SPLIT_MIN && cores >= 2 && share > 0.0).then(|| (len as f64 * share) as usize)
+}
+
+/// Decodes a snapshot, its pickle split at the first batch boundary past `split` where given
+/// (what tests and the fuzz target call to compare with the sequential read).
+pub fn from_bytes_split_at(data: &[u8], split: Option<usize>) -> Result<MemorySnapshot, String> {
+    from_bytes_split(data, &Progress::default(), None, split.map(|at| (at, true)))
+}
+
+fn from_bytes_split(
+    data: &[u8],
+    progress: &Progress,
+    map: Option<&memmap2::Mmap>,
+    split: Option<(usize, bool)>,
+) -> Result<MemorySnapshot, String> {
+    if data.is_empty() {
+        return Err("empty file (not a memory snapshot pickle)".into());
+    }
+    // a trace entry takes 70–90 bytes of pickle: reserved so the vector does not grow by copying
+    let mut b = B::new(data.len() / 64);
     progress.bytes_total.store(data.len() as u64, Ordering::Relaxed);
     // the entries' fresh pages are zeroed on the other core while this one parses
     let prefault = strobe_store::prefault::Prefault::spare_of(&b.entries);
-    let mut sink = Watched { b: &mut b, progress, map, released: 0, prefault: &prefault };
+    let mut sink = Watched { b: &mut b, progress, map, released: 0, prefault: &prefault, part_len: data.len() / 2 };
     let t_parse = strobe_store::timing::Phase::start("snapshot: pickle + entries");
-    let pk = pickle::parse_with(data, pickle::Limits::default(), &mut sink).map_err(|e| e.to_string())?;
+    let limits = pickle::Limits::default();
+    let pk = match split {
+        Some((at, wait)) => pickle::parse_split(data, limits, &mut sink, at, wait),
+        None => pickle::parse_with(data, limits, &mut sink),
+    }
+    .map_err(|e| e.to_string())?;
     drop(t_parse);
     drop(prefault);
     progress.bytes_done.store(data.len() as u64, Ordering::Relaxed);
@@ -153,6 +171,74 @@ struct Watched<'a> {
     /// Bytes of `map` released so far.
     released: usize,
     prefault: &'a strobe_store::prefault::Prefault,
+    /// Entries a split parse's second thread reserves room for.
+    part_len: usize,
+}
+
+/// The second thread's sink in a split parse: entries of its own, spliced in by `B::splice`.
+struct Part<'a> {
+    b: B,
+    progress: &'a Progress,
+    map: Option<&'a memmap2::Mmap>,
+    /// Bytes of `map` released up to (0 before the first offset is seen).
+    released: usize,
+}
+
+impl pickle::Sink for Part<'_> {
+    fn dict_done(&mut self, pk: &Pickle, items: &[Value]) -> Result<Option<Value>, String> {
+        let n = self.b.entries.len();
+        let r = self.b.dict_done(pk, items);
+        self.progress.add_events((self.b.entries.len() - n) as u64);
+        r
+    }
+
+    fn reached(&mut self, offset: usize) -> Result<(), String> {
+        if self.released == 0 {
+            self.released = offset.div_ceil(RELEASE_STEP) * RELEASE_STEP;
+        }
+        release_behind(self.map, &mut self.released, offset);
+        if self.progress.cancelled() {
+            return Err("cancelled".into());
+        }
+        Ok(())
+    }
+}
+
+impl<'a> pickle::SplitSink for Watched<'a> {
+    type Part = Part<'a>;
+    fn part(&self) -> Part<'a> {
+        Part { b: B::new(self.part_len / 64), progress: self.progress, map: self.map, released: 0 }
+    }
+    fn splice(
+        &mut self,
+        _pk: &Pickle,
+        part: Part<'a>,
+        _part_pk: &Pickle,
+        len: u32,
+        prefix_value: &dyn Fn(u32) -> Option<Value>,
+    ) -> Result<u32, String> {
+        self.b.splice(part.b, len, prefix_value)
+    }
+    fn reset(&mut self) {
+        *self.b = B::new(self.b.entries.capacity());
+    }
+}
+
+/// Hands the mapped file's pages between `released` and a step behind `offset` back.
+fn release_behind(map: Option<&memmap2::Mmap>, released: &mut usize, offset: usize) {
+    if let Some(map) = map {
+        let upto = offset.saturating_sub(RELEASE_STEP) / RELEASE_STEP * RELEASE_STEP;
+        if upto > *released {
+            // SAFETY: a read-only private map of an unmodified file: DONTNEED drops the
+            // pages from this process, and reading them again faults the file's bytes
+            // back in (the reader's short-string keys, and a split parse's second thread
+            // reading the part before it again, may still look at them).
+            let _ = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, *released, upto - *released)
+            };
+            *released = upto;
+        }
+    }
 }
 
 /// Released in steps of this many bytes, a step behind the parse.
@@ -169,18 +255,7 @@ impl pickle::Sink for Watched<'_> {
     fn reached(&mut self, offset: usize) -> Result<(), String> {
         self.progress.bytes_done.store(offset as u64, Ordering::Relaxed);
         self.prefault.advance(self.b.entries.len() * std::mem::size_of::<TraceEntry>());
-        if let Some(map) = self.map {
-            let upto = offset.saturating_sub(RELEASE_STEP) / RELEASE_STEP * RELEASE_STEP;
-            if upto > self.released {
-                // SAFETY: a read-only private map of an unmodified file: DONTNEED drops the
-                // pages from this process, and reading them again faults the file's bytes
-                // back in (the reader's short-string keys may still look at them).
-                let _ = unsafe {
-                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, self.released, upto - self.released)
-                };
-                self.released = upto;
-            }
-        }
+        release_behind(self.map, &mut self.released, offset);
         if self.progress.cancelled() {
             return Err("cancelled".into());
         }
@@ -208,9 +283,14 @@ struct B {
     last_stream: (i64, u32),
     /// Which of `entries` a device trace has taken (an entry is listed once).
     taken: Vec<bool>,
-    /// Frame lines beyond `i64` (C++ frames of CUDA-graph / torch.compile programs write
-    /// `size_t(-1)`), clamped.
+    /// Distinct frames whose line was beyond `i64` (C++ frames of CUDA-graph / torch.compile
+    /// programs write `size_t(-1)`), clamped.
     clamped_lines: usize,
+    /// Per `snap.frames` index, whether its line was clamped.
+    frame_clamped: Vec<bool>,
+    /// Stacks made of a list a split parse's second thread read again from the part before
+    /// the split, with the list's memo key (see `B::splice`).
+    stack_src: FxHashMap<StackId, u32>,
 }
 
 impl pickle::Sink for B {
@@ -274,6 +354,106 @@ fn cached<T: Copy>(cache: &mut Vec<Option<T>>, pk: &Pickle, v: Value, decide: im
 }
 
 impl B {
+    /// An empty reader with room for `entries` trace entries.
+    fn new(entries: usize) -> B {
+        B {
+            snap: MemorySnapshot {
+                stacks: vec![Vec::new()],
+                strings: vec![String::new()],
+                streams: vec![0],
+                entry_extras: vec![EntryExtra::default()],
+                ..Default::default()
+            },
+            extra_ids: FxHashMap::default(),
+            stream_ids: FxHashMap::from_iter([(0, 0)]),
+            last_stream: (0, 0),
+            frame_ids: FxHashMap::default(),
+            frame_keys: FxHashMap::default(),
+            stack_ids: FxHashMap::default(),
+            text_ids: FxHashMap::default(),
+            keys: Vec::new(),
+            actions: Vec::new(),
+            text_keys: FxHashMap::default(),
+            entries: Vec::with_capacity(entries),
+            taken: Vec::new(),
+            clamped_lines: 0,
+            frame_clamped: Vec::new(),
+            stack_src: FxHashMap::default(),
+        }
+    }
+
+    /// Takes the first `len` entries another reader made of the chunk after a split in,
+    /// after these, with its streams, stacks, frames and texts found or added here in the
+    /// order they first appear: the ids a reader of the whole pickle in order gives.
+    /// `prefix_value(key)`: memo key `key`'s value in this reader's pickle (a stack the other
+    /// reader made of a list from before the split is this reader's stack of that list).
+    fn splice(&mut self, o: B, len: u32, prefix_value: &dyn Fn(u32) -> Option<Value>) -> Result<u32, String> {
+        let first = self.entries.len();
+        let len = (len as usize).min(o.entries.len());
+        if first + len >= u32::MAX as usize {
+            return Err("too many trace entries".into());
+        }
+        const NEW: u32 = u32::MAX;
+        let mut streams = vec![NEW; o.snap.streams.len()];
+        let mut extras = vec![NEW; o.snap.entry_extras.len()];
+        let mut stacks = vec![NEW; o.snap.stacks.len()];
+        let mut frames = vec![NEW; o.snap.frames.len()];
+        let mut texts = vec![NEW; o.snap.strings.len()];
+        (extras[0], stacks[0], texts[0]) = (0, 0, 0);
+        self.entries.reserve(len);
+        for k in 0..len {
+            let mut e = o.entries[k].clone();
+            let s = e.stream as usize;
+            if streams[s] == NEW {
+                streams[s] = self.stream_id(o.snap.streams[s])?;
+            }
+            e.stream = streams[s];
+            let x = e.extra as usize;
+            if extras[x] == NEW {
+                let mut ex = o.snap.entry_extras[x].clone();
+                for id in [&mut ex.compile_context, &mut ex.user_metadata] {
+                    let t = *id as usize;
+                    if texts[t] == NEW {
+                        texts[t] = self.text_id(&o.snap.strings[t]);
+                    }
+                    *id = texts[t];
+                }
+                extras[x] = self.extra_id(ex)?;
+            }
+            e.extra = extras[x];
+            let st = e.stack as usize;
+            if stacks[st] == NEW {
+                let list = o.stack_src.get(&e.stack).and_then(|&key| match prefix_value(key) {
+                    Some(Value::List(i) | Value::Tuple(i)) => Some(i),
+                    _ => None,
+                });
+                stacks[st] = match list.and_then(|i| self.stack_ids.get(&i)) {
+                    Some(&id) => id,
+                    None => {
+                        let mut ids = Vec::with_capacity(o.snap.stacks[st].len());
+                        for &f in &o.snap.stacks[st] {
+                            let f = f as usize;
+                            if frames[f] == NEW {
+                                let fr = o.snap.frames[f].clone();
+                                frames[f] = self.frame_id(fr, o.frame_clamped[f]);
+                            }
+                            ids.push(frames[f]);
+                        }
+                        self.snap.stacks.push(ids);
+                        let id = (self.snap.stacks.len() - 1) as StackId;
+                        if let Some(i) = list {
+                            self.stack_ids.insert(i, id);
+                        }
+                        id
+                    }
+                };
+            }
+            e.stack = stacks[st];
+            self.entries.push(e);
+        }
+        Ok(first as u32)
+    }
+
     /// The index of a stream in `snap.streams`. Entries mostly repeat the stream before them
     /// (a snapshot names a few), so the last one is checked before the hash.
     fn stream_id(&mut self, stream: i64) -> Result<u32, String> {
@@ -442,24 +622,29 @@ impl B {
             return id;
         }
         let (line, clamped) = pk.get(v, "line").and_then(|l| pk.int_clamped(l)).unwrap_or((0, false));
-        self.clamped_lines += clamped as usize;
         let f = Frame {
             name: text(pk, v, "name").unwrap_or_default(),
             filename: text(pk, v, "filename").unwrap_or_default(),
             line,
         };
+        let id = self.frame_id(f, clamped);
+        self.frame_ids.insert(key, id);
+        id
+    }
+    /// A frame's index in `snap.frames`, added if new.
+    fn frame_id(&mut self, f: Frame, clamped: bool) -> u32 {
         let k = (f.name.clone(), f.filename.clone(), f.line);
-        let id = match self.frame_keys.get(&k) {
+        match self.frame_keys.get(&k) {
             Some(&id) => id,
             None => {
                 self.snap.frames.push(f);
+                self.frame_clamped.push(clamped);
+                self.clamped_lines += clamped as usize;
                 let id = (self.snap.frames.len() - 1) as u32;
                 self.frame_keys.insert(k, id);
                 id
             }
-        };
-        self.frame_ids.insert(key, id);
-        id
+        }
     }
     /// Interns a `frames` list value (shared lists are converted once).
     fn stack_of(&mut self, pk: &Pickle, fr: Value) -> StackId {
@@ -473,7 +658,11 @@ impl B {
         } else {
             let st: Vec<u32> = items.iter().map(|&f| self.frame(pk, f)).collect();
             self.snap.stacks.push(st);
-            (self.snap.stacks.len() - 1) as StackId
+            let id = (self.snap.stacks.len() - 1) as StackId;
+            if let Some(k) = pk.prefix_source(fr) {
+                self.stack_src.insert(id, k);
+            }
+            id
         };
         self.stack_ids.insert(key, id);
         id
@@ -489,8 +678,13 @@ impl B {
         if let Some(&id) = self.text_ids.get(&i) {
             return id;
         }
-        let s = pk.str(v).unwrap_or("");
-        let id = if s.is_empty() || s == "N/A" {
+        let id = self.text_id(pk.str(v).unwrap_or(""));
+        self.text_ids.insert(i, id);
+        id
+    }
+    /// A text's index in `snap.strings` (0 for none or `N/A`), added if new.
+    fn text_id(&mut self, s: &str) -> u32 {
+        if s.is_empty() || s == "N/A" {
             0
         } else if let Some(&p) = self.text_keys.get(s) {
             p
@@ -499,9 +693,7 @@ impl B {
             let id = (self.snap.strings.len() - 1) as u32;
             self.text_keys.insert(s.to_string(), id);
             id
-        };
-        self.text_ids.insert(i, id);
-        id
+        }
     }
 }
 

@@ -7,5 +7,7 @@
 //! allocated; MARK nesting, stack depth and container element counts are bounded.
 
 mod reader;
+mod split;
 
 pub use reader::{parse, parse_with, KeepAll, Limits, Pickle, PickleError, Sink, Value, WideInt};
+pub use split::{chunks_spliced_on_this_thread, parse_split, SplitSink};

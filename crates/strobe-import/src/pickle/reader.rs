@@ -116,6 +116,9 @@ pub struct Pickle {
     /// of millions of sink values in order; kept whole it cost 16 bytes an entry and copies
     /// as it grew.
     ext_runs: FxHashMap<u32, (u32, u32)>,
+    /// Lists a split parse's chunk made again from the part before it, by list index, with the
+    /// memo key they were read for (see `split::Prefix::resolve`).
+    pub(super) prefix_src: FxHashMap<u32, u32>,
 }
 
 impl Pickle {
@@ -152,8 +155,32 @@ impl Pickle {
             _ => None,
         }
     }
+    /// The memo key a list of a split parse's chunk was read again for, from the part before
+    /// the split: the same list is that key's value in the first part's parse.
+    pub fn prefix_source(&self, v: Value) -> Option<u32> {
+        match v {
+            Value::List(i) | Value::Tuple(i) if !self.prefix_src.is_empty() => self.prefix_src.get(&i).copied(),
+            _ => None,
+        }
+    }
+    /// Appends `Ext(first) .. Ext(first + len)` to list `i` (without making the items where
+    /// the list is a run they continue).
+    pub(super) fn append_ext_run(&mut self, i: u32, first: u32, len: u32) {
+        match self.ext_runs.get(&i).copied() {
+            Some((f, n)) if f as u64 + n as u64 == first as u64 && (n as u64 + len as u64) <= u32::MAX as u64 => {
+                self.ext_runs.insert(i, (f, n + len));
+            }
+            None if self.seqs[i as usize].is_empty() => {
+                self.ext_runs.insert(i, (first, len));
+            }
+            _ => {
+                let items: Vec<Value> = (first..first + len).map(Value::Ext).collect();
+                self.append(i, &items);
+            }
+        }
+    }
     /// Appends to list `i`, keeping a list of consecutive `Ext` values as a run.
-    fn append(&mut self, i: u32, items: &[Value]) {
+    pub(super) fn append(&mut self, i: u32, items: &[Value]) {
         let seq = &mut self.seqs[i as usize];
         if seq.is_empty() && !items.is_empty() {
             let run = self.ext_runs.get(&i).copied();
@@ -192,7 +219,7 @@ impl Pickle {
             j => &self.dict_items[j as usize],
         }
     }
-    fn items_mut(&mut self, dict: u32) -> &mut Vec<(Value, Value)> {
+    pub(super) fn items_mut(&mut self, dict: u32) -> &mut Vec<(Value, Value)> {
         let slot = &mut self.dict_slots[dict as usize];
         if *slot == NO_ITEMS {
             *slot = self.dict_items.len() as u32;
@@ -200,7 +227,16 @@ impl Pickle {
         }
         &mut self.dict_items[*slot as usize]
     }
-    fn new_dict(&mut self, items: Vec<(Value, Value)>) -> Value {
+    pub(super) fn new_seq(&mut self, items: Vec<Value>, tuple: bool) -> Value {
+        self.seqs.push(items);
+        let i = (self.seqs.len() - 1) as u32;
+        if tuple {
+            Value::Tuple(i)
+        } else {
+            Value::List(i)
+        }
+    }
+    pub(super) fn new_dict(&mut self, items: Vec<(Value, Value)>) -> Value {
         if items.is_empty() {
             self.dict_slots.push(NO_ITEMS);
         } else {
@@ -296,14 +332,14 @@ impl Pickle {
     }
 }
 
-struct Cur<'a> {
-    d: &'a [u8],
-    p: usize,
+pub(super) struct Cur<'a> {
+    pub d: &'a [u8],
+    pub p: usize,
     op_at: usize,
 }
 
 impl<'a> Cur<'a> {
-    fn err(&self, what: impl Into<String>) -> PickleError {
+    pub fn err(&self, what: impl Into<String>) -> PickleError {
         PickleError { offset: self.op_at, what: what.into() }
     }
     #[inline]
@@ -375,14 +411,37 @@ fn refused(op: u8) -> Option<&'static str> {
 /// The memo, 8 bytes a slot instead of a `Value`'s 16 (a snapshot memoizes tens of millions
 /// of values): a tag in the high 32 bits and an index in the low ones. Numbers, which
 /// Python's pickler never memoizes but a hand-made pickle may, sit in `nums`.
-struct Memo {
+pub(super) struct Memo {
     slots: Vec<u64>,
     nums: Vec<Value>,
+    /// The key of `slots[0]`: a chunk's first own key (0 elsewhere).
+    pub base: usize,
+    /// Keys `[start, start + len)` a spliced chunk made (`start` is `usize::MAX` without one);
+    /// the keys after them sit `len` slots lower.
+    pub hole: (usize, usize),
 }
 
 impl Memo {
+    /// The slot of memo key `key` (`None` in the hole).
+    #[inline]
+    fn local(&self, mode: u8, key: usize) -> Option<usize> {
+        match mode {
+            CHUNK => Some(key - self.base),
+            AFTER if key >= self.hole.0 => key.checked_sub(self.hole.0 + self.hole.1).map(|k| self.hole.0 + k),
+            _ => Some(key),
+        }
+    }
+    /// The key MEMOIZE gives next.
+    #[inline]
+    pub fn next_key(&self) -> usize {
+        self.base + self.slots.len() + self.hole.1
+    }
+    /// The value of a key below any hole, as stored.
+    pub fn value(&self, key: usize) -> Option<Value> {
+        self.get(key.checked_sub(self.base)?)
+    }
     /// The slot of a value that refers by index (or carries no payload); `None` for numbers.
-    fn packed_ref(v: Value) -> Option<u64> {
+    pub(super) fn packed_ref(v: Value) -> Option<u64> {
         let (tag, i) = match v {
             Value::None => (0, 0),
             Value::Bool(b) => (1, b as u32),
@@ -404,6 +463,14 @@ impl Memo {
         })
     }
     fn unpack(&self, x: u64) -> Value {
+        match x >> 32 {
+            0..=8 => Self::unpack_ref(x),
+            _ => self.nums[x as u32 as usize],
+        }
+    }
+    /// A slot [`Memo::packed_ref`] made.
+    #[inline]
+    pub(super) fn unpack_ref(x: u64) -> Value {
         let i = x as u32;
         match x >> 32 {
             0 => Value::None,
@@ -414,8 +481,7 @@ impl Memo {
             5 => Value::Tuple(i),
             6 => Value::Dict(i),
             7 => Value::Ext(i),
-            8 => Value::Wide(i),
-            _ => self.nums[i as usize],
+            _ => Value::Wide(i),
         }
     }
     fn push(&mut self, v: Value) {
@@ -446,23 +512,149 @@ const TICK_BYTES: usize = 1 << 20;
 
 /// Decodes a whole pickle, handing each filled dict to `sink`.
 pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<Pickle, PickleError> {
-    let mut c = Cur { d: data, p: 0, op_at: 0 };
-    let mut out = Pickle::default();
-    let mut stack: Vec<Value> = Vec::with_capacity(64);
-    let mut marks: Vec<usize> = Vec::new();
-    // Sized for a snapshot's rate (about one memo entry per 30 bytes) so that the big vectors
-    // do not grow by copying; pages never written are never touched.
-    let mut memo = Memo { slots: Vec::with_capacity(data.len() / 32), nums: Vec::new() };
-    // a snapshot's trace entries are one dict each, 70–90 bytes apart
-    out.dict_slots.reserve(data.len() / 48);
-    // both filled one slot per object, in order: their fresh pages mapped on another core
-    let memo_pages = strobe_store::prefault::Prefault::spare_of(&memo.slots);
-    let dict_pages = strobe_store::prefault::Prefault::spare_of(&out.dict_slots);
-    let mut sparse_memo: FxHashMap<u64, Value> = FxHashMap::default();
-    if data.is_empty() {
-        return Err(c.err("empty file (not a pickle)"));
+    let mut st = State::new(data, data.len())?;
+    match run::<SEQ>(&mut st, limits, sink, &|_| NO_SPLIT)? {
+        Ended::Stop => Ok(st.finish()),
+        // only a chunk or a spliced parse ends otherwise
+        _ => Err(st.c.err("parse ended early")),
+    }
+}
+
+/// Equal short strings, by their bytes in the parsed data.
+pub(super) type ShortStrs<'a> = FxHashMap<&'a [u8], u32>;
+
+/// A string value: shared with an equal short one made before.
+#[inline]
+pub(super) fn str_value<'a>(out: &mut Pickle, short_strs: &mut ShortStrs<'a>, b: &'a [u8]) -> Result<Value, String> {
+    if b.len() <= SHARED_STR_LEN {
+        if let Some(&i) = short_strs.get(b) {
+            return Ok(Value::Str(i));
+        }
+    }
+    let s = std::str::from_utf8(b).map_err(|_| "string is not valid UTF-8".to_string())?;
+    out.strs.push(s.into());
+    let i = (out.strs.len() - 1) as u32;
+    if b.len() <= SHARED_STR_LEN {
+        short_strs.insert(b, i);
+    }
+    Ok(Value::Str(i))
+}
+
+/// How a parse run ended.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Ended {
+    /// STOP: the root is set.
+    Stop,
+    /// A `SEQ` run reached the split its poll named.
+    AtSplit,
+    /// A `CHUNK` run met what only the sequential parse can read (or was told to stop).
+    ChunkEnd,
+    /// An `AFTER` run referred to a memo key the chunk made: the whole parse must be redone in order.
+    Hole,
+}
+
+/// The sequential parse (also the first thread's, up to a split).
+pub(super) const SEQ: u8 = 0;
+/// The second thread's chunk after a split: its stack's bottom is the list being filled
+/// ([`OUTER`]) and memo keys below `Memo::base` are read from the file (`split::Prefix`).
+pub(super) const CHUNK: u8 = 1;
+/// The first thread after splicing a chunk in: memo keys the chunk made are a hole.
+pub(super) const AFTER: u8 = 2;
+
+/// What a poll answers when there is no split (yet: [`SPLIT_PENDING`]).
+pub(super) const NO_SPLIT: usize = usize::MAX;
+pub(super) const SPLIT_PENDING: usize = usize::MAX - 1;
+
+/// The list a chunk appends to, as the chunk's stack holds it (never an arena index).
+pub(super) const OUTER: Value = Value::List(u32::MAX);
+
+/// A chunk's state: where it last finished a batch of [`OUTER`], and how it reads the part before it.
+pub(super) struct ChunkState<'a> {
+    pub prefix: super::split::Prefix<'a>,
+    /// The next sink value a batch must start with (a chunk's batches are its sink's values in order).
+    pub next_ext: u32,
+    /// Byte offset after the last whole batch, the sink values and memo keys up to there.
+    pub commit: Option<(usize, u32, usize)>,
+}
+
+/// A parse that can stop and go on: the sequential parse, and each side of a split one.
+pub(super) struct State<'a> {
+    pub c: Cur<'a>,
+    pub out: Pickle,
+    pub stack: Vec<Value>,
+    marks: Vec<usize>,
+    pub memo: Memo,
+    sparse_memo: FxHashMap<u64, Value>,
+    pub short_strs: ShortStrs<'a>,
+    next_tick: usize,
+    /// Where a `SEQ` run stops for a split (`SPLIT_PENDING` until its poll names one).
+    pub split_at: usize,
+    memo_pages: strobe_store::prefault::Prefault,
+    dict_pages: strobe_store::prefault::Prefault,
+    pub chunk: Option<ChunkState<'a>>,
+}
+
+impl<'a> State<'a> {
+    /// A parse of `data` from its start; `span`: how many of its bytes this side will read
+    /// (what its big vectors are sized by).
+    pub fn new(data: &'a [u8], span: usize) -> Result<State<'a>, PickleError> {
+        let c = Cur { d: data, p: 0, op_at: 0 };
+        if data.is_empty() {
+            return Err(c.err("empty file (not a pickle)"));
+        }
+        let mut out = Pickle::default();
+        // Sized for a snapshot's rate (about one memo entry per 30 bytes) so that the big vectors
+        // do not grow by copying; pages never written are never touched.
+        let memo = Memo { slots: Vec::with_capacity(span / 32), nums: Vec::new(), base: 0, hole: (usize::MAX, 0) };
+        // a snapshot's trace entries are one dict each, 70–90 bytes apart
+        out.dict_slots.reserve(span / 48);
+        // both filled one slot per object, in order: their fresh pages mapped on another core
+        let memo_pages = strobe_store::prefault::Prefault::spare_of(&memo.slots);
+        let dict_pages = strobe_store::prefault::Prefault::spare_of(&out.dict_slots);
+        Ok(State {
+            c,
+            out,
+            stack: Vec::with_capacity(64),
+            marks: Vec::new(),
+            memo,
+            sparse_memo: FxHashMap::default(),
+            short_strs: FxHashMap::default(),
+            next_tick: 0,
+            split_at: SPLIT_PENDING,
+            memo_pages,
+            dict_pages,
+            chunk: None,
+        })
     }
 
+    pub fn finish(self) -> Pickle {
+        self.out
+    }
+}
+
+/// Runs opcodes from `st.c.p` until STOP, an error, or (by `MODE`) a split or a chunk's end.
+/// `poll(offset)`, called about once per MiB: for `SEQ`, the split offset once known; for
+/// `CHUNK`, `NO_SPLIT` to stop.
+pub(super) fn run<'a, const MODE: u8>(
+    st: &mut State<'a>,
+    limits: Limits,
+    sink: &mut impl Sink,
+    poll: &dyn Fn(usize) -> usize,
+) -> Result<Ended, PickleError> {
+    let State {
+        c,
+        out,
+        stack,
+        marks,
+        memo,
+        sparse_memo,
+        short_strs,
+        next_tick,
+        split_at,
+        memo_pages,
+        dict_pages,
+        chunk,
+    } = st;
     macro_rules! pop {
         () => {
             match stack.pop() {
@@ -489,22 +681,10 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
     }
     // Equal short strings share one index: a snapshot writes `'N/A'` and its action names
     // afresh in millions of trace entries, and one copy each is what a reader needs.
-    let mut short_strs: FxHashMap<&[u8], u32> = FxHashMap::default();
     macro_rules! new_str {
         ($b:expr) => {{
-            let b: &[u8] = $b;
-            match (b.len() <= SHARED_STR_LEN).then(|| short_strs.get(b).copied()).flatten() {
-                Some(i) => Value::Str(i),
-                None => {
-                    let s = std::str::from_utf8(b).map_err(|_| c.err("string is not valid UTF-8"))?;
-                    out.strs.push(s.into());
-                    let i = (out.strs.len() - 1) as u32;
-                    if b.len() <= SHARED_STR_LEN {
-                        short_strs.insert(b, i);
-                    }
-                    Value::Str(i)
-                }
-            }
+            let b: &'a [u8] = $b;
+            str_value(out, short_strs, b).map_err(|e| c.err(e))?
         }};
     }
     macro_rules! new_bytes {
@@ -521,51 +701,86 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
     }
     macro_rules! new_seq {
         ($v:expr, $tuple:expr) => {{
-            out.seqs.push($v);
-            let i = (out.seqs.len() - 1) as u32;
-            if $tuple {
-                Value::Tuple(i)
-            } else {
-                Value::List(i)
-            }
+            out.new_seq($v, $tuple)
         }};
     }
+    // Memo keys: in a chunk, those below `memo.base` are the part before it (read from the
+    // file); after a splice, those the chunk made are a hole.
     macro_rules! memo_put {
         ($idx:expr, $v:expr) => {{
             let idx = $idx as u64;
-            if (idx as usize) < memo.slots.len() {
-                memo.set(idx as usize, $v);
-            } else if idx as usize == memo.slots.len() {
+            let v: Value = $v;
+            if MODE == CHUNK && (v == OUTER || (idx as usize) < memo.base) {
+                return Ok(Ended::ChunkEnd);
+            }
+            let local = match memo.local(MODE, idx as usize) {
+                Some(l) => l,
+                None => return Ok(Ended::Hole),
+            };
+            if local < memo.slots.len() {
+                memo.set(local, v);
+            } else if local == memo.slots.len() {
                 if memo.slots.len() >= limits.max_memo {
                     return Err(c.err("memo too large"));
                 }
-                memo.push($v);
+                memo.push(v);
             } else {
+                if MODE == CHUNK {
+                    return Ok(Ended::ChunkEnd); // keys out of order: the splice keeps only dense ones
+                }
                 if sparse_memo.len() >= limits.max_memo {
                     return Err(c.err("memo too large"));
                 }
-                sparse_memo.insert(idx, $v);
+                sparse_memo.insert(idx, v);
             }
         }};
     }
     macro_rules! memo_get {
         ($idx:expr) => {{
             let idx = $idx as u64;
-            match memo.get(idx as usize).or_else(|| sparse_memo.get(&idx).copied()) {
-                Some(Value::Dict(d)) if !out.replaced.is_empty() && out.items_of(d).is_empty() => {
-                    out.replaced.get(&d).copied().unwrap_or(Value::Dict(d))
+            if MODE == CHUNK && (idx as usize) < memo.base {
+                let ch = chunk.as_mut().expect("a chunk run has its state");
+                ch.prefix.get(out, short_strs, idx as u32).map_err(|e| c.err(e))?
+            } else {
+                let local = match memo.local(MODE, idx as usize) {
+                    Some(l) => l,
+                    None => return Ok(Ended::Hole),
+                };
+                match memo.get(local).or_else(|| sparse_memo.get(&idx).copied()) {
+                    Some(Value::Dict(d)) if !out.replaced.is_empty() && out.items_of(d).is_empty() => {
+                        out.replaced.get(&d).copied().unwrap_or(Value::Dict(d))
+                    }
+                    Some(v) => v,
+                    None => return Err(c.err(format!("memo key {idx} was never stored"))),
                 }
-                Some(v) => v,
-                None => return Err(c.err(format!("memo key {idx} was never stored"))),
             }
         }};
     }
 
-    let mut next_tick = 0usize;
     loop {
         c.op_at = c.p;
-        if c.p >= next_tick {
-            next_tick = c.p + TICK_BYTES;
+        if MODE == CHUNK && stack.first() != Some(&OUTER) {
+            return Ok(Ended::ChunkEnd);
+        }
+        if c.p >= *next_tick {
+            if MODE == SEQ && c.p == *split_at {
+                // the next run goes on from here, sequentially unless a chunk is spliced in
+                *split_at = NO_SPLIT;
+                return Ok(Ended::AtSplit);
+            }
+            *next_tick = c.p + TICK_BYTES;
+            if MODE == SEQ && *split_at == SPLIT_PENDING {
+                *split_at = poll(c.p);
+            }
+            if MODE == SEQ && *split_at < c.p {
+                *split_at = NO_SPLIT; // passed (the scan read the opcodes otherwise)
+            }
+            if MODE == SEQ && *split_at < *next_tick {
+                *next_tick = *split_at;
+            }
+            if MODE == CHUNK && poll(c.p) == NO_SPLIT {
+                return Ok(Ended::ChunkEnd);
+            }
             memo_pages.advance(memo.slots.len() * 8);
             dict_pages.advance(out.dict_slots.len() * 4);
             sink.reached(c.p).map_err(|e| c.err(e))?;
@@ -585,6 +800,9 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
                 c.u64()?; // FRAME: length hint only
             }
             b'.' => {
+                if MODE == CHUNK {
+                    return Ok(Ended::ChunkEnd);
+                }
                 let v = pop!();
                 out.root = Some(v);
                 if std::env::var_os("STROBE_TIMING").is_some() {
@@ -598,7 +816,7 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
                         out.bytes.len()
                     );
                 }
-                return Ok(out);
+                return Ok(Ended::Stop);
             }
             b'(' => {
                 if marks.len() >= limits.max_marks {
@@ -615,6 +833,9 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
             }
             b'2' => {
                 let v = *stack.last().ok_or_else(|| c.err("stack underflow"))?;
+                if MODE == CHUNK && v == OUTER {
+                    return Ok(Ended::ChunkEnd);
+                }
                 push!(v);
             }
             b'N' => push!(Value::None),
@@ -782,6 +1003,11 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
             b'a' => {
                 let v = pop!();
                 match stack.last() {
+                    Some(&OUTER) if MODE == CHUNK => {
+                        if !commit(chunk, &[v], c.p, memo) {
+                            return Ok(Ended::ChunkEnd);
+                        }
+                    }
                     Some(&Value::List(i)) => out.append(i, &[v]),
                     _ => return Err(c.err("APPEND to something that is not a list")),
                 }
@@ -790,6 +1016,12 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
                 // APPENDS, ADDITEMS (sets are read as lists)
                 let m = pop_mark!();
                 match m.checked_sub(1).map(|j| stack[j]) {
+                    Some(OUTER) if MODE == CHUNK => {
+                        if !commit(chunk, &stack[m..], c.p, memo) {
+                            return Ok(Ended::ChunkEnd);
+                        }
+                        stack.truncate(m);
+                    }
                     Some(Value::List(i)) => {
                         out.append(i, &stack[m..]);
                         stack.truncate(m);
@@ -877,7 +1109,7 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
             }
             0x94 => {
                 let v = *stack.last().ok_or_else(|| c.err("stack underflow"))?;
-                let i = memo.slots.len();
+                let i = memo.next_key();
                 memo_put!(i, v)
             }
             _ => {
@@ -892,8 +1124,21 @@ pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<P
     }
 }
 
+/// A batch a chunk appends to [`OUTER`]: taken (and the chunk's commit moved past it) when it
+/// is the chunk's next sink values in order; anything else ends the chunk before it.
+fn commit(chunk: &mut Option<ChunkState>, items: &[Value], end: usize, memo: &Memo) -> bool {
+    let Some(ch) = chunk else { return false };
+    let Some(next) = ch.next_ext.checked_add(items.len() as u32) else { return false };
+    if !items.iter().enumerate().all(|(j, v)| *v == Value::Ext(ch.next_ext + j as u32)) {
+        return false;
+    }
+    ch.next_ext = next;
+    ch.commit = Some((end, next, memo.next_key()));
+    true
+}
+
 /// An integer as the reader keeps it: a 64-bit value, or "too wide" with its sign.
-enum Long {
+pub(super) enum Long {
     Fits(Value),
     Wide { negative: bool },
 }
@@ -916,7 +1161,7 @@ fn fit(negative: bool, magnitude: u128) -> Long {
 
 /// Little-endian two's-complement integer of any length (LONG1/LONG4). Only the low 16 bytes
 /// can hold a 64-bit value; the rest must be sign fill, so a long encoding costs one pass.
-fn long_le(b: &[u8]) -> Long {
+pub(super) fn long_le(b: &[u8]) -> Long {
     let Some(&last) = b.last() else { return Long::Fits(Value::Int(0)) };
     let negative = last & 0x80 != 0;
     let fill = if negative { 0xff } else { 0 };
