@@ -475,12 +475,13 @@ fn a_split_parse_reads_what_the_sequential_one_reads() {
     for stem in STEMS {
         let data = std::fs::read(sample(&format!("{stem}.pickle"))).unwrap();
         let want = serde_json::to_string(&memory_snapshot::from_bytes(&data).unwrap()).unwrap();
-        for k in 0..24 {
-            let at = data.len() * k / 24;
-            let got = memory_snapshot::from_bytes_split_at(&data, Some(at)).unwrap_or_else(|e| panic!("{stem} @{at}: {e}"));
+        for k in 0..10 {
+            let at = data.len() * k / 10;
+            let got =
+                memory_snapshot::from_bytes_split_at(&data, Some(at)).unwrap_or_else(|e| panic!("{stem} @{at}: {e}"));
             assert!(serde_json::to_string(&got).unwrap() == want, "{stem}: split at {at} reads differently");
         }
     }
     let spliced = strobe_import::pickle::chunks_spliced_on_this_thread() - before;
-    assert!(spliced >= 24, "the split was used {spliced} times");
+    assert!(spliced >= 10, "the split was used {spliced} times");
 }

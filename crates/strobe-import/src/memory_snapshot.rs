@@ -115,13 +115,14 @@ fn from_bytes_with(data: &[u8], progress: &Progress, map: Option<&memmap2::Mmap>
 const SPLIT_MIN: usize = 16 << 20;
 
 /// Where the second thread of a snapshot's parse starts, as a share of the file: it first
-/// scans the part before (opcode lengths only, about a seventh of a parse's cost per byte),
-/// so both threads end together when the first parses a little more than half.
+/// scans the part before (opcode lengths only: measured at a third of a parse's cost per
+/// byte, and its chunk runs slower than the first thread's, which has its fresh pages mapped
+/// by a helper), so both threads end together when the first parses about 70 %.
 /// `STROBE_PICKLE_SPLIT` sets the share (0 reads with one thread).
 fn split_target(len: usize) -> Option<usize> {
     let share = match std::env::var("STROBE_PICKLE_SPLIT") {
         Ok(v) => v.parse::<f64>().ok().filter(|x| (0.0..1.0).contains(x))?,
-        Err(_) => 0.55,
+        Err(_) => 0.7,
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     (len >= SPLIT_MIN && cores >= 2 && share > 0.0).then(|| (len as f64 * share) as usize)
@@ -147,7 +148,8 @@ fn from_bytes_split(
     progress.bytes_total.store(data.len() as u64, Ordering::Relaxed);
     // the entries' fresh pages are zeroed on the other core while this one parses
     let prefault = strobe_store::prefault::Prefault::spare_of(&b.entries);
-    let mut sink = Watched { b: &mut b, progress, map, released: 0, prefault: &prefault, part_len: data.len() / 2 };
+    let mut sink =
+        Watched { b: &mut b, progress, map, released: 0, prefault: &prefault, part_len: data.len() / 2, reported: 0 };
     let t_parse = strobe_store::timing::Phase::start("snapshot: pickle + entries");
     let limits = pickle::Limits::default();
     let pk = match split {
@@ -155,6 +157,7 @@ fn from_bytes_split(
         None => pickle::parse_with(data, limits, &mut sink),
     }
     .map_err(|e| e.to_string())?;
+    progress.add_events((sink.b.entries.len() - sink.reported.min(sink.b.entries.len())) as u64);
     drop(t_parse);
     drop(prefault);
     progress.bytes_done.store(data.len() as u64, Ordering::Relaxed);
@@ -173,26 +176,91 @@ struct Watched<'a> {
     prefault: &'a strobe_store::prefault::Prefault,
     /// Entries a split parse's second thread reserves room for.
     part_len: usize,
+    /// Entries counted in `progress` so far.
+    reported: usize,
 }
 
-/// The second thread's sink in a split parse: entries of its own, spliced in by `B::splice`.
+/// The second thread's sink in a split parse, spliced in by `B::splice`. Its entries go
+/// straight into the first reader's vector, past the room the first part's can take (so the
+/// splice moves them down instead of copying them into fresh pages); where that room is too
+/// small, into a vector of its own.
 struct Part<'a> {
     b: B,
+    /// The first reader's entry vector, while the chunk has not started.
+    room: Option<Room>,
+    /// `Room::writing`, while this thread may write there.
+    writing: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     progress: &'a Progress,
+    /// Entries to reserve room for in a vector of its own.
+    part_len: usize,
+    /// Entries counted in `progress` so far.
+    reported: usize,
     map: Option<&'a memmap2::Mmap>,
     /// Bytes of `map` released up to (0 before the first offset is seen).
     released: usize,
 }
 
+/// The first reader's entry vector, as a split parse's second thread sees it.
+struct Room {
+    ptr: *mut TraceEntry,
+    cap: usize,
+    /// Where the second thread's entries start (the first reader stops short of it).
+    shared_from: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// Set while the second thread may write there.
+    writing: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Entries written past the first reader's into its vector's spare room.
+struct Region {
+    ptr: *mut TraceEntry,
+    /// Index of `ptr` in the first reader's vector.
+    start: usize,
+    cap: usize,
+    len: usize,
+}
+
+// SAFETY: the room is the first reader's spare capacity from `start` on, which that reader
+// never writes (`B::push_entry` stops it at `shared_from`) and never moves (it never grows
+// past its capacity: it would have to write at `start` first). Only this thread writes there
+// until the splice, which runs after it has finished (the join orders them).
+unsafe impl Send for Part<'_> {}
+
 impl pickle::Sink for Part<'_> {
     fn dict_done(&mut self, pk: &Pickle, items: &[Value]) -> Result<Option<Value>, String> {
-        let n = self.b.entries.len();
-        let r = self.b.dict_done(pk, items);
-        self.progress.add_events((self.b.entries.len() - n) as u64);
-        r
+        self.b.dict_done(pk, items)
+    }
+
+    fn chunk_starts(&mut self, dicts_before: usize) {
+        // the first part makes at most one entry per dict it holds
+        match self.room.take() {
+            Some(room) if dicts_before < room.cap && room.cap - dicts_before >= self.part_len / 128 => {
+                room.writing.store(true, Ordering::Release);
+                room.shared_from.store(dicts_before, Ordering::Release);
+                self.writing = Some(room.writing.clone());
+                self.b.region = Some(Region {
+                    // SAFETY: within the vector's capacity (checked above)
+                    ptr: unsafe { room.ptr.add(dicts_before) },
+                    start: dicts_before,
+                    cap: room.cap - dicts_before,
+                    len: 0,
+                });
+            }
+            _ => self.b.entries.reserve(self.part_len / 64),
+        }
+    }
+
+    fn chunk_ends(&mut self) {
+        if let Some(w) = self.writing.take() {
+            w.store(false, Ordering::Release);
+        }
     }
 
     fn reached(&mut self, offset: usize) -> Result<(), String> {
+        // counted here, not per entry: two threads adding to one counter per entry would
+        // pass its cache line back and forth millions of times
+        let n = self.b.entry_count();
+        self.progress.add_events((n - self.reported.min(n)) as u64);
+        self.reported = n;
         if self.released == 0 {
             self.released = offset.div_ceil(RELEASE_STEP) * RELEASE_STEP;
         }
@@ -206,8 +274,24 @@ impl pickle::Sink for Part<'_> {
 
 impl<'a> pickle::SplitSink for Watched<'a> {
     type Part = Part<'a>;
-    fn part(&self) -> Part<'a> {
-        Part { b: B::new(self.part_len / 64), progress: self.progress, map: self.map, released: 0 }
+    fn part(&mut self) -> Part<'a> {
+        let b = B::new(0);
+        let room = Room {
+            ptr: self.b.entries.as_mut_ptr(),
+            cap: self.b.entries.capacity(),
+            shared_from: self.b.shared_from.clone(),
+            writing: self.b.chunk_writing.clone(),
+        };
+        Part {
+            b,
+            room: Some(room),
+            writing: None,
+            progress: self.progress,
+            map: self.map,
+            released: 0,
+            part_len: self.part_len,
+            reported: 0,
+        }
     }
     fn splice(
         &mut self,
@@ -221,6 +305,7 @@ impl<'a> pickle::SplitSink for Watched<'a> {
     }
     fn reset(&mut self) {
         *self.b = B::new(self.b.entries.capacity());
+        self.reported = 0;
     }
 }
 
@@ -233,9 +318,8 @@ fn release_behind(map: Option<&memmap2::Mmap>, released: &mut usize, offset: usi
             // pages from this process, and reading them again faults the file's bytes
             // back in (the reader's short-string keys, and a split parse's second thread
             // reading the part before it again, may still look at them).
-            let _ = unsafe {
-                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, *released, upto - *released)
-            };
+            let _ =
+                unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, *released, upto - *released) };
             *released = upto;
         }
     }
@@ -246,14 +330,14 @@ const RELEASE_STEP: usize = 64 << 20;
 
 impl pickle::Sink for Watched<'_> {
     fn dict_done(&mut self, pk: &Pickle, items: &[Value]) -> Result<Option<Value>, String> {
-        let n = self.b.entries.len();
-        let r = self.b.dict_done(pk, items);
-        self.progress.add_events((self.b.entries.len() - n) as u64);
-        r
+        self.b.dict_done(pk, items)
     }
 
     fn reached(&mut self, offset: usize) -> Result<(), String> {
         self.progress.bytes_done.store(offset as u64, Ordering::Relaxed);
+        let n = self.b.entries.len();
+        self.progress.add_events((n - self.reported.min(n)) as u64);
+        self.reported = n;
         self.prefault.advance(self.b.entries.len() * std::mem::size_of::<TraceEntry>());
         release_behind(self.map, &mut self.released, offset);
         if self.progress.cancelled() {
@@ -291,17 +375,20 @@ struct B {
     /// Stacks made of a list a split parse's second thread read again from the part before
     /// the split, with the list's memo key (see `B::splice`).
     stack_src: FxHashMap<StackId, u32>,
+    /// A split parse's second thread: where its entries are written instead of `entries`.
+    region: Option<Region>,
+    /// The first reader's: the index its entries must stay below (a split parse's second
+    /// thread writes from there on).
+    shared_from: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// Set while a split parse's second thread may write from `shared_from` on.
+    chunk_writing: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl pickle::Sink for B {
     /// A dict with an `action` string is a trace entry: convert it now and free its items.
     fn dict_done(&mut self, pk: &Pickle, items: &[Value]) -> Result<Option<Value>, String> {
         let Some(t) = self.trace_entry(pk, items)? else { return Ok(None) };
-        if self.entries.len() >= u32::MAX as usize {
-            return Err("too many trace entries".into());
-        }
-        self.entries.push(t);
-        Ok(Some(Value::Ext((self.entries.len() - 1) as u32)))
+        Ok(Some(Value::Ext(self.push_entry(t)?)))
     }
 }
 
@@ -379,7 +466,46 @@ impl B {
             clamped_lines: 0,
             frame_clamped: Vec::new(),
             stack_src: FxHashMap::default(),
+            region: None,
+            shared_from: std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(usize::MAX)),
+            chunk_writing: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
         }
+    }
+
+    /// Entries made so far.
+    fn entry_count(&self) -> usize {
+        match &self.region {
+            Some(r) => r.len,
+            None => self.entries.len(),
+        }
+    }
+
+    /// Adds a trace entry; its index.
+    fn push_entry(&mut self, t: TraceEntry) -> Result<u32, String> {
+        if let Some(r) = &mut self.region {
+            if r.len == r.cap {
+                return Err("no room left for the second thread's trace entries".into());
+            }
+            // SAFETY: `r.len < r.cap`: inside the room this thread alone writes (see `Part`)
+            unsafe { r.ptr.add(r.len).write(t) };
+            r.len += 1;
+            return Ok((r.len - 1) as u32);
+        }
+        let n = self.entries.len();
+        if n >= u32::MAX as usize {
+            return Err("too many trace entries".into());
+        }
+        if n >= self.shared_from.load(Ordering::Relaxed) {
+            // Past a split this reader did not stop at, or whose chunk it did not take: the
+            // second thread is done with the room (or soon, at its next MiB), and what it
+            // wrote there is not used.
+            while self.chunk_writing.load(Ordering::Acquire) {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+            self.shared_from.store(usize::MAX, Ordering::Relaxed);
+        }
+        self.entries.push(t);
+        Ok(n as u32)
     }
 
     /// Takes the first `len` entries another reader made of the chunk after a split in,
@@ -389,10 +515,18 @@ impl B {
     /// reader made of a list from before the split is this reader's stack of that list).
     fn splice(&mut self, o: B, len: u32, prefix_value: &dyn Fn(u32) -> Option<Value>) -> Result<u32, String> {
         let first = self.entries.len();
-        let len = (len as usize).min(o.entries.len());
+        let len = (len as usize).min(o.entry_count());
         if first + len >= u32::MAX as usize {
             return Err("too many trace entries".into());
         }
+        // entries in this vector's room move down to follow these (`first <= start`: each is
+        // read before its place, or one before it, is written)
+        let moved = match &o.region {
+            Some(r) if r.start >= first && r.start + len <= self.entries.capacity() => Some(r.start),
+            Some(_) => return Err("the second thread's entries are not where they were put".into()),
+            None => None,
+        };
+        let base = self.entries.as_mut_ptr();
         const NEW: u32 = u32::MAX;
         let mut streams = vec![NEW; o.snap.streams.len()];
         let mut extras = vec![NEW; o.snap.entry_extras.len()];
@@ -400,9 +534,15 @@ impl B {
         let mut frames = vec![NEW; o.snap.frames.len()];
         let mut texts = vec![NEW; o.snap.strings.len()];
         (extras[0], stacks[0], texts[0]) = (0, 0, 0);
-        self.entries.reserve(len);
+        if moved.is_none() {
+            self.entries.reserve(len);
+        }
         for k in 0..len {
-            let mut e = o.entries[k].clone();
+            let mut e = match moved {
+                // SAFETY: written by the second thread (`k < r.len`), not yet overwritten
+                Some(start) => unsafe { base.add(start + k).read() },
+                None => o.entries[k].clone(),
+            };
             let s = e.stream as usize;
             if streams[s] == NEW {
                 streams[s] = self.stream_id(o.snap.streams[s])?;
@@ -449,8 +589,17 @@ impl B {
                 };
             }
             e.stack = stacks[st];
-            self.entries.push(e);
+            match moved {
+                // SAFETY: `first + k <= start + k`, inside the capacity (checked above)
+                Some(_) => unsafe { base.add(first + k).write(e) },
+                None => self.entries.push(e),
+            }
         }
+        if moved.is_some() {
+            // SAFETY: `first .. first + len` are written above
+            unsafe { self.entries.set_len(first + len) };
+        }
+        self.shared_from.store(usize::MAX, Ordering::Release);
         Ok(first as u32)
     }
 

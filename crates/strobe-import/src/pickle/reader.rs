@@ -36,6 +36,13 @@ pub trait Sink {
     fn reached(&mut self, _offset: usize) -> Result<(), String> {
         Ok(())
     }
+
+    /// A split parse's second thread is about to parse its chunk; the part before the split
+    /// holds `dicts_before` dicts (so the first thread's sink makes at most that many values).
+    fn chunk_starts(&mut self, _dicts_before: usize) {}
+
+    /// The chunk is parsed (or will not be): nothing more is written for it.
+    fn chunk_ends(&mut self) {}
 }
 
 /// Keeps every dict.

@@ -15,8 +15,8 @@ use super::reader::{
     long_le, run, str_value, ChunkState, Ended, Limits, Long, Memo, Pickle, PickleError, ShortStrs, Sink, State, Value,
     AFTER, CHUNK, NO_SPLIT, OUTER, SEQ, SPLIT_PENDING,
 };
-use std::sync::atomic::{AtomicUsize, Ordering};
 use rustc_hash::FxHashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Where a pickle can be split, and what the chunk after it needs of what comes before.
 pub(crate) struct Split {
@@ -26,6 +26,8 @@ pub(crate) struct Split {
     pub depth: usize,
     /// Per memo key below `at`: the byte offset where its object's opcodes begin.
     pub made_at: Vec<u32>,
+    /// Dicts made below `at`.
+    pub dicts: usize,
 }
 
 /// A batch of at least this many items marks the list a split goes into (Python's pickler
@@ -44,6 +46,7 @@ pub(crate) fn find(data: &[u8], target: usize, max_stack: usize) -> Option<Split
     let mut marks: Vec<(usize, u32)> = Vec::new();
     let mut memo: Vec<u32> = Vec::with_capacity(target / 24);
     let mut p = 0usize;
+    let mut dicts = 0usize;
     let n = data.len();
     macro_rules! arg {
         ($k:expr) => {{
@@ -83,7 +86,11 @@ pub(crate) fn find(data: &[u8], target: usize, max_stack: usize) -> Option<Split
                 arg!(8);
             }
             b'(' => marks.push((stack.len(), at as u32)),
-            b'N' | 0x88 | 0x89 | b']' | b')' | b'}' | 0x8f => stack.push(at as u32),
+            b'N' | 0x88 | 0x89 | b']' | b')' | 0x8f => stack.push(at as u32),
+            b'}' => {
+                dicts += 1;
+                stack.push(at as u32)
+            }
             b'K' => {
                 arg!(1);
                 stack.push(at as u32)
@@ -143,6 +150,7 @@ pub(crate) fn find(data: &[u8], target: usize, max_stack: usize) -> Option<Split
                 stack.push(top)
             }
             b'l' | b't' | 0x91 | b'd' => {
+                dicts += (op == b'd') as usize;
                 let (m, mark_at) = marks.pop()?;
                 if m > stack.len() {
                     return None;
@@ -178,11 +186,15 @@ pub(crate) fn find(data: &[u8], target: usize, max_stack: usize) -> Option<Split
                 let items = stack.len() - m;
                 stack.truncate(m);
                 if op == b'e' && items >= MIN_BATCH && p >= target && data.get(p) == Some(&b'(') {
-                    return Some(Split { at: p, depth: m, made_at: memo });
+                    return Some(Split { at: p, depth: m, made_at: memo, dicts });
                 }
             }
             b'h' | b'j' => {
-                let k = if op == b'h' { arg!(1)[0] as usize } else { u32::from_le_bytes(arg!(4).try_into().unwrap()) as usize };
+                let k = if op == b'h' {
+                    arg!(1)[0] as usize
+                } else {
+                    u32::from_le_bytes(arg!(4).try_into().unwrap()) as usize
+                };
                 stack.push(*memo.get(k)?)
             }
             b'q' | b'r' | 0x94 => {
@@ -261,7 +273,13 @@ impl<'a> Prefix<'a> {
         Ok(v)
     }
 
-    fn resolve_at(&mut self, out: &mut Pickle, strs: &mut ShortStrs<'a>, key: u32, depth: usize) -> Result<Value, String> {
+    fn resolve_at(
+        &mut self,
+        out: &mut Pickle,
+        strs: &mut ShortStrs<'a>,
+        key: u32,
+        depth: usize,
+    ) -> Result<Value, String> {
         let &at = self.made_at.get(key as usize).ok_or_else(|| format!("memo key {key} was never stored"))?;
         if let Some(&v) = self.made.get(&at) {
             return Ok(v);
@@ -450,7 +468,7 @@ impl<'a> Prefix<'a> {
 pub trait SplitSink: Sink {
     type Part: Sink + Send;
     /// A sink for the chunk after the split (made before the parse starts).
-    fn part(&self) -> Self::Part;
+    fn part(&mut self) -> Self::Part;
     /// Takes the chunk's first `len` sink values (its `Ext(0 .. len)`, made in `part_pk`) in,
     /// after this sink's own; returns the first of them as this sink numbers them
     /// (`Ext(first .. first + len)`). `prefix_value(key)` is memo key `key`'s value in `pk`
@@ -504,12 +522,14 @@ pub fn parse_split<S: SplitSink>(
 ) -> Result<Pickle, PickleError> {
     // the split offset once found (NO_SPLIT: none, or the first thread got there first)
     let at = AtomicUsize::new(SPLIT_PENDING);
+    // set by the first thread when it takes the split (it stops there)
+    let accepted = AtomicBool::new(false);
     let part = sink.part();
     std::thread::scope(|s| {
-        let at = &at;
+        let (at, accepted) = (&at, &accepted);
         let helper = std::thread::Builder::new()
             .name("strobe-pickle-chunk".into())
-            .spawn_scoped(s, move || chunk(data, limits, target, at, part));
+            .spawn_scoped(s, move || chunk(data, limits, target, at, accepted, part));
         let mut st = State::new(data, target)?;
         if helper.is_err() {
             st.split_at = NO_SPLIT;
@@ -521,26 +541,30 @@ pub fn parse_split<S: SplitSink>(
         // where the first thread is when it asks: a split it has passed is given up
         let poll = |p: usize| match at.load(Ordering::Acquire) {
             SPLIT_PENDING => SPLIT_PENDING,
-            x if x >= p && x != NO_SPLIT => x,
+            x if x >= p && x != NO_SPLIT => {
+                accepted.store(true, Ordering::Release);
+                x
+            }
             _ => {
                 at.store(NO_SPLIT, Ordering::Release);
                 NO_SPLIT
             }
         };
+        let t_first = strobe_store::timing::Phase::start("pickle: first thread to the split");
         let first = run::<SEQ>(&mut st, limits, sink, &poll);
+        drop(t_first);
         if !matches!(first, Ok(Ended::AtSplit)) {
             // the helper stops at its next poll once the split is given up
             at.store(NO_SPLIT, Ordering::Release);
         }
+        let t_wait = strobe_store::timing::Phase::start("pickle: first thread waits for the chunk");
         let chunk = helper.ok().and_then(|h| h.join().ok().flatten());
+        drop(t_wait);
+        let _t_splice = strobe_store::timing::Phase::start("pickle: splice and the rest");
         match first? {
             Ended::Stop => return Ok(st.finish()),
             Ended::AtSplit => {}
             other => return Err(st.c.err(format!("parse ended early ({other:?})"))),
-        }
-        if std::env::var_os("STROBE_SPLIT_DEBUG").is_some() {
-            eprintln!("split: A at {} depth {} memo {}; chunk {:?}", st.c.p, st.stack.len(), st.memo.next_key(),
-                chunk.as_ref().map(|c| (c.at, c.depth, c.base, c.end, c.len, c.memo_end)));
         }
         let spliced = match chunk {
             Some(ch) if ch.at == st.c.p && ch.depth == st.stack.len() && ch.base == st.memo.next_key() => {
@@ -582,14 +606,35 @@ fn go_on<S: Sink>(mut st: State<'_>, limits: Limits, sink: &mut S) -> Result<Pic
 }
 
 /// The second thread: finds the split, publishes it, and parses the chunk after it.
-fn chunk<P: Sink>(data: &[u8], limits: Limits, target: usize, at: &AtomicUsize, mut part: P) -> Option<Chunk<P>> {
-    let _t = strobe_store::timing::Phase::start("pickle: second thread (scan + chunk)");
-    let Some(split) = find(data, target, limits.max_stack) else {
+fn chunk<P: Sink>(
+    data: &[u8],
+    limits: Limits,
+    target: usize,
+    at: &AtomicUsize,
+    accepted: &AtomicBool,
+    mut part: P,
+) -> Option<Chunk<P>> {
+    let t_scan = strobe_store::timing::Phase::start("pickle: second thread's scan");
+    let found = find(data, target, limits.max_stack);
+    drop(t_scan);
+    let _t = strobe_store::timing::Phase::start("pickle: second thread's chunk");
+    let Some(split) = found else {
         at.store(NO_SPLIT, Ordering::Release);
         return None;
     };
+    // the sink claims its room before the first thread can learn of the split
+    part.chunk_starts(split.dicts);
     if at.compare_exchange(SPLIT_PENDING, split.at, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        part.chunk_ends();
         return None;
+    }
+    // the first thread takes the split at its next MiB, or gives it up if it is past it
+    while !accepted.load(Ordering::Acquire) {
+        if at.load(Ordering::Acquire) != split.at {
+            part.chunk_ends();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(50));
     }
     let base = split.made_at.len();
     let mut st = State::new(data, data.len() - split.at).ok()?;
@@ -600,10 +645,9 @@ fn chunk<P: Sink>(data: &[u8], limits: Limits, target: usize, at: &AtomicUsize, 
     st.chunk = Some(ChunkState { prefix: Prefix::new(data, split.made_at), next_ext: 0, commit: None });
     // stops at its next MiB once the first thread has given the split up
     let poll = |_| if at.load(Ordering::Acquire) == split.at { split.at } else { NO_SPLIT };
-    let r = run::<CHUNK>(&mut st, limits, &mut part, &poll);
-    if std::env::var_os("STROBE_SPLIT_DEBUG").is_some() {
-        eprintln!("chunk from {} ended {:?} at {} commit {:?}", split.at, r, st.c.p, st.chunk.as_ref().map(|c| c.commit));
-    }
+    // an error ends the chunk as its end does: the first thread reads on from the last batch
+    let _ = run::<CHUNK>(&mut st, limits, &mut part, &poll);
+    part.chunk_ends();
     let (end, len, memo_end) = st.chunk.as_ref()?.commit?;
     if at.load(Ordering::Acquire) != split.at {
         return None;
