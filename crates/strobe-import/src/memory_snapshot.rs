@@ -125,7 +125,7 @@ fn split_target(len: usize) -> Option<usize> {
         Err(_) => 0.7,
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (len >= SPLIT_MIN && cores >= 2 && share > 0.0).then(|| (len as f64 * share) as usize)
+    (len >= SPLIT_MIN && cores >= 2 && share > 0.0).then_some((len as f64 * share) as usize)
 }
 
 /// Decodes a snapshot, its pickle split at the first batch boundary past `split` where given

@@ -1055,7 +1055,7 @@ pub(super) fn run<'a, const MODE: u8>(
                         // and, if it takes it, the dict is never stored.
                         let first_batch = out.items_of(i).is_empty();
                         let seen =
-                            if first_batch { sink.dict_done(&out, &stack[m..]).map_err(|e| c.err(e))? } else { None };
+                            if first_batch { sink.dict_done(out, &stack[m..]).map_err(|e| c.err(e))? } else { None };
                         let nv = match seen {
                             Some(nv) => {
                                 stack.truncate(m);
@@ -1072,7 +1072,7 @@ pub(super) fn run<'a, const MODE: u8>(
                                 if first_batch {
                                     None // seen above, and kept
                                 } else {
-                                    sink.dict_done(&out, &out.flat_items(Value::Dict(i))).map_err(|e| c.err(e))?
+                                    sink.dict_done(out, &out.flat_items(Value::Dict(i))).map_err(|e| c.err(e))?
                                 }
                             }
                         };
