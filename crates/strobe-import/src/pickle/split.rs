@@ -91,28 +91,21 @@ pub(crate) fn find(data: &[u8], target: usize, max_stack: usize) -> Option<Split
                 dicts += 1;
                 stack.push(at as u32)
             }
-            b'K' => {
-                arg!(1);
-                stack.push(at as u32)
-            }
-            b'M' => {
-                arg!(2);
-                stack.push(at as u32)
-            }
-            b'J' => {
-                arg!(4);
-                stack.push(at as u32)
-            }
-            b'G' => {
-                arg!(8);
+            b'K' | b'M' | b'J' | b'G' => {
+                arg!(match op {
+                    b'K' => 1,
+                    b'M' => 2,
+                    b'J' => 4,
+                    _ => 8,
+                });
                 stack.push(at as u32)
             }
             0x8a | 0x8c | b'U' | b'C' => {
                 len_arg!(1);
                 stack.push(at as u32)
             }
-            0x8b => {
-                // LONG4's count is signed
+            0x8b | b'T' => {
+                // LONG4's and BINSTRING's counts are signed
                 let b = arg!(4);
                 let v = i32::from_le_bytes(b.try_into().unwrap());
                 if v < 0 || v as usize > n - p {
@@ -123,15 +116,6 @@ pub(crate) fn find(data: &[u8], target: usize, max_stack: usize) -> Option<Split
             }
             b'X' | b'B' => {
                 len_arg!(4);
-                stack.push(at as u32)
-            }
-            b'T' => {
-                let b = arg!(4);
-                let v = i32::from_le_bytes(b.try_into().unwrap());
-                if v < 0 || v as usize > n - p {
-                    return None;
-                }
-                p += v as usize;
                 stack.push(at as u32)
             }
             0x8d | 0x8e | 0x96 => {
