@@ -102,3 +102,14 @@ fn nsys_huge_rowid_and_overlong_record_header() {
     };
     assert!(err.contains("CUPTI_ACTIVITY_KIND_RUNTIME") && err.contains("page 55, row 20"), "{err}");
 }
+
+/// A pickle opening with BINFLOAT (not a snapshot's dict or list): the split read skipped the
+/// header check the sequential read makes, and gave another error. Both now say the same.
+#[test]
+fn split_snapshot_read_checks_the_header_too() {
+    use strobe_import::memory_snapshot::{from_bytes, from_bytes_split_at};
+    let data = regression("memory_snapshot", "split_skipped_the_header_check.pickle");
+    let seq = from_bytes(&data).unwrap_err();
+    assert!(seq.contains("not a pickle of a dict or list"), "{seq}");
+    assert_eq!(from_bytes_split_at(&data, Some(data.len() / 2)).unwrap_err(), seq);
+}

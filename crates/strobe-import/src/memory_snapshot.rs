@@ -96,6 +96,11 @@ pub fn from_bytes(data: &[u8]) -> Result<MemorySnapshot, String> {
 /// goes (the reader keeps nothing that points into them), so the file does not stay in the
 /// process's memory beside what is built of it.
 fn from_bytes_with(data: &[u8], progress: &Progress, map: Option<&memmap2::Mmap>) -> Result<MemorySnapshot, String> {
+    from_bytes_split(data, progress, map, split_target(data.len()).map(|at| (at, false)))
+}
+
+/// What a snapshot pickle must open with.
+fn check_header(data: &[u8]) -> Result<(), String> {
     if data.is_empty() {
         return Err("empty file (not a memory snapshot pickle)".into());
     }
@@ -108,7 +113,7 @@ fn from_bytes_with(data: &[u8], progress: &Progress, map: Option<&memmap2::Mmap>
     if !header {
         return Err("not a pickle of a dict or list (expected torch.cuda.memory._dump_snapshot output)".into());
     }
-    from_bytes_split(data, progress, map, split_target(data.len()).map(|at| (at, false)))
+    Ok(())
 }
 
 /// Snapshots smaller than this are read by one thread (a second costs more than it saves).
@@ -140,9 +145,7 @@ fn from_bytes_split(
     map: Option<&memmap2::Mmap>,
     split: Option<(usize, bool)>,
 ) -> Result<MemorySnapshot, String> {
-    if data.is_empty() {
-        return Err("empty file (not a memory snapshot pickle)".into());
-    }
+    check_header(data)?;
     // a trace entry takes 70–90 bytes of pickle: reserved so the vector does not grow by copying
     let mut b = B::new(data.len() / 64);
     progress.bytes_total.store(data.len() as u64, Ordering::Relaxed);
