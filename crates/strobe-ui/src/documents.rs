@@ -38,7 +38,10 @@ impl MemoryDoc {
     pub fn open(path: PathBuf, snapshot: MemorySnapshot, cancelled: impl Fn() -> bool + Sync) -> Option<MemoryDoc> {
         let devices = snapshot.devices();
         let (report, built) = rayon::join(
-            || strobe_analysis::memory::analyse(&snapshot),
+            || {
+                let _t = strobe_store::timing::Phase::start("memory: analysis");
+                strobe_analysis::memory::analyse(&snapshot)
+            },
             || timelines_and_history(&snapshot, &devices, &cancelled),
         );
         let (timelines, first_history) = built?;
@@ -66,6 +69,7 @@ fn timelines_and_history(
         if cancelled() {
             return None;
         }
+        let _t = strobe_store::timing::Phase::start("memory: allocation timeline");
         out.push(Arc::new(AllocationTimeline::build(s, d)));
     }
     let mut first = None;
@@ -73,7 +77,10 @@ fn timelines_and_history(
         if cancelled() {
             return None;
         }
+        let t = strobe_store::timing::Phase::start("memory: allocator history");
         let h = AllocatorHistory::new(s, d);
+        drop(t);
+        let _t = strobe_store::timing::Phase::start("memory: history's regions");
         let regions = h.view();
         first = Some((h, regions));
     }

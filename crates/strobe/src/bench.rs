@@ -499,6 +499,7 @@ fn memory(file: &Path, runs: usize, frames: usize) -> anyhow::Result<()> {
         let mut pane = strobe_ui::memory::MemoryPane::new(&doc);
         for d in 0..doc.report.devices.len() {
             pane.device = d;
+            let _t = strobe_store::timing::Phase::start("memory: pane state");
             let _ = pane.state(&doc);
         }
         pane.device = 0;

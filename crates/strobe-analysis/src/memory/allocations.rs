@@ -7,8 +7,8 @@
 //! allocated bytes. An implicit interval tree over the positions (the store's cgranges layout)
 //! answers "alive at k, bottom to top" in O(log n + alive), with no cap on how many exist.
 
+use super::device_trace;
 use super::range_max::RangeMinMax;
-use super::{device_trace, replay_walk};
 use rustc_hash::FxHashMap;
 use strobe_model::memory::{Action, MemorySnapshot, StackId, TraceEntry};
 use strobe_store::interval;
@@ -41,88 +41,61 @@ pub struct AllocationTimeline {
     /// the height of the stack drawn (Σ alive sizes): the replayed allocated bytes whenever the
     /// trace is consistent with the final blocks, and still what is on screen when it is not.
     pub allocated: RangeMinMax,
-    pub reserved: RangeMinMax,
-    /// `time_us` of each position (the replay's), [`TraceEntry::NO_TIME`] where none (8
-    /// bytes a position, not an `Option`'s 16). Read with [`AllocationTimeline::time_at`].
-    time_us: Vec<i64>,
+    /// Reserved bytes as a step function: from position `reserved_at[i]` on, `reserved[i]`
+    /// (it changes only at segment entries, a few thousand in millions).
+    reserved_at: Vec<u32>,
+    reserved: RangeMinMax,
     /// Entry count (positions run 0 ..= len).
     pub len: usize,
 }
 
-/// Σ sizes alive at each position 0 ..= n: the differences, summed in place (one vector of a
-/// trace's length, not two: on a 25 M-entry trace each is 0.2 GB of fresh pages).
-fn stack_heights(allocs: &[Allocation], start: &[i64], end: &[i64], n: usize) -> Vec<i64> {
-    let mut h = vec![0i64; n + 2];
-    for (i, a) in allocs.iter().enumerate() {
-        h[start[i] as usize] += a.size as i64;
-        h[(end[i] as usize).min(n + 1)] -= a.size as i64;
-    }
-    h.truncate(n + 1);
-    let mut sum = 0;
-    for x in h.iter_mut() {
-        sum += *x;
-        *x = sum;
-    }
-    h
+/// Marks a `freed` entry as an index into `before` (else into `during`).
+const BEFORE: u32 = 1 << 31;
+
+/// What one pass over a device's trace yields: the allocations in trace order, the order they
+/// are freed in, and the two byte series, each relative to the trace's start (their offsets
+/// are known only at its end).
+struct Pass {
+    /// Allocated by the trace, in alloc order.
+    during: Vec<Allocation>,
+    /// Freed by the trace without having been allocated in it, in free order.
+    before: Vec<Allocation>,
+    /// Who each `free_completed` entry freed, in trace order (so by end position): a `during`
+    /// index, or `BEFORE |` a `before` index.
+    freed: Vec<u32>,
+    /// Stack height at each position 0 ..= n, less the allocations alive at position 0.
+    heights: Vec<i64>,
+    /// The positions where reserved bytes change (0 first) and the bytes from there on, less
+    /// the reserved bytes at position 0.
+    reserved_at: Vec<u32>,
+    reserved: Vec<i64>,
+    /// Alloc entries not freed yet at the end, by address.
+    open: FxHashMap<u64, usize>,
 }
 
-impl AllocationTimeline {
-    pub fn build(s: &MemorySnapshot, device: i64) -> AllocationTimeline {
-        // the replay (reserved bytes, times) is a pass of its own: on another core
-        let (built, (reserved, time_us)) = rayon::join(
-            || Self::intervals(s, device),
-            || {
-                let n = device_trace(s, device).len() + 1;
-                let (mut reserved, mut time_us) = (Vec::with_capacity(n), Vec::with_capacity(n));
-                replay_walk(s, device, |_, _, r, t| {
-                    reserved.push(r);
-                    time_us.push(t.unwrap_or(TraceEntry::NO_TIME));
-                });
-                (reserved, time_us)
-            },
-        );
-        let (allocs, start, end, n) = built;
-        let (heights, (max_end, by_end)) = rayon::join(
-            || RangeMinMax::new(stack_heights(&allocs, &start, &end, n)),
-            || {
-                let mut max_end = vec![0; end.len()];
-                interval::build_max_end(&end, &mut max_end);
-                let mut by_end: Vec<u32> = (0..allocs.len() as u32).collect();
-                by_end.sort_by_key(|&i| end[i as usize]);
-                (max_end, by_end)
-            },
-        );
-        AllocationTimeline {
-            device,
-            allocs,
-            start,
-            end,
-            max_end,
-            by_end,
-            allocated: heights,
-            reserved: RangeMinMax::new(reserved),
-            time_us,
-            len: n,
-        }
-    }
-
-    /// Every allocation of `device` stacked, with its start and end positions, and the
-    /// trace's length.
-    #[allow(clippy::type_complexity)]
-    fn intervals(s: &MemorySnapshot, device: i64) -> (Vec<Allocation>, Vec<i64>, Vec<i64>, usize) {
-        let trace = device_trace(s, device);
+impl Pass {
+    fn run(s: &MemorySnapshot, trace: &[TraceEntry]) -> Pass {
         let n = trace.len();
-        let mut before: Vec<Allocation> = Vec::new();
         // an allocation takes an alloc, a free_requested and a free_completed entry: room for
         // all of them at once (pages beyond what is used are never touched), where doubling
         // would copy hundreds of MB into fresh pages
-        let mut during: Vec<Allocation> = Vec::with_capacity(n / 2 + 16);
-        let mut open: FxHashMap<u64, usize> = FxHashMap::default();
+        let mut p = Pass {
+            during: Vec::with_capacity(n / 2 + 16),
+            before: Vec::new(),
+            freed: Vec::with_capacity(n / 2 + 16),
+            heights: Vec::with_capacity(n + 1),
+            reserved_at: vec![0],
+            reserved: vec![0],
+            open: FxHashMap::default(),
+        };
+        let (mut height, mut res) = (0i64, 0i64);
+        p.heights.push(0);
         for (i, e) in trace.iter().enumerate() {
             match e.action {
                 Action::Alloc => {
-                    open.insert(e.addr, during.len());
-                    during.push(Allocation {
+                    p.open.insert(e.addr, p.during.len());
+                    height += e.size as i64;
+                    p.during.push(Allocation {
                         addr: e.addr,
                         size: e.size,
                         stream: s.stream(e),
@@ -131,23 +104,60 @@ impl AllocationTimeline {
                         free_entry: None,
                     });
                 }
-                Action::FreeCompleted => match open.remove(&e.addr) {
-                    Some(j) => during[j].free_entry = Some(i as u32),
-                    None => before.push(Allocation {
-                        addr: e.addr,
-                        size: e.size,
-                        stream: s.stream(e),
-                        stack: e.stack,
-                        alloc_entry: None,
-                        free_entry: Some(i as u32),
-                    }),
+                Action::FreeCompleted => match p.open.remove(&e.addr) {
+                    Some(j) => {
+                        let a = &mut p.during[j];
+                        a.free_entry = Some(i as u32);
+                        height -= a.size as i64;
+                        p.freed.push(j as u32);
+                    }
+                    None => {
+                        height -= e.size as i64;
+                        p.freed.push(BEFORE | p.before.len() as u32);
+                        p.before.push(Allocation {
+                            addr: e.addr,
+                            size: e.size,
+                            stream: s.stream(e),
+                            stack: e.stack,
+                            alloc_entry: None,
+                            free_entry: Some(i as u32),
+                        });
+                    }
                 },
+                Action::SegmentAlloc | Action::SegmentMap => {
+                    res += e.size as i64;
+                    p.reserved_at.push(i as u32 + 1);
+                    p.reserved.push(res);
+                }
+                Action::SegmentFree | Action::SegmentUnmap => {
+                    res -= e.size as i64;
+                    p.reserved_at.push(i as u32 + 1);
+                    p.reserved.push(res);
+                }
                 _ => {}
             }
+            p.heights.push(height);
         }
+        p
+    }
+}
+
+impl AllocationTimeline {
+    /// One pass over the trace (on a 25 M-entry trace each pass reads 1.4 GB of entries, and
+    /// each series of a trace's length is 0.2 GB of fresh pages), then the indexes over it.
+    pub fn build(s: &MemorySnapshot, device: i64) -> AllocationTimeline {
+        let trace = device_trace(s, device);
+        let n = trace.len();
+        // entries are u32 and `freed` keeps a tag bit: a trace longer than that has no timeline
+        if n >= BEFORE as usize {
+            return AllocationTimeline { device, ..Default::default() };
+        }
+        let Pass { mut during, before, freed, mut heights, reserved_at, mut reserved, open } = Pass::run(s, trace);
         // final blocks the trace never allocated lived through all of it: bottom of the stack
         let mut forever: Vec<Allocation> = Vec::new();
+        let mut final_res = 0i64;
         for g in s.segments.iter().filter(|g| g.device == device) {
+            final_res += g.total_size as i64;
             let mut a = g.address;
             for b in &g.blocks {
                 if b.state.is_active() && !open.contains_key(&a) {
@@ -160,28 +170,57 @@ impl AllocationTimeline {
                         free_entry: None,
                     });
                 }
-                a += b.size;
+                a = a.wrapping_add(b.size);
             }
         }
         forever.sort_by_key(|a| a.addr);
-        // later-freed lower, so the bands that vanish first sit on top and the rest do not move
-        before.sort_by_key(|a| std::cmp::Reverse(a.free_entry));
-        // forever, then before, then during: put in front of `during` where it lies (the
-        // exact-size replacement moves `during` up once, in its own spare room)
-        let mut allocs = during;
-        allocs.splice(0..0, forever.into_iter().chain(before));
+        let (nf, nb) = (forever.len() as u32, before.len() as u32);
+        // stacked: forever, then before (later-freed lower, so the bands that vanish first sit
+        // on top and the rest do not move: `before` reversed), then during, put in front of
+        // `during` where it lies (it moves up once, in its own spare room)
+        let base: i64 = forever.iter().chain(&before).map(|a| a.size as i64).sum();
+        let unfreed: Vec<u32> =
+            during.iter().enumerate().filter(|(_, a)| a.free_entry.is_none()).map(|(j, _)| j as u32).collect();
+        during.splice(0..0, forever.into_iter().chain(before.into_iter().rev()));
+        let allocs = during;
+        // by end: the frees in trace order (each entry frees one, so their ends differ and
+        // rise), then those alive at the end in stacking order, as a stable sort by end has them
+        let at = |f: u32| if f & BEFORE != 0 { nf + (nb - 1 - (f & !BEFORE)) } else { nf + nb + f };
+        let by_end: Vec<u32> =
+            freed.iter().map(|&f| at(f)).chain(0..nf).chain(unfreed.iter().map(|&j| nf + nb + j)).collect();
+        drop(freed);
+        drop(unfreed);
         let start: Vec<i64> = allocs.iter().map(|a| a.alloc_entry.map_or(0, |e| e as i64 + 1)).collect();
         let end: Vec<i64> = allocs.iter().map(|a| a.free_entry.map_or(n as i64 + 1, |e| e as i64 + 1)).collect();
-        (allocs, start, end, n)
+        // anchored so the replay ends at the final state, as `replay` is
+        let res0 = final_res - reserved.last().copied().unwrap_or(0);
+        let (allocated, (max_end, reserved)) = rayon::join(
+            || {
+                for h in heights.iter_mut() {
+                    *h += base;
+                }
+                RangeMinMax::new(heights)
+            },
+            || {
+                let mut max_end = vec![0; end.len()];
+                interval::build_max_end(&end, &mut max_end);
+                for r in reserved.iter_mut() {
+                    *r += res0;
+                }
+                (max_end, RangeMinMax::new(reserved))
+            },
+        );
+        AllocationTimeline { device, allocs, start, end, max_end, by_end, allocated, reserved_at, reserved, len: n }
     }
 
-    /// The time of position `k`, if it has one.
-    pub fn time_at(&self, k: usize) -> Option<i64> {
-        self.time_us.get(k).copied().filter(|&t| t != TraceEntry::NO_TIME)
+    /// The time of position `k` (the replay's: that of the entry that led to it, the first
+    /// entry's at 0), read from `s`, the snapshot this timeline was built from.
+    pub fn time_at(&self, s: &MemorySnapshot, k: usize) -> Option<i64> {
+        device_trace(s, self.device).get(k.saturating_sub(1))?.time_us()
     }
     /// The first position's time that there is.
-    pub fn first_time(&self) -> Option<i64> {
-        self.time_us.iter().copied().find(|&t| t != TraceEntry::NO_TIME)
+    pub fn first_time(&self, s: &MemorySnapshot) -> Option<i64> {
+        device_trace(s, self.device).iter().find_map(TraceEntry::time_us)
     }
 
     /// Calls `f(index)` for each allocation alive at position `k`, bottom to top.
@@ -229,12 +268,122 @@ impl AllocationTimeline {
     /// Min and max reserved bytes over positions `[k0, k1)`.
     pub fn reserved_range(&self, k0: usize, k1: usize) -> (i64, i64) {
         let k0 = k0.min(self.len);
-        self.reserved.query(k0, k1.max(k0 + 1)).map_or((0, 0), |x| (x.0, x.1))
+        let k1 = k1.max(k0 + 1);
+        // the step in effect at k0, through the last that begins before k1
+        let i0 = self.reserved_at.partition_point(|&p| p as usize <= k0).saturating_sub(1);
+        let i1 = self.reserved_at.partition_point(|&p| (p as usize) < k1);
+        self.reserved.query(i0, i1.max(i0 + 1)).map_or((0, 0), |x| (x.0, x.1))
     }
 
     /// Max allocated bytes over positions `[k0, k1)`.
     pub fn allocated_max(&self, k0: usize, k1: usize) -> i64 {
         let k0 = k0.min(self.len);
         self.allocated.query(k0, k1.max(k0 + 1)).map_or(0, |x| x.1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The one-pass build against a direct reading of the definitions: alive means
+    //! `start <= k < end`, heights are sums over the alive, `by_end` is a stable sort by end,
+    //! reserved bytes and times are `replay`'s.
+    use super::*;
+    use strobe_model::memory::{Block, BlockState, Segment};
+
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self, n: u64) -> u64 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (self.0 >> 33) % n
+        }
+    }
+
+    fn entry(action: Action, addr: u64, size: u64, time: i64) -> TraceEntry {
+        TraceEntry { addr, size, time, stack: 0, stream: 0, extra: 0, action }
+    }
+
+    /// A trace over a few addresses (so reuse, frees of what was allocated before the ring's
+    /// start and double allocs all occur), segment events, missing times, and final blocks
+    /// some of which the trace allocated.
+    fn random_snapshot(seed: u64) -> MemorySnapshot {
+        let mut r = Lcg(seed);
+        let n = r.next(60) as usize;
+        let mut trace = Vec::new();
+        for i in 0..n {
+            let action = match r.next(7) {
+                0 | 1 => Action::Alloc,
+                2 | 3 => Action::FreeCompleted,
+                4 => Action::SegmentAlloc,
+                5 => Action::SegmentFree,
+                _ => Action::FreeRequested,
+            };
+            let time = if r.next(5) == 0 { TraceEntry::NO_TIME } else { 10 * i as i64 };
+            trace.push(entry(action, 0x1000 * (1 + r.next(6)), 1 + r.next(100), time));
+        }
+        let blocks = (0..r.next(5))
+            .map(|_| Block {
+                address: 0,
+                size: 0x1000,
+                requested_size: if r.next(2) == 0 { None } else { Some(1 + r.next(0x1000)) },
+                state: [BlockState::ActiveAllocated, BlockState::Inactive, BlockState::ActiveAwaitingFree]
+                    [r.next(3) as usize],
+                stack: 0,
+            })
+            .collect::<Vec<_>>();
+        let segment = Segment {
+            device: 0,
+            address: 0x1000,
+            total_size: 0x1000 * blocks.len() as u64 + r.next(1000),
+            stream: 0,
+            segment_type: String::new(),
+            pool_id: (0, 0),
+            is_expandable: false,
+            blocks,
+            stack: 0,
+        };
+        MemorySnapshot { segments: vec![segment], device_traces: vec![trace], streams: vec![0], ..Default::default() }
+    }
+
+    #[test]
+    fn one_pass_matches_the_definitions() {
+        for seed in 0..3000 {
+            let s = random_snapshot(seed);
+            let tl = AllocationTimeline::build(&s, 0);
+            let n = s.device_traces[0].len();
+            assert_eq!(tl.len, n);
+            let m = tl.allocs.len();
+            // stacking order: from before the trace (no alloc entry) first, then by alloc entry
+            let first_during = tl.allocs.iter().position(|a| a.alloc_entry.is_some()).unwrap_or(m);
+            assert!(tl.allocs[first_during..].windows(2).all(|w| w[0].alloc_entry < w[1].alloc_entry));
+            // ... and among those, the final blocks by address, then the frees latest first
+            let pre = &tl.allocs[..first_during];
+            let nf = pre.iter().take_while(|a| a.free_entry.is_none()).count();
+            assert!(pre[..nf].windows(2).all(|w| w[0].addr < w[1].addr));
+            assert!(pre[nf..].windows(2).all(|w| w[0].free_entry > w[1].free_entry && w[1].free_entry.is_some()));
+            let alive = |i: usize, k: usize| tl.start[i] as usize <= k && k < tl.end[i] as usize;
+            for (i, a) in tl.allocs.iter().enumerate() {
+                assert_eq!(tl.start[i], a.alloc_entry.map_or(0, |e| e as i64 + 1));
+                assert_eq!(tl.end[i], a.free_entry.map_or(n as i64 + 1, |e| e as i64 + 1));
+            }
+            let mut stable: Vec<u32> = (0..m as u32).collect();
+            stable.sort_by_key(|&i| tl.end[i as usize]);
+            assert_eq!(tl.by_end, stable, "seed {seed}");
+            let replay = super::super::replay(&s, 0);
+            for k in 0..=n {
+                let mut got = Vec::new();
+                tl.alive_at(k, |i| got.push(i));
+                let want: Vec<usize> = (0..m).filter(|&i| alive(i, k)).collect();
+                assert_eq!(got, want, "seed {seed} k {k}");
+                let h: i64 = want.iter().map(|&i| tl.allocs[i].size as i64).sum();
+                assert_eq!(tl.allocated_max(k, k + 1), h, "seed {seed} k {k}");
+                assert_eq!(tl.time_at(&s, k), replay.time_us[k], "seed {seed} k {k}");
+                for k1 in k + 1..=n + 1 {
+                    let w = &replay.reserved[k..k1.min(n + 1)];
+                    let want = (*w.iter().min().unwrap(), *w.iter().max().unwrap());
+                    assert_eq!(tl.reserved_range(k, k1), want, "seed {seed} [{k}, {k1})");
+                }
+            }
+            assert_eq!(tl.first_time(&s), replay.time_us.iter().find_map(|&t| t));
+        }
     }
 }

@@ -327,9 +327,9 @@ impl ActiveMemoryView {
         }
         let lbl = |k: f64| {
             let k = (k.max(0.0) as usize).min(tl.len);
-            match tl.time_at(k) {
+            match tl.time_at(s, k) {
                 Some(t) => {
-                    let t0 = tl.first_time().unwrap_or(t);
+                    let t0 = tl.first_time(s).unwrap_or(t);
                     format!("entry {k} · {:.3} s", (t - t0) as f64 / 1e6)
                 }
                 None => format!("entry {k}"),
