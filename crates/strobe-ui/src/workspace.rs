@@ -145,7 +145,7 @@ impl Derived {
     /// Computes every `Later` figure not yet there, waiting for those another thread is
     /// computing: what blocking opens wait for.
     pub fn fill_later(&self, store: &Store) {
-        fill_later(store, &self.steps, &self.step_anomalies, &self.nvtx_gpu, &self.series, &self.ops);
+        fill_later(store, &|| false, &self.steps, &self.step_anomalies, &self.nvtx_gpu, &self.series, &self.ops);
     }
 
     /// Whether some `Later` figure has not arrived yet.
@@ -163,8 +163,11 @@ impl Derived {
 
 /// Computes each of a trace's `Later` figures not yet there (the analyses thread runs it on
 /// clones of them, which share what they fill), waiting for one another thread computes.
+/// Once `gone()` says the trace was closed, the figures not begun are left unset.
+#[allow(clippy::too_many_arguments)]
 fn fill_later(
     store: &Store,
+    gone: &dyn Fn() -> bool,
     steps: &[strobe_analysis::steps::Step],
     anomalies: &Later<Vec<strobe_analysis::anomalies::StepAnomaly>>,
     nvtx_gpu: &Later<Vec<strobe_analysis::nvtx_gpu::ProjectedRange>>,
@@ -172,18 +175,30 @@ fn fill_later(
     ops: &Later<OpFigures>,
 ) {
     use strobe_store::timing::Phase;
+    if gone() {
+        return;
+    }
     anomalies.get_or_init(|| {
         let _t = Phase::start("ui: step anomalies");
         step_anomalies(store, steps)
     });
+    if gone() {
+        return;
+    }
     nvtx_gpu.get_or_init(|| {
         let _t = Phase::start("ui: nvtx projection");
         strobe_analysis::nvtx_gpu::project(store)
     });
+    if gone() {
+        return;
+    }
     series.get_or_init(|| {
         let _t = Phase::start("ui: derived series");
         derived_series(store)
     });
+    if gone() {
+        return;
+    }
     ops.get_or_init(|| {
         let _t = Phase::start("ui: per-op figures");
         OpFigures::compute(store)
@@ -255,7 +270,10 @@ impl Trace {
             // a panicking analysis leaves its figures unset (the panes go on without them),
             // not the app down
             crate::background::spawn("strobe-analyses", move || {
-                fill_later(&store, &steps, &anomalies, &nvtx_gpu, &series, &ops)
+                // the trace holds the store too: when only this thread does, it was closed
+                // (an Open that replaced it) and its figures would only slow the next load
+                let gone = || Arc::strong_count(&store) == 1;
+                fill_later(&store, &gone, &steps, &anomalies, &nvtx_gpu, &series, &ops)
             });
         }
         let (t_min, t_max) = activity_extent(&store);
