@@ -31,6 +31,11 @@ pub enum BenchWhat {
         /// Number each copy's `ProfilerStep#N` on from the previous copy's (distinct steps).
         #[arg(long)]
         renumber_steps: bool,
+        /// Shift Kineto's per-event counters in the args too (External id, Record function id,
+        /// Sequence number, Ev Idx, Python id and parent id), so no args text repeats between
+        /// copies, as in a real trace that long.
+        #[arg(long)]
+        distinct_args: bool,
     },
     /// Ingest FILE into a fresh store (median of --runs), with throughput and peak memory.
     Ingest {
@@ -163,8 +168,9 @@ pub enum BenchWhat {
 
 pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
     match a.what {
-        BenchWhat::Generate { from, size_mb, out, rank, world_size, renumber_steps } => {
-            let o = crate::scale::Options { rank: rank.zip(world_size), renumber_steps, period_ns: None };
+        BenchWhat::Generate { from, size_mb, out, rank, world_size, renumber_steps, distinct_args } => {
+            let o =
+                crate::scale::Options { rank: rank.zip(world_size), renumber_steps, period_ns: None, distinct_args };
             let n = crate::scale::generate(&from, size_mb << 20, &out, o)?;
             println!("wrote {} ({} events, {:.1} MB)", out.display(), n, std::fs::metadata(&out)?.len() as f64 / 1e6);
             Ok(())

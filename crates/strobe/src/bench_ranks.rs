@@ -47,7 +47,12 @@ fn ensure_files(o: &Opts) -> anyhow::Result<Vec<PathBuf>> {
         missing.par_iter().try_for_each(|&i| -> anyhow::Result<()> {
             // write beside, then rename: an interrupted run never leaves a short rank file
             let tmp = files[i].with_extension("json.part");
-            let g = crate::scale::Options { rank: Some((i as i64, o.n as i64)), renumber_steps: true, period_ns };
+            let g = crate::scale::Options {
+                rank: Some((i as i64, o.n as i64)),
+                renumber_steps: true,
+                period_ns,
+                distinct_args: false,
+            };
             crate::scale::generate(&from[i % from.len()], target, &tmp, g)?;
             std::fs::rename(&tmp, &files[i])?;
             Ok(())

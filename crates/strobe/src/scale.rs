@@ -48,6 +48,8 @@ struct EventPlan {
     ts: Option<(usize, usize, i64)>,
     dur: i64,
     ids: Vec<(usize, usize, i64)>,
+    /// The per-event counters of Kineto's args (range, value): shifted with `distinct_args`.
+    counters: Vec<(usize, usize, i64)>,
     /// The number N of a `ProfilerStep#N` name (range, value).
     step: Option<(usize, usize, i64)>,
 }
@@ -58,19 +60,27 @@ impl EventPlan {
             number_after(s, key)
                 .and_then(|(a, b)| strobe_import::time::decimal_to_ns(&s.as_bytes()[a..b], 1000).map(|v| (a, b, v)))
         };
-        let ids = ["id", "correlation"]
-            .iter()
-            .filter_map(|k| number_after(s, k).and_then(|(a, b)| s[a..b].parse::<i64>().ok().map(|v| (a, b, v))))
-            .collect();
+        let integers = |keys: &[&str]| -> Vec<(usize, usize, i64)> {
+            keys.iter()
+                .filter_map(|k| number_after(s, k).and_then(|(a, b)| s[a..b].parse::<i64>().ok().map(|v| (a, b, v))))
+                .collect()
+        };
+        let ids = integers(&["id", "correlation"]);
+        let counters = integers(&KINETO_COUNTERS);
         const STEP: &str = "\"ProfilerStep#";
         let step = s.find(STEP).and_then(|i| {
             let a = i + STEP.len();
             let b = a + s[a..].bytes().take_while(u8::is_ascii_digit).count();
             s[a..b].parse::<i64>().ok().map(|n| (a, b, n))
         });
-        EventPlan { ts: micros("ts"), dur: micros("dur").map(|d| d.2).unwrap_or(0), ids, step }
+        EventPlan { ts: micros("ts"), dur: micros("dur").map(|d| d.2).unwrap_or(0), ids, counters, step }
     }
 }
+
+/// Args Kineto numbers per event or per op, which a longer recording never repeats (an op's
+/// `External id` is also on its kernels: shifted alike, they stay linked within a copy).
+const KINETO_COUNTERS: [&str; 6] =
+    ["External id", "Record function id", "Sequence number", "Ev Idx", "Python id", "Python parent id"];
 
 /// What `generate` changes beyond the times and ids; the default changes nothing else (its
 /// output is what it always was).
@@ -86,6 +96,10 @@ pub struct Options {
     /// Copy k starts k × this after the source (default: the source's time span + 1 ms). Give
     /// every rank of a set the same period, else their copies drift apart step by step.
     pub period_ns: Option<i64>,
+    /// Shift Kineto's per-event counters in the args too (`KINETO_COUNTERS`), so no two copies
+    /// of an event have the same args text, as in a real trace that long (without it the
+    /// copies' args repeat byte for byte, which a store's args dedup then finds).
+    pub distinct_args: bool,
 }
 
 /// The default copy period of `from`: its time span (first start to last end) + 1 ms.
@@ -161,6 +175,11 @@ pub fn generate(from: &Path, target_bytes: u64, out: &Path, o: Options) -> anyho
             }
             for &(a, b, v) in &plan.ids {
                 edits.push((a, b, (v + c * 100_000_000).to_string()));
+            }
+            if o.distinct_args {
+                for &(a, b, v) in &plan.counters {
+                    edits.push((a, b, (v + c * 100_000_000).to_string()));
+                }
             }
             if let (Some((a, b, n)), true) = (plan.step, step_stride > 0) {
                 edits.push((a, b, (n + c * step_stride).to_string()));
