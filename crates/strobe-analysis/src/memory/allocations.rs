@@ -94,7 +94,7 @@ impl Pass {
             match e.action {
                 Action::Alloc => {
                     p.open.insert(e.addr, p.during.len());
-                    height += e.size as i64;
+                    height = height.wrapping_add(e.size as i64);
                     p.during.push(Allocation {
                         addr: e.addr,
                         size: e.size,
@@ -108,11 +108,11 @@ impl Pass {
                     Some(j) => {
                         let a = &mut p.during[j];
                         a.free_entry = Some(i as u32);
-                        height -= a.size as i64;
+                        height = height.wrapping_sub(a.size as i64);
                         p.freed.push(j as u32);
                     }
                     None => {
-                        height -= e.size as i64;
+                        height = height.wrapping_sub(e.size as i64);
                         p.freed.push(BEFORE | p.before.len() as u32);
                         p.before.push(Allocation {
                             addr: e.addr,
@@ -125,12 +125,12 @@ impl Pass {
                     }
                 },
                 Action::SegmentAlloc | Action::SegmentMap => {
-                    res += e.size as i64;
+                    res = res.wrapping_add(e.size as i64);
                     p.reserved_at.push(i as u32 + 1);
                     p.reserved.push(res);
                 }
                 Action::SegmentFree | Action::SegmentUnmap => {
-                    res -= e.size as i64;
+                    res = res.wrapping_sub(e.size as i64);
                     p.reserved_at.push(i as u32 + 1);
                     p.reserved.push(res);
                 }
@@ -148,7 +148,8 @@ impl AllocationTimeline {
     pub fn build(s: &MemorySnapshot, device: i64) -> AllocationTimeline {
         let trace = device_trace(s, device);
         let n = trace.len();
-        // entries are u32 and `freed` keeps a tag bit: a trace longer than that has no timeline
+        // entries are u32 and `freed` keeps a tag bit: a trace longer than that has no timeline.
+        // Byte sums wrap (as `replay`'s do) rather than panic on a hostile file's sizes
         if n >= BEFORE as usize {
             return AllocationTimeline { device, ..Default::default() };
         }
@@ -157,7 +158,7 @@ impl AllocationTimeline {
         let mut forever: Vec<Allocation> = Vec::new();
         let mut final_res = 0i64;
         for g in s.segments.iter().filter(|g| g.device == device) {
-            final_res += g.total_size as i64;
+            final_res = final_res.wrapping_add(g.total_size as i64);
             let mut a = g.address;
             for b in &g.blocks {
                 if b.state.is_active() && !open.contains_key(&a) {
@@ -178,7 +179,7 @@ impl AllocationTimeline {
         // stacked: forever, then before (later-freed lower, so the bands that vanish first sit
         // on top and the rest do not move: `before` reversed), then during, put in front of
         // `during` where it lies (it moves up once, in its own spare room)
-        let base: i64 = forever.iter().chain(&before).map(|a| a.size as i64).sum();
+        let base = forever.iter().chain(&before).fold(0i64, |s, a| s.wrapping_add(a.size as i64));
         let unfreed: Vec<u32> =
             during.iter().enumerate().filter(|(_, a)| a.free_entry.is_none()).map(|(j, _)| j as u32).collect();
         during.splice(0..0, forever.into_iter().chain(before.into_iter().rev()));
@@ -193,11 +194,11 @@ impl AllocationTimeline {
         let start: Vec<i64> = allocs.iter().map(|a| a.alloc_entry.map_or(0, |e| e as i64 + 1)).collect();
         let end: Vec<i64> = allocs.iter().map(|a| a.free_entry.map_or(n as i64 + 1, |e| e as i64 + 1)).collect();
         // anchored so the replay ends at the final state, as `replay` is
-        let res0 = final_res - reserved.last().copied().unwrap_or(0);
+        let res0 = final_res.wrapping_sub(reserved.last().copied().unwrap_or(0));
         let (allocated, (max_end, reserved)) = rayon::join(
             || {
                 for h in heights.iter_mut() {
-                    *h += base;
+                    *h = h.wrapping_add(base);
                 }
                 RangeMinMax::new(heights)
             },
@@ -205,7 +206,7 @@ impl AllocationTimeline {
                 let mut max_end = vec![0; end.len()];
                 interval::build_max_end(&end, &mut max_end);
                 for r in reserved.iter_mut() {
-                    *r += res0;
+                    *r = r.wrapping_add(res0);
                 }
                 (max_end, RangeMinMax::new(reserved))
             },
@@ -384,6 +385,58 @@ mod tests {
                 }
             }
             assert_eq!(tl.first_time(&s), replay.time_us.iter().find_map(|&t| t));
+        }
+    }
+}
+
+#[cfg(test)]
+mod hostile {
+    use super::*;
+
+    #[test]
+    fn sizes_near_the_top_of_u64_do_not_panic() {
+        let e = |action, addr| TraceEntry { addr, size: 3 << 61, time: 0, stack: 0, stream: 0, extra: 0, action };
+        let trace: Vec<TraceEntry> = [
+            Action::Alloc,
+            Action::SegmentAlloc,
+            Action::SegmentMap,
+            Action::FreeRequested,
+            Action::FreeCompleted,
+            Action::SegmentUnmap,
+            Action::Oom,
+        ]
+        .into_iter()
+        .flat_map(|a| (0..4).map(move |i| e(a, 10 + i)))
+        .collect();
+        use strobe_model::memory::{Block, BlockState, Segment};
+        let block = |state| Block { address: 0, size: 3 << 61, requested_size: None, state, stack: 0 };
+        let blocks = [BlockState::ActiveAllocated, BlockState::Inactive, BlockState::ActiveAwaitingFree];
+        let segment = Segment {
+            device: 0,
+            address: 1 << 40,
+            total_size: u64::MAX,
+            stream: 0,
+            segment_type: String::new(),
+            pool_id: (0, 0),
+            is_expandable: false,
+            blocks: blocks.iter().flat_map(|&b| [block(b), block(b)]).collect(),
+            stack: 0,
+        };
+        let s = MemorySnapshot {
+            segments: vec![segment.clone(), segment],
+            device_traces: vec![trace],
+            streams: vec![0],
+            ..Default::default()
+        };
+        let tl = AllocationTimeline::build(&s, 0);
+        let _ = (tl.allocated_max(0, 29), tl.reserved_range(0, 29));
+        let r = super::super::analyse(&s);
+        let _ = super::super::to_text(&r);
+        // walked both ways, as the pane's history slider does
+        let mut h = super::super::history::AllocatorHistory::new(&s, 0);
+        for k in (0..=28).rev().chain(0..=28) {
+            h.seek(&s, k);
+            let _ = (h.view(), h.free_figures());
         }
     }
 }

@@ -104,7 +104,8 @@ impl AllocatorHistory {
                     let lb = LiveBlock { size: b.size, requested: b.requested(), state: b.state, stack: b.stack };
                     h.blocks.insert(a, lb);
                 }
-                a += b.size;
+                // a hostile file's sizes saturate rather than panic (as all sums here)
+                a = a.saturating_add(b.size);
             }
         }
         h
@@ -218,12 +219,17 @@ impl AllocatorHistory {
     /// Returns the pieces removed.
     fn cut(&mut self, addr: u64, size: u64) -> Vec<Removed> {
         let (lo, hi) = (addr, addr.saturating_add(size));
-        let hit: Vec<u64> =
-            self.segments.range(..hi).rev().take_while(|(&a, g)| a + g.size > lo).map(|(&a, _)| a).collect();
+        let hit: Vec<u64> = self
+            .segments
+            .range(..hi)
+            .rev()
+            .take_while(|(&a, g)| a.saturating_add(g.size) > lo)
+            .map(|(&a, _)| a)
+            .collect();
         let mut removed = Vec::new();
         for a in hit {
             let g = self.segments.remove(&a).expect("listed above");
-            let end = a + g.size;
+            let end = a.saturating_add(g.size);
             let (cut_lo, cut_hi) = (a.max(lo), end.min(hi));
             removed.push(Removed::Segment(cut_lo, LiveSegment { size: cut_hi - cut_lo, ..g }));
             if a < lo {
@@ -245,8 +251,8 @@ impl AllocatorHistory {
         let mut out: Vec<(u64, LiveSegment)> = Vec::with_capacity(self.segments.len());
         for (&a, &g) in &self.segments {
             if let Some((pa, pg)) = out.last_mut() {
-                if g.expandable && pg.expandable && *pa + pg.size == a && pg.stream == g.stream {
-                    pg.size += g.size;
+                if g.expandable && pg.expandable && pa.saturating_add(pg.size) == a && pg.stream == g.stream {
+                    pg.size = pg.size.saturating_add(g.size);
                     continue;
                 }
             }
@@ -260,7 +266,7 @@ impl AllocatorHistory {
         self.regions()
             .into_iter()
             .map(|(a, g)| {
-                let end = a + g.size;
+                let end = a.saturating_add(g.size);
                 let mut blocks = Vec::new();
                 let mut cur = a;
                 for (&ba, b) in self.blocks.range(a..end) {
@@ -274,7 +280,7 @@ impl AllocatorHistory {
                         state: b.state,
                         stack: b.stack,
                     });
-                    cur = cur.max(ba + b.size);
+                    cur = cur.max(ba.saturating_add(b.size));
                 }
                 if end > cur {
                     blocks.push(free_block(cur, end - cur));
@@ -288,16 +294,17 @@ impl AllocatorHistory {
         let regions = self.view();
         let mut f = FreeFigures {
             regions: regions.len(),
-            reserved_bytes: regions.iter().map(|r| r.size).sum(),
+            reserved_bytes: regions.iter().fold(0u64, |x, r| x.saturating_add(r.size)),
             occupied_blocks: self.blocks.len(),
-            occupied_bytes: self.blocks.values().map(|b| b.size).sum(),
+            occupied_bytes: self.blocks.values().fold(0u64, |x, b| x.saturating_add(b.size)),
             ..FreeFigures::default()
         };
         let mut by: BTreeMap<i64, u64> = BTreeMap::new();
         for r in &regions {
             for b in r.blocks.iter().filter(|b| b.state == BlockState::Inactive) {
                 f.largest_free_block = f.largest_free_block.max(b.size);
-                *by.entry(r.stream).or_default() += b.size;
+                let x = by.entry(r.stream).or_default();
+                *x = x.saturating_add(b.size);
             }
         }
         f.free_by_stream = by.into_iter().collect();

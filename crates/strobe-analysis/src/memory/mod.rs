@@ -98,7 +98,7 @@ impl Replay {
 fn alloc_delta(a: Action, size: u64) -> i64 {
     match a {
         Action::Alloc => size as i64,
-        Action::FreeCompleted => -(size as i64),
+        Action::FreeCompleted => (size as i64).wrapping_neg(),
         _ => 0,
     }
 }
@@ -106,7 +106,7 @@ fn alloc_delta(a: Action, size: u64) -> i64 {
 fn reserved_delta(a: Action, size: u64) -> i64 {
     match a {
         Action::SegmentAlloc | Action::SegmentMap => size as i64,
-        Action::SegmentFree | Action::SegmentUnmap => -(size as i64),
+        Action::SegmentFree | Action::SegmentUnmap => (size as i64).wrapping_neg(),
         _ => 0,
     }
 }
@@ -138,16 +138,19 @@ pub fn replay_walk(s: &MemorySnapshot, device: i64, mut f: impl FnMut(usize, i64
     let mut final_alloc = 0i64;
     let mut final_res = 0i64;
     for g in segs {
-        final_res += g.total_size as i64;
-        final_alloc += g.blocks.iter().filter(|b| b.state.is_active()).map(|b| b.requested() as i64).sum::<i64>();
+        final_res = final_res.wrapping_add(g.total_size as i64);
+        for b in g.blocks.iter().filter(|b| b.state.is_active()) {
+            final_alloc = final_alloc.wrapping_add(b.requested() as i64);
+        }
     }
-    let da: i64 = trace.iter().map(|e| alloc_delta(e.action, e.size)).sum();
-    let dr: i64 = trace.iter().map(|e| reserved_delta(e.action, e.size)).sum();
-    let (mut a, mut res) = (final_alloc - da, final_res - dr);
+    // byte sums wrap rather than panic on a hostile file's sizes (no device holds 2^63 bytes)
+    let da = trace.iter().fold(0i64, |x, e| x.wrapping_add(alloc_delta(e.action, e.size)));
+    let dr = trace.iter().fold(0i64, |x, e| x.wrapping_add(reserved_delta(e.action, e.size)));
+    let (mut a, mut res) = (final_alloc.wrapping_sub(da), final_res.wrapping_sub(dr));
     f(0, a, res, trace.first().and_then(|e| e.time_us()));
     for (k, e) in trace.iter().enumerate() {
-        a += alloc_delta(e.action, e.size);
-        res += reserved_delta(e.action, e.size);
+        a = a.wrapping_add(alloc_delta(e.action, e.size));
+        res = res.wrapping_add(reserved_delta(e.action, e.size));
         f(k + 1, a, res, e.time_us());
     }
 }
@@ -166,7 +169,8 @@ pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
         device: d,
         segments: segs.len(),
         blocks: segs.iter().map(|g| g.blocks.len()).sum(),
-        reserved_bytes: segs.iter().map(|g| g.total_size).sum(),
+        // sizes are a file's words: a hostile one's sums saturate rather than panic
+        reserved_bytes: segs.iter().fold(0u64, |x, g| x.saturating_add(g.total_size)),
         allocated_bytes: 0,
         active_awaiting_free_bytes: 0,
         inactive_bytes: 0,
@@ -182,12 +186,14 @@ pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
     for b in segs.iter().flat_map(|g| &g.blocks) {
         match b.state {
             BlockState::ActiveAllocated => {
-                m.allocated_bytes += b.size;
-                m.rounding_waste_bytes += b.size.saturating_sub(b.requested());
+                m.allocated_bytes = m.allocated_bytes.saturating_add(b.size);
+                m.rounding_waste_bytes = m.rounding_waste_bytes.saturating_add(b.size.saturating_sub(b.requested()));
             }
-            BlockState::ActiveAwaitingFree => m.active_awaiting_free_bytes += b.size,
+            BlockState::ActiveAwaitingFree => {
+                m.active_awaiting_free_bytes = m.active_awaiting_free_bytes.saturating_add(b.size)
+            }
             BlockState::Inactive => {
-                m.inactive_bytes += b.size;
+                m.inactive_bytes = m.inactive_bytes.saturating_add(b.size);
                 m.largest_inactive_block = m.largest_inactive_block.max(b.size);
             }
             BlockState::Unknown => {}
