@@ -1,7 +1,7 @@
-//! The memory-snapshot decoder, then the analysis on whatever it accepts (the analysis
-//! must not panic on any snapshot the decoder returns). The same bytes read by two threads
-//! (a split parse, at a point taken from the input) give what the reader in order gives:
-//! the same snapshot, or the same error.
+//! The memory-snapshot decoder, then the analysis and the memory pane's timeline and history
+//! on whatever it accepts (none of them may panic on any snapshot the decoder returns). The
+//! same bytes read by two threads (a split parse, at a point taken from the input) give what
+//! the reader in order gives: the same snapshot, or the same error.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use strobe_import::memory_snapshot::{from_bytes, from_bytes_split_at};
@@ -22,4 +22,15 @@ fuzz_target!(|data: &[u8]| {
     let Ok(snap) = seq else { return };
     let report = strobe_analysis::memory::analyse(&snap);
     let _ = strobe_analysis::memory::to_text(&report);
+    // what the memory pane builds from it: each device's timeline, and its history walked to
+    // the start and back (inputs are small: the walk is short)
+    for d in snap.devices() {
+        let tl = strobe_analysis::memory::AllocationTimeline::build(&snap, d);
+        let _ = (tl.allocated_max(0, tl.len + 1), tl.reserved_range(0, tl.len + 1), tl.peak_in(0, tl.len + 1));
+        let mut h = strobe_analysis::memory::AllocatorHistory::new(&snap, d);
+        for k in (0..=h.len()).rev().chain(0..=h.len()) {
+            h.seek(&snap, k);
+        }
+        let _ = (h.view(), h.free_figures());
+    }
 });
