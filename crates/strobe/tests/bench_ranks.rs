@@ -11,9 +11,14 @@ fn sample(name: &str) -> PathBuf {
 }
 
 fn generate(out: &std::path::Path, extra: &[&str]) {
+    generate_from("ddp_rank1.json.gz", "1", out, extra)
+}
+
+/// `strobe bench generate` of about `size_mb` from the sample `source`.
+fn generate_from(source: &str, size_mb: &str, out: &std::path::Path, extra: &[&str]) {
     let st = Command::new(env!("CARGO_BIN_EXE_strobe"))
-        .args(["bench", "generate", "--size-mb", "1", "--from"])
-        .arg(sample("ddp_rank1.json.gz"))
+        .args(["bench", "generate", "--size-mb", size_mb, "--from"])
+        .arg(sample(source))
         .arg("-o")
         .arg(out)
         .args(extra)
@@ -89,18 +94,8 @@ fn args_texts(path: &std::path::Path) -> std::collections::HashMap<String, usize
 fn distinct_args_copies_repeat_no_args_text() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
-    let run = |out: &std::path::Path, extra: &[&str]| {
-        // the source (8.5 MB) fits twice in 18 MiB
-        let st = Command::new(env!("CARGO_BIN_EXE_strobe"))
-            .args(["bench", "generate", "--size-mb", "18", "--from"])
-            .arg(sample("ddp_rank0.json.gz"))
-            .arg("-o")
-            .arg(out)
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
-    };
+    // the source (8.5 MB) fits twice in 18 MiB
+    let run = |out: &std::path::Path, extra: &[&str]| generate_from("ddp_rank0.json.gz", "18", out, extra);
     let (plain, distinct) = (dir.path().join("plain.json"), dir.path().join("distinct.json"));
     run(&plain, &[]);
     run(&distinct, &["--distinct-args"]);
