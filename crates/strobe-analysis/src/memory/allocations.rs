@@ -124,17 +124,15 @@ impl Pass {
                         });
                     }
                 },
-                Action::SegmentAlloc | Action::SegmentMap => {
-                    res = res.wrapping_add(e.size as i64);
-                    p.reserved_at.push(i as u32 + 1);
-                    p.reserved.push(res);
+                a => {
+                    // segment entries: a step of the reserved bytes, as the replay counts them
+                    let d = super::reserved_delta(a, e.size);
+                    if d != 0 {
+                        res = res.wrapping_add(d);
+                        p.reserved_at.push(i as u32 + 1);
+                        p.reserved.push(res);
+                    }
                 }
-                Action::SegmentFree | Action::SegmentUnmap => {
-                    res = res.wrapping_sub(e.size as i64);
-                    p.reserved_at.push(i as u32 + 1);
-                    p.reserved.push(res);
-                }
-                _ => {}
             }
             p.heights.push(height);
         }
