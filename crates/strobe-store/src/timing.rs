@@ -9,9 +9,15 @@ pub struct Phase {
     on: bool,
 }
 
+/// When the first phase began: each line also says when its phase ended on that clock, so
+/// the critical path through phases on several threads can be read off.
+static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+
 impl Phase {
     pub fn start(label: &'static str) -> Phase {
-        Phase { label, t: Instant::now(), on: std::env::var_os("STROBE_TIMING").is_some() }
+        let t = Instant::now();
+        EPOCH.get_or_init(|| t);
+        Phase { label, t, on: std::env::var_os("STROBE_TIMING").is_some() }
     }
 }
 
@@ -19,7 +25,12 @@ impl Drop for Phase {
     fn drop(&mut self) {
         if self.on {
             let anon = anon_mb().map(|m| format!("  anon {m:6} MB")).unwrap_or_default();
-            eprintln!("[timing] {:<28} {:8.1} ms{anon}", self.label, self.t.elapsed().as_secs_f64() * 1e3);
+            let at = EPOCH.get().map(|e| e.elapsed().as_secs_f64() * 1e3).unwrap_or(0.0);
+            eprintln!(
+                "[timing] {:<28} {:8.1} ms{anon}  ends at {at:7.0} ms",
+                self.label,
+                self.t.elapsed().as_secs_f64() * 1e3
+            );
         }
     }
 }
