@@ -90,13 +90,18 @@ pub struct ReportInputs {
 impl ReportInputs {
     pub fn of(store: &Store, rule: &StepRule) -> ReportInputs {
         let phase = |label| strobe_store::timing::Phase::start(label);
-        let t = phase("report: steps");
-        let steps = find_steps(store, rule);
-        drop(t);
-        // one scan of the GPU lanes for busy/idle/overlap, the steps' window and the idle breakdown
-        let t = phase("report: gpu activity");
-        let activity = gpu_activity(store);
-        drop(t);
+        // the steps and one scan of the GPU lanes (for busy/idle/overlap, the steps' window
+        // and the idle breakdown) are independent: found side by side
+        let (steps, activity) = rayon::join(
+            || {
+                let _t = phase("report: steps");
+                find_steps(store, rule)
+            },
+            || {
+                let _t = phase("report: gpu activity");
+                gpu_activity(store)
+            },
+        );
         let unions = device_unions_of(&activity);
         let busy = crate::intervals::union(unions.iter().flat_map(|d| d.busy.iter().copied()).collect());
         ReportInputs { steps, activity, unions, busy }
@@ -133,31 +138,58 @@ pub fn report_from(store: &Store, inputs: &ReportInputs, top: usize, peaks: Peak
         steps_from: steps.first().map(|s| s.source.as_str().to_string()),
         capture: capture_range(store),
     };
-    let t = phase("report: step anomalies");
-    let step_anomalies = step_anomalies_in(store, &steps, None, crate::anomalies::DEFAULT_K, busy);
-    drop(t);
-    let t = phase("report: kernel stats");
-    let mut k = kernel_stats(store);
-    drop(t);
+    // the analyses are independent scans of the store: on the cold path of a several-rank
+    // report the last rank's report is alone on the machine, so it takes every core there is
+    use rayon::join;
+    let ((step_anomalies, mut k), ((peaks_mem, streams), (idle, efficiency))) = join(
+        || {
+            join(
+                || {
+                    let _t = phase("report: step anomalies");
+                    step_anomalies_in(store, &steps, None, crate::anomalies::DEFAULT_K, busy)
+                },
+                || {
+                    let _t = phase("report: kernel stats");
+                    kernel_stats(store)
+                },
+            )
+        },
+        || {
+            join(
+                || {
+                    join(
+                        || {
+                            let _t = phase("report: memory peaks");
+                            crate::memory_level::memory_peaks(store)
+                        },
+                        || {
+                            let _t = phase("report: stream stats");
+                            stream_stats(store)
+                        },
+                    )
+                },
+                || {
+                    join(
+                        || {
+                            let _t = phase("report: idle breakdown");
+                            crate::idle::idle_breakdown_of(store, unions, crate::idle::DEFAULT_THRESHOLD_NS)
+                        },
+                        || {
+                            let _t = phase("report: efficiency");
+                            crate::efficiency::efficiency(store, peaks)
+                        },
+                    )
+                },
+            )
+        },
+    );
     k.truncate(top);
     let mut gpus = gpu_time_of(activity, unions);
-    let t = phase("report: memory peaks");
-    let peaks_mem = crate::memory_level::memory_peaks(store);
-    drop(t);
     for m in peaks_mem {
         if let Some(g) = gpus.iter_mut().find(|g| g.device == m.device) {
             g.memory = Some(m);
         }
     }
-    let t = phase("report: stream stats");
-    let streams = stream_stats(store);
-    drop(t);
-    let t = phase("report: idle breakdown");
-    let idle = crate::idle::idle_breakdown_of(store, unions, crate::idle::DEFAULT_THRESHOLD_NS);
-    drop(t);
-    let t = phase("report: efficiency");
-    let efficiency = crate::efficiency::efficiency(store, peaks);
-    drop(t);
     Report {
         format: store.meta.format.as_str().to_string(),
         source: store.meta.source.clone(),

@@ -131,11 +131,15 @@ pub struct RankParts {
 /// Rank `rank`'s parts (`rank` as `identify_ranks` will name it; parts made under another
 /// number are made again by `multi_rank_report_from_parts`).
 pub fn rank_parts(rank: i64, source: &str, store: &Store, top: usize, opts: &RankOptions) -> RankParts {
-    let (digest, report, steps) = digest_and_report(rank, source, store, top, opts);
-    let t = Phase::start("ranks: queues, copy bandwidth");
-    let queues = RankQueues { rank, streams: queue_length(store) };
-    let bandwidth = RankBandwidth { rank, copies: memcpy_bandwidth(store) };
-    drop(t);
+    // the queues and copies are scans of their own: beside the report, not after it
+    let ((digest, report, steps), (queues, bandwidth)) = rayon::join(
+        || digest_and_report(rank, source, store, top, opts),
+        || {
+            let _t = Phase::start("ranks: queues, copy bandwidth");
+            let (streams, copies) = rayon::join(|| queue_length(store), || memcpy_bandwidth(store));
+            (RankQueues { rank, streams }, RankBandwidth { rank, copies })
+        },
+    );
     RankParts { rank, digest, report, queues, bandwidth, steps }
 }
 
