@@ -38,7 +38,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{sync_channel, Receiver};
 use strobe_model::{flags, CopyDir, IdKey, LaneKind, LoadSummary, SourceFormat, SpanKind, TraceMeta};
 
 /// Every SQLite database opens with this (`detect` sniffs it).
@@ -98,10 +97,35 @@ pub fn import_process(
     b: &mut StoreBuilder,
     progress: &Progress,
 ) -> Result<TraceMeta, ImportError> {
-    let mut meta = import_filtered(path, path, Some(pid), b, progress)?;
-    meta.extra.insert("rank_pid".into(), serde_json::Value::from(pid));
-    meta.load.notes.push(format!("process {pid} only: the rows of the report's other processes are left out"));
-    Ok(meta)
+    let mut out = import_processes(path, &[pid], vec![b], progress)?;
+    out.pop().unwrap_or_else(|| Err(ImportError::bad(path, "no process imported")))
+}
+
+/// Imports processes `pids` of the export at `path`, process `pids[k]` into `builders[k]`,
+/// as `import_process` does each, in one pass: every table is read once and each row goes
+/// to its own process's builder (reading a table per process decoded every row of the file
+/// once per rank). The outer error is one that stops every process (the file cannot be
+/// read); each process has its own result besides.
+pub fn import_processes(
+    path: &Path,
+    pids: &[u32],
+    builders: Vec<&mut StoreBuilder>,
+    progress: &Progress,
+) -> Result<Vec<Result<TraceMeta, ImportError>>, ImportError> {
+    if pids.len() != builders.len() {
+        return Err(ImportError::bad(path, "one builder per process is needed"));
+    }
+    let out = import_group(path, path, Some(pids), builders, progress)?;
+    Ok(out
+        .into_iter()
+        .zip(pids)
+        .map(|(r, &pid)| {
+            let mut meta = r?;
+            meta.extra.insert("rank_pid".into(), serde_json::Value::from(pid));
+            meta.load.notes.push(format!("process {pid} only: the rows of the report's other processes are left out"));
+            Ok(meta)
+        })
+        .collect())
 }
 
 /// Imports the export at `path` into memory and opens the result: the whole importer on one
@@ -122,16 +146,31 @@ pub fn import_as(
     b: &mut StoreBuilder,
     progress: &Progress,
 ) -> Result<TraceMeta, ImportError> {
-    import_filtered(path, source, None, b, progress)
+    let mut out = import_group(path, source, None, vec![b], progress)?;
+    out.pop().unwrap_or_else(|| Err(ImportError::bad(path, "nothing imported")))
 }
 
-fn import_filtered(
+/// What every process of one import shares: read once from the export's small tables.
+struct Shared {
+    meta: TraceMeta,
+    notes: Vec<String>,
+    strings: FxHashMap<i64, Box<str>>,
+    enums: [FxHashMap<i64, (String, String)>; 3],
+    nvtx_domains: FxHashMap<i64, String>,
+    corr_pid: bool,
+    usable: Vec<&'static str>,
+}
+
+/// The import proper: every row (`pids` None) into `builders[0]`, or the rows of process
+/// `pids[k]` into `builders[k]`. One reader thread per activity table streams its rows,
+/// each to its process's channel; one thread per builder turns them into spans.
+fn import_group(
     path: &Path,
     source: &Path,
-    only_pid: Option<u32>,
-    b: &mut StoreBuilder,
+    pids: Option<&[u32]>,
+    mut builders: Vec<&mut StoreBuilder>,
     progress: &Progress,
-) -> Result<TraceMeta, ImportError> {
+) -> Result<Vec<Result<TraceMeta, ImportError>>, ImportError> {
     let sql_err =
         |e: rusqlite::Error| ImportError::bad(path, format!("cannot read it as an Nsight Systems SQLite export: {e}"));
     if let Ok(md) = std::fs::metadata(path) {
@@ -164,98 +203,175 @@ fn import_filtered(
     let corr_pid =
         [KERNEL, MEMCPY, MEMSET, SYNC].iter().all(|t| !shown(t) || schema.col(t, "globalPid|globalTid").is_some())
             && (!shown(RUNTIME) || schema.col(RUNTIME, "globalTid|globalPid").is_some());
+    let ways = builders.len();
 
-    std::thread::scope(|s| -> Result<TraceMeta, ImportError> {
-        // Readers start now and fill their channels while the small tables load here.
+    std::thread::scope(|s| -> Result<Vec<Result<TraceMeta, ImportError>>, ImportError> {
+        // Readers start now and fill their channels while the small tables load here: one
+        // per table, sending each row to its process's receiver.
         fn reader<'s, R: rows::FromCells>(
             s: &'s std::thread::Scope<'s, '_>,
             path: &'s Path,
             read: Option<TableRead>,
-        ) -> Option<Receiver<Msg<R>>> {
-            let read = read?;
-            let (tx, rx) = sync_channel(4);
-            s.spawn(move || read_table(path, &read, tx));
-            Some(rx)
+            ways: usize,
+        ) -> Vec<Option<Rows<R>>> {
+            let Some(read) = read else { return (0..ways).map(|_| None).collect() };
+            spawn_readers(s, path, read, ways).into_iter().map(Some).collect()
         }
-        let plan = |t: &'static str| shown(t).then(|| TableRead::new(&schema, t, &cols(t), only_pid));
-        let sync_rx = reader::<SyncRow>(s, path, plan(SYNC));
-        let kernel_rx = reader::<KernelRow>(s, path, plan(KERNEL));
-        let memcpy_rx = reader::<MemcpyRow>(s, path, plan(MEMCPY));
-        let memset_rx = reader::<MemsetRow>(s, path, plan(MEMSET));
-        let runtime_rx = reader::<RuntimeRow>(s, path, plan(RUNTIME));
-        let nvtx_rx = reader::<NvtxRow>(s, path, plan(NVTX));
-        let osrt_rx = reader::<OsrtRow>(s, path, plan(OSRT));
+        let plan = |t: &'static str| shown(t).then(|| TableRead::new(&schema, t, &cols(t), pids));
+        let sync_rx = reader::<SyncRow>(s, path, plan(SYNC), ways);
+        let kernel_rx = reader::<KernelRow>(s, path, plan(KERNEL), ways);
+        let memcpy_rx = reader::<MemcpyRow>(s, path, plan(MEMCPY), ways);
+        let memset_rx = reader::<MemsetRow>(s, path, plan(MEMSET), ways);
+        let runtime_rx = reader::<RuntimeRow>(s, path, plan(RUNTIME), ways);
+        let nvtx_rx = reader::<NvtxRow>(s, path, plan(NVTX), ways);
+        let osrt_rx = reader::<OsrtRow>(s, path, plan(OSRT), ways);
 
-        let t_small = Phase::start("nsys: strings, enums, syncs");
+        let t_small = Phase::start("nsys: strings, enums");
         // Room for every span up front: no regrowth copies of the builder's span list. The
         // rowids are only an estimate, and a damaged file's can be anything: no row takes
         // less than 8 bytes of the file (cell pointer, size, rowid, record header, a value).
+        // Several processes share the rows: each gets its share of the estimate.
         let estimate: u64 = ACTIVITY[..7].iter().filter(|t| shown(t)).map(|t| schema.row_estimate(&conn, t)).sum();
         let file_len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        b.reserve_spans(estimate.min(file_len / 8).min(1 << 28) as usize);
+        let per = estimate.min(file_len / 8).min(1 << 28) / ways.max(1) as u64;
+        for b in builders.iter_mut() {
+            b.reserve_spans(per as usize);
+        }
         let strings = target::string_ids(&conn, &schema).map_err(sql_err)?;
-        let mut cx = Ctx::new(path, b, progress, strings, corr_pid);
-        cx.only_pid = only_pid;
-        cx.memcpy_enum = target::enum_table(&conn, &schema, ENUMS[0]).map_err(sql_err)?;
-        cx.mem_kind_enum = target::enum_table(&conn, &schema, ENUMS[1]).map_err(sql_err)?;
-        cx.sync_enum = target::enum_table(&conn, &schema, ENUMS[2]).map_err(sql_err)?;
-        if shown(NVTX) {
-            cx.nvtx_domains = nvtx_domains(&conn, &schema, &cx.strings).map_err(sql_err)?;
-        }
-
-        // Synchronization rows carry no thread: they go on the thread of the runtime call
-        // with their correlation id, so they are held (compactly) until the runtime is read.
-        let mut syncs: Vec<SyncRow> = Vec::new();
-        cx.drain(SYNC, sync_rx, |cx, r: SyncRow| {
-            cx.sync_wanted.insert(cx.corr_key(r.c.pid, r.c.corr), u32::MAX);
-            syncs.push(r);
-            Ok(())
-        })?;
+        let enums = [
+            target::enum_table(&conn, &schema, ENUMS[0]).map_err(sql_err)?,
+            target::enum_table(&conn, &schema, ENUMS[1]).map_err(sql_err)?,
+            target::enum_table(&conn, &schema, ENUMS[2]).map_err(sql_err)?,
+        ];
+        let nvtx_domains =
+            if shown(NVTX) { nvtx_domains(&conn, &schema, &strings).map_err(sql_err)? } else { FxHashMap::default() };
         drop(t_small);
-        let t = Phase::start("nsys: kernels (read + add)");
-        cx.drain(KERNEL, kernel_rx, Ctx::kernel)?;
-        drop(t);
-        let t = Phase::start("nsys: memcpy, memset");
-        cx.drain(MEMCPY, memcpy_rx, Ctx::memcpy)?;
-        cx.drain(MEMSET, memset_rx, Ctx::memset)?;
-        drop(t);
-        let t = Phase::start("nsys: runtime calls, syncs");
-        cx.drain(RUNTIME, runtime_rx, Ctx::runtime)?;
-        for r in syncs {
-            cx.sync(r).map_err(|e| ImportError::io(path, e))?;
-        }
-        drop(t);
-        let t = Phase::start("nsys: NVTX, OS runtime");
-        cx.drain(NVTX, nvtx_rx, Ctx::nvtx)?;
-        cx.drain(OSRT, osrt_rx, Ctx::osrt)?;
-        cx.finish_unclosed().map_err(|e| ImportError::io(path, e))?;
-        drop(t);
-        let t = Phase::start("nsys: memory usage, names");
-        if shown(MEM_USAGE) {
-            cx.memory_usage(&conn, &schema).map_err(sql_err)?;
-        }
-        cx.names(&conn, &schema).map_err(sql_err)?;
-        drop(t);
+        drop(conn);
+        let shared = Shared { meta, notes, strings, enums, nvtx_domains, corr_pid, usable: usable.clone() };
 
-        let mut load = std::mem::take(&mut cx.load);
-        load.notes.append(&mut notes);
-        table_notes(&schema, &usable, &load.by_category.clone(), &mut load);
-        if cx.no_end > 0 {
-            load.notes.push(format!("{} GPU or API rows had no end time: kept with zero duration", cx.no_end));
+        // one converter per process; the first on this thread
+        let mut rxs = (sync_rx, kernel_rx, memcpy_rx, memset_rx, runtime_rx, nvtx_rx, osrt_rx);
+        let mut jobs = Vec::with_capacity(ways);
+        for (k, b) in builders.into_iter().enumerate() {
+            let rx = Receivers {
+                sync: rxs.0[k].take(),
+                kernel: rxs.1[k].take(),
+                memcpy: rxs.2[k].take(),
+                memset: rxs.3[k].take(),
+                runtime: rxs.4[k].take(),
+                nvtx: rxs.5[k].take(),
+                osrt: rxs.6[k].take(),
+            };
+            jobs.push((pids.map(|p| p[k]), b, rx));
         }
-        let bad: Vec<String> = load
-            .skipped
-            .iter()
-            .filter(|(k, _)| k.ends_with(BAD_START) || k.ends_with(END_BEFORE_START))
-            .map(|(k, n)| format!("{n} {k}"))
-            .collect();
-        if !bad.is_empty() {
-            load.notes.push(format!("rows skipped for unusable times: {}", bad.join("; ")));
-        }
-        meta.load = load;
-        progress.bytes_done.store(progress.bytes_total.load(Ordering::Relaxed), Ordering::Relaxed);
-        Ok(meta)
+        let (shared, schema) = (&shared, &schema);
+        // a scope of their own: they borrow what was read here, which the readers' scope
+        // outlives
+        Ok(std::thread::scope(|c| {
+            let mut jobs = jobs.into_iter();
+            let first = jobs.next();
+            let others: Vec<_> =
+                jobs.map(|(pid, b, rx)| c.spawn(move || convert(path, shared, schema, pid, b, rx, progress))).collect();
+            let mut out = Vec::with_capacity(ways);
+            if let Some((pid, b, rx)) = first {
+                out.push(convert(path, shared, schema, pid, b, rx, progress));
+            }
+            for h in others {
+                out.push(h.join().unwrap_or_else(|_| Err(ImportError::bad(path, "nsys converter thread panicked"))));
+            }
+            out
+        }))
     })
+}
+
+/// One process's receivers, a table each (None: the table is not read).
+struct Receivers {
+    sync: Option<Rows<SyncRow>>,
+    kernel: Option<Rows<KernelRow>>,
+    memcpy: Option<Rows<MemcpyRow>>,
+    memset: Option<Rows<MemsetRow>>,
+    runtime: Option<Rows<RuntimeRow>>,
+    nvtx: Option<Rows<NvtxRow>>,
+    osrt: Option<Rows<OsrtRow>>,
+}
+
+/// Turns one process's rows (all rows when `only_pid` is None) into spans on `b`, table by
+/// table in a fixed order, so the store is the same on every run.
+fn convert(
+    path: &Path,
+    shared: &Shared,
+    schema: &Schema,
+    only_pid: Option<u32>,
+    b: &mut StoreBuilder,
+    rx: Receivers,
+    progress: &Progress,
+) -> Result<TraceMeta, ImportError> {
+    let sql_err =
+        |e: rusqlite::Error| ImportError::bad(path, format!("cannot read it as an Nsight Systems SQLite export: {e}"));
+    let shown = |t: &str| shared.usable.contains(&t);
+    let mut cx = Ctx::new(path, b, progress, &shared.strings, shared.corr_pid);
+    cx.only_pid = only_pid;
+    cx.memcpy_enum = shared.enums[0].clone();
+    cx.mem_kind_enum = shared.enums[1].clone();
+    cx.sync_enum = shared.enums[2].clone();
+    cx.nvtx_domains = shared.nvtx_domains.clone();
+
+    // Synchronization rows carry no thread: they go on the thread of the runtime call
+    // with their correlation id, so they are held (compactly) until the runtime is read.
+    let t = Phase::start("nsys: syncs");
+    let mut syncs: Vec<SyncRow> = Vec::new();
+    cx.drain(SYNC, rx.sync, |cx, r: SyncRow| {
+        cx.sync_wanted.insert(cx.corr_key(r.c.pid, r.c.corr), u32::MAX);
+        syncs.push(r);
+        Ok(())
+    })?;
+    drop(t);
+    let t = Phase::start("nsys: kernels (read + add)");
+    cx.drain(KERNEL, rx.kernel, Ctx::kernel)?;
+    drop(t);
+    let t = Phase::start("nsys: memcpy, memset");
+    cx.drain(MEMCPY, rx.memcpy, Ctx::memcpy)?;
+    cx.drain(MEMSET, rx.memset, Ctx::memset)?;
+    drop(t);
+    let t = Phase::start("nsys: runtime calls, syncs");
+    cx.drain(RUNTIME, rx.runtime, Ctx::runtime)?;
+    for r in syncs {
+        cx.sync(r).map_err(|e| ImportError::io(path, e))?;
+    }
+    drop(t);
+    let t = Phase::start("nsys: NVTX, OS runtime");
+    cx.drain(NVTX, rx.nvtx, Ctx::nvtx)?;
+    cx.drain(OSRT, rx.osrt, Ctx::osrt)?;
+    cx.finish_unclosed().map_err(|e| ImportError::io(path, e))?;
+    drop(t);
+    let t = Phase::start("nsys: memory usage, names");
+    // a connection of this converter's own: a connection is not shared between threads
+    let conn = schema::open(path).map_err(sql_err)?;
+    if shown(MEM_USAGE) {
+        cx.memory_usage(&conn, schema).map_err(sql_err)?;
+    }
+    cx.names(&conn, schema).map_err(sql_err)?;
+    drop(t);
+
+    let mut meta = shared.meta.clone();
+    let mut load = std::mem::take(&mut cx.load);
+    load.notes.extend(shared.notes.iter().cloned());
+    table_notes(schema, &shared.usable, &load.by_category.clone(), &mut load);
+    if cx.no_end > 0 {
+        load.notes.push(format!("{} GPU or API rows had no end time: kept with zero duration", cx.no_end));
+    }
+    let bad: Vec<String> = load
+        .skipped
+        .iter()
+        .filter(|(k, _)| k.ends_with(BAD_START) || k.ends_with(END_BEFORE_START))
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect();
+    if !bad.is_empty() {
+        load.notes.push(format!("rows skipped for unusable times: {}", bad.join("; ")));
+    }
+    meta.load = load;
+    progress.bytes_done.store(progress.bytes_total.load(Ordering::Relaxed), Ordering::Relaxed);
+    Ok(meta)
 }
 
 /// Refuses files that are not nsys exports, or that hold nothing to show; returns the
@@ -431,7 +547,7 @@ struct Ctx<'a> {
     path: &'a Path,
     b: &'a mut StoreBuilder,
     progress: &'a Progress,
-    strings: FxHashMap<i64, Box<str>>,
+    strings: &'a FxHashMap<i64, Box<str>>,
     interned: FxHashMap<i64, u32>,
     runtime_names: FxHashMap<i64, (u32, SpanKind)>,
     copy_names: FxHashMap<(i64, i64, i64), (u32, CopyDir)>,
@@ -466,7 +582,7 @@ impl<'a> Ctx<'a> {
         path: &'a Path,
         b: &'a mut StoreBuilder,
         progress: &'a Progress,
-        strings: FxHashMap<i64, Box<str>>,
+        strings: &'a FxHashMap<i64, Box<str>>,
         corr_pid: bool,
     ) -> Self {
         let cats = Cats {
@@ -514,12 +630,12 @@ impl<'a> Ctx<'a> {
     fn drain<R: RowPid>(
         &mut self,
         table: &str,
-        rx: Option<Receiver<Msg<R>>>,
+        rx: Option<Rows<R>>,
         mut f: impl FnMut(&mut Self, R) -> std::io::Result<()>,
     ) -> Result<(), ImportError> {
         let Some(rx) = rx else { return Ok(()) };
         let (mut n, mut bad) = (0u64, 0u64);
-        for msg in rx.iter() {
+        for msg in rx {
             if self.progress.cancelled() {
                 return Err(ImportError::Cancelled { path: self.path.to_path_buf() });
             }
@@ -1049,6 +1165,49 @@ fn strip_version(s: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn built(b: StoreBuilder, meta: &TraceMeta) -> Vec<u8> {
+        match b.finish(meta).unwrap() {
+            strobe_store::Built::Memory(v) => v,
+            strobe_store::Built::File(p) => panic!("a memory build wrote {}", p.display()),
+        }
+    }
+
+    /// Several processes imported in one pass (in either order) give each process the very
+    /// store that importing it alone gives.
+    #[test]
+    fn one_pass_over_several_processes_builds_each_alone_s_store() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces");
+        let mut several = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_none_or(|x| x != "sqlite") {
+                continue;
+            }
+            let pids: Vec<u32> = gpu_processes(&path).unwrap().iter().map(|p| p.pid).collect();
+            let alone: Vec<Vec<u8>> = pids
+                .iter()
+                .map(|&pid| {
+                    let mut b = StoreBuilder::new(strobe_store::Output::memory_with_key([0; 4])).unwrap();
+                    let meta = import_process(&path, pid, &mut b, &Progress::default()).unwrap();
+                    built(b, &meta)
+                })
+                .collect();
+            for order in [pids.clone(), pids.iter().rev().copied().collect()] {
+                let mut bs: Vec<StoreBuilder> = order
+                    .iter()
+                    .map(|_| StoreBuilder::new(strobe_store::Output::memory_with_key([0; 4])).unwrap())
+                    .collect();
+                let metas = import_processes(&path, &order, bs.iter_mut().collect(), &Progress::default()).unwrap();
+                for ((b, meta), pid) in bs.into_iter().zip(metas).zip(&order) {
+                    let k = pids.iter().position(|p| p == pid).unwrap();
+                    assert!(built(b, &meta.unwrap()) == alone[k], "{}: process {pid}", path.display());
+                }
+            }
+            several += (pids.len() > 1) as usize;
+        }
+        assert!(several >= 1, "an export of several GPU processes was read");
+    }
     #[test]
     fn versions() {
         assert_eq!(strip_version("cudaLaunchKernel_v7000"), "cudaLaunchKernel");

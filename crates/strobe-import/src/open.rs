@@ -77,23 +77,73 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
 /// One process of a several-process Nsight Systems export (`nsys_sqlite::gpu_processes`) as
 /// its own store: the rank view of that process, cached apart from the whole report's.
 pub fn load_nsys_process(path: &Path, p: &nsys_sqlite::GpuProcess, opts: &LoadOptions) -> Result<Store, ImportError> {
+    let mut out = load_nsys_processes(path, std::slice::from_ref(p), opts)?;
+    out.pop().unwrap_or_else(|| Err(ImportError::bad(path, "no process loaded")))
+}
+
+/// Every process in `procs` as `load_nsys_process` loads it, in order: those not cached are
+/// imported together in one pass over the export (`nsys_sqlite::import_processes`), and
+/// their stores finished each on a thread of its own. The outer error is one that stops
+/// them all.
+pub fn load_nsys_processes(
+    path: &Path,
+    procs: &[nsys_sqlite::GpuProcess],
+    opts: &LoadOptions,
+) -> Result<Vec<Result<Store, ImportError>>, ImportError> {
     let progress = opts.progress.clone().unwrap_or_default();
-    let mut key = cache::source_key(path).map_err(|e| ImportError::io(path, e))?;
-    // a key of its own per process (and per rank numbering), never the whole report's
-    key[2] ^= 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(p.pid as u64 + 1);
-    key[3] ^= (p.rank as u64) << 32 | 0x5354_4550;
+    let source = cache::source_key(path).map_err(|e| ImportError::io(path, e))?;
     let dir = if opts.no_cache { None } else { cache::resolve_cache_dir(opts.cache_dir.as_deref()) };
-    if let Some(d) = &dir {
-        if let Some(s) = cache::open_cached(d, &key) {
-            return Ok(s);
+    let mut out: Vec<Option<Result<Store, ImportError>>> = Vec::with_capacity(procs.len());
+    let mut todo: Vec<(usize, StoreBuilder)> = Vec::new();
+    for (i, p) in procs.iter().enumerate() {
+        let mut key = source;
+        // a key of its own per process (and per rank numbering), never the whole report's
+        key[2] ^= 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(p.pid as u64 + 1);
+        key[3] ^= (p.rank as u64) << 32 | 0x5354_4550;
+        if let Some(s) = dir.as_deref().and_then(|d| cache::open_cached(d, &key)) {
+            out.push(Some(Ok(s)));
+            continue;
+        }
+        match StoreBuilder::new(cache::output_for(dir.as_deref(), key)) {
+            Ok(b) => {
+                out.push(None);
+                todo.push((i, b));
+            }
+            Err(e) => out.push(Some(Err(ImportError::io(path, e)))),
         }
     }
-    let mut b = StoreBuilder::new(cache::output_for(dir.as_deref(), key)).map_err(|e| ImportError::io(path, e))?;
-    let mut meta = nsys_sqlite::import_process(path, p.pid, &mut b, &progress)?;
-    meta.distributed = Some(strobe_model::DistributedInfo { rank: Some(p.rank), ..Default::default() });
-    meta.extra.insert("rank_from".into(), serde_json::Value::from(p.rank_from));
-    let built = b.finish(&meta).map_err(|e| ImportError::io(path, e))?;
-    cache::open_built(built).map_err(|e| ImportError::bad(path, e.to_string()))
+    if !todo.is_empty() {
+        let pids: Vec<u32> = todo.iter().map(|(i, _)| procs[*i].pid).collect();
+        let metas = nsys_sqlite::import_processes(path, &pids, todo.iter_mut().map(|(_, b)| b).collect(), &progress)?;
+        let built: Vec<(usize, Result<Store, ImportError>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = todo
+                .into_iter()
+                .zip(metas)
+                .map(|((i, b), meta)| {
+                    let p = &procs[i];
+                    let h = s.spawn(move || -> Result<Store, ImportError> {
+                        let mut meta = meta?;
+                        meta.distributed =
+                            Some(strobe_model::DistributedInfo { rank: Some(p.rank), ..Default::default() });
+                        meta.extra.insert("rank_from".into(), serde_json::Value::from(p.rank_from));
+                        let built = b.finish(&meta).map_err(|e| ImportError::io(path, e))?;
+                        cache::open_built(built).map_err(|e| ImportError::bad(path, e.to_string()))
+                    });
+                    (i, h)
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|(i, h)| {
+                    (i, h.join().unwrap_or_else(|_| Err(ImportError::bad(path, "store builder thread panicked"))))
+                })
+                .collect()
+        });
+        for (i, r) in built {
+            out[i] = Some(r);
+        }
+    }
+    Ok(out.into_iter().map(|r| r.unwrap_or_else(|| Err(ImportError::bad(path, "process not loaded")))).collect())
 }
 
 /// A trace format into a store, through the cache.

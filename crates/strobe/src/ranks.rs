@@ -104,6 +104,7 @@ fn emit_ranks(
     opts: &RankOptions,
     memo: Option<&crate::report_memo::Memo>,
 ) -> anyhow::Result<()> {
+    let _t = strobe_store::timing::Phase::start("ranks: report, text, memo");
     let (stores, parts): (Vec<Store>, Vec<RankParts>) = loaded.into_iter().unzip();
     let traces: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(&stores).collect();
     let r = strobe_analysis::ranks::report::multi_rank_report_from_parts(&traces, parts, o.how, o.top, opts);
@@ -124,6 +125,7 @@ pub fn nsys_processes(file: &Path) -> Option<Vec<strobe_import::nsys_sqlite::Gpu
     if !matches!(strobe_import::detect(file), Ok(Some(strobe_import::Format::NsysSqlite))) {
         return None;
     }
+    let _t = strobe_store::timing::Phase::start("nsys: its GPU processes");
     strobe_import::nsys_sqlite::gpu_processes(file).ok().filter(|p| p.len() > 1)
 }
 
@@ -140,16 +142,21 @@ pub fn report_nsys_processes(
 ) -> anyhow::Result<()> {
     let load = load_options(cache_dir);
     let names: Vec<String> = procs.iter().map(|p| format!("{} (pid {})", file.display(), p.pid)).collect();
-    // each process reads the export on a connection of its own
-    let indexed: Vec<(usize, &strobe_import::nsys_sqlite::GpuProcess)> = procs.iter().enumerate().collect();
-    let loaded = load_each(
-        &indexed,
-        |_| file,
-        |&(i, p)| {
-            let store = strobe_import::load_nsys_process(file, p, &load)?;
-            Ok(with_parts(store, p.rank, &names[i], o, opts))
-        },
-    )?;
+    // every process from one pass over the export; then each rank's share of the report on
+    // a thread of its own
+    let stores = strobe_import::load_nsys_processes(file, procs, &load)?.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let indexed: Vec<(usize, Store)> = stores.into_iter().enumerate().collect();
+    let loaded = std::thread::scope(|s| {
+        let handles: Vec<_> = indexed
+            .into_iter()
+            .map(|(i, store)| {
+                let (rank, name) = (procs[i].rank, &names[i]);
+                s.spawn(move || with_parts(store, rank, name, o, opts))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join()).collect::<Result<Vec<_>, _>>()
+    })
+    .map_err(|_| anyhow::anyhow!("{}: a rank's report thread panicked", file.display()))?;
     emit_ranks(&names, loaded, o, opts, memo)
 }
 
