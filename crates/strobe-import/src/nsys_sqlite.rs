@@ -230,12 +230,13 @@ fn import_group(
         // Room for every span up front: no regrowth copies of the builder's span list. The
         // rowids are only an estimate, and a damaged file's can be anything: no row takes
         // less than 8 bytes of the file (cell pointer, size, rowid, record header, a value).
-        // Several processes share the rows: each gets its share of the estimate.
+        // Several processes share the rows, unevenly, so each is given room for all of them:
+        // room is address space, and pages past the last span pushed are never touched,
+        // where a process outgrowing an even share copied its spans into fresh pages.
         let estimate: u64 = ACTIVITY[..7].iter().filter(|t| shown(t)).map(|t| schema.row_estimate(&conn, t)).sum();
         let file_len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        let per = estimate.min(file_len / 8).min(1 << 28) / ways.max(1) as u64;
         for b in builders.iter_mut() {
-            b.reserve_spans(per as usize);
+            b.reserve_spans(estimate.min(file_len / 8).min(1 << 28) as usize);
         }
         let strings = target::string_ids(&conn, &schema).map_err(sql_err)?;
         let enums = [
