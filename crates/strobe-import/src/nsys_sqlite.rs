@@ -1112,7 +1112,7 @@ impl<'a> Ctx<'a> {
 
     /// Names of the processes and threads that have lanes.
     fn names(&mut self, conn: &rusqlite::Connection, schema: &Schema) -> rusqlite::Result<()> {
-        let threads = target::thread_names(conn, schema, &self.strings)?;
+        let threads = target::thread_names(conn, schema, self.strings)?;
         let procs = target::process_names(conn, schema)?;
         let mut pids: Vec<u32> = self.pids.iter().copied().collect();
         pids.sort_unstable();

@@ -222,6 +222,9 @@ impl Gate {
     }
 }
 
+/// A segment's channels, one per destination.
+type SegmentSenders<R> = Vec<Sender<Msg<R>>>;
+
 /// Leaf pages per segment of a table read by two threads; tables with fewer than two
 /// segments' worth are read by one.
 const SEGMENT_LEAVES: usize = 256;
@@ -270,7 +273,7 @@ fn spawn_readers_in<'s, R: FromCells>(
     match pages {
         Some((file, leaves)) if segments > 1 => {
             let (file, leaves) = (Arc::new(file), Arc::new(leaves));
-            let mut per_thread: [Vec<(usize, Vec<Sender<Msg<R>>>)>; 2] = [Vec::new(), Vec::new()];
+            let mut per_thread: [Vec<(usize, SegmentSenders<R>)>; 2] = [Vec::new(), Vec::new()];
             for (seg, t) in txs.into_iter().enumerate() {
                 per_thread[seg % 2].push((seg, t));
             }
