@@ -246,8 +246,19 @@ impl Columns {
         let mut off = hlen;
         let want = upto.min(MAX_COLS);
         while at < hlen && r.n < want {
-            let (t, k) = varint(&payload[..hlen], at).ok_or("record header runs past its payload")?;
-            at += k;
+            // a serial type is nearly always one byte (every type but a text or blob longer
+            // than 57 bytes): read it inline, without the varint loop
+            let t = match payload[at] {
+                b if b < 0x80 => {
+                    at += 1;
+                    b as u64
+                }
+                _ => {
+                    let (t, k) = varint(&payload[..hlen], at).ok_or("record header runs past its payload")?;
+                    at += k;
+                    t
+                }
+            };
             let len = match t {
                 // 10 and 11 are reserved: SQLite reads them as NULL, of no length
                 0 | 8..=11 => 0,
@@ -317,6 +328,7 @@ impl<'a> Record<'a> {
 }
 
 /// SQLite's varint at `at`: (value, bytes read), None past the end of `b`.
+#[inline]
 #[inline]
 fn varint(b: &[u8], at: usize) -> Option<(u64, usize)> {
     let mut v = 0u64;
