@@ -1174,17 +1174,24 @@ mod tests {
         }
     }
 
+    /// The bundled Nsight Systems exports (`sample-traces/*.sqlite`).
+    pub(crate) fn bundled_exports() -> Vec<std::path::PathBuf> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces");
+        let mut out: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "sqlite"))
+            .collect();
+        out.sort();
+        out
+    }
+
     /// Several processes imported in one pass (in either order) give each process the very
     /// store that importing it alone gives.
     #[test]
     fn one_pass_over_several_processes_builds_each_alone_s_store() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces");
         let mut several = 0;
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let path = e.unwrap().path();
-            if path.extension().is_none_or(|x| x != "sqlite") {
-                continue;
-            }
+        for path in bundled_exports() {
             let pids: Vec<u32> = gpu_processes(&path).unwrap().iter().map(|p| p.pid).collect();
             let alone: Vec<Vec<u8>> = pids
                 .iter()

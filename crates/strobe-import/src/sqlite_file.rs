@@ -329,7 +329,6 @@ impl<'a> Record<'a> {
 
 /// SQLite's varint at `at`: (value, bytes read), None past the end of `b`.
 #[inline]
-#[inline]
 fn varint(b: &[u8], at: usize) -> Option<(u64, usize)> {
     let mut v = 0u64;
     for i in 0..8 {

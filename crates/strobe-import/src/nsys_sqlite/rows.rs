@@ -664,13 +664,8 @@ mod tests {
     /// as through SQLite (old and new schemas, renamed tables, inline names, bad times).
     #[test]
     fn page_reads_match_sqlite_on_the_bundled_exports() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces");
         let mut direct_tables = 0;
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let path = e.unwrap().path();
-            if path.extension().is_none_or(|x| x != "sqlite") {
-                continue;
-            }
+        for path in crate::nsys_sqlite::tests::bundled_exports() {
             let conn = open(&path).unwrap();
             let s = Schema::probe(&conn, WANTED).unwrap();
             fn both<R: FromCells + PartialEq + std::fmt::Debug>(path: &Path, t: &str, mut read: TableRead) -> bool {
@@ -722,13 +717,8 @@ mod tests {
     /// one scan of the table gives it: the segments are read out of order, delivered in order.
     #[test]
     fn segmented_reads_deliver_each_destination_its_rows_in_order() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces");
         let mut segmented = 0;
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let path = e.unwrap().path();
-            if path.extension().is_none_or(|x| x != "sqlite") {
-                continue;
-            }
+        for path in crate::nsys_sqlite::tests::bundled_exports() {
             let conn = open(&path).unwrap();
             let s = Schema::probe(&conn, WANTED).unwrap();
             let mut procs: Vec<u32> = crate::nsys_sqlite::gpu_processes(&path).unwrap().iter().map(|p| p.pid).collect();
