@@ -66,16 +66,24 @@ impl TableRead {
     }
 
     /// Each row of the table, in rowid order, converted, to `each` with its destination
-    /// (None: an unusable row); stops when `each` returns false.
-    pub fn scan<R: FromCells>(
+    /// (None: an unusable row); stops when `each` returns false. The readers find the
+    /// pages once and call `scan_from`; the tests read a table through this.
+    #[cfg(test)]
+    pub fn scan<R: FromCells>(&self, path: &Path, each: impl FnMut(usize, Option<R>) -> bool) -> Result<(), String> {
+        self.scan_from(path, self.pages(path), each)
+    }
+
+    /// `scan` with the table's pages already found by `pages` (None: through SQLite).
+    fn scan_from<R: FromCells>(
         &self,
         path: &Path,
+        pages: Option<(SqliteFile, Vec<u32>)>,
         mut each: impl FnMut(usize, Option<R>) -> bool,
     ) -> Result<(), String> {
         // A file the page reader refuses before any row is read (UTF-16 text, no mmap, a
         // malformed b-tree) goes through SQLite. A damaged leaf met mid-scan is an error, as
         // SQLite's "malformed" would be: falling back after rows were sent would send them twice.
-        if let (Some(d), Some((file, leaves))) = (self.direct.as_ref(), self.pages(path)) {
+        if let (Some(d), Some((file, leaves))) = (self.direct.as_ref(), pages) {
             return self.scan_leaves(d, &file, &leaves, each).map(|_| ());
         }
         let mut run = || -> rusqlite::Result<()> {
@@ -105,7 +113,7 @@ impl TableRead {
     ) -> Result<Vec<A>, String> {
         let (Some(d), Some((file, leaves))) = (self.direct.as_ref(), self.pages(path)) else {
             let mut acc = init();
-            self.scan(path, |k, r| {
+            self.scan_from(path, None, |k, r| {
                 fold(&mut acc, k, r);
                 true
             })?;
@@ -292,9 +300,11 @@ fn spawn_readers_in<'s, R: FromCells>(
                 });
             }
         }
-        _ => {
+        // one reader, over the pages found above (a table's file is mapped and its b-tree
+        // walked once)
+        pages => {
             let t = txs.pop().unwrap_or_default();
-            s.spawn(move || send_rows(t, |each| read.scan(path, each).map(|_| true)));
+            s.spawn(move || send_rows(t, |each| read.scan_from(path, pages, each).map(|_| true)));
         }
     }
     rxs.into_iter()
