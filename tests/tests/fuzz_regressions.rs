@@ -76,8 +76,12 @@ fn gzip_corrupt_deflate_stream_ends() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t.json.gz");
         std::fs::write(&p, &bytes).unwrap();
-        let opts =
-            strobe_import::LoadOptions { cache_dir: Some(dir.path().to_path_buf()), no_cache: true, progress: None };
+        let opts = strobe_import::LoadOptions {
+            cache_dir: Some(dir.path().to_path_buf()),
+            no_cache: true,
+            progress: None,
+            defer_write: false,
+        };
         let r = strobe_import::open(&p, &opts).map(|_| ()).map_err(|e| e.to_string());
         let _ = tx.send(r);
     });

@@ -16,6 +16,10 @@ pub struct LoadOptions {
     /// Build in memory only, writing no cache.
     pub no_cache: bool,
     pub progress: Option<Arc<Progress>>,
+    /// A store built now comes back before its level of detail and file are made
+    /// (`StoreBuilder::finish_deferred`): for an answer that needs neither (`strobe report`),
+    /// whose caller then calls `Store::write_pending` to cache it.
+    pub defer_write: bool,
 }
 
 /// What a file holds, by the kind of value it becomes.
@@ -126,8 +130,7 @@ pub fn load_nsys_processes(
                         meta.distributed =
                             Some(strobe_model::DistributedInfo { rank: Some(p.rank), ..Default::default() });
                         meta.extra.insert("rank_from".into(), serde_json::Value::from(p.rank_from));
-                        let built = b.finish(&meta).map_err(|e| ImportError::io(path, e))?;
-                        cache::open_built(built).map_err(|e| ImportError::bad(path, e.to_string()))
+                        finish_store(b, &meta, opts.defer_write, path)
                     });
                     (i, h)
                 })
@@ -166,6 +169,19 @@ fn load_trace(path: &Path, fmt: Format, opts: &LoadOptions) -> Result<Store, Imp
         }
         _ => return Err(ImportError::bad(path, "not a timeline trace")),
     };
-    let built = b.finish(&meta).map_err(|e| ImportError::io(path, e))?;
+    finish_store(b, &meta, opts.defer_write, path)
+}
+
+/// The builder's store, finished (or ready for queries with its file to come: `deferred`).
+fn finish_store(
+    b: StoreBuilder,
+    meta: &strobe_model::TraceMeta,
+    deferred: bool,
+    path: &Path,
+) -> Result<Store, ImportError> {
+    if deferred {
+        return b.finish_deferred(meta).map_err(|e| ImportError::io(path, e));
+    }
+    let built = b.finish(meta).map_err(|e| ImportError::io(path, e))?;
     cache::open_built(built).map_err(|e| ImportError::bad(path, e.to_string()))
 }

@@ -3,7 +3,7 @@
 //! level-of-detail pyramid per lane (in parallel), resolves flows and writes every section.
 
 use crate::format::*;
-use crate::lod::{build_depth_levels, LodItem, LodLevel};
+use crate::lod::{build_depth_levels, LodItem};
 use crate::nesting::{assign_depth, Crossings};
 use crate::output::Output;
 use crate::strings::Interner;
@@ -298,8 +298,35 @@ impl StoreBuilder {
     }
 
     /// Writes the store. `meta` goes in as given (its load summary should be complete).
-    pub fn finish(mut self, meta: &TraceMeta) -> std::io::Result<Built> {
+    pub fn finish(self, meta: &TraceMeta) -> std::io::Result<Built> {
         let _t = crate::timing::Phase::start("store finish (total)");
+        let (columns, out, table) = self.stage(meta)?;
+        crate::deferred::write_rest(out, table, &columns.view())
+    }
+
+    /// The store ready for queries before its file is written: what `finish` makes but the
+    /// level of detail, held in memory (the args and span args already in the file, mapped).
+    /// `Store::write_pending` then builds the level of detail and writes the store into the
+    /// cache, byte for byte what `finish` writes; a store dropped before that leaves no file.
+    /// For an answer that needs no level of detail (`strobe report`): it is given before
+    /// the store's last third is built and written. A builder writing to memory finishes
+    /// at once.
+    pub fn finish_deferred(self, meta: &TraceMeta) -> std::io::Result<crate::reader::Store> {
+        let _t = crate::timing::Phase::start("store finish (total)");
+        let (columns, mut out, table) = self.stage(meta)?;
+        match out.map_written()? {
+            Some(map) => crate::deferred::pending_store(columns, map, out, table),
+            None => {
+                let built = crate::deferred::write_rest(out, table, &columns.view())?;
+                crate::cache::open_built(built).map_err(std::io::Error::other)
+            }
+        }
+    }
+
+    /// Everything `finish` makes before the level of detail: spans sorted into lanes, their
+    /// columns, depths and interval index, flows, counters, strings and the JSON sections.
+    /// The args and span args are written to the output; the rest comes back in memory.
+    fn stage(mut self, meta: &TraceMeta) -> std::io::Result<(crate::deferred::Columns, Output, Vec<SectionEntry>)> {
         self.args_seen = FxHashMap::default(); // no more args come
         let n = self.spans.len();
         if n > u32::MAX as usize - 1 {
@@ -508,131 +535,37 @@ impl StoreBuilder {
         }
         drop(t_cols);
 
-        // The member and span columns are final now: write them on a thread of their own
-        // while the level of detail and the flows are computed (I/O overlapping compute).
-        let mut out_w = std::mem::replace(&mut self.out, Output::memory());
-        let mut table_w = std::mem::take(&mut table);
-        let (computed, written) = std::thread::scope(|sc| {
-            let (out_w, table_w) = (&mut out_w, &mut table_w);
-            let (sm, ms, me, mx, mp, md) = (&span_meta, &m_start, &m_end, &m_max, &m_span, &m_depth);
-            let writer = sc.spawn(move || -> std::io::Result<()> {
-                put_section(out_w, table_w, sid::SPAN_META, bytemuck::cast_slice(sm))?;
-                put_section(out_w, table_w, sid::M_START, bytemuck::cast_slice(ms))?;
-                put_section(out_w, table_w, sid::M_END, bytemuck::cast_slice(me))?;
-                put_section(out_w, table_w, sid::M_MAX, bytemuck::cast_slice(mx))?;
-                put_section(out_w, table_w, sid::M_SPAN, bytemuck::cast_slice(mp))?;
-                put_section(out_w, table_w, sid::M_DEPTH, bytemuck::cast_slice(md))?;
-                Ok(())
-            });
-            let computed = {
-                // Flows first: what they alone need (the new ids, the correlations, the flow
-                // inputs) is freed before the level of detail's items are made (a 1 GB Kineto
-                // trace: ~50 MB less held beside them)
-                let t_flows = crate::timing::Phase::start("store: flows");
-                let flows = self.resolve_flows(&new_id, &lane_ix, &m_start, &m_end, &m_max, &m_depth, &corr);
-                drop((new_id, corr));
-                self.flows = Vec::new();
-                self.chain_steps = Vec::new();
-                drop(t_flows);
-
-                // Level of detail per lane, in parallel.
-                let t_lod = crate::timing::Phase::start("store: level of detail");
-                let lods: Vec<LaneLod> = (0..lane_count)
-                    .into_par_iter()
-                    .map(|l| {
-                        let (b, e) = (lane_ix[l].member_begin as usize, lane_ix[l].member_end as usize);
-                        build_lane_lod(&m_start[b..e], &m_end[b..e], &m_depth[b..e], &m_span[b..e], &span_meta)
-                    })
-                    .collect();
-                // the sections are the lanes' pieces one after another: offsets are running
-                // totals, and the pieces are written as they are (a concatenated copy would
-                // double the level of detail's memory at the store's peak)
-                let mut levels: Vec<LodLevel> = Vec::new();
-                let mut items: Vec<Vec<LodItem>> = Vec::new();
-                let mut items_len = 0u64;
-                let mut depth_members: Vec<Vec<u32>> = Vec::with_capacity(lane_count);
-                let mut depth_members_len = 0u64;
-                for (l, lod) in lods.into_iter().enumerate() {
-                    let li = &mut lane_ix[l];
-                    let (b, e) = (li.member_begin as usize, li.member_end as usize);
-                    li.level_begin = levels.len() as u64;
-                    let raw_base = depth_members_len;
-                    depth_members_len += lod.depth_members.len() as u64;
-                    depth_members.push(lod.depth_members);
-                    for (depth, (rb, re)) in lod.depth_ranges.iter().enumerate() {
-                        levels.push(LodLevel {
-                            depth: depth as u32,
-                            width_log2: 0,
-                            item_begin: raw_base + *rb as u64,
-                            item_end: raw_base + *re as u64,
-                        });
-                    }
-                    for (depth, w, its) in lod.levels {
-                        let ib = items_len;
-                        items_len += its.len() as u64;
-                        items.push(its);
-                        levels.push(LodLevel { depth, width_log2: w, item_begin: ib, item_end: items_len });
-                    }
-                    li.level_end = levels.len() as u64;
-                    li.max_depth = m_depth[b..e].iter().copied().max().unwrap_or(0);
-                    li.min_start = m_start.get(b).copied().filter(|_| e > b).unwrap_or(0);
-                    li.max_end = m_end[b..e].iter().copied().max().unwrap_or(0);
-                }
-                drop(t_lod);
-                (levels, items, depth_members, lane_ix, flows)
-            };
-            (computed, writer.join())
-        });
-        self.out = out_w;
-        table = table_w;
-        written.map_err(|_| std::io::Error::other("store writer thread panicked"))??;
-        let (levels, items, depth_members, lane_index, flows) = computed;
+        // each lane's extent and deepest nesting (the level ranges come with the level of detail)
+        let mut lane_index = lane_ix;
+        for li in &mut lane_index {
+            let (b, e) = (li.member_begin as usize, li.member_end as usize);
+            li.max_depth = m_depth[b..e].iter().copied().max().unwrap_or(0);
+            li.min_start = m_start.get(b).copied().filter(|_| e > b).unwrap_or(0);
+            li.max_end = m_end[b..e].iter().copied().max().unwrap_or(0);
+        }
+        let t_flows = crate::timing::Phase::start("store: flows");
+        let mut flows = self.resolve_flows(&new_id, &lane_index, &m_start, &m_end, &m_max, &m_depth, &corr);
+        drop((new_id, corr));
+        self.flows = Vec::new();
+        self.chain_steps = Vec::new();
+        flows.par_sort_unstable_by_key(|f| (f.to, f.from, f.id));
+        let mut flows_by_from: Vec<u32> = (0..flows.len() as u32).collect();
+        flows_by_from.par_sort_unstable_by_key(|&i| (flows[i as usize].from, flows[i as usize].to));
+        drop(t_flows);
         // Counters.
         let mut counter_series = Vec::new();
-        let mut c_ts: Vec<i64> = Vec::new();
-        let mut c_val: Vec<f64> = Vec::new();
+        let mut counter_ts: Vec<i64> = Vec::new();
+        let mut counter_val: Vec<f64> = Vec::new();
         for ((device, pid, name, series), mut pts) in std::mem::take(&mut self.counters) {
             pts.sort_by_key(|p| p.0);
-            let b = c_ts.len() as u64;
+            let b = counter_ts.len() as u64;
             for (t, v) in pts {
-                c_ts.push(t);
-                c_val.push(v);
+                counter_ts.push(t);
+                counter_val.push(v);
             }
-            counter_series.push(CounterSeries { pid, device, name, series, begin: b, end: c_ts.len() as u64 });
+            counter_series.push(CounterSeries { pid, device, name, series, begin: b, end: counter_ts.len() as u64 });
         }
-
-        let t_write = crate::timing::Phase::start("store: write sections");
-        // Write sections.
-        let (str_off, str_bytes) = self.strings.to_columns();
-        let out = &mut self.out;
-        put_section(out, &mut table, sid::STRING_OFFSETS, bytemuck::cast_slice(&str_off))?;
-        put_section(out, &mut table, sid::STRING_BYTES, &str_bytes)?;
-        put_section(
-            out,
-            &mut table,
-            sid::LANES_JSON,
-            &serde_json::to_vec(&self.lanes).map_err(std::io::Error::other)?,
-        )?;
-        put_section(out, &mut table, sid::LANE_INDEX, bytemuck::cast_slice(&lane_index))?;
-        put_section(out, &mut table, sid::LOD_LEVELS, bytemuck::cast_slice(&levels))?;
-        put_section_parts(out, &mut table, sid::LOD_ITEMS, items.iter().map(|v| bytemuck::cast_slice(v)))?;
-        drop(items);
-        put_section_parts(out, &mut table, sid::DEPTH_MEMBERS, depth_members.iter().map(|v| bytemuck::cast_slice(v)))?;
-        drop(depth_members);
-        let mut flows = flows;
-        flows.par_sort_unstable_by_key(|f| (f.to, f.from, f.id));
-        let mut by_from: Vec<u32> = (0..flows.len() as u32).collect();
-        by_from.par_sort_unstable_by_key(|&i| (flows[i as usize].from, flows[i as usize].to));
-        put_section(out, &mut table, sid::FLOWS, bytemuck::cast_slice(&flows))?;
-        put_section(out, &mut table, sid::FLOWS_BY_FROM, bytemuck::cast_slice(&by_from))?;
-        put_section(out, &mut table, sid::COUNTER_POINTS_TS, bytemuck::cast_slice(&c_ts))?;
-        put_section(out, &mut table, sid::COUNTER_POINTS_VAL, bytemuck::cast_slice(&c_val))?;
-        put_section(
-            out,
-            &mut table,
-            sid::COUNTERS_JSON,
-            &serde_json::to_vec(&counter_series).map_err(std::io::Error::other)?,
-        )?;
+        let (string_offsets, string_bytes) = self.strings.to_columns();
         let mut meta = meta.clone();
         meta.load.notes.extend(crossings_note);
         if self.unbound_flows > 0 {
@@ -642,33 +575,27 @@ impl StoreBuilder {
             *meta.load.skipped.entry("flow step with no open flow (t/f without s)".into()).or_default() +=
                 self.orphan_flow_steps;
         }
-        put_section(out, &mut table, sid::META_JSON, &serde_json::to_vec(&meta).map_err(std::io::Error::other)?)?;
-        let src_path = self.args_source.as_ref().map(|x| x.2.clone()).unwrap_or_default();
-        put_section(out, &mut table, sid::ARGS_SOURCE, src_path.as_bytes())?;
-        put_section(
-            out,
-            &mut table,
-            sid::NAMES_JSON,
-            &serde_json::to_vec(&self.names).map_err(std::io::Error::other)?,
-        )?;
-        let file_len = out.position();
-        let table_bytes: &[u8] = bytemuck::cast_slice(&table);
-        let header = Header {
-            magic: MAGIC,
-            version: VERSION,
-            section_count: table.len() as u32,
-            source_key: out.source_key(),
-            file_len,
-            table_hash: xxhash_rust::xxh3::xxh3_64(table_bytes),
+        let columns = crate::deferred::Columns {
+            span_meta,
+            m_start,
+            m_end,
+            m_max,
+            m_span,
+            m_depth,
+            lane_index,
+            string_offsets,
+            string_bytes,
+            lanes_json: serde_json::to_vec(&self.lanes).map_err(std::io::Error::other)?,
+            flows,
+            flows_by_from,
+            counter_ts,
+            counter_val,
+            counters_json: serde_json::to_vec(&counter_series).map_err(std::io::Error::other)?,
+            meta_json: serde_json::to_vec(&meta).map_err(std::io::Error::other)?,
+            args_source: self.args_source.as_ref().map(|x| x.2.clone()).unwrap_or_default().into_bytes(),
+            names_json: serde_json::to_vec(&self.names).map_err(std::io::Error::other)?,
         };
-        let mut head = Vec::with_capacity(HEADER_LEN);
-        head.extend_from_slice(bytemuck::bytes_of(&header));
-        head.extend_from_slice(table_bytes);
-        assert!(head.len() <= HEADER_LEN && table.len() <= MAX_SECTIONS);
-        self.out.write_at(0, &head)?;
-        drop(t_write);
-        let _t = crate::timing::Phase::start("store: flush, fsync, rename");
-        self.out.finish()
+        Ok((columns, std::mem::replace(&mut self.out, Output::memory()), table))
     }
 
     fn name_lanes(&mut self) {
@@ -897,14 +824,14 @@ impl LaunchMap {
     }
 }
 
-struct LaneLod {
+pub(crate) struct LaneLod {
     /// Member indices grouped by depth (start order within a depth): the finest level.
-    depth_members: Vec<u32>,
-    depth_ranges: Vec<(usize, usize)>,
-    levels: Vec<(u32, u32, Vec<LodItem>)>,
+    pub depth_members: Vec<u32>,
+    pub depth_ranges: Vec<(usize, usize)>,
+    pub levels: Vec<(u32, u32, Vec<LodItem>)>,
 }
 
-fn build_lane_lod(start: &[i64], end: &[i64], depth: &[u32], span: &[u32], metas: &[SpanMeta]) -> LaneLod {
+pub(crate) fn build_lane_lod(start: &[i64], end: &[i64], depth: &[u32], span: &[u32], metas: &[SpanMeta]) -> LaneLod {
     let n = start.len();
     if n == 0 {
         return LaneLod { depth_members: Vec::new(), depth_ranges: Vec::new(), levels: Vec::new() };
@@ -940,7 +867,7 @@ fn build_lane_lod(start: &[i64], end: &[i64], depth: &[u32], span: &[u32], metas
 }
 
 /// Appends one 8-aligned section made of `parts`, one after another, and records it.
-fn put_section_parts<'p>(
+pub(crate) fn put_section_parts<'p>(
     out: &mut Output,
     table: &mut Vec<SectionEntry>,
     id: u32,
@@ -959,7 +886,12 @@ fn put_section_parts<'p>(
 }
 
 /// Appends one 8-aligned section to the output and records it in the table.
-fn put_section(out: &mut Output, table: &mut Vec<SectionEntry>, id: u32, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn put_section(
+    out: &mut Output,
+    table: &mut Vec<SectionEntry>,
+    id: u32,
+    bytes: &[u8],
+) -> std::io::Result<()> {
     let pos = out.position();
     let pad = (8 - (pos % 8)) % 8;
     out.write_all(&[0u8; 8][..pad as usize])?;

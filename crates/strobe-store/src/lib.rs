@@ -5,6 +5,7 @@
 pub mod bind;
 mod builder;
 pub mod cache;
+mod deferred;
 pub mod format;
 pub mod interval;
 pub mod lod;

@@ -82,6 +82,20 @@ impl Output {
         }
     }
 
+    /// The file written so far, flushed and mapped read-only (None for memory): what a store
+    /// queried before its file is complete reads its first sections from.
+    pub fn map_written(&mut self) -> std::io::Result<Option<memmap2::Mmap>> {
+        match self {
+            Output::File { writer, .. } => {
+                writer.flush()?;
+                // SAFETY: the map covers what was written and is never written again (later
+                // sections go past it; the header at 0 is outside every mapped section read).
+                unsafe { memmap2::Mmap::map(writer.get_ref()) }.map(Some)
+            }
+            Output::Memory { .. } => Ok(None),
+        }
+    }
+
     pub fn finish(self) -> std::io::Result<crate::builder::Built> {
         match self {
             Output::File { tmp, mut writer, dest, .. } => {

@@ -15,24 +15,67 @@ pub enum StoreError {
     Io { path: String, source: std::io::Error },
 }
 
-enum Backing {
+pub(crate) enum Backing {
     Map(memmap2::Mmap),
     Owned(Vec<u64>, usize),
+    /// Each section a buffer of its own, by section id: a store built in memory and queried
+    /// before its file is written (`StoreBuilder::finish_deferred`).
+    Parts(Vec<Option<Box<dyn Part>>>),
 }
 
 impl Backing {
+    /// The whole image, for the backings that are one (not `Parts`).
     fn bytes(&self) -> &[u8] {
         match self {
             Backing::Map(m) => m,
             Backing::Owned(v, len) => &bytemuck::cast_slice(v)[..*len],
+            Backing::Parts(_) => &[],
         }
     }
 }
 
+/// One section's bytes, held apart from the others.
+pub(crate) trait Part: Send + Sync {
+    fn bytes(&self) -> &[u8];
+}
+
+impl<T: bytemuck::Pod + Send + Sync> Part for Vec<T> {
+    fn bytes(&self) -> &[u8] {
+        bytemuck::cast_slice(self)
+    }
+}
+
+/// A range of a mapped file (the sections a deferred store already wrote).
+pub(crate) struct MappedRange(pub std::sync::Arc<memmap2::Mmap>, pub std::ops::Range<usize>);
+
+impl Part for MappedRange {
+    fn bytes(&self) -> &[u8] {
+        self.0.get(self.1.clone()).unwrap_or(&[])
+    }
+}
+
+/// What a deferred store still has to write: its level of detail and every section after
+/// the span args, into the file its args went to.
+pub(crate) struct Pending {
+    pub out: crate::output::Output,
+    pub table: Vec<SectionEntry>,
+}
+
+/// Each section's bytes as (address, length), found once on open: analyses read a column
+/// per span asked about (millions of calls), so a section is one load, whatever the backing.
+struct SectionSlices([(*const u8, usize); MAX_SECTIONS]);
+
+// SAFETY: the addresses point into the store's own backing (a map, or heap buffers that never
+// move or change while the store lives), which is read-only and shared like `&[u8]`.
+unsafe impl Send for SectionSlices {}
+unsafe impl Sync for SectionSlices {}
+
 /// A read-only trace store.
 pub struct Store {
-    backing: Backing,
+    /// What `slices` point into: held for them, read only on open.
+    _backing: Backing,
     sections: [(usize, usize); MAX_SECTIONS],
+    slices: SectionSlices,
     pub lanes: Vec<LaneDesc>,
     pub meta: TraceMeta,
     pub counters: Vec<CounterSeries>,
@@ -42,6 +85,8 @@ pub struct Store {
     source_map: std::sync::OnceLock<Option<memmap2::Mmap>>,
     /// The string section, copied out of the map and checked as UTF-8 once, on first use.
     strings: std::sync::OnceLock<Box<str>>,
+    /// Set for a store made by `StoreBuilder::finish_deferred` until `write_pending`.
+    pub(crate) pending: std::sync::Mutex<Option<Pending>>,
 }
 
 /// A lane's members: start-sorted spans with their index columns.
@@ -115,20 +160,37 @@ impl Store {
             }
             sections[e.id as usize] = (e.offset as usize, e.len as usize);
         }
-        let json = |id: u32| -> &[u8] {
-            let (o, l) = sections[id as usize];
-            &bytes[o..o + l]
-        };
+        Store::from_sections(backing, sections, header.source_key, None, path)
+    }
+
+    /// A store over sections already placed (`sections`: offsets into the backing's image,
+    /// or (0, length) for `Parts`): its JSON blobs parsed, then every structure checked.
+    pub(crate) fn from_sections(
+        backing: Backing,
+        sections: [(usize, usize); MAX_SECTIONS],
+        source_key: [u64; 4],
+        pending: Option<Pending>,
+        path: &str,
+    ) -> Result<Store, StoreError> {
+        let bad = |what: &str| StoreError::Invalid { path: path.to_string(), what: what.to_string() };
+        let json = |id: u32| -> &[u8] { section_of(&backing, &sections, id) };
         let lanes: Vec<LaneDesc> =
             serde_json::from_slice(json(sid::LANES_JSON)).map_err(|e| bad(&format!("lanes: {e}")))?;
         let meta: TraceMeta = serde_json::from_slice(json(sid::META_JSON)).map_err(|e| bad(&format!("meta: {e}")))?;
         let counters: Vec<CounterSeries> =
             serde_json::from_slice(json(sid::COUNTERS_JSON)).map_err(|e| bad(&format!("counters: {e}")))?;
         let names: Names = serde_json::from_slice(json(sid::NAMES_JSON)).map_err(|e| bad(&format!("names: {e}")))?;
-        let source_key = header.source_key;
+        let mut slices = SectionSlices([(std::ptr::NonNull::<u8>::dangling().as_ptr() as *const u8, 0); MAX_SECTIONS]);
+        for (id, slot) in slices.0.iter_mut().enumerate() {
+            let b = section_of(&backing, &sections, id as u32);
+            if !b.is_empty() {
+                *slot = (b.as_ptr(), b.len());
+            }
+        }
         let store = Store {
-            backing,
+            _backing: backing,
             sections,
+            slices,
             lanes,
             meta,
             counters,
@@ -136,6 +198,7 @@ impl Store {
             source_key,
             source_map: std::sync::OnceLock::new(),
             strings: std::sync::OnceLock::new(),
+            pending: std::sync::Mutex::new(pending),
         };
         store.validate().map_err(|w| bad(&w))?;
         Ok(store)
@@ -219,10 +282,18 @@ impl Store {
         Ok(())
     }
 
-    fn col<T: bytemuck::Pod>(&self, id: u32) -> &[T] {
-        let (o, l) = self.sections[id as usize];
-        let b = &self.backing.bytes()[o..o + l];
-        bytemuck::try_cast_slice(b).unwrap_or(&[])
+    pub(crate) fn col<T: bytemuck::Pod>(&self, id: u32) -> &[T] {
+        bytemuck::try_cast_slice(self.section(id)).unwrap_or(&[])
+    }
+
+    /// Section `id`'s bytes (empty when the store has none).
+    #[inline]
+    pub(crate) fn section(&self, id: u32) -> &[u8] {
+        match self.slices.0.get(id as usize) {
+            // SAFETY: found in `self.backing` on open (see `SectionSlices`); it lives as long as self
+            Some(&(p, l)) => unsafe { std::slice::from_raw_parts(p, l) },
+            None => &[],
+        }
     }
 
     pub fn source_key(&self) -> [u64; 4] {
@@ -242,8 +313,7 @@ impl Store {
     /// names, never as invalid text. Invalid bytes (a corrupt store) read as U+FFFD.
     fn strings(&self) -> &str {
         self.strings.get_or_init(|| {
-            let (o, l) = self.sections[sid::STRING_BYTES as usize];
-            let bytes = &self.backing.bytes()[o..o + l];
+            let bytes = self.section(sid::STRING_BYTES);
             match simdutf8::basic::from_utf8(bytes) {
                 Ok(text) => text.into(),
                 Err(_) => String::from_utf8_lossy(bytes).into_owned().into_boxed_str(),
@@ -319,8 +389,7 @@ impl Store {
                 None => return "",
             }
         } else {
-            let (o, l) = self.sections[sid::ARGS as usize];
-            &self.backing.bytes()[o..o + l]
+            self.section(sid::ARGS)
         };
         if b > e || e > bytes.len() {
             return "";
@@ -332,8 +401,7 @@ impl Store {
     fn source(&self) -> Option<&[u8]> {
         self.source_map
             .get_or_init(|| {
-                let (o, l) = self.sections[sid::ARGS_SOURCE as usize];
-                let path = std::str::from_utf8(&self.backing.bytes()[o..o + l]).ok()?;
+                let path = std::str::from_utf8(self.section(sid::ARGS_SOURCE)).ok()?;
                 if path.is_empty() {
                     return None;
                 }
@@ -378,12 +446,14 @@ impl Store {
         }
         let r = ns_per_px.max(1);
         let metas = self.span_metas();
+        // a store whose level of detail is not built yet (`finish_deferred`) folds its raw
+        // spans at the view's width at every zoom: slower, and not pre-folded
         // a raw member as an item, named from its span (a corrupt member index gets no name)
         let single = |m: usize| {
             let meta = v.span.get(m).and_then(|&s| metas.get(s as usize)).copied().unwrap_or_default();
             LodItem::single(v.starts[m], v.ends[m], m as u32, meta.name, meta.kind)
         };
-        if r < (1i64 << FIRST_LEVEL_LOG2) {
+        if r < (1i64 << FIRST_LEVEL_LOG2) || v.levels.is_empty() {
             let mut folders: Vec<Folder> = (0..=v.max_depth).map(|_| Folder::new(r)).collect();
             interval::query(v.starts, v.ends, v.max_end, t0, t1, |i| {
                 let d = v.depth[i];
@@ -470,5 +540,14 @@ impl Store {
             (x.sort, &x.kind).cmp(&(y.sort, &y.kind))
         });
         v
+    }
+}
+
+/// Section `id` of a backing whose sections are placed at `sections`.
+fn section_of<'a>(backing: &'a Backing, sections: &[(usize, usize); MAX_SECTIONS], id: u32) -> &'a [u8] {
+    let Some(&(o, l)) = sections.get(id as usize) else { return &[] };
+    match backing {
+        Backing::Parts(parts) => parts.get(id as usize).and_then(|p| p.as_ref()).map(|p| p.bytes()).unwrap_or(&[]),
+        _ => backing.bytes().get(o..o + l).unwrap_or(&[]),
     }
 }

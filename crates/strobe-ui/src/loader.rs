@@ -124,7 +124,7 @@ impl Loader {
     }
 
     fn options(&self, progress: Option<Arc<Progress>>) -> LoadOptions {
-        LoadOptions { cache_dir: self.cache_dir.clone(), no_cache: self.no_cache, progress }
+        LoadOptions { cache_dir: self.cache_dir.clone(), no_cache: self.no_cache, progress, defer_write: false }
     }
 
     /// Loads one file on this thread (tests, benchmarks).

@@ -271,8 +271,12 @@ fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {
     let base_anon = status_kb("RssAnon:");
     for _ in 0..runs.max(1) {
         let dir = tempfile::tempdir()?;
-        let opts =
-            strobe_import::LoadOptions { cache_dir: Some(dir.path().to_path_buf()), no_cache: false, progress: None };
+        let opts = strobe_import::LoadOptions {
+            cache_dir: Some(dir.path().to_path_buf()),
+            no_cache: false,
+            progress: None,
+            defer_write: false,
+        };
         let peak = AnonPeak::start();
         let t = Instant::now();
         let c = cpu_seconds();
@@ -325,8 +329,12 @@ fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {
 
 fn reopen(file: &Path, runs: usize, cache: Option<&Path>) -> anyhow::Result<()> {
     // make sure the store exists
-    let opts =
-        strobe_import::LoadOptions { cache_dir: cache.map(|p| p.to_path_buf()), no_cache: false, progress: None };
+    let opts = strobe_import::LoadOptions {
+        cache_dir: cache.map(|p| p.to_path_buf()),
+        no_cache: false,
+        progress: None,
+        defer_write: false,
+    };
     drop(strobe_import::load(file, &opts)?);
     let exe = std::env::current_exe()?;
     let mut inner = Vec::new();
@@ -361,8 +369,12 @@ fn reopen(file: &Path, runs: usize, cache: Option<&Path>) -> anyhow::Result<()> 
 
 fn reopen_once(file: &Path, cache: Option<&Path>) -> anyhow::Result<()> {
     let t = Instant::now();
-    let opts =
-        strobe_import::LoadOptions { cache_dir: cache.map(|p| p.to_path_buf()), no_cache: false, progress: None };
+    let opts = strobe_import::LoadOptions {
+        cache_dir: cache.map(|p| p.to_path_buf()),
+        no_cache: false,
+        progress: None,
+        defer_write: false,
+    };
     let store = strobe_import::load(file, &opts)?;
     // the first question a viewer asks: what is in the middle tenth of the busiest lane
     let lane = (0..store.lanes.len() as u32).max_by_key(|&l| store.lane_view(l).starts.len()).unwrap_or(0);

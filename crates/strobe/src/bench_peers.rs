@@ -2,6 +2,9 @@
 //! same file in the same session (issue 17.7). Every contender runs as a fresh child process
 //! whose wall time and peak resident memory (`wait4`'s `ru_maxrss`, the child alone) are
 //! taken; Strobe's run is `strobe report FILE` into an empty cache (ingest + report, cold).
+//! The answer's time is when the child's output ends: Strobe closes its stdout once the
+//! report is out and caches its store after that (`load::cache_after_answer`); for every
+//! other tool it is its exit.
 //! Peers that are not installed are listed as such (see tests/tools/peers_requirements.txt).
 //! An Nsight Systems `.sqlite` export has peers of its own (`sqlite_peers`): a plain Python
 //! sqlite3 script computing the report's headline figures, and nsys-ai, cold and warm.
@@ -191,22 +194,40 @@ fn python_runs(script: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// Runs `cmd` to its end: (wall seconds, peak RSS MB), or the reason it failed.
-fn measure(cmd: &mut Command) -> Result<(f64, f64), String> {
-    cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
+/// What one run of a contender took.
+struct Measured {
+    /// Seconds until its output ended (the answer given).
+    answer_s: f64,
+    /// Seconds until it exited.
+    exit_s: f64,
+    peak_rss_mb: f64,
+}
+
+/// Runs `cmd` to its end, or says why it failed.
+fn measure(cmd: &mut Command) -> Result<Measured, String> {
+    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
     let t = Instant::now();
     let mut child = cmd.spawn().map_err(|e| e.to_string())?;
-    let mut err = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        let _ = std::io::Read::read_to_string(&mut e, &mut err);
+    let err = child.stderr.take().map(|mut e| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut e, &mut s);
+            s
+        })
+    });
+    let mut answer_s = f64::NAN;
+    if let Some(mut out) = child.stdout.take() {
+        let _ = std::io::copy(&mut out, &mut std::io::sink());
+        answer_s = t.elapsed().as_secs_f64();
     }
     let (status, maxrss_kb) = wait_with_rusage(&child)?;
-    let secs = t.elapsed().as_secs_f64();
+    let exit_s = t.elapsed().as_secs_f64();
+    let err = err.and_then(|h| h.join().ok()).unwrap_or_default();
     if status != 0 {
         let tail: String = err.lines().rev().take(3).collect::<Vec<_>>().join(" | ");
         return Err(format!("exit {status}: {tail}"));
     }
-    Ok((secs, maxrss_kb as f64 / 1024.0))
+    Ok(Measured { answer_s: answer_s.min(exit_s), exit_s, peak_rss_mb: maxrss_kb as f64 / 1024.0 })
 }
 
 /// Reaps `child` with `wait4`, which reports that one child's peak RSS (kB on Linux).
@@ -250,9 +271,13 @@ pub fn run(file: &Path, runs: usize) -> anyhow::Result<()> {
     }
 
     println!("peers on {} ({size:.1} MB), {} runs each, medians (load now: {})", file.display(), runs, load_avg());
-    println!("  {:<18} {:>9} {:>9} {:>11} {:>9}  what", "tool", "time s", "MB/s", "peak RSS MB", "× Strobe");
+    println!(
+        "  {:<18} {:>9} {:>9} {:>9} {:>11} {:>9}  what",
+        "tool", "answer s", "exit s", "MB/s", "peak RSS MB", "× Strobe"
+    );
     let mut strobe_s = f64::NAN;
     for make in &peers {
+        let mut answers = Vec::new();
         let mut secs = Vec::new();
         let mut rss = Vec::new();
         let mut failed = None;
@@ -261,9 +286,10 @@ pub fn run(file: &Path, runs: usize) -> anyhow::Result<()> {
             let mut p = make(i);
             label = (p.name, p.what);
             match measure(&mut p.cmd) {
-                Ok((s, m)) => {
-                    secs.push(s);
-                    rss.push(m);
+                Ok(m) => {
+                    answers.push(m.answer_s);
+                    secs.push(m.exit_s);
+                    rss.push(m.peak_rss_mb);
                 }
                 Err(e) => {
                     failed = Some(e);
@@ -275,11 +301,21 @@ pub fn run(file: &Path, runs: usize) -> anyhow::Result<()> {
             println!("  {:<18} failed: {e}", label.0);
             continue;
         }
-        let (s, m) = (crate::bench::median(&secs), crate::bench::median(&rss));
+        let (a, s, m) = (crate::bench::median(&answers), crate::bench::median(&secs), crate::bench::median(&rss));
+        // ratios and MB/s by the answer: what a user waits for
         if strobe_s.is_nan() {
-            strobe_s = s;
+            strobe_s = a;
         }
-        println!("  {:<18} {:>9.3} {:>9.0} {:>11.0} {:>9.1}  {}", label.0, s, size / s, m, s / strobe_s, label.1);
+        println!(
+            "  {:<18} {:>9.3} {:>9.3} {:>9.0} {:>11.0} {:>9.1}  {}",
+            label.0,
+            a,
+            s,
+            size / a,
+            m,
+            a / strobe_s,
+            label.1
+        );
     }
     if !missing.is_empty() {
         println!("  not installed: {} (pip install -r tests/tools/peers_requirements.txt)", missing.join(", "));

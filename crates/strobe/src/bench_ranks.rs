@@ -103,8 +103,12 @@ fn open_all(files: &[PathBuf], cache: &Path, pool: Option<usize>) -> anyhow::Res
             }
         }
         Some(k) => {
-            let opts =
-                strobe_import::LoadOptions { cache_dir: Some(cache.to_path_buf()), no_cache: false, progress: None };
+            let opts = strobe_import::LoadOptions {
+                cache_dir: Some(cache.to_path_buf()),
+                no_cache: false,
+                progress: None,
+                defer_write: false,
+            };
             let next = std::sync::atomic::AtomicUsize::new(0);
             let (tx, rx) = std::sync::mpsc::channel();
             std::thread::scope(|s| -> anyhow::Result<()> {

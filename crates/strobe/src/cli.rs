@@ -239,6 +239,7 @@ impl Cli {
                             m.write(&crate::report_memo::Printed { warnings, out: out.clone() });
                         }
                         print!("{out}");
+                        crate::load::cache_after_answer(std::slice::from_ref(&*store), &[file.display().to_string()]);
                         Ok(())
                     }
                     Source::MemorySnapshot(snap) => emit(json, &memory::analyse(&snap), memory::to_text),

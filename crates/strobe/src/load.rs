@@ -28,14 +28,15 @@ pub fn warn_truncated(source: &str, what: &str) {
 
 /// A timeline trace (any other kind of file is refused, saying what it is).
 pub fn load_with_progress(path: &Path, cache_dir: Option<&Path>) -> anyhow::Result<Store> {
-    let store = with_bar(cache_dir, |opts| strobe_import::load(path, opts))?;
+    let store = with_bar(cache_dir, false, |opts| strobe_import::load(path, opts))?;
     warn_if_truncated(path, &store);
     Ok(store)
 }
 
-/// Whatever the file holds (`strobe report`).
+/// Whatever the file holds (`strobe report`). A trace built now comes back before its
+/// store is cached: call `cache_after_answer` once the answer is out.
 pub fn open_with_progress(path: &Path, cache_dir: Option<&Path>) -> anyhow::Result<Source> {
-    let source = with_bar(cache_dir, |opts| strobe_import::open(path, opts))?;
+    let source = with_bar(cache_dir, true, |opts| strobe_import::open(path, opts))?;
     if let Source::Trace(store) = &source {
         warn_if_truncated(path, store);
     }
@@ -45,6 +46,7 @@ pub fn open_with_progress(path: &Path, cache_dir: Option<&Path>) -> anyhow::Resu
 /// Runs `read` with a progress bar on stderr when it is a terminal.
 fn with_bar<T>(
     cache_dir: Option<&Path>,
+    defer_write: bool,
     read: impl FnOnce(&LoadOptions) -> Result<T, strobe_import::ImportError>,
 ) -> anyhow::Result<T> {
     let progress = Arc::new(Progress::default());
@@ -52,6 +54,7 @@ fn with_bar<T>(
         cache_dir: cache_dir.map(|p| p.to_path_buf()),
         no_cache: false,
         progress: Some(progress.clone()),
+        defer_write,
     };
     if !std::io::stderr().is_terminal() {
         return Ok(read(&opts)?);
@@ -85,4 +88,40 @@ fn with_bar<T>(
     done.store(true, Ordering::Relaxed);
     let _ = bar.join();
     Ok(r?)
+}
+
+/// After an answer is printed: the stores it was computed from that were built for it are
+/// written into the cache (`Store::write_pending`: their level of detail and files), all at
+/// once. The answer is flushed and stdout closed first, so the answer is on screen and a pipe
+/// reading it sees its end while this runs. A store that cannot be cached is said on stderr;
+/// the answer stands.
+pub fn cache_after_answer(stores: &[Store], names: &[String]) {
+    if !stores.iter().any(Store::is_pending) {
+        return;
+    }
+    end_stdout();
+    let _t = strobe_store::timing::Phase::start("cache: the stores behind the answer");
+    std::thread::scope(|s| {
+        for (store, name) in stores.iter().zip(names).filter(|(st, _)| st.is_pending()) {
+            s.spawn(move || {
+                if let Err(e) = store.write_pending() {
+                    eprintln!("strobe: warning: {name}: its store was not cached: {e}");
+                }
+            });
+        }
+    });
+}
+
+/// Flushes stdout and closes it (fd 1 then writes to /dev/null): a reader of a pipe sees the
+/// output's end now, not at exit.
+fn end_stdout() {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    #[cfg(unix)]
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        use std::os::fd::AsRawFd;
+        // SAFETY: dup2 onto fd 1 of a descriptor this function holds open; stdout's buffer was
+        // flushed above, and anything printed later goes to /dev/null
+        unsafe { libc::dup2(null.as_raw_fd(), 1) };
+    }
 }

@@ -42,14 +42,20 @@ fn load_each<'a, I: Sync, T: Send>(
     Ok(results.into_iter().collect::<Result<_, _>>()?)
 }
 
-fn load_options(cache_dir: Option<&Path>) -> strobe_import::LoadOptions {
-    strobe_import::LoadOptions { cache_dir: cache_dir.map(Path::to_path_buf), no_cache: false, progress: None }
+/// `defer_write`: stores built now are cached after the answer (`write_pending`).
+fn load_options(cache_dir: Option<&Path>, defer_write: bool) -> strobe_import::LoadOptions {
+    strobe_import::LoadOptions {
+        cache_dir: cache_dir.map(Path::to_path_buf),
+        no_cache: false,
+        progress: None,
+        defer_write,
+    }
 }
 
 /// Loads every file on its own thread, each into its own store. No progress bar: several
 /// bars on one terminal would fight.
 pub fn load_all(files: &[PathBuf], cache_dir: Option<&Path>) -> anyhow::Result<Vec<Store>> {
-    let opts = load_options(cache_dir);
+    let opts = load_options(cache_dir, false);
     let stores = load_each(files, |f| f.as_path(), |f| strobe_import::load(f, &opts))?;
     for (s, f) in stores.iter().zip(files) {
         crate::load::warn_if_truncated(f, s);
@@ -72,7 +78,7 @@ pub fn report(files: &[PathBuf], cache_dir: Option<&Path>, o: &Output, opts: &Ra
         return Ok(());
     }
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    let load = load_options(cache_dir);
+    let load = load_options(cache_dir, true);
     let indexed: Vec<(usize, &PathBuf)> = files.iter().enumerate().collect();
     let loaded = load_each(
         &indexed,
@@ -104,7 +110,7 @@ fn emit_ranks(
     opts: &RankOptions,
     memo: Option<&crate::report_memo::Memo>,
 ) -> anyhow::Result<()> {
-    let _t = strobe_store::timing::Phase::start("ranks: report, text, memo");
+    let t = strobe_store::timing::Phase::start("ranks: report, text, memo");
     let (stores, parts): (Vec<Store>, Vec<RankParts>) = loaded.into_iter().unzip();
     let traces: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(&stores).collect();
     let r = strobe_analysis::ranks::report::multi_rank_report_from_parts(&traces, parts, o.how, o.top, opts);
@@ -116,6 +122,8 @@ fn emit_ranks(
         });
     }
     print!("{out}");
+    drop(t);
+    crate::load::cache_after_answer(&stores, names);
     Ok(())
 }
 
@@ -140,7 +148,7 @@ pub fn report_nsys_processes(
     opts: &RankOptions,
     memo: Option<&crate::report_memo::Memo>,
 ) -> anyhow::Result<()> {
-    let load = load_options(cache_dir);
+    let load = load_options(cache_dir, true);
     let names: Vec<String> = procs.iter().map(|p| format!("{} (pid {})", file.display(), p.pid)).collect();
     // every process from one pass over the export; then each rank's share of the report on
     // a thread of its own

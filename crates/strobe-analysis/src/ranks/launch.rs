@@ -52,7 +52,16 @@ pub fn launch_pairs(store: &Store) -> Vec<LaunchPair> {
 /// `launch_pairs` lane by lane: for figures that do not depend on the order (sorting a
 /// million pairs was a tenth of a several-rank nsys report).
 fn launch_pairs_in_lane_order(store: &Store) -> Vec<LaunchPair> {
-    let mut out = Vec::new();
+    // room for every GPU op at once: grown by doubling, a million pairs were copied into
+    // fresh pages again and again
+    let gpu_ops: usize = store
+        .lanes
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| matches!(d.kind, LaneKind::GpuStream { .. }))
+        .map(|(l, _)| store.lane_view(l as u32).span.len())
+        .sum();
+    let mut out = Vec::with_capacity(gpu_ops);
     let launches = store.launch_table();
     let mut classes = Classifier::new(store);
     for (lane, desc) in store.lanes.iter().enumerate() {

@@ -28,7 +28,7 @@ pub fn queue_length(store: &Store) -> Vec<QueueSeries> {
     for (lane, desc) in store.lanes.iter().enumerate() {
         let LaneKind::GpuStream { device, stream } = desc.kind else { continue };
         let v = store.lane_view(lane as u32);
-        let mut ev: Vec<(i64, i64)> = Vec::new();
+        let mut ev: Vec<(i64, i64)> = Vec::with_capacity(2 * v.span.len());
         for (k, &sid) in v.span.iter().enumerate() {
             let m = store.span_meta(sid);
             if classes.class(SpanKind::from_u8(m.kind), m.name).is_none() {
@@ -45,7 +45,7 @@ pub fn queue_length(store: &Store) -> Vec<QueueSeries> {
         }
         // at one instant, count the launch before the start it may be paired with
         ev.sort_by_key(|&(t, d)| (t, -d));
-        let mut points: Vec<(i64, i64)> = Vec::new();
+        let mut points: Vec<(i64, i64)> = Vec::with_capacity(ev.len());
         let mut len = 0;
         for (t, d) in ev {
             len += d;

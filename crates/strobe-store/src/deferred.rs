@@ -1,0 +1,275 @@
+//! The last part of a store's build, apart from the rest: the level of detail and the writing
+//! of every section after the span args. `StoreBuilder::finish` runs it at once; a store made
+//! by `StoreBuilder::finish_deferred` is queried first and runs it later (`Store::write_pending`),
+//! so an answer that needs no level of detail (`strobe report` on a trace not yet cached) is
+//! given before the store's file is written.
+
+use crate::builder::{build_lane_lod, put_section, put_section_parts, Built};
+use crate::format::*;
+use crate::lod::{LodItem, LodLevel};
+use crate::output::Output;
+use crate::reader::{Backing, MappedRange, Part, Pending, Store};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Every section of a store but the args, the span args and the level of detail, in memory:
+/// what `StoreBuilder::stage` makes.
+pub(crate) struct Columns {
+    pub span_meta: Vec<SpanMeta>,
+    pub m_start: Vec<i64>,
+    pub m_end: Vec<i64>,
+    pub m_max: Vec<i64>,
+    pub m_span: Vec<u32>,
+    pub m_depth: Vec<u32>,
+    /// Without level ranges (the level of detail fills them in).
+    pub lane_index: Vec<LaneIndex>,
+    pub string_offsets: Vec<u64>,
+    pub string_bytes: Vec<u8>,
+    pub lanes_json: Vec<u8>,
+    pub flows: Vec<FlowRec>,
+    pub flows_by_from: Vec<u32>,
+    pub counter_ts: Vec<i64>,
+    pub counter_val: Vec<f64>,
+    pub counters_json: Vec<u8>,
+    pub meta_json: Vec<u8>,
+    pub args_source: Vec<u8>,
+    pub names_json: Vec<u8>,
+}
+
+/// The same sections borrowed: from a `Columns`, or from a deferred store's own parts.
+pub(crate) struct ColumnsView<'a> {
+    pub span_meta: &'a [SpanMeta],
+    pub m_start: &'a [i64],
+    pub m_end: &'a [i64],
+    pub m_max: &'a [i64],
+    pub m_span: &'a [u32],
+    pub m_depth: &'a [u32],
+    pub lane_index: &'a [LaneIndex],
+    pub string_offsets: &'a [u64],
+    pub string_bytes: &'a [u8],
+    pub lanes_json: &'a [u8],
+    pub flows: &'a [FlowRec],
+    pub flows_by_from: &'a [u32],
+    pub counter_ts: &'a [i64],
+    pub counter_val: &'a [f64],
+    pub counters_json: &'a [u8],
+    pub meta_json: &'a [u8],
+    pub args_source: &'a [u8],
+    pub names_json: &'a [u8],
+}
+
+impl Columns {
+    pub fn view(&self) -> ColumnsView<'_> {
+        ColumnsView {
+            span_meta: &self.span_meta,
+            m_start: &self.m_start,
+            m_end: &self.m_end,
+            m_max: &self.m_max,
+            m_span: &self.m_span,
+            m_depth: &self.m_depth,
+            lane_index: &self.lane_index,
+            string_offsets: &self.string_offsets,
+            string_bytes: &self.string_bytes,
+            lanes_json: &self.lanes_json,
+            flows: &self.flows,
+            flows_by_from: &self.flows_by_from,
+            counter_ts: &self.counter_ts,
+            counter_val: &self.counter_val,
+            counters_json: &self.counters_json,
+            meta_json: &self.meta_json,
+            args_source: &self.args_source,
+            names_json: &self.names_json,
+        }
+    }
+
+    /// Each section as a part of its own, by section id (moved, not copied).
+    fn into_parts(self, parts: &mut [Option<Box<dyn Part>>]) {
+        fn put<T: bytemuck::Pod + Send + Sync>(parts: &mut [Option<Box<dyn Part>>], id: u32, v: Vec<T>) {
+            parts[id as usize] = Some(Box::new(v));
+        }
+        put(parts, sid::SPAN_META, self.span_meta);
+        put(parts, sid::M_START, self.m_start);
+        put(parts, sid::M_END, self.m_end);
+        put(parts, sid::M_MAX, self.m_max);
+        put(parts, sid::M_SPAN, self.m_span);
+        put(parts, sid::M_DEPTH, self.m_depth);
+        put(parts, sid::LANE_INDEX, self.lane_index);
+        put(parts, sid::STRING_OFFSETS, self.string_offsets);
+        put(parts, sid::STRING_BYTES, self.string_bytes);
+        put(parts, sid::LANES_JSON, self.lanes_json);
+        put(parts, sid::FLOWS, self.flows);
+        put(parts, sid::FLOWS_BY_FROM, self.flows_by_from);
+        put(parts, sid::COUNTER_POINTS_TS, self.counter_ts);
+        put(parts, sid::COUNTER_POINTS_VAL, self.counter_val);
+        put(parts, sid::COUNTERS_JSON, self.counters_json);
+        put(parts, sid::META_JSON, self.meta_json);
+        put(parts, sid::ARGS_SOURCE, self.args_source);
+        put(parts, sid::NAMES_JSON, self.names_json);
+    }
+}
+
+/// A store over `columns`, its args and span args read from `map` (the output file so far,
+/// whose sections `table` places), with the rest of its build pending.
+pub(crate) fn pending_store(
+    columns: Columns,
+    map: memmap2::Mmap,
+    out: Output,
+    table: Vec<SectionEntry>,
+) -> std::io::Result<Store> {
+    let map = Arc::new(map);
+    let mut parts: Vec<Option<Box<dyn Part>>> = (0..MAX_SECTIONS).map(|_| None).collect();
+    for e in &table {
+        let (b, l) = (e.offset as usize, e.len as usize);
+        let end = b.checked_add(l).filter(|&end| end <= map.len());
+        let range =
+            end.map(|end| b..end).ok_or_else(|| std::io::Error::other("written section past the file's end"))?;
+        parts[e.id as usize] = Some(Box::new(MappedRange(map.clone(), range)));
+    }
+    columns.into_parts(&mut parts);
+    let mut sections = [(0usize, 0usize); MAX_SECTIONS];
+    for (id, p) in parts.iter().enumerate() {
+        sections[id] = (0, p.as_ref().map_or(0, |p| p.bytes().len()));
+    }
+    let key = out.source_key();
+    Store::from_sections(Backing::Parts(parts), sections, key, Some(Pending { out, table }), "<store being built>")
+        .map_err(std::io::Error::other)
+}
+
+impl Store {
+    /// Whether this store's level of detail and file are still to be made (`write_pending`).
+    pub fn is_pending(&self) -> bool {
+        self.pending.lock().map(|p| p.is_some()).unwrap_or(false)
+    }
+
+    /// For a store from `StoreBuilder::finish_deferred`: builds its level of detail and writes
+    /// its file, renamed into the cache when whole. The store itself keeps reading from
+    /// memory (its own level of detail stays unbuilt). Nothing for any other store, or a
+    /// second time.
+    pub fn write_pending(&self) -> std::io::Result<()> {
+        let Some(p) = self.pending.lock().map_err(|_| std::io::Error::other("store lock poisoned"))?.take() else {
+            return Ok(());
+        };
+        let view = ColumnsView {
+            span_meta: self.col(sid::SPAN_META),
+            m_start: self.col(sid::M_START),
+            m_end: self.col(sid::M_END),
+            m_max: self.col(sid::M_MAX),
+            m_span: self.col(sid::M_SPAN),
+            m_depth: self.col(sid::M_DEPTH),
+            lane_index: self.col(sid::LANE_INDEX),
+            string_offsets: self.col(sid::STRING_OFFSETS),
+            string_bytes: self.section(sid::STRING_BYTES),
+            lanes_json: self.section(sid::LANES_JSON),
+            flows: self.col(sid::FLOWS),
+            flows_by_from: self.col(sid::FLOWS_BY_FROM),
+            counter_ts: self.col(sid::COUNTER_POINTS_TS),
+            counter_val: self.col(sid::COUNTER_POINTS_VAL),
+            counters_json: self.section(sid::COUNTERS_JSON),
+            meta_json: self.section(sid::META_JSON),
+            args_source: self.section(sid::ARGS_SOURCE),
+            names_json: self.section(sid::NAMES_JSON),
+        };
+        write_rest(p.out, p.table, &view).map(|_| ())
+    }
+}
+
+/// Builds the level of detail of `c` and writes every section after the span args, in the
+/// store's order, then the header: the store complete. The member columns are written on a
+/// thread of their own while the level of detail is computed (I/O beside compute).
+pub(crate) fn write_rest(mut out: Output, mut table: Vec<SectionEntry>, c: &ColumnsView<'_>) -> std::io::Result<Built> {
+    let lane_count = c.lane_index.len();
+    let mut lane_index = c.lane_index.to_vec();
+    let (computed, written) = std::thread::scope(|sc| {
+        let (out_w, table_w) = (&mut out, &mut table);
+        let writer = sc.spawn(move || -> std::io::Result<()> {
+            put_section(out_w, table_w, sid::SPAN_META, bytemuck::cast_slice(c.span_meta))?;
+            put_section(out_w, table_w, sid::M_START, bytemuck::cast_slice(c.m_start))?;
+            put_section(out_w, table_w, sid::M_END, bytemuck::cast_slice(c.m_end))?;
+            put_section(out_w, table_w, sid::M_MAX, bytemuck::cast_slice(c.m_max))?;
+            put_section(out_w, table_w, sid::M_SPAN, bytemuck::cast_slice(c.m_span))?;
+            put_section(out_w, table_w, sid::M_DEPTH, bytemuck::cast_slice(c.m_depth))?;
+            Ok(())
+        });
+        // Level of detail per lane, in parallel.
+        let t_lod = crate::timing::Phase::start("store: level of detail");
+        let lods: Vec<_> = (0..lane_count)
+            .into_par_iter()
+            .map(|l| {
+                let li = &c.lane_index[l];
+                let (b, e) = (li.member_begin as usize, li.member_end as usize);
+                build_lane_lod(&c.m_start[b..e], &c.m_end[b..e], &c.m_depth[b..e], &c.m_span[b..e], c.span_meta)
+            })
+            .collect();
+        // the sections are the lanes' pieces one after another: offsets are running totals,
+        // and the pieces are written as they are (a concatenated copy would double the level
+        // of detail's memory at the store's peak)
+        let mut levels: Vec<LodLevel> = Vec::new();
+        let mut items: Vec<Vec<LodItem>> = Vec::new();
+        let mut items_len = 0u64;
+        let mut depth_members: Vec<Vec<u32>> = Vec::with_capacity(lane_count);
+        let mut depth_members_len = 0u64;
+        for (li, lod) in lane_index.iter_mut().zip(lods) {
+            li.level_begin = levels.len() as u64;
+            let raw_base = depth_members_len;
+            depth_members_len += lod.depth_members.len() as u64;
+            depth_members.push(lod.depth_members);
+            for (depth, (rb, re)) in lod.depth_ranges.iter().enumerate() {
+                levels.push(LodLevel {
+                    depth: depth as u32,
+                    width_log2: 0,
+                    item_begin: raw_base + *rb as u64,
+                    item_end: raw_base + *re as u64,
+                });
+            }
+            for (depth, w, its) in lod.levels {
+                let ib = items_len;
+                items_len += its.len() as u64;
+                items.push(its);
+                levels.push(LodLevel { depth, width_log2: w, item_begin: ib, item_end: items_len });
+            }
+            li.level_end = levels.len() as u64;
+        }
+        drop(t_lod);
+        ((levels, items, depth_members), writer.join())
+    });
+    written.map_err(|_| std::io::Error::other("store writer thread panicked"))??;
+    let (levels, items, depth_members) = computed;
+
+    let t_write = crate::timing::Phase::start("store: write sections");
+    let t = &mut table;
+    put_section(&mut out, t, sid::STRING_OFFSETS, bytemuck::cast_slice(c.string_offsets))?;
+    put_section(&mut out, t, sid::STRING_BYTES, c.string_bytes)?;
+    put_section(&mut out, t, sid::LANES_JSON, c.lanes_json)?;
+    put_section(&mut out, t, sid::LANE_INDEX, bytemuck::cast_slice(&lane_index))?;
+    put_section(&mut out, t, sid::LOD_LEVELS, bytemuck::cast_slice(&levels))?;
+    put_section_parts(&mut out, t, sid::LOD_ITEMS, items.iter().map(|v| bytemuck::cast_slice(v)))?;
+    drop(items);
+    put_section_parts(&mut out, t, sid::DEPTH_MEMBERS, depth_members.iter().map(|v| bytemuck::cast_slice(v)))?;
+    drop(depth_members);
+    put_section(&mut out, t, sid::FLOWS, bytemuck::cast_slice(c.flows))?;
+    put_section(&mut out, t, sid::FLOWS_BY_FROM, bytemuck::cast_slice(c.flows_by_from))?;
+    put_section(&mut out, t, sid::COUNTER_POINTS_TS, bytemuck::cast_slice(c.counter_ts))?;
+    put_section(&mut out, t, sid::COUNTER_POINTS_VAL, bytemuck::cast_slice(c.counter_val))?;
+    put_section(&mut out, t, sid::COUNTERS_JSON, c.counters_json)?;
+    put_section(&mut out, t, sid::META_JSON, c.meta_json)?;
+    put_section(&mut out, t, sid::ARGS_SOURCE, c.args_source)?;
+    put_section(&mut out, t, sid::NAMES_JSON, c.names_json)?;
+    let file_len = out.position();
+    let table_bytes: &[u8] = bytemuck::cast_slice(&table);
+    let header = Header {
+        magic: MAGIC,
+        version: VERSION,
+        section_count: table.len() as u32,
+        source_key: out.source_key(),
+        file_len,
+        table_hash: xxhash_rust::xxh3::xxh3_64(table_bytes),
+    };
+    let mut head = Vec::with_capacity(HEADER_LEN);
+    head.extend_from_slice(bytemuck::bytes_of(&header));
+    head.extend_from_slice(table_bytes);
+    assert!(head.len() <= HEADER_LEN && table.len() <= MAX_SECTIONS);
+    out.write_at(0, &head)?;
+    drop(t_write);
+    let _t = crate::timing::Phase::start("store: flush, fsync, rename");
+    out.finish()
+}

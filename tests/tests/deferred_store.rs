@@ -1,0 +1,144 @@
+//! A store queried before its file is written (`LoadOptions::defer_write`, what `strobe report`
+//! loads with) reads as the finished store does, and the file it writes afterwards is the one
+//! an ordinary load writes, byte for byte.
+
+mod common;
+use common::{cache_files, sample};
+use std::path::Path;
+use strobe_import::LoadOptions;
+use strobe_store::Store;
+
+fn opts(dir: &Path, defer_write: bool) -> LoadOptions {
+    LoadOptions { cache_dir: Some(dir.to_path_buf()), no_cache: false, progress: None, defer_write }
+}
+
+/// The one store file in `dir` (temp files of a build in progress start with a dot).
+fn store_file(dir: &Path) -> Option<Vec<u8>> {
+    let names: Vec<String> = cache_files(dir).into_iter().filter(|n| n.ends_with(".strobe")).collect();
+    assert!(names.len() <= 1, "{names:?}");
+    names.first().map(|n| std::fs::read(dir.join(n)).unwrap())
+}
+
+/// Every query the analyses make of a store, asked of both.
+fn assert_same_reads(done: &Store, pending: &Store, what: &str) {
+    assert_eq!(done.span_count(), pending.span_count(), "{what}");
+    assert_eq!(done.span_metas(), pending.span_metas(), "{what}");
+    assert_eq!(done.span_times(), pending.span_times(), "{what}");
+    for s in 0..done.span_count() as u32 {
+        assert_eq!(done.span_args(s), pending.span_args(s), "{what}: span {s}");
+        assert_eq!(done.span_name(s), pending.span_name(s), "{what}: span {s}");
+    }
+    assert_eq!(done.string_count(), pending.string_count(), "{what}");
+    assert_eq!(done.flows(), pending.flows(), "{what}");
+    assert_eq!(done.launch_table(), pending.launch_table(), "{what}");
+    for s in (0..done.span_count() as u32).step_by(7) {
+        let a: Vec<_> = done.flows_from(s).collect();
+        let b: Vec<_> = pending.flows_from(s).collect();
+        assert_eq!(a, b, "{what}: flows from {s}");
+    }
+    let (a, b) = (serde_json::to_value(&done.meta).unwrap(), serde_json::to_value(&pending.meta).unwrap());
+    assert_eq!(a, b, "{what}");
+    assert_eq!(serde_json::to_value(&done.lanes).unwrap(), serde_json::to_value(&pending.lanes).unwrap());
+    assert_eq!(serde_json::to_value(&done.names).unwrap(), serde_json::to_value(&pending.names).unwrap());
+    assert_eq!(done.counters.len(), pending.counters.len(), "{what}");
+    for (c, d) in done.counters.iter().zip(&pending.counters) {
+        assert_eq!(done.counter_points(c), pending.counter_points(d), "{what}: counter {}", c.name);
+    }
+    for lane in 0..done.lanes.len() as u32 {
+        let (a, b) = (done.lane_view(lane), pending.lane_view(lane));
+        assert_eq!((a.starts, a.ends, a.max_end), (b.starts, b.ends, b.max_end), "{what}: lane {lane}");
+        assert_eq!((a.span, a.depth, a.max_depth), (b.span, b.depth, b.max_depth), "{what}: lane {lane}");
+        if pending.is_pending() {
+            assert!(b.levels.is_empty(), "a pending store has no level of detail yet");
+        }
+        // below the finest stored level both fold the raw spans: the same items
+        let (Some(&t0), Some(&t1)) = (a.starts.first(), a.max_end.last()) else { continue };
+        let mut x = Vec::new();
+        let mut y = Vec::new();
+        done.lod_query(lane, t0, t1 + 1, 100, |d, it| x.push((d, it)));
+        pending.lod_query(lane, t0, t1 + 1, 100, |d, it| y.push((d, it)));
+        assert_eq!(x, y, "{what}: lane {lane}");
+        // coarser, the pending store folds the spans directly: every span is still counted
+        let (mut n_done, mut n_pending) = (0u64, 0u64);
+        let coarse = ((t1 - t0) / 1000).max(1 << 12);
+        done.lod_query(lane, t0, t1 + 1, coarse, |_, it| n_done += it.count as u64);
+        pending.lod_query(lane, t0, t1 + 1, coarse, |_, it| n_pending += it.count as u64);
+        assert_eq!(n_done, n_pending, "{what}: lane {lane}");
+    }
+}
+
+#[test]
+fn a_store_read_before_its_file_is_written_reads_and_writes_as_a_finished_one() {
+    for name in [
+        "gpt_train.json.gz",
+        "ddp_rank0.json.gz",
+        "catapult_flow.json",
+        "export_flows_v2_counters.json",
+        "nesting_near_miss.json",
+        "nsys_gpt_single.sqlite",
+        "nsys_ddp_2proc.sqlite",
+    ] {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let done = strobe_import::load(&sample(name), &opts(a.path(), false)).unwrap();
+        let pending = strobe_import::load(&sample(name), &opts(b.path(), true)).unwrap();
+        assert!(!done.is_pending() && pending.is_pending(), "{name}");
+        assert!(store_file(b.path()).is_none(), "{name}: no store in the cache before write_pending");
+        assert_same_reads(&done, &pending, name);
+        let r = |s: &Store| serde_json::to_value(strobe_analysis::report::report(s, 10)).unwrap();
+        assert_eq!(r(&done), r(&pending), "{name}: the report");
+
+        pending.write_pending().unwrap();
+        assert!(!pending.is_pending());
+        let written = store_file(b.path()).unwrap_or_else(|| panic!("{name}: no store written"));
+        assert!(written == store_file(a.path()).unwrap(), "{name}: the written store differs from finish's");
+        // a second call writes nothing more, and the cache answers the next load
+        pending.write_pending().unwrap();
+        let again = strobe_import::load(&sample(name), &opts(b.path(), true)).unwrap();
+        assert!(!again.is_pending(), "{name}: loaded from the cache");
+        assert_same_reads(&done, &again, name);
+    }
+}
+
+#[test]
+fn a_pending_store_dropped_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let pending = strobe_import::load(&sample("gpt_train.json.gz"), &opts(dir.path(), true)).unwrap();
+    assert!(pending.is_pending());
+    drop(pending);
+    assert_eq!(cache_files(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn the_processes_of_an_export_are_pending_until_written() {
+    let path = sample("nsys_ddp_2proc.sqlite");
+    let procs = strobe_import::nsys_sqlite::gpu_processes(&path).unwrap();
+    assert_eq!(procs.len(), 2);
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let done: Vec<Store> = strobe_import::load_nsys_processes(&path, &procs, &opts(a.path(), false))
+        .unwrap()
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let pending: Vec<Store> = strobe_import::load_nsys_processes(&path, &procs, &opts(b.path(), true))
+        .unwrap()
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    for (d, p) in done.iter().zip(&pending) {
+        assert!(p.is_pending());
+        assert_same_reads(d, p, "nsys_ddp_2proc process");
+        p.write_pending().unwrap();
+    }
+    let files = |dir: &Path| {
+        let mut v: Vec<(String, Vec<u8>)> = cache_files(dir)
+            .into_iter()
+            .filter(|n| n.ends_with(".strobe"))
+            .map(|n| (n.clone(), std::fs::read(dir.join(&n)).unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    let (x, y) = (files(a.path()), files(b.path()));
+    assert_eq!(x.len(), 2);
+    assert!(x == y, "the processes' stores differ from an ordinary load's");
+}
