@@ -123,6 +123,8 @@ pub fn gpu_activity(store: &Store) -> Vec<DeviceActivity> {
         let LaneKind::GpuStream { device, .. } = desc.kind else { continue };
         let v = store.lane_view(lane as u32);
         let e = per.entry(device).or_default();
+        // sized up front: doubling copies a million spans into fresh pages again and again
+        e.reserve(v.span.len());
         for &sid in v.span {
             let m = store.span_meta(sid);
             let kind = SpanKind::from_u8(m.kind);
@@ -144,8 +146,8 @@ type UnionWithEdges = (Vec<(i64, i64)>, Vec<(u32, u32)>);
 /// first span (by start, end, id) that opens it and the first that reaches its end. The
 /// same merge as `intervals::union` (touching intervals merge, empty ones vanish).
 fn busy_union(spans: &[ActivitySpan]) -> UnionWithEdges {
-    let mut v: Vec<(i64, i64, u32)> =
-        spans.iter().filter(|x| x.end > x.start).map(|x| (x.start, x.end, x.span)).collect();
+    let mut v: Vec<(i64, i64, u32)> = Vec::with_capacity(spans.len());
+    v.extend(spans.iter().filter(|x| x.end > x.start).map(|x| (x.start, x.end, x.span)));
     v.sort_unstable();
     let (mut busy, mut edges): UnionWithEdges = (Vec::new(), Vec::new());
     for (s, e, sid) in v {
@@ -170,7 +172,11 @@ pub fn device_unions_of(activity: &[DeviceActivity]) -> Vec<DeviceUnions> {
     activity
         .iter()
         .map(|a| {
-            let mut by: [Vec<(i64, i64)>; 3] = Default::default();
+            let mut sizes = [0usize; 3];
+            for x in &a.spans {
+                sizes[x.class as usize] += 1;
+            }
+            let mut by: [Vec<(i64, i64)>; 3] = sizes.map(Vec::with_capacity);
             for x in &a.spans {
                 by[x.class as usize].push((x.start, x.end));
             }

@@ -102,7 +102,7 @@ pub fn idle_breakdown_of(store: &Store, unions: &[DeviceUnions], threshold_ns: i
             let mut d = DeviceIdle {
                 device: u.device,
                 threshold_ns,
-                gaps: Vec::new(),
+                gaps: Vec::with_capacity(u.busy.len().saturating_sub(1)),
                 idle_ns: 0,
                 host_wait_ns: 0,
                 kernel_wait_ns: 0,

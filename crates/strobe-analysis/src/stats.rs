@@ -103,15 +103,19 @@ pub fn mad<T: Sample>(v: &[T]) -> Option<T> {
 }
 
 /// Median, 90th percentile and maximum of `v` (zeros when empty), as `median`, `percentile`
-/// and the sorted last give them. By selection, not a sort: linear, where sorting a
-/// million launch delays three times was a tenth of a several-rank report.
+/// and the sorted last give them.
 pub fn median_p90_max<T: Sample + Default>(v: &[T]) -> (T, T, T) {
-    let n = v.len();
+    median_p90_max_in(&mut v.to_vec())
+}
+
+/// `median_p90_max` of `s`, reordering it. By selection, not a sort: linear, where sorting a
+/// million launch delays three times was a tenth of a several-rank report.
+pub fn median_p90_max_in<T: Sample + Default>(s: &mut [T]) -> (T, T, T) {
+    let n = s.len();
     if n == 0 {
         return Default::default();
     }
     let order = |a: &T, b: &T| a.order(b);
-    let mut s = v.to_vec();
     let k90 = nearest_rank_index(n, 90.0);
     // s[..k90] ≤ s[k90] ≤ s[k90 + 1..]; the middle (n / 2 ≤ k90) is then found among the first
     let (_, &mut p90, above) = s.select_nth_unstable_by(k90, order);

@@ -12,7 +12,12 @@ pub struct Distribution {
 
 impl Distribution {
     pub fn of(v: &[i64]) -> Distribution {
-        let (median_ns, p90_ns, max_ns) = crate::stats::median_p90_max(v);
+        Distribution::of_owned(v.to_vec())
+    }
+
+    /// `of`, reordering the values it is given instead of a copy of them.
+    pub fn of_owned(mut v: Vec<i64>) -> Distribution {
+        let (median_ns, p90_ns, max_ns) = crate::stats::median_p90_max_in(&mut v);
         Distribution { count: v.len(), median_ns, p90_ns, max_ns }
     }
 }

@@ -54,14 +54,24 @@ pub fn launch_pairs(store: &Store) -> Vec<LaunchPair> {
 fn launch_pairs_in_lane_order(store: &Store) -> Vec<LaunchPair> {
     // room for every GPU op at once: grown by doubling, a million pairs were copied into
     // fresh pages again and again
-    let gpu_ops: usize = store
+    let mut out = Vec::with_capacity(gpu_op_count(store));
+    for_each_launch_pair(store, |p| out.push(p));
+    out
+}
+
+/// The members of every GPU stream lane: at least the GPU ops that can pair.
+fn gpu_op_count(store: &Store) -> usize {
+    store
         .lanes
         .iter()
         .enumerate()
         .filter(|(_, d)| matches!(d.kind, LaneKind::GpuStream { .. }))
         .map(|(l, _)| store.lane_view(l as u32).span.len())
-        .sum();
-    let mut out = Vec::with_capacity(gpu_ops);
+        .sum()
+}
+
+/// Calls `f` with every pair `launch_pairs` holds, lane by lane.
+fn for_each_launch_pair(store: &Store, mut f: impl FnMut(LaunchPair)) {
     let launches = store.launch_table();
     let mut classes = Classifier::new(store);
     for (lane, desc) in store.lanes.iter().enumerate() {
@@ -80,7 +90,7 @@ fn launch_pairs_in_lane_order(store: &Store) -> Vec<LaunchPair> {
                 continue;
             }
             let (ls, le) = (store.span_start(l), store.span_end(l));
-            out.push(LaunchPair {
+            f(LaunchPair {
                 gpu_span: sid,
                 launch_span: l,
                 device,
@@ -93,7 +103,6 @@ fn launch_pairs_in_lane_order(store: &Store) -> Vec<LaunchPair> {
             });
         }
     }
-    out
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
@@ -123,35 +132,43 @@ pub struct LaunchStats {
 }
 
 pub fn launch_stats(rank: i64, store: &Store, params: &LaunchParams) -> LaunchStats {
-    let pairs = launch_pairs_in_lane_order(store);
-    let col = |f: fn(&LaunchPair) -> i64| pairs.iter().map(f).collect::<Vec<i64>>();
-    let delays = col(|p| p.launch_delay_ns);
-    // the ten longest delays, ties in GPU start order: selected, then only they are sorted
-    let key = |p: &&LaunchPair| (std::cmp::Reverse(p.launch_delay_ns), p.gpu_start_ns, p.gpu_span);
-    let mut worst: Vec<&LaunchPair> = pairs.iter().collect();
-    if worst.len() > 10 {
-        worst.select_nth_unstable_by_key(9, key);
-        worst.truncate(10);
-    }
-    worst.sort_by_key(key);
+    // one pass over the pairs, keeping only the three durations each (a million 56-byte
+    // pairs held at once were mostly fresh pages to zero)
+    let n = gpu_op_count(store);
+    let (mut delays, mut cpu, mut gpu) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut short_kernels, mut shorter_than_launch, mut runtime_outliers, mut launch_delay_outliers) = (0, 0, 0, 0);
+    // the ten longest delays, ties in GPU start order (the key is unique: one pair a GPU op)
+    let key = |p: &LaunchPair| (std::cmp::Reverse(p.launch_delay_ns), p.gpu_start_ns, p.gpu_span);
+    let mut worst: Vec<LaunchPair> = Vec::with_capacity(11);
+    for_each_launch_pair(store, |p| {
+        delays.push(p.launch_delay_ns);
+        cpu.push(p.launch_dur_ns);
+        gpu.push(p.gpu_dur_ns);
+        short_kernels +=
+            (store.span_kind(p.gpu_span) == SpanKind::Kernel && p.gpu_dur_ns < params.short_kernel_ns) as usize;
+        shorter_than_launch += (p.launch_dur_ns <= params.runtime_cutoff_ns && p.gpu_dur_ns < p.launch_dur_ns) as usize;
+        runtime_outliers += (p.launch_dur_ns > params.runtime_cutoff_ns) as usize;
+        launch_delay_outliers += (p.launch_delay_ns > params.launch_delay_cutoff_ns) as usize;
+        if worst.len() < 10 || worst.last().is_some_and(|w| key(&p) < key(w)) {
+            let at = worst.partition_point(|w| key(w) < key(&p));
+            worst.insert(at, p);
+            worst.truncate(10);
+        }
+    });
+    let paired = delays.len();
+    let mean_launch_delay_ns = if paired == 0 { 0 } else { delays.iter().sum::<i64>() / paired as i64 };
     LaunchStats {
         rank,
         params: *params,
-        paired: pairs.len(),
-        cpu_duration: Distribution::of(&col(|p| p.launch_dur_ns)),
-        gpu_duration: Distribution::of(&col(|p| p.gpu_dur_ns)),
-        launch_delay: Distribution::of(&delays),
-        mean_launch_delay_ns: if delays.is_empty() { 0 } else { delays.iter().sum::<i64>() / delays.len() as i64 },
-        short_kernels: pairs
-            .iter()
-            .filter(|p| store.span_kind(p.gpu_span) == SpanKind::Kernel && p.gpu_dur_ns < params.short_kernel_ns)
-            .count(),
-        shorter_than_launch: pairs
-            .iter()
-            .filter(|p| p.launch_dur_ns <= params.runtime_cutoff_ns && p.gpu_dur_ns < p.launch_dur_ns)
-            .count(),
-        runtime_outliers: pairs.iter().filter(|p| p.launch_dur_ns > params.runtime_cutoff_ns).count(),
-        launch_delay_outliers: pairs.iter().filter(|p| p.launch_delay_ns > params.launch_delay_cutoff_ns).count(),
+        paired,
+        cpu_duration: Distribution::of_owned(cpu),
+        gpu_duration: Distribution::of_owned(gpu),
+        launch_delay: Distribution::of_owned(delays),
+        mean_launch_delay_ns,
+        short_kernels,
+        shorter_than_launch,
+        runtime_outliers,
+        launch_delay_outliers,
         worst_delays: worst
             .into_iter()
             .map(|p| LaunchOutlier {
