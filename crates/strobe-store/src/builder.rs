@@ -137,6 +137,10 @@ pub struct StoreBuilder {
 /// A counter series' identity: (the GPU it measures, if any; recording pid; name; series).
 type CounterKey = (Option<i64>, IdKey, String, String);
 
+/// What `StoreBuilder::stage` makes: the columns in memory, the output with the args and span
+/// args written and their sections' entries, and the builder's purge guard.
+type Stage = (crate::deferred::Columns, Output, Vec<SectionEntry>, crate::purge::PromptPurge);
+
 /// What `finish` produced: the bytes in memory, or the path of the written store file.
 pub enum Built {
     File(std::path::PathBuf),
@@ -300,7 +304,8 @@ impl StoreBuilder {
     /// Writes the store. `meta` goes in as given (its load summary should be complete).
     pub fn finish(self, meta: &TraceMeta) -> std::io::Result<Built> {
         let _t = crate::timing::Phase::start("store finish (total)");
-        let (columns, out, table) = self.stage(meta)?;
+        // freed memory goes back promptly until the store is written, as while it was built
+        let (columns, out, table, _purge) = self.stage(meta)?;
         crate::deferred::write_rest(out, table, &columns.view())
     }
 
@@ -313,7 +318,10 @@ impl StoreBuilder {
     /// at once.
     pub fn finish_deferred(self, meta: &TraceMeta) -> std::io::Result<crate::reader::Store> {
         let _t = crate::timing::Phase::start("store finish (total)");
-        let (columns, mut out, table) = self.stage(meta)?;
+        // the answer's analyses keep the allocator's usual purge delay (`write_pending` takes
+        // the prompt one again)
+        let (columns, mut out, table, purge) = self.stage(meta)?;
+        drop(purge);
         match out.map_written()? {
             Some(map) => crate::deferred::pending_store(columns, map, out, table),
             None => {
@@ -326,7 +334,9 @@ impl StoreBuilder {
     /// Everything `finish` makes before the level of detail: spans sorted into lanes, their
     /// columns, depths and interval index, flows, counters, strings and the JSON sections.
     /// The args and span args are written to the output; the rest comes back in memory.
-    fn stage(mut self, meta: &TraceMeta) -> std::io::Result<(crate::deferred::Columns, Output, Vec<SectionEntry>)> {
+    /// Its last member is the builder's prompt purge (`purge`), for the caller to hold while
+    /// the rest is built.
+    fn stage(mut self, meta: &TraceMeta) -> std::io::Result<Stage> {
         self.args_seen = FxHashMap::default(); // no more args come
         let n = self.spans.len();
         if n > u32::MAX as usize - 1 {
@@ -595,7 +605,8 @@ impl StoreBuilder {
             args_source: self.args_source.as_ref().map(|x| x.2.clone()).unwrap_or_default().into_bytes(),
             names_json: serde_json::to_vec(&self.names).map_err(std::io::Error::other)?,
         };
-        Ok((columns, std::mem::replace(&mut self.out, Output::memory()), table))
+        let out = std::mem::replace(&mut self.out, Output::memory());
+        Ok((columns, out, table, self._purge))
     }
 
     fn name_lanes(&mut self) {

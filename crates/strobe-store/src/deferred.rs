@@ -149,6 +149,8 @@ impl Store {
         let Some(p) = self.pending.lock().map_err(|_| std::io::Error::other("store lock poisoned"))?.take() else {
             return Ok(());
         };
+        // memory freed while the level of detail is built goes back promptly, as in a build
+        let _purge = crate::purge::PromptPurge::start();
         let view = ColumnsView {
             span_meta: self.col(sid::SPAN_META),
             m_start: self.col(sid::M_START),
