@@ -96,6 +96,8 @@ pub fn idle_breakdown(store: &Store, threshold_ns: i64) -> Vec<DeviceIdle> {
 /// the gaps are those between consecutive busy intervals, so a new threshold costs no scan
 /// of the GPU lanes.
 pub fn idle_breakdown_of(store: &Store, unions: &[DeviceUnions], threshold_ns: i64) -> Vec<DeviceIdle> {
+    // every gap's next span asks for its launch: the table, not a search of the flows each
+    let launches = store.launch_table();
     unions
         .iter()
         .map(|u| {
@@ -112,7 +114,7 @@ pub fn idle_breakdown_of(store: &Store, unions: &[DeviceUnions], threshold_ns: i
             for (w, e) in u.busy.windows(2).zip(u.busy_edges.windows(2)) {
                 let (ce, s) = (w[0].1, w[1].0);
                 let (prev, sid) = (e[0].1, e[1].0);
-                let launch = store.launch_of(sid);
+                let launch = launches.get(sid as usize).copied().filter(|&l| l != strobe_store::NO_LAUNCH);
                 let gap = s - ce;
                 let cause = if gap < threshold_ns {
                     IdleCause::KernelWait

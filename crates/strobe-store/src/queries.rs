@@ -18,25 +18,28 @@ impl Store {
 
     /// `launch_of` for every span at once (`NO_LAUNCH` where there is none), in one pass
     /// over the flows (stored sorted by target): for analyses that ask it of every GPU span,
-    /// where a binary search per span was most of their time.
-    pub fn launch_table(&self) -> Vec<u32> {
-        let mut out = vec![NO_LAUNCH; self.span_count()];
-        let flows = self.flows();
-        let mut i = 0;
-        while i < flows.len() {
-            let to = flows[i].to;
-            let mut j = i;
-            while j < flows.len() && flows[j].to == to {
-                j += 1;
+    /// where a binary search per span was most of their time. Made on first use and kept
+    /// (4 bytes a span): a report's launch statistics, queue lengths and idle causes share it.
+    pub fn launch_table(&self) -> &[u32] {
+        self.launches.get_or_init(|| {
+            let mut out = vec![NO_LAUNCH; self.span_count()];
+            let flows = self.flows();
+            let mut i = 0;
+            while i < flows.len() {
+                let to = flows[i].to;
+                let mut j = i;
+                while j < flows.len() && flows[j].to == to {
+                    j += 1;
+                }
+                let group = &flows[i..j];
+                let pick = group.iter().find(|f| f.kind == FLOW_CORRELATION).unwrap_or(&group[0]);
+                if let Some(slot) = out.get_mut(to as usize) {
+                    *slot = pick.from;
+                }
+                i = j;
             }
-            let group = &flows[i..j];
-            let pick = group.iter().find(|f| f.kind == FLOW_CORRELATION).unwrap_or(&group[0]);
-            if let Some(slot) = out.get_mut(to as usize) {
-                *slot = pick.from;
-            }
-            i = j;
-        }
-        out
+            out
+        })
     }
 
     /// The spans `span`'s flows lead to: for a launch call, the GPU work it started; for any

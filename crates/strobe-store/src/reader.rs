@@ -85,6 +85,8 @@ pub struct Store {
     source_map: std::sync::OnceLock<Option<memmap2::Mmap>>,
     /// The string section, copied out of the map and checked as UTF-8 once, on first use.
     strings: std::sync::OnceLock<Box<str>>,
+    /// `launch_table`, made on first use.
+    pub(crate) launches: std::sync::OnceLock<Vec<u32>>,
     /// Set for a store made by `StoreBuilder::finish_deferred` until `write_pending`.
     pub(crate) pending: std::sync::Mutex<Option<Pending>>,
 }
@@ -198,6 +200,7 @@ impl Store {
             source_key,
             source_map: std::sync::OnceLock::new(),
             strings: std::sync::OnceLock::new(),
+            launches: std::sync::OnceLock::new(),
             pending: std::sync::Mutex::new(pending),
         };
         store.validate().map_err(|w| bad(&w))?;

@@ -35,22 +35,24 @@ pub fn capture_range(store: &Store) -> Option<CaptureRange> {
         return None;
     }
     let stop_ids = ids(["cudaProfilerStop", "cuProfilerStop"]);
+    // one pass over the span metadata in id order (every span of a CPU thread is a member of
+    // its lane once): sequential, where walking each lane's members read them through ids
+    let cpu_lane: Vec<bool> = store.lanes.iter().map(|d| matches!(d.kind, LaneKind::CpuThread { .. })).collect();
+    let (span_starts, span_ends) = store.span_times();
     let (mut starts, mut stops) = (Vec::new(), Vec::new());
-    for (lane, desc) in store.lanes.iter().enumerate() {
-        if !matches!(desc.kind, LaneKind::CpuThread { .. }) {
+    for (i, m) in store.span_metas().iter().enumerate() {
+        let (is_start, is_stop) = (start_ids.contains(&m.name), stop_ids.contains(&m.name));
+        if !(is_start || is_stop)
+            || !matches!(SpanKind::from_u8(m.kind), SpanKind::CudaRuntime | SpanKind::CudaDriver)
+            || !cpu_lane.get(m.lane as usize).copied().unwrap_or(false)
+        {
             continue;
         }
-        let v = store.lane_view(lane as u32);
-        for (k, &sid) in v.span.iter().enumerate() {
-            let m = store.span_meta(sid);
-            if !matches!(SpanKind::from_u8(m.kind), SpanKind::CudaRuntime | SpanKind::CudaDriver) {
-                continue;
-            }
-            if start_ids.contains(&m.name) {
-                starts.push(v.ends[k]);
-            } else if stop_ids.contains(&m.name) {
-                stops.push(v.starts[k]);
-            }
+        let (Some(&s), Some(&e)) = (span_starts.get(i), span_ends.get(i)) else { continue };
+        if is_start {
+            starts.push(e);
+        } else {
+            stops.push(s);
         }
     }
     let start_ns = starts.iter().copied().min()?;
