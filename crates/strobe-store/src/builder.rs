@@ -305,7 +305,7 @@ impl StoreBuilder {
     pub fn finish(self, meta: &TraceMeta) -> std::io::Result<Built> {
         let _t = crate::timing::Phase::start("store finish (total)");
         // freed memory goes back promptly until the store is written, as while it was built
-        let (columns, out, table, _purge) = self.stage(meta)?;
+        let (columns, out, table, _purge) = self.stage(meta, false)?;
         crate::deferred::write_rest(out, table, &columns.view())
     }
 
@@ -320,7 +320,7 @@ impl StoreBuilder {
         let _t = crate::timing::Phase::start("store finish (total)");
         // the answer's analyses keep the allocator's usual purge delay (`write_pending` takes
         // the prompt one again)
-        let (columns, mut out, table, purge) = self.stage(meta)?;
+        let (columns, mut out, table, purge) = self.stage(meta, true)?;
         drop(purge);
         match out.map_written()? {
             Some(map) => crate::deferred::pending_store(columns, map, out, table),
@@ -336,7 +336,8 @@ impl StoreBuilder {
     /// The args and span args are written to the output; the rest comes back in memory.
     /// Its last member is the builder's prompt purge (`purge`), for the caller to hold while
     /// the rest is built.
-    fn stage(mut self, meta: &TraceMeta) -> std::io::Result<Stage> {
+    /// `keep_span_args`: the span args come back in memory instead of being written.
+    fn stage(mut self, meta: &TraceMeta, keep_span_args: bool) -> std::io::Result<Stage> {
         self.args_seen = FxHashMap::default(); // no more args come
         let n = self.spans.len();
         if n > u32::MAX as usize - 1 {
@@ -424,10 +425,13 @@ impl StoreBuilder {
             })
             .collect();
         // span args refs go straight to the output (they need nothing later): one column less
-        // in memory at the peak
+        // in memory at the peak. A deferred store keeps them (its answer comes before writes).
         let mut table: Vec<SectionEntry> = Vec::new();
         table.push(SectionEntry { id: sid::ARGS, _pad: 0, offset: HEADER_LEN as u64, len: self.args_len });
-        {
+        let st_args = std::mem::take(&mut self.spans.args);
+        let span_args = if keep_span_args {
+            Some(order.par_iter().map(|&o| st_args[o as usize]).collect::<Vec<ArgsRef>>())
+        } else {
             let pos = self.out.position();
             let pad = (8 - (pos % 8)) % 8;
             self.out.write_all(&[0u8; 8][..pad as usize])?;
@@ -437,12 +441,13 @@ impl StoreBuilder {
                 offset: pos + pad,
                 len: (n * std::mem::size_of::<ArgsRef>()) as u64,
             });
-            let st_args = std::mem::take(&mut self.spans.args);
             for chunk in order.chunks(1 << 16) {
                 let refs: Vec<ArgsRef> = chunk.par_iter().map(|&o| st_args[o as usize]).collect();
                 self.out.write_all(bytemuck::cast_slice(&refs))?;
             }
-        }
+            None
+        };
+        drop(st_args);
         let mut new_id = vec![0u32; n];
         for (pos, &old) in order.iter().enumerate() {
             new_id[old as usize] = pos as u32;
@@ -586,6 +591,7 @@ impl StoreBuilder {
                 self.orphan_flow_steps;
         }
         let columns = crate::deferred::Columns {
+            span_args,
             span_meta,
             m_start,
             m_end,

@@ -15,6 +15,8 @@ use std::sync::Arc;
 /// Every section of a store but the args, the span args and the level of detail, in memory:
 /// what `StoreBuilder::stage` makes.
 pub(crate) struct Columns {
+    /// The span args when not written yet (a deferred store's; written first by `write_rest`).
+    pub span_args: Option<Vec<ArgsRef>>,
     pub span_meta: Vec<SpanMeta>,
     pub m_start: Vec<i64>,
     pub m_end: Vec<i64>,
@@ -38,6 +40,7 @@ pub(crate) struct Columns {
 
 /// The same sections borrowed: from a `Columns`, or from a deferred store's own parts.
 pub(crate) struct ColumnsView<'a> {
+    pub span_args: Option<&'a [ArgsRef]>,
     pub span_meta: &'a [SpanMeta],
     pub m_start: &'a [i64],
     pub m_end: &'a [i64],
@@ -61,6 +64,7 @@ pub(crate) struct ColumnsView<'a> {
 impl Columns {
     pub fn view(&self) -> ColumnsView<'_> {
         ColumnsView {
+            span_args: self.span_args.as_deref(),
             span_meta: &self.span_meta,
             m_start: &self.m_start,
             m_end: &self.m_end,
@@ -86,6 +90,9 @@ impl Columns {
     fn into_parts(self, parts: &mut [Option<Box<dyn Part>>]) {
         fn put<T: bytemuck::Pod + Send + Sync>(parts: &mut [Option<Box<dyn Part>>], id: u32, v: Vec<T>) {
             parts[id as usize] = Some(Box::new(v));
+        }
+        if let Some(a) = self.span_args {
+            put(parts, sid::SPAN_ARGS, a);
         }
         put(parts, sid::SPAN_META, self.span_meta);
         put(parts, sid::M_START, self.m_start);
@@ -151,7 +158,10 @@ impl Store {
         };
         // memory freed while the level of detail is built goes back promptly, as in a build
         let _purge = crate::purge::PromptPurge::start();
+        // the span args are in the file already unless the build kept them for later
+        let args_written = p.table.iter().any(|e| e.id == sid::SPAN_ARGS);
         let view = ColumnsView {
+            span_args: (!args_written).then(|| self.col(sid::SPAN_ARGS)),
             span_meta: self.col(sid::SPAN_META),
             m_start: self.col(sid::M_START),
             m_end: self.col(sid::M_END),
@@ -179,6 +189,10 @@ impl Store {
 /// store's order, then the header: the store complete. The member columns are written on a
 /// thread of their own while the level of detail is computed (I/O beside compute).
 pub(crate) fn write_rest(mut out: Output, mut table: Vec<SectionEntry>, c: &ColumnsView<'_>) -> std::io::Result<Built> {
+    // where `stage` would have put them: right after the args
+    if let Some(a) = c.span_args {
+        put_section(&mut out, &mut table, sid::SPAN_ARGS, bytemuck::cast_slice(a))?;
+    }
     let lane_count = c.lane_index.len();
     let mut lane_index = c.lane_index.to_vec();
     let (computed, written) = std::thread::scope(|sc| {
