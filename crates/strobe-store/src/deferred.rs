@@ -193,6 +193,9 @@ pub(crate) fn write_rest(mut out: Output, mut table: Vec<SectionEntry>, c: &Colu
     if let Some(a) = c.span_args {
         put_section(&mut out, &mut table, sid::SPAN_ARGS, bytemuck::cast_slice(a))?;
     }
+    // the flows' binding freed its tables just now: give them back before the level of
+    // detail, the build's peak (otherwise they wait out the purge delay beside it)
+    crate::purge::collect_now();
     let lane_count = c.lane_index.len();
     let mut lane_index = c.lane_index.to_vec();
     let (computed, written) = std::thread::scope(|sc| {
