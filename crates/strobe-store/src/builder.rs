@@ -310,7 +310,7 @@ impl StoreBuilder {
     }
 
     /// The store ready for queries before its file is written: what `finish` makes but the
-    /// level of detail, held in memory (the args and span args already in the file, mapped).
+    /// level of detail, held in memory (the args already in the file, mapped from it).
     /// `Store::write_pending` then builds the level of detail and writes the store into the
     /// cache, byte for byte what `finish` writes; a store dropped before that leaves no file.
     /// For an answer that needs no level of detail (`strobe report`): it is given before
@@ -333,10 +333,9 @@ impl StoreBuilder {
 
     /// Everything `finish` makes before the level of detail: spans sorted into lanes, their
     /// columns, depths and interval index, flows, counters, strings and the JSON sections.
-    /// The args and span args are written to the output; the rest comes back in memory.
-    /// Its last member is the builder's prompt purge (`purge`), for the caller to hold while
-    /// the rest is built.
-    /// `keep_span_args`: the span args come back in memory instead of being written.
+    /// The args are in the output already, and the span args are written there too unless
+    /// `keep_span_args` (then they come back in memory, with the rest). The last member is
+    /// the builder's prompt purge (`purge`), for the caller to hold while the rest is built.
     fn stage(mut self, meta: &TraceMeta, keep_span_args: bool) -> std::io::Result<Stage> {
         self.args_seen = FxHashMap::default(); // no more args come
         let n = self.spans.len();

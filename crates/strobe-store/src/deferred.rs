@@ -12,8 +12,8 @@ use crate::reader::{Backing, MappedRange, Part, Pending, Store};
 use rayon::prelude::*;
 use std::sync::Arc;
 
-/// Every section of a store but the args, the span args and the level of detail, in memory:
-/// what `StoreBuilder::stage` makes.
+/// Every section of a store but the args and the level of detail, in memory (the span args
+/// only when not written yet): what `StoreBuilder::stage` makes.
 pub(crate) struct Columns {
     /// The span args when not written yet (a deferred store's; written first by `write_rest`).
     pub span_args: Option<Vec<ArgsRef>>,
@@ -115,8 +115,8 @@ impl Columns {
     }
 }
 
-/// A store over `columns`, its args and span args read from `map` (the output file so far,
-/// whose sections `table` places), with the rest of its build pending.
+/// A store over `columns`, with the sections already written (the args) read from `map` (the
+/// output file so far, whose sections `table` places), and the rest of its build pending.
 pub(crate) fn pending_store(
     columns: Columns,
     map: memmap2::Mmap,
