@@ -3,7 +3,7 @@
 //! whose wall time and peak resident memory (`wait4`'s `ru_maxrss`, the child alone) are
 //! taken; Strobe's run is `strobe report FILE` into an empty cache (ingest + report, cold).
 //! The answer's time is when the child's output ends: Strobe closes its stdout once the
-//! report is out and caches its store after that (`load::cache_after_answer`); for every
+//! report is out and caches its store after that (`load::after_answer`); for every
 //! other tool it is its exit.
 //! Peers that are not installed are listed as such (see tests/tools/peers_requirements.txt).
 //! An Nsight Systems `.sqlite` export has peers of its own (`sqlite_peers`): a plain Python

@@ -234,12 +234,14 @@ impl Cli {
                     Source::Trace(store) => {
                         let r = report::report_with(&store, top, &rule, peaks);
                         let out = crate::render(json, &r, report::to_text)?;
-                        if let Some(m) = &memo {
-                            let warnings = crate::report_memo::warnings_of(&[file.display().to_string()], [&*store]);
-                            m.write(&crate::report_memo::Printed { warnings, out: out.clone() });
-                        }
                         print!("{out}");
-                        crate::load::cache_after_answer(std::slice::from_ref(&*store), &[file.display().to_string()]);
+                        let names = [file.display().to_string()];
+                        crate::load::after_answer(std::slice::from_ref(&*store), &names, || {
+                            if let Some(m) = &memo {
+                                let warnings = crate::report_memo::warnings_of(&names, [&*store]);
+                                m.write(&crate::report_memo::Printed { warnings, out });
+                            }
+                        });
                         Ok(())
                     }
                     Source::MemorySnapshot(snap) => emit(json, &memory::analyse(&snap), memory::to_text),

@@ -34,7 +34,7 @@ pub fn load_with_progress(path: &Path, cache_dir: Option<&Path>) -> anyhow::Resu
 }
 
 /// Whatever the file holds (`strobe report`). A trace built now comes back before its
-/// store is cached: call `cache_after_answer` once the answer is out.
+/// store is cached: call `after_answer` once the answer is out.
 pub fn open_with_progress(path: &Path, cache_dir: Option<&Path>) -> anyhow::Result<Source> {
     let source = with_bar(cache_dir, true, |opts| strobe_import::open(path, opts))?;
     if let Source::Trace(store) = &source {
@@ -90,16 +90,21 @@ fn with_bar<T>(
     Ok(r?)
 }
 
-/// After an answer is printed: the stores it was computed from that were built for it are
-/// written into the cache (`Store::write_pending`: their level of detail and files), all at
-/// once. The answer is flushed and stdout closed first, so the answer is on screen and a pipe
-/// reading it sees its end while this runs. A store that cannot be cached is said on stderr;
-/// the answer stands.
-pub fn cache_after_answer(stores: &[Store], names: &[String]) {
-    if !stores.iter().any(Store::is_pending) {
+/// After an answer is printed: `memo` (what keeps the answer for next time), then the stores
+/// it was computed from that were built for it are written into the cache
+/// (`Store::write_pending`: their level of detail and files), all at once. When there are
+/// such stores, stdout is flushed and closed first, so the answer is on screen and a pipe
+/// reading it sees its end while the rest runs. A store that cannot be cached is said on
+/// stderr; the answer stands.
+pub fn after_answer(stores: &[Store], names: &[String], memo: impl FnOnce()) {
+    let pending = stores.iter().any(Store::is_pending);
+    if pending {
+        end_stdout();
+    }
+    memo();
+    if !pending {
         return;
     }
-    end_stdout();
     let _t = strobe_store::timing::Phase::start("cache: the stores behind the answer");
     std::thread::scope(|s| {
         for (store, name) in stores.iter().zip(names).filter(|(st, _)| st.is_pending()) {

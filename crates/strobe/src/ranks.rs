@@ -110,20 +110,18 @@ fn emit_ranks(
     opts: &RankOptions,
     memo: Option<&crate::report_memo::Memo>,
 ) -> anyhow::Result<()> {
-    let t = strobe_store::timing::Phase::start("ranks: report, text, memo");
+    let t = strobe_store::timing::Phase::start("ranks: report, text");
     let (stores, parts): (Vec<Store>, Vec<RankParts>) = loaded.into_iter().unzip();
     let traces: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(&stores).collect();
     let r = strobe_analysis::ranks::report::multi_rank_report_from_parts(&traces, parts, o.how, o.top, opts);
     let out = crate::render(o.json, &r, strobe_analysis::ranks::report::to_text)?;
-    if let Some(m) = memo {
-        m.write(&crate::report_memo::Printed {
-            warnings: crate::report_memo::warnings_of(names, &stores),
-            out: out.clone(),
-        });
-    }
     print!("{out}");
     drop(t);
-    crate::load::cache_after_answer(&stores, names);
+    crate::load::after_answer(&stores, names, || {
+        if let Some(m) = memo {
+            m.write(&crate::report_memo::Printed { warnings: crate::report_memo::warnings_of(names, &stores), out });
+        }
+    });
     Ok(())
 }
 
