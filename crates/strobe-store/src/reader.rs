@@ -55,7 +55,7 @@ impl Part for MappedRange {
 }
 
 /// What a deferred store still has to write: its level of detail and every section after
-/// the span args, into the file its args went to.
+/// the args, into the file its args went to.
 pub(crate) struct Pending {
     pub out: crate::output::Output,
     pub table: Vec<SectionEntry>,
@@ -74,7 +74,6 @@ unsafe impl Sync for SectionSlices {}
 pub struct Store {
     /// What `slices` point into: held for them, read only on open.
     _backing: Backing,
-    sections: [(usize, usize); MAX_SECTIONS],
     slices: SectionSlices,
     pub lanes: Vec<LaneDesc>,
     pub meta: TraceMeta,
@@ -191,7 +190,6 @@ impl Store {
         }
         let store = Store {
             _backing: backing,
-            sections,
             slices,
             lanes,
             meta,
@@ -210,8 +208,8 @@ impl Store {
     /// Structural checks so that no later access can go out of bounds.
     fn validate(&self) -> Result<(), String> {
         fn check<T: bytemuck::Pod>(s: &Store, id: u32, name: &str) -> Result<usize, String> {
-            let (_, l) = s.sections[id as usize];
-            if l % std::mem::size_of::<T>() != 0 {
+            let l = s.section(id).len();
+            if !l.is_multiple_of(std::mem::size_of::<T>()) {
                 return Err(format!("{name}: length not a multiple of its record"));
             }
             Ok(l / std::mem::size_of::<T>())
@@ -266,7 +264,7 @@ impl Store {
         }
         let strs = check::<u64>(self, sid::STRING_OFFSETS, "string offsets")?;
         let offs = self.col::<u64>(sid::STRING_OFFSETS);
-        let blen = self.sections[sid::STRING_BYTES as usize].1 as u64;
+        let blen = self.section(sid::STRING_BYTES).len() as u64;
         if strs == 0 || offs.windows(2).any(|w| w[0] > w[1]) || offs.last().copied().unwrap_or(0) > blen {
             return Err("string table corrupt".into());
         }
@@ -449,13 +447,13 @@ impl Store {
         }
         let r = ns_per_px.max(1);
         let metas = self.span_metas();
-        // a store whose level of detail is not built yet (`finish_deferred`) folds its raw
-        // spans at the view's width at every zoom: slower, and not pre-folded
         // a raw member as an item, named from its span (a corrupt member index gets no name)
         let single = |m: usize| {
             let meta = v.span.get(m).and_then(|&s| metas.get(s as usize)).copied().unwrap_or_default();
             LodItem::single(v.starts[m], v.ends[m], m as u32, meta.name, meta.kind)
         };
+        // a store whose level of detail is not built yet (`finish_deferred`) folds its raw
+        // spans at the view's width at every zoom: slower, and not pre-folded
         if r < (1i64 << FIRST_LEVEL_LOG2) || v.levels.is_empty() {
             let mut folders: Vec<Folder> = (0..=v.max_depth).map(|_| Folder::new(r)).collect();
             interval::query(v.starts, v.ends, v.max_end, t0, t1, |i| {

@@ -44,18 +44,11 @@ pub struct LaunchPair {
 /// Every GPU op (kernel, memcpy, memset) of `store` whose launch call the trace links, in
 /// GPU start order.
 pub fn launch_pairs(store: &Store) -> Vec<LaunchPair> {
-    let mut out = launch_pairs_in_lane_order(store);
-    out.sort_by_key(|p| (p.gpu_start_ns, p.gpu_span));
-    out
-}
-
-/// `launch_pairs` lane by lane: for figures that do not depend on the order (sorting a
-/// million pairs was a tenth of a several-rank nsys report).
-fn launch_pairs_in_lane_order(store: &Store) -> Vec<LaunchPair> {
     // room for every GPU op at once: grown by doubling, a million pairs were copied into
     // fresh pages again and again
     let mut out = Vec::with_capacity(gpu_op_count(store));
     for_each_launch_pair(store, |p| out.push(p));
+    out.sort_by_key(|p| (p.gpu_start_ns, p.gpu_span));
     out
 }
 
@@ -70,7 +63,8 @@ fn gpu_op_count(store: &Store) -> usize {
         .sum()
 }
 
-/// Calls `f` with every pair `launch_pairs` holds, lane by lane.
+/// Calls `f` with every pair `launch_pairs` holds, lane by lane: for figures that do not
+/// depend on the order (sorting a million pairs was a tenth of a several-rank nsys report).
 fn for_each_launch_pair(store: &Store, mut f: impl FnMut(LaunchPair)) {
     let launches = store.launch_table();
     let mut classes = Classifier::new(store);
