@@ -3,7 +3,7 @@
 //! an ordinary load writes, byte for byte.
 
 mod common;
-use common::{cache_files, sample};
+use common::{assert_same_reads, cache_files, sample};
 use std::path::Path;
 use strobe_import::LoadOptions;
 use strobe_store::Store;
@@ -17,54 +17,6 @@ fn store_file(dir: &Path) -> Option<Vec<u8>> {
     let names: Vec<String> = cache_files(dir).into_iter().filter(|n| n.ends_with(".strobe")).collect();
     assert!(names.len() <= 1, "{names:?}");
     names.first().map(|n| std::fs::read(dir.join(n)).unwrap())
-}
-
-/// Every query the analyses make of a store, asked of both.
-fn assert_same_reads(done: &Store, pending: &Store, what: &str) {
-    assert_eq!(done.span_count(), pending.span_count(), "{what}");
-    assert_eq!(done.span_metas(), pending.span_metas(), "{what}");
-    assert_eq!(done.span_times(), pending.span_times(), "{what}");
-    for s in 0..done.span_count() as u32 {
-        assert_eq!(done.span_args(s), pending.span_args(s), "{what}: span {s}");
-        assert_eq!(done.span_name(s), pending.span_name(s), "{what}: span {s}");
-    }
-    assert_eq!(done.string_count(), pending.string_count(), "{what}");
-    assert_eq!(done.flows(), pending.flows(), "{what}");
-    assert_eq!(done.launch_table(), pending.launch_table(), "{what}");
-    for s in (0..done.span_count() as u32).step_by(7) {
-        let a: Vec<_> = done.flows_from(s).collect();
-        let b: Vec<_> = pending.flows_from(s).collect();
-        assert_eq!(a, b, "{what}: flows from {s}");
-    }
-    let (a, b) = (serde_json::to_value(&done.meta).unwrap(), serde_json::to_value(&pending.meta).unwrap());
-    assert_eq!(a, b, "{what}");
-    assert_eq!(serde_json::to_value(&done.lanes).unwrap(), serde_json::to_value(&pending.lanes).unwrap());
-    assert_eq!(serde_json::to_value(&done.names).unwrap(), serde_json::to_value(&pending.names).unwrap());
-    assert_eq!(done.counters.len(), pending.counters.len(), "{what}");
-    for (c, d) in done.counters.iter().zip(&pending.counters) {
-        assert_eq!(done.counter_points(c), pending.counter_points(d), "{what}: counter {}", c.name);
-    }
-    for lane in 0..done.lanes.len() as u32 {
-        let (a, b) = (done.lane_view(lane), pending.lane_view(lane));
-        assert_eq!((a.starts, a.ends, a.max_end), (b.starts, b.ends, b.max_end), "{what}: lane {lane}");
-        assert_eq!((a.span, a.depth, a.max_depth), (b.span, b.depth, b.max_depth), "{what}: lane {lane}");
-        if pending.is_pending() {
-            assert!(b.levels.is_empty(), "a pending store has no level of detail yet");
-        }
-        // below the finest stored level both fold the raw spans: the same items
-        let (Some(&t0), Some(&t1)) = (a.starts.first(), a.max_end.last()) else { continue };
-        let mut x = Vec::new();
-        let mut y = Vec::new();
-        done.lod_query(lane, t0, t1 + 1, 100, |d, it| x.push((d, it)));
-        pending.lod_query(lane, t0, t1 + 1, 100, |d, it| y.push((d, it)));
-        assert_eq!(x, y, "{what}: lane {lane}");
-        // coarser, the pending store folds the spans directly: every span is still counted
-        let (mut n_done, mut n_pending) = (0u64, 0u64);
-        let coarse = ((t1 - t0) / 1000).max(1 << 12);
-        done.lod_query(lane, t0, t1 + 1, coarse, |_, it| n_done += it.count as u64);
-        pending.lod_query(lane, t0, t1 + 1, coarse, |_, it| n_pending += it.count as u64);
-        assert_eq!(n_done, n_pending, "{what}: lane {lane}");
-    }
 }
 
 #[test]

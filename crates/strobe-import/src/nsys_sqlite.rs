@@ -177,6 +177,11 @@ fn import_group(
         progress.bytes_total.store(md.len(), Ordering::Relaxed);
     }
     let _t_all = Phase::start("nsys import (total)");
+    // an export holds ~48 bytes a row, the store's columns ~94: compressed, the cache is
+    // smaller than the export (`strobe_store::codec`)
+    for b in builders.iter_mut() {
+        b.compress_sections();
+    }
     let t = Phase::start("nsys: open, schema, targets");
     let conn = schema::open(path).map_err(sql_err)?;
     let schema = Schema::probe(&conn, WANTED).map_err(sql_err)?;

@@ -197,6 +197,12 @@ impl StoreBuilder {
         self.lanes.len()
     }
 
+    /// Write the store's sections compressed (`codec`): for an importer whose source is
+    /// more compact than the store's columns (an Nsight Systems export).
+    pub fn compress_sections(&mut self) {
+        self.out.compress_sections();
+    }
+
     pub fn span_count(&self) -> usize {
         self.spans.len()
     }
@@ -426,9 +432,15 @@ impl StoreBuilder {
         // span args refs go straight to the output (they need nothing later): one column less
         // in memory at the peak. A deferred store keeps them (its answer comes before writes).
         let mut table: Vec<SectionEntry> = Vec::new();
-        table.push(SectionEntry { id: sid::ARGS, _pad: 0, offset: HEADER_LEN as u64, len: self.args_len });
+        table.push(SectionEntry {
+            id: sid::ARGS,
+            codec: crate::codec::RAW,
+            offset: HEADER_LEN as u64,
+            len: self.args_len,
+        });
         let st_args = std::mem::take(&mut self.spans.args);
-        let span_args = if keep_span_args {
+        // (compressed, they are written with the other columns, in chunks of their own)
+        let span_args = if keep_span_args || self.out.compresses() {
             Some(order.par_iter().map(|&o| st_args[o as usize]).collect::<Vec<ArgsRef>>())
         } else {
             let pos = self.out.position();
@@ -436,7 +448,7 @@ impl StoreBuilder {
             self.out.write_all(&[0u8; 8][..pad as usize])?;
             table.push(SectionEntry {
                 id: sid::SPAN_ARGS,
-                _pad: 0,
+                codec: crate::codec::RAW,
                 offset: pos + pad,
                 len: (n * std::mem::size_of::<ArgsRef>()) as u64,
             });
@@ -882,22 +894,36 @@ pub(crate) fn build_lane_lod(start: &[i64], end: &[i64], depth: &[u32], span: &[
     LaneLod { depth_members, depth_ranges, levels }
 }
 
-/// Appends one 8-aligned section made of `parts`, one after another, and records it.
-pub(crate) fn put_section_parts<'p>(
+/// Appends one 8-aligned section made of `parts`, one after another, and records it:
+/// compressed when the output asks for it (`Output::compress_sections`) and it is not tiny.
+pub(crate) fn put_section_parts(
     out: &mut Output,
     table: &mut Vec<SectionEntry>,
     id: u32,
-    parts: impl Iterator<Item = &'p [u8]>,
+    parts: &[&[u8]],
 ) -> std::io::Result<()> {
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    let packed = if out.compresses() && total >= crate::codec::MIN_COMPRESSED && id != sid::ARGS {
+        Some(crate::codec::encode(parts, delta_for(id))?)
+    } else {
+        None
+    };
     let pos = out.position();
     let pad = (8 - (pos % 8)) % 8;
     out.write_all(&[0u8; 8][..pad as usize])?;
-    let mut len = 0u64;
-    for p in parts {
-        out.write_all(p)?;
-        len += p.len() as u64;
-    }
-    table.push(SectionEntry { id, _pad: 0, offset: pos + pad, len });
+    let (codec, len) = match &packed {
+        Some(p) => {
+            out.write_all(p)?;
+            (crate::codec::ZSTD_CHUNKS, p.len())
+        }
+        None => {
+            for p in parts {
+                out.write_all(p)?;
+            }
+            (crate::codec::RAW, total)
+        }
+    };
+    table.push(SectionEntry { id, codec, offset: pos + pad, len: len as u64 });
     Ok(())
 }
 
@@ -908,12 +934,7 @@ pub(crate) fn put_section(
     id: u32,
     bytes: &[u8],
 ) -> std::io::Result<()> {
-    let pos = out.position();
-    let pad = (8 - (pos % 8)) % 8;
-    out.write_all(&[0u8; 8][..pad as usize])?;
-    out.write_all(bytes)?;
-    table.push(SectionEntry { id, _pad: 0, offset: pos + pad, len: bytes.len() as u64 });
-    Ok(())
+    put_section_parts(out, table, id, &[bytes])
 }
 
 /// A stable counting sort of indices `0..n` by a small key: returns the bucket offsets

@@ -8,7 +8,7 @@ use crate::builder::{build_lane_lod, put_section, put_section_parts, Built};
 use crate::format::*;
 use crate::lod::{LodItem, LodLevel};
 use crate::output::Output;
-use crate::reader::{Backing, MappedRange, Part, Pending, Store};
+use crate::reader::{section_part, Backing, Part, Pending, Store};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -123,14 +123,10 @@ pub(crate) fn pending_store(
     out: Output,
     table: Vec<SectionEntry>,
 ) -> std::io::Result<Store> {
-    let map = Arc::new(map);
+    let image = Arc::new(Backing::Map(map));
     let mut parts: Vec<Option<Box<dyn Part>>> = (0..MAX_SECTIONS).map(|_| None).collect();
     for e in &table {
-        let (b, l) = (e.offset as usize, e.len as usize);
-        let end = b.checked_add(l).filter(|&end| end <= map.len());
-        let range =
-            end.map(|end| b..end).ok_or_else(|| std::io::Error::other("written section past the file's end"))?;
-        parts[e.id as usize] = Some(Box::new(MappedRange(map.clone(), range)));
+        parts[e.id as usize] = Some(section_part(&image, e).map_err(std::io::Error::other)?);
     }
     columns.into_parts(&mut parts);
     let mut sections = [(0usize, 0usize); MAX_SECTIONS];
@@ -261,9 +257,14 @@ pub(crate) fn write_rest(mut out: Output, mut table: Vec<SectionEntry>, c: &Colu
     put_section(&mut out, t, sid::LANES_JSON, c.lanes_json)?;
     put_section(&mut out, t, sid::LANE_INDEX, bytemuck::cast_slice(&lane_index))?;
     put_section(&mut out, t, sid::LOD_LEVELS, bytemuck::cast_slice(&levels))?;
-    put_section_parts(&mut out, t, sid::LOD_ITEMS, items.iter().map(|v| bytemuck::cast_slice(v)))?;
+    put_section_parts(&mut out, t, sid::LOD_ITEMS, &items.iter().map(|v| bytemuck::cast_slice(v)).collect::<Vec<_>>())?;
     drop(items);
-    put_section_parts(&mut out, t, sid::DEPTH_MEMBERS, depth_members.iter().map(|v| bytemuck::cast_slice(v)))?;
+    put_section_parts(
+        &mut out,
+        t,
+        sid::DEPTH_MEMBERS,
+        &depth_members.iter().map(|v| bytemuck::cast_slice(v)).collect::<Vec<_>>(),
+    )?;
     drop(depth_members);
     put_section(&mut out, t, sid::FLOWS, bytemuck::cast_slice(c.flows))?;
     put_section(&mut out, t, sid::FLOWS_BY_FROM, bytemuck::cast_slice(c.flows_by_from))?;

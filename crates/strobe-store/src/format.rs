@@ -11,7 +11,7 @@ use bytemuck::{Pod, Zeroable};
 
 pub const MAGIC: [u8; 8] = *b"STROBE\0\x01";
 /// Bump on any layout change: older stores are then rebuilt, never trusted.
-pub const VERSION: u32 = 10;
+pub const VERSION: u32 = 11;
 pub const HEADER_LEN: usize = 4096;
 pub const MAX_SECTIONS: usize = 64;
 
@@ -33,7 +33,8 @@ pub struct Header {
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct SectionEntry {
     pub id: u32,
-    pub _pad: u32,
+    /// How the section's bytes are stored: `codec::RAW`, or `codec::ZSTD_CHUNKS`.
+    pub codec: u32,
     pub offset: u64,
     pub len: u64,
 }
@@ -63,6 +64,20 @@ pub mod sid {
     pub const DEPTH_MEMBERS: u32 = 21;
     pub const FLOWS_BY_FROM: u32 = 22;
     pub const ARGS_SOURCE: u32 = 23;
+}
+
+/// How section `id` is delta-coded when it is compressed (`codec`): sorted times and
+/// indices by their differences, records field by field.
+pub fn delta_for(id: u32) -> crate::codec::Delta {
+    use crate::codec::Delta;
+    match id {
+        sid::M_START | sid::M_END | sid::M_MAX | sid::COUNTER_POINTS_TS | sid::STRING_OFFSETS => Delta::I64,
+        sid::M_SPAN | sid::DEPTH_MEMBERS | sid::FLOWS_BY_FROM => Delta::U32,
+        sid::LOD_ITEMS => Delta::records_of(std::mem::size_of::<crate::lod::LodItem>()),
+        sid::FLOWS => Delta::records_of(std::mem::size_of::<FlowRec>()),
+        sid::SPAN_ARGS => Delta::records_of(std::mem::size_of::<ArgsRef>()),
+        _ => Delta::NONE,
+    }
 }
 
 /// Per-lane ranges into the member, level and span arrays.

@@ -5,6 +5,7 @@
 pub mod bind;
 mod builder;
 pub mod cache;
+pub mod codec;
 mod deferred;
 pub mod format;
 pub mod interval;

@@ -12,6 +12,8 @@ pub enum Output {
         pos: u64,
         dest: PathBuf,
         key: [u64; 4],
+        /// Sections are written compressed (`compress_sections`).
+        compress: bool,
     },
     Memory {
         buf: Vec<u8>,
@@ -34,7 +36,20 @@ impl Output {
         std::fs::create_dir_all(&dir)?;
         let tmp = tempfile::Builder::new().prefix(".strobe-build-").suffix(".tmp").tempfile_in(&dir)?;
         let writer = std::io::BufWriter::with_capacity(1 << 20, tmp.reopen()?);
-        Ok(Output::File { tmp, writer, pos: 0, dest, key })
+        Ok(Output::File { tmp, writer, pos: 0, dest, key, compress: false })
+    }
+
+    /// From now on, sections of `codec::MIN_COMPRESSED` bytes or more are written compressed
+    /// (`codec`): for a source whose store would be larger than itself. A store in memory is
+    /// never compressed (it is not kept).
+    pub fn compress_sections(&mut self) {
+        if let Output::File { compress, .. } = self {
+            *compress = true;
+        }
+    }
+
+    pub fn compresses(&self) -> bool {
+        matches!(self, Output::File { compress: true, .. })
     }
 
     pub fn position(&self) -> u64 {

@@ -45,12 +45,68 @@ impl<T: bytemuck::Pod + Send + Sync> Part for Vec<T> {
     }
 }
 
-/// A range of a mapped file (the sections a deferred store already wrote).
-pub(crate) struct MappedRange(pub std::sync::Arc<memmap2::Mmap>, pub std::ops::Range<usize>);
+/// A range of a store's image: a raw section beside compressed ones, or one a deferred store
+/// already wrote.
+pub(crate) struct ImageRange(pub std::sync::Arc<Backing>, pub std::ops::Range<usize>);
 
-impl Part for MappedRange {
+impl Part for ImageRange {
     fn bytes(&self) -> &[u8] {
-        self.0.get(self.1.clone()).unwrap_or(&[])
+        self.0.bytes().get(self.1.clone()).unwrap_or(&[])
+    }
+}
+
+/// A compressed section, decoded: 8-aligned words and the length in bytes.
+struct Decoded(Vec<u64>, usize);
+
+impl Part for Decoded {
+    fn bytes(&self) -> &[u8] {
+        &bytemuck::cast_slice(&self.0)[..self.1]
+    }
+}
+
+/// Compressed sections decoded on first use: the columns an answer or a frame may never
+/// read (args, flows, member times at deep zoom) cost nothing on open.
+pub(crate) struct Lazy {
+    image: std::sync::Arc<Backing>,
+    payload: [std::ops::Range<usize>; MAX_SECTIONS],
+    decoded: [std::sync::OnceLock<Decoded>; MAX_SECTIONS],
+}
+
+/// Whether section `id` may wait for its first use to be decoded: a column whose values are
+/// never trusted as indices (every accessor bounds-checks them), so a section that turns out
+/// not to decode reads as zeros, as a file changed under its map reads as odd values. The
+/// others (the lane index, levels, member-to-span map, strings, JSON) are checked on open.
+fn decoded_lazily(id: u32) -> bool {
+    matches!(
+        id,
+        sid::SPAN_META
+            | sid::SPAN_ARGS
+            | sid::M_START
+            | sid::M_END
+            | sid::M_MAX
+            | sid::M_DEPTH
+            | sid::LOD_ITEMS
+            | sid::DEPTH_MEMBERS
+            | sid::FLOWS
+            | sid::FLOWS_BY_FROM
+            | sid::COUNTER_POINTS_TS
+            | sid::COUNTER_POINTS_VAL
+    )
+}
+
+/// Section `e` of `image` as a part of its own: a range of it when raw, decoded when not.
+pub(crate) fn section_part(image: &std::sync::Arc<Backing>, e: &SectionEntry) -> Result<Box<dyn Part>, String> {
+    let (b, l) = (e.offset as usize, e.len as usize);
+    let range = b.checked_add(l).filter(|&end| end <= image.bytes().len()).map(|end| b..end);
+    let range = range.ok_or_else(|| format!("section {} past the file's end", e.id))?;
+    match e.codec {
+        crate::codec::RAW => Ok(Box::new(ImageRange(image.clone(), range))),
+        crate::codec::ZSTD_CHUNKS => {
+            let (words, len) =
+                crate::codec::decode(&image.bytes()[range]).map_err(|w| format!("section {}: {w}", e.id))?;
+            Ok(Box::new(Decoded(words, len)))
+        }
+        c => Err(format!("section {}: unknown codec {c}", e.id)),
     }
 }
 
@@ -88,6 +144,8 @@ pub struct Store {
     pub(crate) launches: std::sync::OnceLock<Vec<u32>>,
     /// Set for a store made by `StoreBuilder::finish_deferred` until `write_pending`.
     pub(crate) pending: std::sync::Mutex<Option<Pending>>,
+    /// The compressed sections not decoded on open (their slices are null until then).
+    lazy: Option<Box<Lazy>>,
 }
 
 /// A lane's members: start-sorted spans with their index columns.
@@ -150,6 +208,7 @@ impl Store {
             return Err(bad("section table checksum mismatch"));
         }
         let mut sections = [(0usize, 0usize); MAX_SECTIONS];
+        let mut entries = Vec::with_capacity(n);
         for i in 0..n {
             let e: SectionEntry = bytemuck::pod_read_unaligned(&tb[i * 24..i * 24 + 24]);
             let end = e.offset.checked_add(e.len).ok_or_else(|| bad("section overflows"))?;
@@ -160,13 +219,78 @@ impl Store {
                 return Err(bad("section out of bounds"));
             }
             sections[e.id as usize] = (e.offset as usize, e.len as usize);
+            entries.push(e);
         }
-        Store::from_sections(backing, sections, header.source_key, None, path)
+        if entries.iter().all(|e| e.codec == crate::codec::RAW) {
+            return Store::from_sections(backing, sections, header.source_key, None, path);
+        }
+        // compressed sections are decoded into memory: the ones checked on open now, the
+        // others on first use (`Lazy`); the raw ones stay ranges of the image
+        let _t = crate::timing::Phase::start("store: decode sections");
+        let image = std::sync::Arc::new(backing);
+        let mut parts: Vec<Option<Box<dyn Part>>> = (0..MAX_SECTIONS).map(|_| None).collect();
+        let mut lazy = Lazy {
+            image: image.clone(),
+            payload: std::array::from_fn(|_| 0..0),
+            decoded: std::array::from_fn(|_| std::sync::OnceLock::new()),
+        };
+        let mut lazy_len = [None; MAX_SECTIONS];
+        for e in &entries {
+            let id = e.id as usize;
+            if e.codec == crate::codec::ZSTD_CHUNKS && decoded_lazily(e.id) {
+                let range = sections[id].0..sections[id].0 + sections[id].1;
+                let len = crate::codec::decoded_len(&image.bytes()[range.clone()])
+                    .map_err(|w| bad(&format!("section {}: {w}", e.id)))?;
+                lazy.payload[id] = range;
+                lazy_len[id] = Some(len);
+                sections[id] = (0, 0);
+                continue;
+            }
+            let part = section_part(&image, e).map_err(|w| bad(&w))?;
+            sections[id] = (0, part.bytes().len());
+            parts[id] = Some(part);
+        }
+        drop(_t);
+        let mut store = Store::from_parts_lazily(Backing::Parts(parts), sections, header.source_key, &lazy_len, path)?;
+        store.lazy = Some(Box::new(lazy));
+        store.validate().map_err(|w| bad(&w))?;
+        Ok(store)
+    }
+
+    /// `from_sections` but for sections `lazy_len` names, to be decoded on first use: they
+    /// are placed with their decoded length, and not checked yet (the caller adds `Lazy`).
+    fn from_parts_lazily(
+        backing: Backing,
+        sections: [(usize, usize); MAX_SECTIONS],
+        source_key: [u64; 4],
+        lazy_len: &[Option<usize>; MAX_SECTIONS],
+        path: &str,
+    ) -> Result<Store, StoreError> {
+        let mut store = Store::unchecked(backing, sections, source_key, None, path)?;
+        for (slot, len) in store.slices.0.iter_mut().zip(lazy_len) {
+            if let Some(len) = *len {
+                *slot = (std::ptr::null(), len);
+            }
+        }
+        Ok(store)
     }
 
     /// A store over sections already placed (`sections`: offsets into the backing's image,
     /// or (0, length) for `Parts`): its JSON blobs parsed, then every structure checked.
     pub(crate) fn from_sections(
+        backing: Backing,
+        sections: [(usize, usize); MAX_SECTIONS],
+        source_key: [u64; 4],
+        pending: Option<Pending>,
+        path: &str,
+    ) -> Result<Store, StoreError> {
+        let store = Store::unchecked(backing, sections, source_key, pending, path)?;
+        store.validate().map_err(|what| StoreError::Invalid { path: path.to_string(), what })?;
+        Ok(store)
+    }
+
+    /// A store over sections already placed, its JSON blobs parsed; nothing else checked.
+    fn unchecked(
         backing: Backing,
         sections: [(usize, usize); MAX_SECTIONS],
         source_key: [u64; 4],
@@ -200,15 +324,15 @@ impl Store {
             strings: std::sync::OnceLock::new(),
             launches: std::sync::OnceLock::new(),
             pending: std::sync::Mutex::new(pending),
+            lazy: None,
         };
-        store.validate().map_err(|w| bad(&w))?;
         Ok(store)
     }
 
     /// Structural checks so that no later access can go out of bounds.
     fn validate(&self) -> Result<(), String> {
         fn check<T: bytemuck::Pod>(s: &Store, id: u32, name: &str) -> Result<usize, String> {
-            let l = s.section(id).len();
+            let l = s.section_len(id);
             if !l.is_multiple_of(std::mem::size_of::<T>()) {
                 return Err(format!("{name}: length not a multiple of its record"));
             }
@@ -291,10 +415,33 @@ impl Store {
     #[inline]
     pub(crate) fn section(&self, id: u32) -> &[u8] {
         match self.slices.0.get(id as usize) {
+            Some(&(p, _)) if p.is_null() => self.decode_lazily(id),
             // SAFETY: found in `self.backing` on open (see `SectionSlices`); it lives as long as self
             Some(&(p, l)) => unsafe { std::slice::from_raw_parts(p, l) },
             None => &[],
         }
+    }
+
+    /// Section `id`'s length in bytes, without decoding it.
+    pub(crate) fn section_len(&self, id: u32) -> usize {
+        self.slices.0.get(id as usize).map_or(0, |s| s.1)
+    }
+
+    /// A compressed section left for its first use (`Lazy`), decoded now. One that does not
+    /// decode (a store damaged on disk) reads as zeros of its length.
+    #[cold]
+    fn decode_lazily(&self, id: u32) -> &[u8] {
+        let (Some(lazy), len) = (self.lazy.as_deref(), self.section_len(id)) else { return &[] };
+        let id = id as usize;
+        lazy.decoded[id]
+            .get_or_init(|| {
+                let payload = lazy.image.bytes().get(lazy.payload[id].clone()).unwrap_or(&[]);
+                match crate::codec::decode(payload) {
+                    Ok((words, n)) if n == len => Decoded(words, n),
+                    _ => Decoded(vec![0u64; len.div_ceil(8)], len),
+                }
+            })
+            .bytes()
     }
 
     pub fn source_key(&self) -> [u64; 4] {

@@ -1,0 +1,116 @@
+//! An Nsight Systems export's store is written compressed (issue 17.4: the cache ≤ 0.5× the
+//! export) and reads as the raw store of the same export does; a JSON trace's store stays
+//! raw. A compressed section damaged on disk is refused on open, or reads as zeros, never a
+//! panic.
+
+mod common;
+use common::{assert_same_reads, cache_files, sample};
+use std::path::{Path, PathBuf};
+use strobe_import::LoadOptions;
+use strobe_store::format::{sid, Header, SectionEntry};
+use strobe_store::Store;
+
+fn cached(dir: &Path) -> LoadOptions {
+    LoadOptions { cache_dir: Some(dir.to_path_buf()), no_cache: false, progress: None, defer_write: false }
+}
+
+fn in_memory() -> LoadOptions {
+    LoadOptions { cache_dir: None, no_cache: true, progress: None, defer_write: false }
+}
+
+fn store_files(dir: &Path) -> Vec<PathBuf> {
+    cache_files(dir).into_iter().filter(|n| n.ends_with(".strobe")).map(|n| dir.join(n)).collect()
+}
+
+/// The section table of a store file, read from the bytes as `format` lays it out.
+fn sections(bytes: &[u8]) -> Vec<SectionEntry> {
+    let count = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let at = std::mem::size_of::<Header>();
+    (0..count)
+        .map(|i| {
+            let e = &bytes[at + 24 * i..at + 24 * i + 24];
+            let word = |a: usize, n: usize| e[a..a + n].iter().rev().fold(0u64, |v, &x| v << 8 | x as u64);
+            SectionEntry { id: word(0, 4) as u32, codec: word(4, 4) as u32, offset: word(8, 8), len: word(16, 8) }
+        })
+        .collect()
+}
+
+#[test]
+fn an_nsys_store_is_compressed_below_half_its_export_and_reads_as_the_raw_one() {
+    for name in [
+        "nsys_gpt_single.sqlite",
+        "nsys_fuser_h200.sqlite",
+        "nsys_ddp_2proc.sqlite",
+        "nsys_pipit_saxpy_mpi.sqlite",
+        "nsys_uvmtorch_cpu_only.sqlite",
+        "nsys_fx_v2_tables.sqlite",
+    ] {
+        let path = sample(name);
+        // an in-memory build is never compressed: the reference
+        let raw = strobe_import::load(&path, &in_memory()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let built = strobe_import::load(&path, &cached(dir.path())).unwrap();
+        // the second load reads the cache: sections decoded on open and on first use
+        let reopened = strobe_import::load(&path, &cached(dir.path())).unwrap();
+        assert_same_reads(&raw, &built, name);
+        assert_same_reads(&raw, &reopened, name);
+        let r = |s: &Store| serde_json::to_value(strobe_analysis::report::report(s, 10)).unwrap();
+        assert_eq!(r(&raw), r(&reopened), "{name}: the report");
+
+        let files = store_files(dir.path());
+        assert_eq!(files.len(), 1, "{name}");
+        let bytes = std::fs::read(&files[0]).unwrap();
+        let export = std::fs::metadata(&path).unwrap().len();
+        assert!((bytes.len() as u64) * 2 <= export, "{name}: store {} bytes for an export of {export}", bytes.len());
+        // the span columns, when worth it, are compressed; the tiny ones are not
+        let table = sections(&bytes);
+        let start = table.iter().find(|e| e.id == sid::M_START).unwrap();
+        assert_eq!(start.codec, (raw.span_count() * 8 >= 4096) as u32, "{name}: {start:?}");
+        assert!(table.iter().all(|e| e.codec == 0 || e.len >= 16), "{name}");
+    }
+}
+
+#[test]
+fn a_json_traces_store_stays_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    strobe_import::load(&sample("gpt_train.json.gz"), &cached(dir.path())).unwrap();
+    let bytes = std::fs::read(&store_files(dir.path())[0]).unwrap();
+    assert!(sections(&bytes).iter().all(|e| e.codec == 0));
+}
+
+/// A copy of the store built from `name` with one byte flipped in the middle of section `id`.
+fn damaged(name: &str, id: u32, dir: &Path) -> (Store, PathBuf) {
+    let src = tempfile::tempdir().unwrap();
+    let reference = strobe_import::load(&sample(name), &cached(src.path())).unwrap();
+    let mut bytes = std::fs::read(&store_files(src.path())[0]).unwrap();
+    let e = sections(&bytes).into_iter().find(|e| e.id == id).unwrap();
+    assert_eq!(e.codec, 1, "section {id} is compressed");
+    bytes[(e.offset + e.len / 2) as usize] ^= 0x5a;
+    let out = dir.join(format!("damaged-{id}.strobe"));
+    std::fs::write(&out, bytes).unwrap();
+    (reference, out)
+}
+
+#[test]
+fn a_damaged_compressed_section_is_refused_or_reads_as_zeros() {
+    let dir = tempfile::tempdir().unwrap();
+    // decoded on open (its members index the spans): the store is refused, saying why
+    let (_, p) = damaged("nsys_gpt_single.sqlite", sid::M_SPAN, dir.path());
+    let err = Store::open(&p).err().expect("a damaged member-to-span map is refused").to_string();
+    assert!(err.contains("damaged-") && err.contains("section"), "{err}");
+    // decoded on first use: the store opens, the column reads as zeros of its length, and
+    // the analyses run on it without a panic
+    for id in [sid::M_END, sid::LOD_ITEMS, sid::FLOWS, sid::SPAN_ARGS] {
+        let (reference, p) = damaged("nsys_gpt_single.sqlite", id, dir.path());
+        let store = Store::open(&p).unwrap();
+        assert_eq!(store.span_count(), reference.span_count());
+        let _ = strobe_analysis::report::report(&store, 10);
+        for lane in 0..store.lanes.len() as u32 {
+            store.lod_query(lane, i64::MIN / 2, i64::MAX / 2, 1000, |_, _| {});
+        }
+        for s in 0..store.span_count() as u32 {
+            let _ = store.span_args(s);
+            let _ = store.flows_from(s).count();
+        }
+    }
+}
