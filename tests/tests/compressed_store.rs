@@ -11,11 +11,17 @@ use strobe_store::format::{sid, Header, SectionEntry};
 use strobe_store::Store;
 
 fn cached(dir: &Path) -> LoadOptions {
-    LoadOptions { cache_dir: Some(dir.to_path_buf()), no_cache: false, progress: None, defer_write: false }
+    LoadOptions {
+        cache_dir: Some(dir.to_path_buf()),
+        no_cache: false,
+        progress: None,
+        defer_write: false,
+        write_behind: false,
+    }
 }
 
 fn in_memory() -> LoadOptions {
-    LoadOptions { cache_dir: None, no_cache: true, progress: None, defer_write: false }
+    LoadOptions { cache_dir: None, no_cache: true, progress: None, defer_write: false, write_behind: false }
 }
 
 fn store_files(dir: &Path) -> Vec<PathBuf> {
@@ -76,6 +82,35 @@ fn a_json_traces_store_stays_raw() {
     strobe_import::load(&sample("gpt_train.json.gz"), &cached(dir.path())).unwrap();
     let bytes = std::fs::read(&store_files(dir.path())[0]).unwrap();
     assert!(sections(&bytes).iter().all(|e| e.codec == 0));
+}
+
+#[test]
+fn a_store_written_behind_reads_as_a_finished_one_and_writes_the_same_file() {
+    for name in ["nsys_gpt_single.sqlite", "nsys_fuser_h200.sqlite"] {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let done = strobe_import::load(&sample(name), &cached(a.path())).unwrap();
+        let behind =
+            strobe_import::load(&sample(name), &LoadOptions { write_behind: true, ..cached(b.path()) }).unwrap();
+        assert!(behind.is_pending(), "{name}");
+        assert!(store_files(b.path()).is_empty(), "{name}: nothing cached before write_pending");
+        // its level of detail is built: the same levels and items as the finished store's
+        for lane in 0..done.lanes.len() as u32 {
+            let (x, y) = (done.lane_view(lane), behind.lane_view(lane));
+            assert_eq!((x.levels, x.items, x.depth_members), (y.levels, y.items, y.depth_members), "{name}");
+        }
+        assert_same_reads(&done, &behind, name);
+        behind.write_pending().unwrap();
+        assert!(!behind.is_pending());
+        let (x, y) = (store_files(a.path()), store_files(b.path()));
+        assert_eq!(y.len(), 1, "{name}");
+        assert!(std::fs::read(&x[0]).unwrap() == std::fs::read(&y[0]).unwrap(), "{name}: files differ");
+    }
+    // a JSON trace's store is not compressed: it is finished and written at once
+    let dir = tempfile::tempdir().unwrap();
+    let json =
+        strobe_import::load(&sample("gpt_train.json.gz"), &LoadOptions { write_behind: true, ..cached(dir.path()) })
+            .unwrap();
+    assert!(!json.is_pending() && store_files(dir.path()).len() == 1);
 }
 
 /// A copy of the store built from `name` with one byte flipped in the middle of section `id`.

@@ -9,7 +9,13 @@ use strobe_import::LoadOptions;
 use strobe_store::Store;
 
 fn opts(dir: &Path, defer_write: bool) -> LoadOptions {
-    LoadOptions { cache_dir: Some(dir.to_path_buf()), no_cache: false, progress: None, defer_write }
+    LoadOptions {
+        cache_dir: Some(dir.to_path_buf()),
+        no_cache: false,
+        progress: None,
+        defer_write,
+        write_behind: false,
+    }
 }
 
 /// The one store file in `dir` (temp files of a build in progress start with a dot).
@@ -35,6 +41,9 @@ fn a_store_read_before_its_file_is_written_reads_and_writes_as_a_finished_one() 
         let pending = strobe_import::load(&sample(name), &opts(b.path(), true)).unwrap();
         assert!(!done.is_pending() && pending.is_pending(), "{name}");
         assert!(store_file(b.path()).is_none(), "{name}: no store in the cache before write_pending");
+        for lane in 0..pending.lanes.len() as u32 {
+            assert!(pending.lane_view(lane).levels.is_empty(), "{name}: a pending store has no level of detail yet");
+        }
         assert_same_reads(&done, &pending, name);
         let r = |s: &Store| serde_json::to_value(strobe_analysis::report::report(s, 10)).unwrap();
         assert_eq!(r(&done), r(&pending), "{name}: the report");

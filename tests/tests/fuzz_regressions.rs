@@ -81,6 +81,7 @@ fn gzip_corrupt_deflate_stream_ends() {
             no_cache: true,
             progress: None,
             defer_write: false,
+            write_behind: false,
         };
         let r = strobe_import::open(&p, &opts).map(|_| ()).map_err(|e| e.to_string());
         let _ = tx.send(r);

@@ -595,6 +595,7 @@ fn cancel_stops_the_import_and_leaves_no_store() {
         no_cache: false,
         progress: Some(progress),
         defer_write: false,
+        write_behind: false,
     };
     match strobe_import::load(&sample("nsys_gpt_single.sqlite"), &opts) {
         Err(strobe_import::ImportError::Cancelled { path }) => assert!(path.ends_with("nsys_gpt_single.sqlite")),

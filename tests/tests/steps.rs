@@ -139,6 +139,7 @@ fn two_processes_in_one_report_are_two_ranks() {
         no_cache: false,
         progress: None,
         defer_write: false,
+        write_behind: false,
     };
     let stores: Vec<_> = procs.iter().map(|q| strobe_import::load_nsys_process(&p, q, &opts).unwrap()).collect();
     for (q, s) in procs.iter().zip(&stores) {
@@ -180,6 +181,7 @@ fn recorded_two_process_report() {
         no_cache: false,
         progress: None,
         defer_write: false,
+        write_behind: false,
     };
     let stores: Vec<_> = procs.iter().map(|q| strobe_import::load_nsys_process(&p, q, &opts).unwrap()).collect();
     let names: Vec<String> = procs.iter().map(|q| format!("{}#pid{}", p.display(), q.pid)).collect();

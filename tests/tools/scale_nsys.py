@@ -5,6 +5,11 @@ trace's span (plus a gap) and its correlation ids moved past every id before it,
 still pair with their launches. Other tables (strings, processes, devices) stay as they are.
 The source is opened read-only; the output is a new file.
 
+With --vary, copy k is also stretched in time by its own factor (1 + up to 1 %, about the
+source's first time), so that no two copies have the same gaps and durations: exact copies
+compress far better than a real trace does, which misleads a measure of the cache's size.
+Stretching keeps every row's order and nesting.
+
   python3 tests/tools/scale_nsys.py sample-traces/nsys_ddp_2proc.sqlite --size-mb 250 \\
       -o bench-data/nsys_250m.sqlite
 """
@@ -27,6 +32,7 @@ def main():
     ap.add_argument("source")
     ap.add_argument("--size-mb", type=float, required=True)
     ap.add_argument("-o", "--output", required=True)
+    ap.add_argument("--vary", action="store_true", help="stretch each copy in time by its own factor")
     a = ap.parse_args()
     if os.path.exists(a.output):
         os.remove(a.output)
@@ -48,7 +54,7 @@ def main():
             corr = max(corr, db.execute(f'SELECT coalesce(max(correlationId), 0) FROM "{t}"').fetchone()[0])
     if lo is None:
         sys.exit(f"{a.source}: no timed rows to repeat")
-    shift = (hi - lo) + 1_000_000  # 1 ms between copies
+    shift = (hi - lo) * (101 if a.vary else 100) // 100 + 1_000_000  # 1 ms between copies
     # every copy is inserted from the original rows (rowid ≤ the source's last), shifted by k
     last = {t: db.execute(f'SELECT coalesce(max(rowid), 0) FROM "{t}"').fetchone()[0] for t in timed}
 
@@ -59,7 +65,11 @@ def main():
         for t in timed:
             sel = []
             for c in cols[t]:
-                if c in ("start", "end"):
+                if c in ("start", "end") and a.vary:
+                    # 1 + (0..1 %), the same for every table of copy k
+                    f = 1 + ((k * 7919) % 1000) / 100_000
+                    sel.append(f'{lo} + {k * shift} + CAST(("{c}" - {lo}) * {f!r} AS INTEGER)')
+                elif c in ("start", "end"):
                     sel.append(f'"{c}" + {k * shift}')
                 elif c == "correlationId":
                     sel.append(f'"{c}" + {k * (corr + 1)}')

@@ -20,6 +20,11 @@ pub struct LoadOptions {
     /// (`StoreBuilder::finish_deferred`): for an answer that needs neither (`strobe report`),
     /// whose caller then calls `Store::write_pending` to cache it.
     pub defer_write: bool,
+    /// A store built now whose file takes long to write (a compressed one: an Nsight Systems
+    /// export's) comes back before the file is written, level of detail and all
+    /// (`StoreBuilder::finish_write_behind`): for a window that draws it at once, whose
+    /// caller then calls `Store::write_pending` on a thread of its own to cache it.
+    pub write_behind: bool,
 }
 
 /// What a file holds, by the kind of value it becomes.
@@ -130,7 +135,7 @@ pub fn load_nsys_processes(
                         meta.distributed =
                             Some(strobe_model::DistributedInfo { rank: Some(p.rank), ..Default::default() });
                         meta.extra.insert("rank_from".into(), serde_json::Value::from(p.rank_from));
-                        finish_store(b, &meta, opts.defer_write, path)
+                        finish_store(b, &meta, opts, path)
                     });
                     (i, h)
                 })
@@ -169,18 +174,22 @@ fn load_trace(path: &Path, fmt: Format, opts: &LoadOptions) -> Result<Store, Imp
         }
         _ => return Err(ImportError::bad(path, "not a timeline trace")),
     };
-    finish_store(b, &meta, opts.defer_write, path)
+    finish_store(b, &meta, opts, path)
 }
 
-/// The builder's store, finished (or ready for queries with its file to come: `deferred`).
+/// The builder's store, finished (or ready for queries with its file to come: `defer_write`,
+/// `write_behind`).
 fn finish_store(
     b: StoreBuilder,
     meta: &strobe_model::TraceMeta,
-    deferred: bool,
+    opts: &LoadOptions,
     path: &Path,
 ) -> Result<Store, ImportError> {
-    if deferred {
+    if opts.defer_write {
         return b.finish_deferred(meta).map_err(|e| ImportError::io(path, e));
+    }
+    if opts.write_behind {
+        return b.finish_write_behind(meta).map_err(|e| ImportError::io(path, e));
     }
     let built = b.finish(meta).map_err(|e| ImportError::io(path, e))?;
     cache::open_built(built).map_err(|e| ImportError::bad(path, e.to_string()))

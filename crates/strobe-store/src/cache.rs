@@ -73,6 +73,7 @@ pub fn open_cached(dir: &Path, key: &[u64; 4]) -> Option<Store> {
 /// memory otherwise (read-only home, full disk).
 pub fn output_for(dir: Option<&Path>, key: [u64; 4]) -> Output {
     if let Some(dir) = dir {
+        remove_stale_builds(dir);
         if let Ok(o) = Output::file(store_path(dir, &key), key) {
             return o;
         }
@@ -85,5 +86,23 @@ pub fn open_built(b: crate::builder::Built) -> Result<Store, crate::reader::Stor
     match b {
         crate::builder::Built::File(p) => Store::open(&p),
         crate::builder::Built::Memory(v) => Store::from_bytes(v),
+    }
+}
+
+/// Removes the temp files of builds that never finished: a process that exits while a store
+/// is written behind its window (`StoreBuilder::finish_write_behind`) leaves its temp file.
+/// Only files an hour old go, so a build in progress in another process is never touched.
+fn remove_stale_builds(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with(".strobe-build-") && name.ends_with(".tmp")) {
+            continue;
+        }
+        if e.metadata().and_then(|m| m.modified()).is_ok_and(|t| t < hour_ago) {
+            let _ = std::fs::remove_file(e.path());
+        }
     }
 }

@@ -116,9 +116,11 @@ impl Columns {
 }
 
 /// A store over `columns`, with the sections already written (the args) read from `map` (the
-/// output file so far, whose sections `table` places), and the rest of its build pending.
+/// output file so far, whose sections `table` places), and the rest of its build pending:
+/// the level of detail too, unless it comes as `lod`.
 pub(crate) fn pending_store(
     columns: Columns,
+    lod: Option<Lod>,
     map: memmap2::Mmap,
     out: Output,
     table: Vec<SectionEntry>,
@@ -129,12 +131,28 @@ pub(crate) fn pending_store(
         parts[e.id as usize] = Some(section_part(&image, e).map_err(std::io::Error::other)?);
     }
     columns.into_parts(&mut parts);
+    let lod_built = lod.is_some();
+    if let Some(lod) = lod {
+        // one buffer a section, as the reader casts it (the pieces are freed as they go)
+        fn joined<T: bytemuck::Pod + Send + Sync>(pieces: Vec<Vec<T>>) -> Box<dyn Part> {
+            let mut v = Vec::with_capacity(pieces.iter().map(|p| p.len()).sum());
+            for p in pieces {
+                v.extend_from_slice(&p);
+            }
+            Box::new(v)
+        }
+        parts[sid::LANE_INDEX as usize] = Some(Box::new(lod.lane_index));
+        parts[sid::LOD_LEVELS as usize] = Some(Box::new(lod.levels));
+        parts[sid::LOD_ITEMS as usize] = Some(joined(lod.items));
+        parts[sid::DEPTH_MEMBERS as usize] = Some(joined(lod.depth_members));
+    }
     let mut sections = [(0usize, 0usize); MAX_SECTIONS];
     for (id, p) in parts.iter().enumerate() {
         sections[id] = (0, p.as_ref().map_or(0, |p| p.bytes().len()));
     }
     let key = out.source_key();
-    Store::from_sections(Backing::Parts(parts), sections, key, Some(Pending { out, table }), "<store being built>")
+    let pending = Some(Pending { out, table, lod_built });
+    Store::from_sections(Backing::Parts(parts), sections, key, pending, "<store being built>")
         .map_err(std::io::Error::other)
 }
 
@@ -146,7 +164,8 @@ impl Store {
 
     /// For a store from `StoreBuilder::finish_deferred`: builds its level of detail and writes
     /// its file, renamed into the cache when whole. The store itself keeps reading from
-    /// memory (its own level of detail stays unbuilt). Nothing for any other store, or a
+    /// memory (its own level of detail stays unbuilt). For one from `finish_write_behind`:
+    /// writes its file (the level of detail is built). Nothing for any other store, or a
     /// second time.
     pub fn write_pending(&self) -> std::io::Result<()> {
         let Some(p) = self.pending.lock().map_err(|_| std::io::Error::other("store lock poisoned"))?.take() else {
@@ -177,95 +196,112 @@ impl Store {
             args_source: self.section(sid::ARGS_SOURCE),
             names_json: self.section(sid::NAMES_JSON),
         };
-        write_rest(p.out, p.table, &view).map(|_| ())
+        if !p.lod_built {
+            return write_rest(p.out, p.table, &view).map(|_| ());
+        }
+        let (mut out, mut table) = (p.out, p.table);
+        write_members(&mut out, &mut table, &view)?;
+        write_tail(
+            out,
+            table,
+            &view,
+            self.col(sid::LANE_INDEX),
+            self.col(sid::LOD_LEVELS),
+            &[self.section(sid::LOD_ITEMS)],
+            &[self.section(sid::DEPTH_MEMBERS)],
+        )
+        .map(|_| ())
     }
 }
 
-/// Builds the level of detail of `c` and writes every section after the span args, in the
-/// store's order, then the header: the store complete. The member columns are written on a
-/// thread of their own while the level of detail is computed (I/O beside compute).
-pub(crate) fn write_rest(mut out: Output, mut table: Vec<SectionEntry>, c: &ColumnsView<'_>) -> std::io::Result<Built> {
-    // where `stage` would have put them: right after the args
-    if let Some(a) = c.span_args {
-        put_section(&mut out, &mut table, sid::SPAN_ARGS, bytemuck::cast_slice(a))?;
-    }
-    // the flows' binding freed its tables just now: give them back before the level of
-    // detail, the build's peak (otherwise they wait out the purge delay beside it)
-    crate::purge::collect_now();
-    let lane_count = c.lane_index.len();
-    let mut lane_index = c.lane_index.to_vec();
-    let (computed, written) = std::thread::scope(|sc| {
-        let (out_w, table_w) = (&mut out, &mut table);
-        let writer = sc.spawn(move || -> std::io::Result<()> {
-            put_section(out_w, table_w, sid::SPAN_META, bytemuck::cast_slice(c.span_meta))?;
-            put_section(out_w, table_w, sid::M_START, bytemuck::cast_slice(c.m_start))?;
-            put_section(out_w, table_w, sid::M_END, bytemuck::cast_slice(c.m_end))?;
-            put_section(out_w, table_w, sid::M_MAX, bytemuck::cast_slice(c.m_max))?;
-            put_section(out_w, table_w, sid::M_SPAN, bytemuck::cast_slice(c.m_span))?;
-            put_section(out_w, table_w, sid::M_DEPTH, bytemuck::cast_slice(c.m_depth))?;
-            Ok(())
-        });
-        // Level of detail per lane, in parallel.
-        let t_lod = crate::timing::Phase::start("store: level of detail");
-        let lods: Vec<_> = (0..lane_count)
-            .into_par_iter()
-            .map(|l| {
-                let li = &c.lane_index[l];
-                let (b, e) = (li.member_begin as usize, li.member_end as usize);
-                build_lane_lod(&c.m_start[b..e], &c.m_end[b..e], &c.m_depth[b..e], &c.m_span[b..e], c.span_meta)
-            })
-            .collect();
-        // the sections are the lanes' pieces one after another: offsets are running totals,
-        // and the pieces are written as they are (a concatenated copy would double the level
-        // of detail's memory at the store's peak)
-        let mut levels: Vec<LodLevel> = Vec::new();
-        let mut items: Vec<Vec<LodItem>> = Vec::new();
-        let mut items_len = 0u64;
-        let mut depth_members: Vec<Vec<u32>> = Vec::with_capacity(lane_count);
-        let mut depth_members_len = 0u64;
-        for (li, lod) in lane_index.iter_mut().zip(lods) {
-            li.level_begin = levels.len() as u64;
-            let raw_base = depth_members_len;
-            depth_members_len += lod.depth_members.len() as u64;
-            depth_members.push(lod.depth_members);
-            for (depth, (rb, re)) in lod.depth_ranges.iter().enumerate() {
-                levels.push(LodLevel {
-                    depth: depth as u32,
-                    width_log2: 0,
-                    item_begin: raw_base + *rb as u64,
-                    item_end: raw_base + *re as u64,
-                });
-            }
-            for (depth, w, its) in lod.levels {
-                let ib = items_len;
-                items_len += its.len() as u64;
-                items.push(its);
-                levels.push(LodLevel { depth, width_log2: w, item_begin: ib, item_end: items_len });
-            }
-            li.level_end = levels.len() as u64;
-        }
-        drop(t_lod);
-        ((levels, items, depth_members), writer.join())
-    });
-    written.map_err(|_| std::io::Error::other("store writer thread panicked"))??;
-    let (levels, items, depth_members) = computed;
+/// The level of detail of a store's columns, per lane, in the pieces it is built in.
+pub(crate) struct Lod {
+    /// The lane index with its level ranges filled in.
+    pub lane_index: Vec<LaneIndex>,
+    pub levels: Vec<LodLevel>,
+    /// Each lane's items, one after another (the section is their concatenation).
+    pub items: Vec<Vec<LodItem>>,
+    pub depth_members: Vec<Vec<u32>>,
+}
 
+/// The level of detail of `c`, its lanes in parallel.
+pub(crate) fn build_lod(c: &ColumnsView<'_>) -> Lod {
+    let _t = crate::timing::Phase::start("store: level of detail");
+    let lods: Vec<_> = (0..c.lane_index.len())
+        .into_par_iter()
+        .map(|l| {
+            let li = &c.lane_index[l];
+            let (b, e) = (li.member_begin as usize, li.member_end as usize);
+            build_lane_lod(&c.m_start[b..e], &c.m_end[b..e], &c.m_depth[b..e], &c.m_span[b..e], c.span_meta)
+        })
+        .collect();
+    // the sections are the lanes' pieces one after another: offsets are running totals,
+    // and the pieces are written as they are (a concatenated copy would double the level
+    // of detail's memory at the store's peak)
+    let mut lane_index = c.lane_index.to_vec();
+    let mut levels: Vec<LodLevel> = Vec::new();
+    let mut items: Vec<Vec<LodItem>> = Vec::new();
+    let mut items_len = 0u64;
+    let mut depth_members: Vec<Vec<u32>> = Vec::with_capacity(lane_index.len());
+    let mut depth_members_len = 0u64;
+    for (li, lod) in lane_index.iter_mut().zip(lods) {
+        li.level_begin = levels.len() as u64;
+        let raw_base = depth_members_len;
+        depth_members_len += lod.depth_members.len() as u64;
+        depth_members.push(lod.depth_members);
+        for (depth, (rb, re)) in lod.depth_ranges.iter().enumerate() {
+            levels.push(LodLevel {
+                depth: depth as u32,
+                width_log2: 0,
+                item_begin: raw_base + *rb as u64,
+                item_end: raw_base + *re as u64,
+            });
+        }
+        for (depth, w, its) in lod.levels {
+            let ib = items_len;
+            items_len += its.len() as u64;
+            items.push(its);
+            levels.push(LodLevel { depth, width_log2: w, item_begin: ib, item_end: items_len });
+        }
+        li.level_end = levels.len() as u64;
+    }
+    Lod { lane_index, levels, items, depth_members }
+}
+
+/// The span args (when `c` has them: they go right after the args) and the member columns:
+/// the sections before the level of detail.
+fn write_members(out: &mut Output, table: &mut Vec<SectionEntry>, c: &ColumnsView<'_>) -> std::io::Result<()> {
+    if let Some(a) = c.span_args {
+        put_section(out, table, sid::SPAN_ARGS, bytemuck::cast_slice(a))?;
+    }
+    put_section(out, table, sid::SPAN_META, bytemuck::cast_slice(c.span_meta))?;
+    put_section(out, table, sid::M_START, bytemuck::cast_slice(c.m_start))?;
+    put_section(out, table, sid::M_END, bytemuck::cast_slice(c.m_end))?;
+    put_section(out, table, sid::M_MAX, bytemuck::cast_slice(c.m_max))?;
+    put_section(out, table, sid::M_SPAN, bytemuck::cast_slice(c.m_span))?;
+    put_section(out, table, sid::M_DEPTH, bytemuck::cast_slice(c.m_depth))
+}
+
+/// Every section after the member columns, then the header: the store complete. `items`
+/// and `depth_members` are the level of detail's pieces (each section their concatenation).
+fn write_tail(
+    mut out: Output,
+    mut table: Vec<SectionEntry>,
+    c: &ColumnsView<'_>,
+    lane_index: &[LaneIndex],
+    levels: &[LodLevel],
+    items: &[&[u8]],
+    depth_members: &[&[u8]],
+) -> std::io::Result<Built> {
     let t_write = crate::timing::Phase::start("store: write sections");
     let t = &mut table;
     put_section(&mut out, t, sid::STRING_OFFSETS, bytemuck::cast_slice(c.string_offsets))?;
     put_section(&mut out, t, sid::STRING_BYTES, c.string_bytes)?;
     put_section(&mut out, t, sid::LANES_JSON, c.lanes_json)?;
-    put_section(&mut out, t, sid::LANE_INDEX, bytemuck::cast_slice(&lane_index))?;
-    put_section(&mut out, t, sid::LOD_LEVELS, bytemuck::cast_slice(&levels))?;
-    put_section_parts(&mut out, t, sid::LOD_ITEMS, &items.iter().map(|v| bytemuck::cast_slice(v)).collect::<Vec<_>>())?;
-    drop(items);
-    put_section_parts(
-        &mut out,
-        t,
-        sid::DEPTH_MEMBERS,
-        &depth_members.iter().map(|v| bytemuck::cast_slice(v)).collect::<Vec<_>>(),
-    )?;
-    drop(depth_members);
+    put_section(&mut out, t, sid::LANE_INDEX, bytemuck::cast_slice(lane_index))?;
+    put_section(&mut out, t, sid::LOD_LEVELS, bytemuck::cast_slice(levels))?;
+    put_section_parts(&mut out, t, sid::LOD_ITEMS, items)?;
+    put_section_parts(&mut out, t, sid::DEPTH_MEMBERS, depth_members)?;
     put_section(&mut out, t, sid::FLOWS, bytemuck::cast_slice(c.flows))?;
     put_section(&mut out, t, sid::FLOWS_BY_FROM, bytemuck::cast_slice(c.flows_by_from))?;
     put_section(&mut out, t, sid::COUNTER_POINTS_TS, bytemuck::cast_slice(c.counter_ts))?;
@@ -292,4 +328,22 @@ pub(crate) fn write_rest(mut out: Output, mut table: Vec<SectionEntry>, c: &Colu
     drop(t_write);
     let _t = crate::timing::Phase::start("store: flush, fsync, rename");
     out.finish()
+}
+
+/// Builds the level of detail of `c` and writes every section after the args, in the
+/// store's order, then the header: the store complete. The member columns are written on a
+/// thread of their own while the level of detail is computed (I/O beside compute).
+pub(crate) fn write_rest(mut out: Output, mut table: Vec<SectionEntry>, c: &ColumnsView<'_>) -> std::io::Result<Built> {
+    // the flows' binding freed its tables just now: give them back before the level of
+    // detail, the build's peak (otherwise they wait out the purge delay beside it)
+    crate::purge::collect_now();
+    let (lod, written) = std::thread::scope(|sc| {
+        let (out_w, table_w) = (&mut out, &mut table);
+        let writer = sc.spawn(move || write_members(out_w, table_w, c));
+        (build_lod(c), writer.join())
+    });
+    written.map_err(|_| std::io::Error::other("store writer thread panicked"))??;
+    let items: Vec<&[u8]> = lod.items.iter().map(|v| bytemuck::cast_slice(v)).collect();
+    let depth_members: Vec<&[u8]> = lod.depth_members.iter().map(|v| bytemuck::cast_slice(v)).collect();
+    write_tail(out, table, c, &lod.lane_index, &lod.levels, &items, &depth_members)
 }

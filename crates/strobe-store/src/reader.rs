@@ -115,6 +115,9 @@ pub(crate) fn section_part(image: &std::sync::Arc<Backing>, e: &SectionEntry) ->
 pub(crate) struct Pending {
     pub out: crate::output::Output,
     pub table: Vec<SectionEntry>,
+    /// The store holds its level of detail already (`finish_write_behind`): it is written
+    /// as it is, not built again.
+    pub lod_built: bool,
 }
 
 /// Each section's bytes as (address, length), found once on open: analyses read a column

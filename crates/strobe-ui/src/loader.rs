@@ -124,7 +124,13 @@ impl Loader {
     }
 
     fn options(&self, progress: Option<Arc<Progress>>) -> LoadOptions {
-        LoadOptions { cache_dir: self.cache_dir.clone(), no_cache: self.no_cache, progress, defer_write: false }
+        LoadOptions {
+            cache_dir: self.cache_dir.clone(),
+            no_cache: self.no_cache,
+            progress,
+            defer_write: false,
+            write_behind: true,
+        }
     }
 
     /// Loads one file on this thread (tests, benchmarks).

@@ -261,8 +261,18 @@ pub struct Trace {
 
 impl Trace {
     pub fn new(path: PathBuf, store: Store, idle_threshold_ns: i64) -> Trace {
-        let derived = Derived::compute(&store, idle_threshold_ns);
         let store = Arc::new(store);
+        if store.is_pending() {
+            // built now, its file still to write (`LoadOptions::write_behind`: a compressed
+            // store): cached behind the first frame, at the analyses' low priority
+            let store = store.clone();
+            crate::background::spawn("strobe-cache-write", move || {
+                if let Err(e) = store.write_pending() {
+                    eprintln!("strobe: could not cache the store: {e}");
+                }
+            });
+        }
+        let derived = Derived::compute(&store, idle_threshold_ns);
         {
             let d = &derived;
             let (steps, anomalies) = (d.steps.clone(), d.step_anomalies.clone());

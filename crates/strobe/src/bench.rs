@@ -276,6 +276,7 @@ fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {
             no_cache: false,
             progress: None,
             defer_write: false,
+            write_behind: false,
         };
         let peak = AnonPeak::start();
         let t = Instant::now();
@@ -334,6 +335,7 @@ fn reopen(file: &Path, runs: usize, cache: Option<&Path>) -> anyhow::Result<()> 
         no_cache: false,
         progress: None,
         defer_write: false,
+        write_behind: false,
     };
     drop(strobe_import::load(file, &opts)?);
     let exe = std::env::current_exe()?;
@@ -374,6 +376,7 @@ fn reopen_once(file: &Path, cache: Option<&Path>) -> anyhow::Result<()> {
         no_cache: false,
         progress: None,
         defer_write: false,
+        write_behind: false,
     };
     let store = strobe_import::load(file, &opts)?;
     // the first question a viewer asks: what is in the middle tenth of the busiest lane

@@ -108,6 +108,7 @@ fn open_all(files: &[PathBuf], cache: &Path, pool: Option<usize>) -> anyhow::Res
                 no_cache: false,
                 progress: None,
                 defer_write: false,
+                write_behind: false,
             };
             let next = std::sync::atomic::AtomicUsize::new(0);
             let (tx, rx) = std::sync::mpsc::channel();

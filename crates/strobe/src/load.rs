@@ -55,6 +55,7 @@ fn with_bar<T>(
         no_cache: false,
         progress: Some(progress.clone()),
         defer_write,
+        write_behind: false,
     };
     if !std::io::stderr().is_terminal() {
         return Ok(read(&opts)?);

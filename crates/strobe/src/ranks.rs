@@ -49,6 +49,7 @@ fn load_options(cache_dir: Option<&Path>, defer_write: bool) -> strobe_import::L
         no_cache: false,
         progress: None,
         defer_write,
+        write_behind: false,
     }
 }
 

@@ -33,6 +33,7 @@ fn load(path: &std::path::Path, cache: &std::path::Path) -> strobe_store::Store 
         no_cache: false,
         progress: None,
         defer_write: false,
+        write_behind: false,
     };
     strobe_import::load(path, &opts).unwrap()
 }
