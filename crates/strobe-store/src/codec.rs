@@ -148,6 +148,7 @@ pub fn decode(payload: &[u8]) -> Result<(Vec<u64>, usize), String> {
     let (total, delta, frames) = frames(payload)?;
     let mut out = vec![0u64; total.div_ceil(8)];
     let bytes = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut out)[..total];
+    huge_pages(bytes);
     let decode_run = |dst: &mut [u8], frames: &[&[u8]]| -> Result<(), String> {
         let mut d = zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?;
         for (dst, frame) in dst.chunks_mut(CHUNK).zip(frames) {
@@ -175,6 +176,27 @@ pub fn decode(payload: &[u8]) -> Result<(Vec<u64>, usize), String> {
         })?;
     }
     Ok((out, total))
+}
+
+/// Asks for huge pages under the whole 2 MiB pages of `buf`, before it is first written: a
+/// fresh buffer of hundreds of MB is otherwise faulted in 4 KiB at a time, a third of its
+/// decoding time on this project's 2-core VM. A hint: refused or ignored harmlessly.
+fn huge_pages(buf: &mut [u8]) {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        const HUGE: usize = 2 << 20;
+        let (at, end) = (buf.as_mut_ptr() as usize, buf.as_mut_ptr() as usize + buf.len());
+        let (from, to) = (at.next_multiple_of(HUGE), end / HUGE * HUGE);
+        if to > from {
+            // SAFETY: advice on whole pages inside a buffer this function holds mutably; it
+            // changes how they are backed, never their contents (all zero, not yet touched).
+            unsafe {
+                libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let _ = buf;
 }
 
 /// Bytes `range` of the concatenation of `parts`, into `buf`.

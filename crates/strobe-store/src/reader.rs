@@ -438,6 +438,7 @@ impl Store {
         let id = id as usize;
         lazy.decoded[id]
             .get_or_init(|| {
+                let _t = crate::timing::Phase::start("store: decode on first use");
                 let payload = lazy.image.bytes().get(lazy.payload[id].clone()).unwrap_or(&[]);
                 match crate::codec::decode(payload) {
                     Ok((words, n)) if n == len => Decoded(words, n),
