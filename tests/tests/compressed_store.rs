@@ -1,7 +1,7 @@
 //! An Nsight Systems export's store is written compressed (issue 17.4: the cache ≤ 0.5× the
 //! export) and reads as the raw store of the same export does; a JSON trace's store stays
-//! raw. A compressed section damaged on disk is refused on open, or reads as zeros, never a
-//! panic.
+//! raw. A compressed section damaged on disk is refused on open, or reads as zeros (and the
+//! store is removed, to be rebuilt), never a panic.
 
 mod common;
 use common::{assert_same_reads, cache_files, sample};
@@ -147,5 +147,6 @@ fn a_damaged_compressed_section_is_refused_or_reads_as_zeros() {
             let _ = store.span_args(s);
             let _ = store.flows_from(s).count();
         }
+        assert!(!p.exists(), "section {id}: the damaged store is removed, so that the next open rebuilds it");
     }
 }

@@ -323,18 +323,7 @@ impl StoreBuilder {
     /// the store's last third is built and written. A builder writing to memory finishes
     /// at once.
     pub fn finish_deferred(self, meta: &TraceMeta) -> std::io::Result<crate::reader::Store> {
-        let _t = crate::timing::Phase::start("store finish (total)");
-        // the answer's analyses keep the allocator's usual purge delay (`write_pending` takes
-        // the prompt one again)
-        let (columns, mut out, table, purge) = self.stage(meta, true)?;
-        drop(purge);
-        match out.map_written()? {
-            Some(map) => crate::deferred::pending_store(columns, None, map, out, table),
-            None => {
-                let built = crate::deferred::write_rest(out, table, &columns.view())?;
-                crate::cache::open_built(built).map_err(std::io::Error::other)
-            }
-        }
+        self.finish_pending(meta, false)
     }
 
     /// The finished store, level of detail and all, before its file is written when writing
@@ -346,21 +335,35 @@ impl StoreBuilder {
         if !self.out.compresses() {
             return crate::cache::open_built(self.finish(meta)?).map_err(std::io::Error::other);
         }
+        self.finish_pending(meta, true)
+    }
+
+    /// `finish_deferred`'s and `finish_write_behind`'s build: the store in memory, with its
+    /// level of detail when `with_lod`, and its file to write.
+    fn finish_pending(self, meta: &TraceMeta, with_lod: bool) -> std::io::Result<crate::reader::Store> {
         let _t = crate::timing::Phase::start("store finish (total)");
         let (columns, mut out, table, purge) = self.stage(meta, true)?;
-        crate::purge::collect_now();
-        let lod = crate::deferred::build_lod(&columns.view());
+        let lod = with_lod.then(|| {
+            crate::purge::collect_now();
+            crate::deferred::build_lod(&columns.view())
+        });
+        // the answer's analyses keep the allocator's usual purge delay (`write_pending` takes
+        // the prompt one again)
         drop(purge);
         match out.map_written()? {
-            Some(map) => crate::deferred::pending_store(columns, Some(lod), map, out, table),
-            None => Err(std::io::Error::other("a compressed store writes to a file")),
+            Some(map) => crate::deferred::pending_store(columns, lod, map, out, table),
+            None => {
+                let built = crate::deferred::write_rest(out, table, &columns.view())?;
+                crate::cache::open_built(built).map_err(std::io::Error::other)
+            }
         }
     }
 
     /// Everything `finish` makes before the level of detail: spans sorted into lanes, their
     /// columns, depths and interval index, flows, counters, strings and the JSON sections.
     /// The args are in the output already, and the span args are written there too unless
-    /// `keep_span_args` (then they come back in memory, with the rest). The last member is
+    /// `keep_span_args` or the sections are compressed (then they come back in memory, with
+    /// the rest, and are written first after them). The last member is
     /// the builder's prompt purge (`purge`), for the caller to hold while the rest is built.
     fn stage(mut self, meta: &TraceMeta, keep_span_args: bool) -> std::io::Result<Stage> {
         self.args_seen = FxHashMap::default(); // no more args come
@@ -923,7 +926,7 @@ pub(crate) fn put_section_parts(
     parts: &[&[u8]],
 ) -> std::io::Result<()> {
     let total: usize = parts.iter().map(|p| p.len()).sum();
-    let packed = if out.compresses() && total >= crate::codec::MIN_COMPRESSED && id != sid::ARGS {
+    let packed = if out.compresses() && total >= crate::codec::MIN_COMPRESSED {
         Some(crate::codec::encode(parts, delta_for(id))?)
     } else {
         None

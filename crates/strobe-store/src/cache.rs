@@ -91,8 +91,15 @@ pub fn open_built(b: crate::builder::Built) -> Result<Store, crate::reader::Stor
 
 /// Removes the temp files of builds that never finished: a process that exits while a store
 /// is written behind its window (`StoreBuilder::finish_write_behind`) leaves its temp file.
-/// Only files an hour old go, so a build in progress in another process is never touched.
+/// Only files an hour old go, so a build in progress in another process is never touched
+/// (a build that writes nothing for an hour could be: its cache is then not written). Once a
+/// process per dir: a thousand ranks' builds list it once.
 fn remove_stale_builds(dir: &Path) {
+    static DONE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    match DONE.lock() {
+        Ok(mut done) if !done.iter().any(|d| d == dir) => done.push(dir.to_path_buf()),
+        _ => return,
+    }
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
     for e in entries.flatten() {

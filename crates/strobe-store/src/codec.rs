@@ -46,8 +46,10 @@ impl Delta {
     pub const NONE: Delta = Delta { width: 0, stride: 0 };
     pub const I64: Delta = Delta { width: 8, stride: 1 };
     pub const U32: Delta = Delta { width: 4, stride: 1 };
-    /// Records of `bytes` bytes, compared field by field in 8-byte words.
+    /// Records of `bytes` bytes, compared field by field in 8-byte words (a whole number of
+    /// them, at most the 64 the reader takes).
     pub const fn records_of(bytes: usize) -> Delta {
+        assert!(bytes.is_multiple_of(8) && bytes >= 8 && bytes <= 512, "records of whole 8-byte words");
         Delta { width: 8, stride: (bytes / 8) as u16 }
     }
     fn word(self) -> u32 {
@@ -65,6 +67,7 @@ impl Delta {
 
 /// `parts`, one after another, as a compressed section's bytes.
 pub fn encode(parts: &[&[u8]], delta: Delta) -> std::io::Result<Vec<u8>> {
+    debug_assert_eq!(Delta::from_word(delta.word()), Some(delta), "a delta coding the reader takes");
     let total: usize = parts.iter().map(|p| p.len()).sum();
     let chunks = total.div_ceil(CHUNK);
     let frames: Vec<Vec<u8>> = (0..chunks)
@@ -77,13 +80,17 @@ pub fn encode(parts: &[&[u8]], delta: Delta) -> std::io::Result<Vec<u8>> {
                     c.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
                     Ok(c)
                 });
-                (c, Vec::with_capacity(CHUNK))
+                (c, Vec::with_capacity(CHUNK), Vec::with_capacity(zstd::zstd_safe::compress_bound(CHUNK)))
             },
-            |(compressor, buf), c| -> std::io::Result<Vec<u8>> {
+            |(compressor, buf, packed), c| -> std::io::Result<Vec<u8>> {
                 let compressor = compressor.as_mut().map_err(|e| std::io::Error::other(e.to_string()))?;
                 gather(parts, c * CHUNK..((c + 1) * CHUNK).min(total), buf);
                 encode_delta(buf, delta);
-                compressor.compress(buf)
+                // into a scratch buffer of the worst case, then copied out at its size: each
+                // frame held until the section is assembled takes its size, not the bound
+                packed.clear();
+                compressor.compress_to_buffer(buf.as_slice(), packed)?;
+                Ok(packed.clone())
             },
         )
         .collect::<std::io::Result<_>>()?;
@@ -117,12 +124,15 @@ fn frames(payload: &[u8]) -> Result<(usize, Delta, Vec<&[u8]>), String> {
         return Err("compressed section shorter than its header".into());
     };
     let delta = Delta::from_word(delta as u32).ok_or("compressed section: unknown delta coding")?;
+    let total = usize::try_from(total).map_err(|_| "compressed section: longer than memory")?;
     let chunks = chunks as usize;
-    if (total as u128).div_ceil(CHUNK as u128) != chunks as u128 || chunks * (4 + MIN_FRAME) > payload.len() {
+    let table_end = chunks.checked_mul(4).and_then(|n| n.checked_add(HEAD));
+    let smallest = chunks.checked_mul(4 + MIN_FRAME);
+    if total.div_ceil(CHUNK) != chunks || smallest.is_none_or(|n| n > payload.len()) {
         return Err("compressed section: chunk count and length disagree".into());
     }
     let mut frames = Vec::with_capacity(chunks);
-    let mut at = HEAD + 4 * chunks;
+    let mut at = table_end.ok_or("compressed section: chunk table past its end")?;
     for c in 0..chunks {
         let len = word(HEAD + 4 * c, 4).unwrap_or(0) as usize;
         if len < MIN_FRAME {
@@ -136,17 +146,18 @@ fn frames(payload: &[u8]) -> Result<(usize, Delta, Vec<&[u8]>), String> {
     if at != payload.len() {
         return Err("compressed section: bytes after its last frame".into());
     }
-    Ok((total as usize, delta, frames))
+    Ok((total, delta, frames))
 }
 
 /// A compressed section's decoded bytes, in 8-aligned memory (the columns are cast from it),
-/// with their length. Every length is checked before anything is allocated or written. The
-/// chunks are decoded on threads of this call's own, not rayon's: a section decoded on first
-/// use is decoded inside a lock that a rayon worker, stealing work while it waited, could
-/// try to take again.
+/// with their length. The chunk table is checked against the payload before anything is
+/// allocated, and the allocation is one that may fail (an error, not an abort); the store
+/// also caps what all its sections may claim (`reader::decoded_cap`). The chunks are decoded
+/// on threads of this call's own, not rayon's: a section decoded on first use is decoded
+/// inside a lock that a rayon worker, stealing work while it waited, could try to take again.
 pub fn decode(payload: &[u8]) -> Result<(Vec<u64>, usize), String> {
     let (total, delta, frames) = frames(payload)?;
-    let mut out = vec![0u64; total.div_ceil(8)];
+    let mut out = zeroed_words(total.div_ceil(8)).ok_or("compressed section: not enough memory to decode it")?;
     let bytes = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut out)[..total];
     huge_pages(bytes);
     let decode_run = |dst: &mut [u8], frames: &[&[u8]]| -> Result<(), String> {
@@ -160,22 +171,48 @@ pub fn decode(payload: &[u8]) -> Result<(Vec<u64>, usize), String> {
         }
         Ok(())
     };
-    // a few chunks a thread at least: a thread costs about what a chunk does
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(frames.len().div_ceil(4)).max(1);
-    let per = frames.len().div_ceil(threads).max(1);
-    if threads == 1 {
-        decode_run(bytes, &frames)?;
-    } else {
-        std::thread::scope(|sc| {
-            let runs: Vec<_> = bytes
-                .chunks_mut(per * CHUNK)
-                .zip(frames.chunks(per))
-                .map(|(dst, fr)| sc.spawn(move || decode_run(dst, fr)))
-                .collect();
-            runs.into_iter().try_for_each(|r| r.join().unwrap_or_else(|_| Err("decoder thread panicked".into())))
-        })?;
-    }
+    // runs of a few chunks, taken in turn by this thread and helpers (a thread costs about
+    // what a chunk does); a helper that cannot be started leaves its share to the others
+    let runs: Vec<Run<'_, '_>> =
+        bytes.chunks_mut(4 * CHUNK).zip(frames.chunks(4)).map(|r| std::sync::Mutex::new(Some(r))).collect();
+    let work = || -> Result<(), String> {
+        for run in &runs {
+            let taken = run.lock().ok().and_then(|mut r| r.take());
+            if let Some((dst, fr)) = taken {
+                decode_run(dst, fr)?;
+            }
+        }
+        Ok(())
+    };
+    let helpers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(runs.len()).saturating_sub(1);
+    std::thread::scope(|sc| {
+        let started: Vec<_> =
+            (0..helpers).filter_map(|_| std::thread::Builder::new().spawn_scoped(sc, work).ok()).collect();
+        let mine = work();
+        started
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("decoder thread panicked".into())))
+            .chain([mine])
+            .collect::<Result<(), String>>()
+    })?;
     Ok((out, total))
+}
+
+/// A run of chunks to decode, and where its bytes go: taken once, by whichever thread comes.
+type Run<'a, 'b> = std::sync::Mutex<Option<(&'a mut [u8], &'a [&'b [u8]])>>;
+
+/// `n` zeroed words, or None when the allocator refuses them (rather than aborting).
+fn zeroed_words(n: usize) -> Option<Vec<u64>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u64>(n).ok()?;
+    // SAFETY: a non-zero-sized layout; the pointer, if not null, is a zeroed allocation of n
+    // u64 by the global allocator with `Vec`'s layout for that capacity, so `Vec` may own it.
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout) as *mut u64;
+        (!p.is_null()).then(|| Vec::from_raw_parts(p, n, n))
+    }
 }
 
 /// Asks for huge pages under the whole 2 MiB pages of `buf`, before it is first written: a

@@ -1,8 +1,10 @@
 //! The last part of a store's build, apart from the rest: the level of detail and the writing
-//! of every section after the span args. `StoreBuilder::finish` runs it at once; a store made
-//! by `StoreBuilder::finish_deferred` is queried first and runs it later (`Store::write_pending`),
+//! of every section after the args. `StoreBuilder::finish` runs it at once. A store made by
+//! `StoreBuilder::finish_deferred` is queried first and runs it later (`Store::write_pending`),
 //! so an answer that needs no level of detail (`strobe report` on a trace not yet cached) is
-//! given before the store's file is written.
+//! given before the store's file is written. One made by `finish_write_behind` has its level
+//! of detail built and only its writing left, for a window that draws it before a compressed
+//! file is written.
 
 use crate::builder::{build_lane_lod, put_section, put_section_parts, Built};
 use crate::format::*;
@@ -15,7 +17,8 @@ use std::sync::Arc;
 /// Every section of a store but the args and the level of detail, in memory (the span args
 /// only when not written yet): what `StoreBuilder::stage` makes.
 pub(crate) struct Columns {
-    /// The span args when not written yet (a deferred store's; written first by `write_rest`).
+    /// The span args when not written yet (a deferred or compressed store's; written first,
+    /// by `write_members`).
     pub span_args: Option<Vec<ArgsRef>>,
     pub span_meta: Vec<SpanMeta>,
     pub m_start: Vec<i64>,
@@ -201,16 +204,10 @@ impl Store {
         }
         let (mut out, mut table) = (p.out, p.table);
         write_members(&mut out, &mut table, &view)?;
-        write_tail(
-            out,
-            table,
-            &view,
-            self.col(sid::LANE_INDEX),
-            self.col(sid::LOD_LEVELS),
-            &[self.section(sid::LOD_ITEMS)],
-            &[self.section(sid::DEPTH_MEMBERS)],
-        )
-        .map(|_| ())
+        let (items, depth_members) = (self.section(sid::LOD_ITEMS), self.section(sid::DEPTH_MEMBERS));
+        let (lanes, levels) = (self.col(sid::LANE_INDEX), self.col(sid::LOD_LEVELS));
+        write_lod(&mut out, &mut table, &view, lanes, levels, &[items], &[depth_members])?;
+        write_tail(out, table, &view).map(|_| ())
     }
 }
 
@@ -282,26 +279,29 @@ fn write_members(out: &mut Output, table: &mut Vec<SectionEntry>, c: &ColumnsVie
     put_section(out, table, sid::M_DEPTH, bytemuck::cast_slice(c.m_depth))
 }
 
-/// Every section after the member columns, then the header: the store complete. `items`
-/// and `depth_members` are the level of detail's pieces (each section their concatenation).
-fn write_tail(
-    mut out: Output,
-    mut table: Vec<SectionEntry>,
+/// The strings, lanes and level of detail, after the member columns. `items` and
+/// `depth_members` are the level of detail's pieces (each section their concatenation).
+fn write_lod(
+    out: &mut Output,
+    t: &mut Vec<SectionEntry>,
     c: &ColumnsView<'_>,
     lane_index: &[LaneIndex],
     levels: &[LodLevel],
     items: &[&[u8]],
     depth_members: &[&[u8]],
-) -> std::io::Result<Built> {
-    let t_write = crate::timing::Phase::start("store: write sections");
+) -> std::io::Result<()> {
+    put_section(out, t, sid::STRING_OFFSETS, bytemuck::cast_slice(c.string_offsets))?;
+    put_section(out, t, sid::STRING_BYTES, c.string_bytes)?;
+    put_section(out, t, sid::LANES_JSON, c.lanes_json)?;
+    put_section(out, t, sid::LANE_INDEX, bytemuck::cast_slice(lane_index))?;
+    put_section(out, t, sid::LOD_LEVELS, bytemuck::cast_slice(levels))?;
+    put_section_parts(out, t, sid::LOD_ITEMS, items)?;
+    put_section_parts(out, t, sid::DEPTH_MEMBERS, depth_members)
+}
+
+/// Every section after the level of detail, then the header: the store complete.
+fn write_tail(mut out: Output, mut table: Vec<SectionEntry>, c: &ColumnsView<'_>) -> std::io::Result<Built> {
     let t = &mut table;
-    put_section(&mut out, t, sid::STRING_OFFSETS, bytemuck::cast_slice(c.string_offsets))?;
-    put_section(&mut out, t, sid::STRING_BYTES, c.string_bytes)?;
-    put_section(&mut out, t, sid::LANES_JSON, c.lanes_json)?;
-    put_section(&mut out, t, sid::LANE_INDEX, bytemuck::cast_slice(lane_index))?;
-    put_section(&mut out, t, sid::LOD_LEVELS, bytemuck::cast_slice(levels))?;
-    put_section_parts(&mut out, t, sid::LOD_ITEMS, items)?;
-    put_section_parts(&mut out, t, sid::DEPTH_MEMBERS, depth_members)?;
     put_section(&mut out, t, sid::FLOWS, bytemuck::cast_slice(c.flows))?;
     put_section(&mut out, t, sid::FLOWS_BY_FROM, bytemuck::cast_slice(c.flows_by_from))?;
     put_section(&mut out, t, sid::COUNTER_POINTS_TS, bytemuck::cast_slice(c.counter_ts))?;
@@ -325,7 +325,6 @@ fn write_tail(
     head.extend_from_slice(table_bytes);
     assert!(head.len() <= HEADER_LEN && table.len() <= MAX_SECTIONS);
     out.write_at(0, &head)?;
-    drop(t_write);
     let _t = crate::timing::Phase::start("store: flush, fsync, rename");
     out.finish()
 }
@@ -343,7 +342,15 @@ pub(crate) fn write_rest(mut out: Output, mut table: Vec<SectionEntry>, c: &Colu
         (build_lod(c), writer.join())
     });
     written.map_err(|_| std::io::Error::other("store writer thread panicked"))??;
-    let items: Vec<&[u8]> = lod.items.iter().map(|v| bytemuck::cast_slice(v)).collect();
-    let depth_members: Vec<&[u8]> = lod.depth_members.iter().map(|v| bytemuck::cast_slice(v)).collect();
-    write_tail(out, table, c, &lod.lane_index, &lod.levels, &items, &depth_members)
+    let t_write = crate::timing::Phase::start("store: write sections");
+    {
+        let items: Vec<&[u8]> = lod.items.iter().map(|v| bytemuck::cast_slice(v)).collect();
+        let depth_members: Vec<&[u8]> = lod.depth_members.iter().map(|v| bytemuck::cast_slice(v)).collect();
+        write_lod(&mut out, &mut table, c, &lod.lane_index, &lod.levels, &items, &depth_members)?;
+    }
+    // the level of detail is written: it goes before the rest is (it is the build's peak)
+    drop(lod);
+    let built = write_tail(out, table, c);
+    drop(t_write);
+    built
 }

@@ -19,7 +19,8 @@ pub(crate) enum Backing {
     Map(memmap2::Mmap),
     Owned(Vec<u64>, usize),
     /// Each section a buffer of its own, by section id: a store built in memory and queried
-    /// before its file is written (`StoreBuilder::finish_deferred`).
+    /// before its file is written (`StoreBuilder::finish_deferred`, `finish_write_behind`), or
+    /// one with compressed sections (decoded, beside ranges of the file's map).
     Parts(Vec<Option<Box<dyn Part>>>),
 }
 
@@ -69,7 +70,18 @@ impl Part for Decoded {
 pub(crate) struct Lazy {
     image: std::sync::Arc<Backing>,
     payload: [std::ops::Range<usize>; MAX_SECTIONS],
+    /// The decoded length each header claims (checked against its chunk table on open).
+    len: [usize; MAX_SECTIONS],
     decoded: [std::sync::OnceLock<Decoded>; MAX_SECTIONS],
+    /// The store file, removed when a section fails to decode (so the next open rebuilds it).
+    path: String,
+}
+
+/// What a store's compressed sections may claim in all, decoded: far above any real store's
+/// ratio (exact copies of a trace compress 60×), and low enough that a damaged or hostile
+/// header cannot ask for more memory than a machine has.
+fn decoded_cap(file_len: usize) -> u128 {
+    file_len as u128 * 1024 + (64 << 20)
 }
 
 /// Whether section `id` may wait for its first use to be decoded: a column whose values are
@@ -94,6 +106,30 @@ fn decoded_lazily(id: u32) -> bool {
     )
 }
 
+impl Lazy {
+    /// Section `id`, decoded on the first call. One that does not decode (a store damaged on
+    /// disk) reads as zeros of its length, and its file is removed, so that it is rebuilt.
+    fn section(&self, id: usize) -> &[u8] {
+        let len = self.len[id];
+        self.decoded[id]
+            .get_or_init(|| {
+                let _t = crate::timing::Phase::start("store: decode on first use");
+                let payload = self.image.bytes().get(self.payload[id].clone()).unwrap_or(&[]);
+                let err = match crate::codec::decode(payload) {
+                    Ok((words, n)) if n == len => return Decoded(words, n),
+                    Ok((_, n)) => format!("{n} bytes where its header said {len}"),
+                    Err(e) => e,
+                };
+                eprintln!("strobe: store {}: section {id} does not decode ({err}): read as zeros", self.path);
+                if std::path::Path::new(&self.path).is_file() {
+                    let _ = std::fs::remove_file(&self.path);
+                }
+                Decoded(vec![0u64; len.div_ceil(8)], len)
+            })
+            .bytes()
+    }
+}
+
 /// Section `e` of `image` as a part of its own: a range of it when raw, decoded when not.
 pub(crate) fn section_part(image: &std::sync::Arc<Backing>, e: &SectionEntry) -> Result<Box<dyn Part>, String> {
     let (b, l) = (e.offset as usize, e.len as usize);
@@ -110,8 +146,8 @@ pub(crate) fn section_part(image: &std::sync::Arc<Backing>, e: &SectionEntry) ->
     }
 }
 
-/// What a deferred store still has to write: its level of detail and every section after
-/// the args, into the file its args went to.
+/// What a store built in memory still has to write, into the file its args went to: every
+/// section after the args, and its level of detail, which it builds first unless `lod_built`.
 pub(crate) struct Pending {
     pub out: crate::output::Output,
     pub table: Vec<SectionEntry>,
@@ -120,14 +156,11 @@ pub(crate) struct Pending {
     pub lod_built: bool,
 }
 
-/// Each section's bytes as (address, length), found once on open: analyses read a column
-/// per span asked about (millions of calls), so a section is one load, whatever the backing.
-struct SectionSlices([(*const u8, usize); MAX_SECTIONS]);
-
-// SAFETY: the addresses point into the store's own backing (a map, or heap buffers that never
-// move or change while the store lives), which is read-only and shared like `&[u8]`.
-unsafe impl Send for SectionSlices {}
-unsafe impl Sync for SectionSlices {}
+/// Each section's bytes as (address, length), found on open: analyses read a column per span
+/// asked about (millions of calls), so a section is one load, whatever the backing. A
+/// compressed section decoded on first use (`Lazy`) has a null address until then, and its
+/// decoded length from the start; the address is set once, when it is decoded.
+struct SectionSlices([(std::sync::atomic::AtomicPtr<u8>, usize); MAX_SECTIONS]);
 
 /// A read-only trace store.
 pub struct Store {
@@ -145,7 +178,8 @@ pub struct Store {
     strings: std::sync::OnceLock<Box<str>>,
     /// `launch_table`, made on first use.
     pub(crate) launches: std::sync::OnceLock<Vec<u32>>,
-    /// Set for a store made by `StoreBuilder::finish_deferred` until `write_pending`.
+    /// Set for a store made by `StoreBuilder::finish_deferred` or `finish_write_behind` until
+    /// `write_pending`.
     pub(crate) pending: std::sync::Mutex<Option<Pending>>,
     /// The compressed sections not decoded on open (their slices are null until then).
     lazy: Option<Box<Lazy>>,
@@ -230,21 +264,38 @@ impl Store {
         // compressed sections are decoded into memory: the ones checked on open now, the
         // others on first use (`Lazy`); the raw ones stay ranges of the image
         let _t = crate::timing::Phase::start("store: decode sections");
+        let claimed: u128 = entries
+            .iter()
+            .filter(|e| e.codec == crate::codec::ZSTD_CHUNKS)
+            .map(|e| {
+                crate::codec::decoded_len(&bytes[e.offset as usize..(e.offset + e.len) as usize]).unwrap_or(0) as u128
+            })
+            .sum();
+        if claimed > decoded_cap(bytes.len()) {
+            return Err(bad(&format!(
+                "compressed sections claim {claimed} bytes decoded, past any store of this size"
+            )));
+        }
         let image = std::sync::Arc::new(backing);
         let mut parts: Vec<Option<Box<dyn Part>>> = (0..MAX_SECTIONS).map(|_| None).collect();
         let mut lazy = Lazy {
             image: image.clone(),
             payload: std::array::from_fn(|_| 0..0),
+            len: [0; MAX_SECTIONS],
             decoded: std::array::from_fn(|_| std::sync::OnceLock::new()),
+            path: path.to_string(),
         };
         let mut lazy_len = [None; MAX_SECTIONS];
         for e in &entries {
             let id = e.id as usize;
             if e.codec == crate::codec::ZSTD_CHUNKS && decoded_lazily(e.id) {
-                let range = sections[id].0..sections[id].0 + sections[id].1;
+                // this entry's own range (checked in bounds above), whatever another entry of
+                // the same id says
+                let range = e.offset as usize..(e.offset + e.len) as usize;
                 let len = crate::codec::decoded_len(&image.bytes()[range.clone()])
                     .map_err(|w| bad(&format!("section {}: {w}", e.id)))?;
                 lazy.payload[id] = range;
+                lazy.len[id] = len;
                 lazy_len[id] = Some(len);
                 sections[id] = (0, 0);
                 continue;
@@ -272,7 +323,7 @@ impl Store {
         let mut store = Store::unchecked(backing, sections, source_key, None, path)?;
         for (slot, len) in store.slices.0.iter_mut().zip(lazy_len) {
             if let Some(len) = *len {
-                *slot = (std::ptr::null(), len);
+                *slot = (std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()), len);
             }
         }
         Ok(store)
@@ -308,13 +359,12 @@ impl Store {
         let counters: Vec<CounterSeries> =
             serde_json::from_slice(json(sid::COUNTERS_JSON)).map_err(|e| bad(&format!("counters: {e}")))?;
         let names: Names = serde_json::from_slice(json(sid::NAMES_JSON)).map_err(|e| bad(&format!("names: {e}")))?;
-        let mut slices = SectionSlices([(std::ptr::NonNull::<u8>::dangling().as_ptr() as *const u8, 0); MAX_SECTIONS]);
-        for (id, slot) in slices.0.iter_mut().enumerate() {
+        let slices = SectionSlices(std::array::from_fn(|id| {
             let b = section_of(&backing, &sections, id as u32);
-            if !b.is_empty() {
-                *slot = (b.as_ptr(), b.len());
-            }
-        }
+            // an empty section still gets an address (a dangling one): null marks a lazy one
+            let p = if b.is_empty() { std::ptr::NonNull::<u8>::dangling().as_ptr() } else { b.as_ptr() as *mut u8 };
+            (std::sync::atomic::AtomicPtr::new(p), b.len())
+        }));
         let store = Store {
             _backing: backing,
             slices,
@@ -417,12 +467,15 @@ impl Store {
     /// Section `id`'s bytes (empty when the store has none).
     #[inline]
     pub(crate) fn section(&self, id: u32) -> &[u8] {
-        match self.slices.0.get(id as usize) {
-            Some(&(p, _)) if p.is_null() => self.decode_lazily(id),
-            // SAFETY: found in `self.backing` on open (see `SectionSlices`); it lives as long as self
-            Some(&(p, l)) => unsafe { std::slice::from_raw_parts(p, l) },
-            None => &[],
+        let Some((p, l)) = self.slices.0.get(id as usize) else { return &[] };
+        let p = p.load(std::sync::atomic::Ordering::Acquire);
+        if p.is_null() {
+            return self.decode_lazily(id);
         }
+        // SAFETY: an address in `self._backing` found on open, or in a section `self.lazy`
+        // decoded (set once, after it was written, with Release; read here with Acquire), with
+        // its length; both live as long as self and are never written again.
+        unsafe { std::slice::from_raw_parts(p, *l) }
     }
 
     /// Section `id`'s length in bytes, without decoding it.
@@ -430,22 +483,15 @@ impl Store {
         self.slices.0.get(id as usize).map_or(0, |s| s.1)
     }
 
-    /// A compressed section left for its first use (`Lazy`), decoded now. One that does not
-    /// decode (a store damaged on disk) reads as zeros of its length.
+    /// A compressed section left for its first use (`Lazy`), decoded now; its address is
+    /// then published, so that later reads are the one load of any other section.
     #[cold]
     fn decode_lazily(&self, id: u32) -> &[u8] {
-        let (Some(lazy), len) = (self.lazy.as_deref(), self.section_len(id)) else { return &[] };
-        let id = id as usize;
-        lazy.decoded[id]
-            .get_or_init(|| {
-                let _t = crate::timing::Phase::start("store: decode on first use");
-                let payload = lazy.image.bytes().get(lazy.payload[id].clone()).unwrap_or(&[]);
-                match crate::codec::decode(payload) {
-                    Ok((words, n)) if n == len => Decoded(words, n),
-                    _ => Decoded(vec![0u64; len.div_ceil(8)], len),
-                }
-            })
-            .bytes()
+        // only `from_backing` leaves null addresses, and it sets `lazy` with them
+        let Some(lazy) = self.lazy.as_deref() else { return &[] };
+        let b = lazy.section(id as usize);
+        self.slices.0[id as usize].0.store(b.as_ptr() as *mut u8, std::sync::atomic::Ordering::Release);
+        b
     }
 
     pub fn source_key(&self) -> [u64; 4] {
@@ -592,20 +638,33 @@ impl Store {
     /// least a pixel wide come back as themselves (count == 1); runs of narrower ones fold.
     /// Calls `f(depth, item)`; `item.member` is lane-relative (see `lane_view().span`).
     pub fn lod_query(&self, lane: u32, t0: i64, t1: i64, ns_per_px: i64, mut f: impl FnMut(u32, LodItem)) {
-        let v = self.lane_view(lane);
-        if v.starts.is_empty() || t1 <= t0 {
+        let li = self.lane_index().get(lane as usize).copied().unwrap_or_default();
+        if li.member_begin >= li.member_end || t1 <= t0 {
             return;
         }
         let r = ns_per_px.max(1);
-        let metas = self.span_metas();
+        let levels = &self.col::<LodLevel>(sid::LOD_LEVELS)[li.level_begin as usize..li.level_end as usize];
+        // the member columns are read only where a raw level or the fold needs them: a
+        // compressed store decodes a column on its first use (`Lazy`), and a whole-trace
+        // view reads the level of detail alone
+        let members = std::cell::OnceCell::new();
+        let members = || -> &(&[i64], &[i64], &[u32], &[SpanMeta]) {
+            members.get_or_init(|| {
+                let (b, e) = (li.member_begin as usize, li.member_end as usize);
+                let (starts, ends) = (&self.col::<i64>(sid::M_START)[b..e], &self.col::<i64>(sid::M_END)[b..e]);
+                (starts, ends, &self.col::<u32>(sid::M_SPAN)[b..e], self.span_metas())
+            })
+        };
         // a raw member as an item, named from its span (a corrupt member index gets no name)
         let single = |m: usize| {
-            let meta = v.span.get(m).and_then(|&s| metas.get(s as usize)).copied().unwrap_or_default();
-            LodItem::single(v.starts[m], v.ends[m], m as u32, meta.name, meta.kind)
+            let &(starts, ends, span, metas) = members();
+            let meta = span.get(m).and_then(|&s| metas.get(s as usize)).copied().unwrap_or_default();
+            LodItem::single(starts[m], ends[m], m as u32, meta.name, meta.kind)
         };
         // a store whose level of detail is not built yet (`finish_deferred`) folds its raw
         // spans at the view's width at every zoom: slower, and not pre-folded
-        if r < (1i64 << FIRST_LEVEL_LOG2) || v.levels.is_empty() {
+        if r < (1i64 << FIRST_LEVEL_LOG2) || levels.is_empty() {
+            let v = self.lane_view(lane);
             let mut folders: Vec<Folder> = (0..=v.max_depth).map(|_| Folder::new(r)).collect();
             interval::query(v.starts, v.ends, v.max_end, t0, t1, |i| {
                 let d = v.depth[i];
@@ -620,11 +679,12 @@ impl Store {
             }
             return;
         }
-        for d in 0..=v.max_depth {
+        for d in 0..=li.max_depth {
             let mut fo = Folder::new(r);
-            match crate::lod::pick_level(v.levels, d, r) {
+            match crate::lod::pick_level(levels, d, r) {
                 Some(level) => {
-                    let items = &v.items[level.item_begin as usize..level.item_end as usize];
+                    let items =
+                        &self.col::<LodItem>(sid::LOD_ITEMS)[level.item_begin as usize..level.item_end as usize];
                     let mut i = first_overlapping(items, t0);
                     while i < items.len() && items[i].start < t1 {
                         let it = items[i];
@@ -636,18 +696,20 @@ impl Store {
                 }
                 None => {
                     // the raw level: this depth's spans, found by binary search on start
-                    let Some(raw) = v.levels.iter().find(|l| l.depth == d && l.width_log2 == 0) else { continue };
-                    let ms = &v.depth_members[raw.item_begin as usize..raw.item_end as usize];
-                    let start_of = |m: u32| v.starts.get(m as usize).copied().unwrap_or(i64::MAX);
-                    let end_of = |m: u32| v.ends.get(m as usize).copied().unwrap_or(i64::MIN);
+                    let Some(raw) = levels.iter().find(|l| l.depth == d && l.width_log2 == 0) else { continue };
+                    let depth_members = self.col::<u32>(sid::DEPTH_MEMBERS);
+                    let ms = &depth_members[raw.item_begin as usize..raw.item_end as usize];
+                    let &(starts, ends, _, _) = members();
+                    let start_of = |m: u32| starts.get(m as usize).copied().unwrap_or(i64::MAX);
+                    let end_of = |m: u32| ends.get(m as usize).copied().unwrap_or(i64::MIN);
                     let mut i = ms.partition_point(|&m| start_of(m) < t0);
                     while i > 0 && end_of(ms[i - 1]) > t0 {
                         i -= 1;
                     }
-                    let n = v.starts.len();
-                    while i < ms.len() && (ms[i] as usize) < n && v.starts[ms[i] as usize] < t1 {
+                    let n = starts.len();
+                    while i < ms.len() && (ms[i] as usize) < n && starts[ms[i] as usize] < t1 {
                         let m = ms[i] as usize;
-                        if v.ends[m] > t0 || (v.starts[m] == v.ends[m] && v.starts[m] >= t0) {
+                        if ends[m] > t0 || (starts[m] == ends[m] && starts[m] >= t0) {
                             fo.push(single(m), &mut |x| f(d, x));
                         }
                         i += 1;
