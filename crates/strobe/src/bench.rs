@@ -380,8 +380,11 @@ fn reopen_once(file: &Path, cache: Option<&Path>) -> anyhow::Result<()> {
     };
     let store = strobe_import::load(file, &opts)?;
     // the first question a viewer asks: what is in the middle tenth of the busiest lane
-    let lane = (0..store.lanes.len() as u32).max_by_key(|&l| store.lane_view(l).starts.len()).unwrap_or(0);
-    let li = store.lane_index()[lane as usize];
+    // (counted from the lane index, as a viewer would: a lane view touches every column)
+    let index = store.lane_index();
+    let lane = (0..index.len()).max_by_key(|&l| index[l].member_end - index[l].member_begin).unwrap_or(0);
+    let li = index[lane];
+    let lane = lane as u32;
     let (t0, t1) = (li.min_start, li.max_end);
     let w = (t1 - t0) / 10;
     let mut n = 0u64;
