@@ -93,10 +93,19 @@ fn a_store_written_behind_reads_as_a_finished_one_and_writes_the_same_file() {
             strobe_import::load(&sample(name), &LoadOptions { write_behind: true, ..cached(b.path()) }).unwrap();
         assert!(behind.is_pending(), "{name}");
         assert!(store_files(b.path()).is_empty(), "{name}: nothing cached before write_pending");
-        // its level of detail is built: the same levels and items as the finished store's
+        // its level of detail is built: the same levels, and the same items at every zoom,
+        // as the finished store's
         for lane in 0..done.lanes.len() as u32 {
-            let (x, y) = (done.lane_view(lane), behind.lane_view(lane));
-            assert_eq!((x.levels, x.items, x.depth_members), (y.levels, y.items, y.depth_members), "{name}");
+            assert_eq!(done.lane_view(lane).levels, behind.lane_view(lane).levels, "{name}");
+            let li = done.lane_index()[lane as usize];
+            for px in [1i64 << 10, 1 << 16, 1 << 22, (li.max_end - li.min_start).max(1)] {
+                let items = |st: &Store| {
+                    let mut v = Vec::new();
+                    st.lod_query(lane, li.min_start, li.max_end, px, |d, it| v.push((d, it)));
+                    v
+                };
+                assert_eq!(items(&done), items(&behind), "{name} lane {lane} at {px} ns/px");
+            }
         }
         assert_same_reads(&done, &behind, name);
         behind.write_pending().unwrap();
@@ -140,8 +149,11 @@ fn a_damaged_compressed_section_is_refused_or_reads_as_zeros() {
         let store = Store::open(&p).unwrap();
         assert_eq!(store.span_count(), reference.span_count());
         let _ = strobe_analysis::report::report(&store, 10);
+        // every zoom, so that every level (and so every chunk) of the level of detail is read
         for lane in 0..store.lanes.len() as u32 {
-            store.lod_query(lane, i64::MIN / 2, i64::MAX / 2, 1000, |_, _| {});
+            for k in 0..48 {
+                store.lod_query(lane, i64::MIN / 2, i64::MAX / 2, 1i64 << k, |_, _| {});
+            }
         }
         for s in 0..store.span_count() as u32 {
             let _ = store.span_args(s);

@@ -117,22 +117,20 @@ pub struct DeviceActivity {
 /// once and hand it on (`device_unions_of`, `gpu_time_of`).
 pub fn gpu_activity(store: &Store) -> Vec<DeviceActivity> {
     let mut per: std::collections::BTreeMap<i64, Vec<ActivitySpan>> = Default::default();
-    let (starts, ends) = store.span_times();
     let mut classes = Classifier::new(store);
     for (lane, desc) in store.lanes.iter().enumerate() {
         let LaneKind::GpuStream { device, .. } = desc.kind else { continue };
+        // a member's times are its span's: the lane's own columns, not the whole trace's
+        // (a compressed store then decodes the GPU lanes' chunks only)
         let v = store.lane_view(lane as u32);
         let e = per.entry(device).or_default();
         // sized up front: doubling copies a million spans into fresh pages again and again
         e.reserve(v.span.len());
-        for &sid in v.span {
+        for ((&sid, &start), &end) in v.span.iter().zip(v.starts).zip(v.ends) {
             let m = store.span_meta(sid);
             let kind = SpanKind::from_u8(m.kind);
             if let Some(class) = classes.class(kind, m.name) {
-                let i = sid as usize;
-                if let (Some(&start), Some(&end)) = (starts.get(i), ends.get(i)) {
-                    e.push(ActivitySpan { start, end, span: sid, kind, class });
-                }
+                e.push(ActivitySpan { start, end, span: sid, kind, class });
             }
         }
     }

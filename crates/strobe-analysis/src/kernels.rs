@@ -19,19 +19,19 @@ pub struct KernelStat {
 pub fn kernel_stats(store: &Store) -> Vec<KernelStat> {
     // name → (count, total, min, max)
     let mut by_name: std::collections::HashMap<u32, (u64, i64, i64, i64)> = Default::default();
-    let (starts, ends) = store.span_times();
     let mut all = 0i64;
     for (lane, desc) in store.lanes.iter().enumerate() {
         if !matches!(desc.kind, LaneKind::GpuStream { .. }) {
             continue;
         }
+        // a member's times are its span's: the lane's columns, not the whole trace's
         let v = store.lane_view(lane as u32);
-        for &sid in v.span {
+        for ((&sid, &start), &end) in v.span.iter().zip(v.starts).zip(v.ends) {
             let m = store.span_meta(sid);
             if SpanKind::from_u8(m.kind) != SpanKind::Kernel {
                 continue;
             }
-            let d = ends[sid as usize] - starts[sid as usize];
+            let d = end - start;
             all += d;
             let e = by_name.entry(m.name).or_insert((0u64, 0i64, i64::MAX, i64::MIN));
             e.0 += 1;

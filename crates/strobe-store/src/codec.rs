@@ -24,7 +24,7 @@ pub const ZSTD_CHUNKS: u32 = 1;
 /// so a chunk loses little ratio to its own frame; and as a chunk takes at least
 /// `MIN_FRAME` + 4 bytes, a hostile header can claim at most ~87 Ki decoded bytes per byte
 /// of its own.
-const CHUNK: usize = 1 << 20;
+pub(crate) const CHUNK: usize = 1 << 20;
 /// No zstd frame is shorter (magic, frame header, one block header).
 const MIN_FRAME: usize = 8;
 /// zstd level 1: ~450 MB/s a core to write, ~1 GB/s to read; higher levels gain ~5 % of size
@@ -114,6 +114,34 @@ pub fn decoded_len(payload: &[u8]) -> Result<usize, String> {
     frames(payload).map(|(total, _, _)| total)
 }
 
+/// A compressed section's header and chunk table, checked against its bytes: its decoded
+/// length, delta coding, and each chunk's frame as a range of `payload` (chunk `c` decodes
+/// to bytes `c * CHUNK..` of the section, and on its own: its delta coding restarts).
+pub(crate) fn frame_table(payload: &[u8]) -> Result<(usize, Delta, Vec<std::ops::Range<usize>>), String> {
+    let (total, delta, frames) = frames(payload)?;
+    let base = payload.as_ptr() as usize;
+    Ok((
+        total,
+        delta,
+        frames.iter().map(|f| f.as_ptr() as usize - base..f.as_ptr() as usize - base + f.len()).collect(),
+    ))
+}
+
+/// Chunk `frame` decoded into `dst`, the chunk's place (its whole length), delta coding undone.
+pub(crate) fn decode_chunk(
+    d: &mut zstd::bulk::Decompressor<'_>,
+    frame: &[u8],
+    dst: &mut [u8],
+    delta: Delta,
+) -> Result<(), String> {
+    let n = d.decompress_to_buffer(frame, dst).map_err(|e| format!("compressed section: {e}"))?;
+    if n != dst.len() {
+        return Err("compressed section: a chunk shorter than its place".into());
+    }
+    decode_delta(dst, delta);
+    Ok(())
+}
+
 /// A compressed section's header and chunk table: its decoded length, delta coding and
 /// frames.
 fn frames(payload: &[u8]) -> Result<(usize, Delta, Vec<&[u8]>), String> {
@@ -163,11 +191,7 @@ pub fn decode(payload: &[u8]) -> Result<(Vec<u64>, usize), String> {
     let decode_run = |dst: &mut [u8], frames: &[&[u8]]| -> Result<(), String> {
         let mut d = zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?;
         for (dst, frame) in dst.chunks_mut(CHUNK).zip(frames) {
-            let n = d.decompress_to_buffer(frame, dst).map_err(|e| format!("compressed section: {e}"))?;
-            if n != dst.len() {
-                return Err("compressed section: a chunk shorter than its place".into());
-            }
-            decode_delta(dst, delta);
+            decode_chunk(&mut d, frame, dst, delta)?;
         }
         Ok(())
     };
@@ -218,7 +242,7 @@ fn zeroed_words(n: usize) -> Option<Vec<u64>> {
 /// Asks for huge pages under the whole 2 MiB pages of `buf`, before it is first written: a
 /// fresh buffer of hundreds of MB is otherwise faulted in 4 KiB at a time, a third of its
 /// decoding time on this project's 2-core VM. A hint: refused or ignored harmlessly.
-fn huge_pages(buf: &mut [u8]) {
+pub(crate) fn huge_pages(buf: &mut [u8]) {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     {
         const HUGE: usize = 2 << 20;

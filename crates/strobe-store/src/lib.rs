@@ -9,6 +9,7 @@ pub mod codec;
 mod deferred;
 pub mod format;
 pub mod interval;
+mod lazy;
 pub mod lod;
 mod names;
 pub mod nesting;

@@ -3,6 +3,7 @@
 
 use crate::format::*;
 use crate::interval;
+use crate::lazy::Lazy;
 use crate::lod::{first_overlapping, Folder, LodItem, LodLevel, FIRST_LEVEL_LOG2};
 use std::path::Path;
 use strobe_model::{SpanKind, TraceMeta};
@@ -26,7 +27,7 @@ pub(crate) enum Backing {
 
 impl Backing {
     /// The whole image, for the backings that are one (not `Parts`).
-    fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         match self {
             Backing::Map(m) => m,
             Backing::Owned(v, len) => &bytemuck::cast_slice(v)[..*len],
@@ -65,18 +66,6 @@ impl Part for Decoded {
     }
 }
 
-/// Compressed sections decoded on first use: the columns an answer or a frame may never
-/// read (args, flows, member times at deep zoom) cost nothing on open.
-pub(crate) struct Lazy {
-    image: std::sync::Arc<Backing>,
-    payload: [std::ops::Range<usize>; MAX_SECTIONS],
-    /// The decoded length each header claims (checked against its chunk table on open).
-    len: [usize; MAX_SECTIONS],
-    decoded: [std::sync::OnceLock<Decoded>; MAX_SECTIONS],
-    /// The store file, removed when a section fails to decode (so the next open rebuilds it).
-    path: String,
-}
-
 /// What a store's compressed sections may claim in all, decoded: far above any real store's
 /// ratio (exact copies of a trace compress 60×), and low enough that a damaged or hostile
 /// header cannot ask for more memory than a machine has.
@@ -104,30 +93,6 @@ fn decoded_lazily(id: u32) -> bool {
             | sid::COUNTER_POINTS_TS
             | sid::COUNTER_POINTS_VAL
     )
-}
-
-impl Lazy {
-    /// Section `id`, decoded on the first call. One that does not decode (a store damaged on
-    /// disk) reads as zeros of its length, and its file is removed, so that it is rebuilt.
-    fn section(&self, id: usize) -> &[u8] {
-        let len = self.len[id];
-        self.decoded[id]
-            .get_or_init(|| {
-                let _t = crate::timing::Phase::start("store: decode on first use");
-                let payload = self.image.bytes().get(self.payload[id].clone()).unwrap_or(&[]);
-                let err = match crate::codec::decode(payload) {
-                    Ok((words, n)) if n == len => return Decoded(words, n),
-                    Ok((_, n)) => format!("{n} bytes where its header said {len}"),
-                    Err(e) => e,
-                };
-                eprintln!("strobe: store {}: section {id} does not decode ({err}): read as zeros", self.path);
-                if std::path::Path::new(&self.path).is_file() {
-                    let _ = std::fs::remove_file(&self.path);
-                }
-                Decoded(vec![0u64; len.div_ceil(8)], len)
-            })
-            .bytes()
-    }
 }
 
 /// Section `e` of `image` as a part of its own: a range of it when raw, decoded when not.
@@ -194,9 +159,6 @@ pub struct LaneView<'a> {
     pub span: &'a [u32],
     pub depth: &'a [u32],
     pub levels: &'a [LodLevel],
-    pub items: &'a [LodItem],
-    /// Member indices by depth; raw levels (width_log2 == 0) index into it.
-    pub depth_members: &'a [u32],
     pub max_depth: u32,
 }
 
@@ -278,13 +240,7 @@ impl Store {
         }
         let image = std::sync::Arc::new(backing);
         let mut parts: Vec<Option<Box<dyn Part>>> = (0..MAX_SECTIONS).map(|_| None).collect();
-        let mut lazy = Lazy {
-            image: image.clone(),
-            payload: std::array::from_fn(|_| 0..0),
-            len: [0; MAX_SECTIONS],
-            decoded: std::array::from_fn(|_| std::sync::OnceLock::new()),
-            path: path.to_string(),
-        };
+        let mut lazy = Lazy::new(image.clone(), path);
         let mut lazy_len = [None; MAX_SECTIONS];
         for e in &entries {
             let id = e.id as usize;
@@ -292,10 +248,7 @@ impl Store {
                 // this entry's own range (checked in bounds above), whatever another entry of
                 // the same id says
                 let range = e.offset as usize..(e.offset + e.len) as usize;
-                let len = crate::codec::decoded_len(&image.bytes()[range.clone()])
-                    .map_err(|w| bad(&format!("section {}: {w}", e.id)))?;
-                lazy.payload[id] = range;
-                lazy.len[id] = len;
+                let len = lazy.add(id, range).map_err(|w| bad(&format!("section {}: {w}", e.id)))?;
                 lazy_len[id] = Some(len);
                 sections[id] = (0, 0);
                 continue;
@@ -489,9 +442,48 @@ impl Store {
     fn decode_lazily(&self, id: u32) -> &[u8] {
         // only `from_backing` leaves null addresses, and it sets `lazy` with them
         let Some(lazy) = self.lazy.as_deref() else { return &[] };
-        let b = lazy.section(id as usize);
-        self.slices.0[id as usize].0.store(b.as_ptr() as *mut u8, std::sync::atomic::Ordering::Release);
+        let b = lazy.bytes(id as usize, 0..self.section_len(id));
+        if !b.is_empty() {
+            self.slices.0[id as usize].0.store(b.as_ptr() as *mut u8, std::sync::atomic::Ordering::Release);
+        }
         b
+    }
+
+    /// Bytes `r` of section `id` (empty where `r` is not inside it): of a compressed section
+    /// not yet read whole, only the chunks `r` falls in are decoded (`Lazy`).
+    #[inline]
+    pub(crate) fn section_range(&self, id: u32, r: std::ops::Range<usize>) -> &[u8] {
+        let Some((p, l)) = self.slices.0.get(id as usize) else { return &[] };
+        if r.start > r.end || r.end > *l {
+            return &[];
+        }
+        let p = p.load(std::sync::atomic::Ordering::Acquire);
+        if p.is_null() {
+            let Some(lazy) = self.lazy.as_deref() else { return &[] };
+            let b = lazy.bytes(id as usize, r);
+            // read whole by now, range by range: published, so later reads take one load
+            if let Some(whole) = lazy.whole_if_done(id as usize) {
+                self.slices.0[id as usize].0.store(whole.as_ptr() as *mut u8, std::sync::atomic::Ordering::Release);
+            }
+            return b;
+        }
+        // SAFETY: as in `section`, and r is inside the section's length
+        unsafe { std::slice::from_raw_parts(p.add(r.start), r.end - r.start) }
+    }
+
+    /// Elements `r` of column `id` (empty where `r` is not inside it), decoding no more of a
+    /// compressed column than they need.
+    #[inline]
+    pub(crate) fn col_range<T: bytemuck::Pod>(&self, id: u32, r: std::ops::Range<usize>) -> &[T] {
+        let w = std::mem::size_of::<T>();
+        let (Some(a), Some(b)) = (r.start.checked_mul(w), r.end.checked_mul(w)) else { return &[] };
+        bytemuck::try_cast_slice(self.section_range(id, a..b)).unwrap_or(&[])
+    }
+
+    /// Element `i` of column `id` (the default where there is none).
+    #[inline]
+    fn col_at<T: bytemuck::Pod + Default>(&self, id: u32, i: usize) -> T {
+        self.col_range::<T>(id, i..i.saturating_add(1)).first().copied().unwrap_or_default()
     }
 
     pub fn source_key(&self) -> [u64; 4] {
@@ -532,7 +524,7 @@ impl Store {
     }
 
     pub fn span_meta(&self, span: u32) -> SpanMeta {
-        self.col::<SpanMeta>(sid::SPAN_META).get(span as usize).copied().unwrap_or_default()
+        self.col_at::<SpanMeta>(sid::SPAN_META, span as usize)
     }
 
     pub fn span_metas(&self) -> &[SpanMeta] {
@@ -545,11 +537,11 @@ impl Store {
 
     /// Start of span `i` (span i is member i of its primary lane).
     pub fn span_start(&self, span: u32) -> i64 {
-        self.col::<i64>(sid::M_START).get(span as usize).copied().unwrap_or(0)
+        self.col_at::<i64>(sid::M_START, span as usize)
     }
 
     pub fn span_end(&self, span: u32) -> i64 {
-        self.col::<i64>(sid::M_END).get(span as usize).copied().unwrap_or(0)
+        self.col_at::<i64>(sid::M_END, span as usize)
     }
 
     /// Span starts and ends as whole columns, indexed by span id.
@@ -566,7 +558,9 @@ impl Store {
 
     /// The span's args as JSON object text ("" when none).
     pub fn span_args(&self, span: u32) -> std::borrow::Cow<'_, str> {
-        let Some(a) = self.col::<ArgsRef>(sid::SPAN_ARGS).get(span as usize) else { return "".into() };
+        let Some(a) = self.col_range::<ArgsRef>(sid::SPAN_ARGS, span as usize..span as usize + 1).first() else {
+            return "".into();
+        };
         let text = self.args_text(a);
         if a.correlation == 0 {
             return text.into();
@@ -615,15 +609,14 @@ impl Store {
         let li = self.lane_index().get(lane as usize).copied().unwrap_or_default();
         let (b, e) = (li.member_begin as usize, li.member_end as usize);
         let lv = &self.col::<LodLevel>(sid::LOD_LEVELS)[li.level_begin as usize..li.level_end as usize];
+        // ranges, not whole columns: a compressed store decodes only this lane's chunks
         LaneView {
-            starts: &self.col::<i64>(sid::M_START)[b..e],
-            ends: &self.col::<i64>(sid::M_END)[b..e],
-            max_end: &self.col::<i64>(sid::M_MAX)[b..e],
-            span: &self.col::<u32>(sid::M_SPAN)[b..e],
-            depth: &self.col::<u32>(sid::M_DEPTH)[b..e],
+            starts: self.col_range::<i64>(sid::M_START, b..e),
+            ends: self.col_range::<i64>(sid::M_END, b..e),
+            max_end: self.col_range::<i64>(sid::M_MAX, b..e),
+            span: self.col_range::<u32>(sid::M_SPAN, b..e),
+            depth: self.col_range::<u32>(sid::M_DEPTH, b..e),
             levels: lv,
-            items: self.col::<LodItem>(sid::LOD_ITEMS),
-            depth_members: self.col::<u32>(sid::DEPTH_MEMBERS),
             max_depth: li.max_depth,
         }
     }
@@ -648,17 +641,18 @@ impl Store {
         // compressed store decodes a column on its first use (`Lazy`), and a whole-trace
         // view reads the level of detail alone
         let members = std::cell::OnceCell::new();
-        let members = || -> &(&[i64], &[i64], &[u32], &[SpanMeta]) {
+        let members = || -> &(&[i64], &[i64], &[u32]) {
             members.get_or_init(|| {
                 let (b, e) = (li.member_begin as usize, li.member_end as usize);
-                let (starts, ends) = (&self.col::<i64>(sid::M_START)[b..e], &self.col::<i64>(sid::M_END)[b..e]);
-                (starts, ends, &self.col::<u32>(sid::M_SPAN)[b..e], self.span_metas())
+                let (starts, ends) =
+                    (self.col_range::<i64>(sid::M_START, b..e), self.col_range::<i64>(sid::M_END, b..e));
+                (starts, ends, self.col_range::<u32>(sid::M_SPAN, b..e))
             })
         };
         // a raw member as an item, named from its span (a corrupt member index gets no name)
         let single = |m: usize| {
-            let &(starts, ends, span, metas) = members();
-            let meta = span.get(m).and_then(|&s| metas.get(s as usize)).copied().unwrap_or_default();
+            let &(starts, ends, span) = members();
+            let meta = span.get(m).map(|&s| self.span_meta(s)).unwrap_or_default();
             LodItem::single(starts[m], ends[m], m as u32, meta.name, meta.kind)
         };
         // a store whose level of detail is not built yet (`finish_deferred`) folds its raw
@@ -684,7 +678,7 @@ impl Store {
             match crate::lod::pick_level(levels, d, r) {
                 Some(level) => {
                     let items =
-                        &self.col::<LodItem>(sid::LOD_ITEMS)[level.item_begin as usize..level.item_end as usize];
+                        self.col_range::<LodItem>(sid::LOD_ITEMS, level.item_begin as usize..level.item_end as usize);
                     let mut i = first_overlapping(items, t0);
                     while i < items.len() && items[i].start < t1 {
                         let it = items[i];
@@ -697,9 +691,8 @@ impl Store {
                 None => {
                     // the raw level: this depth's spans, found by binary search on start
                     let Some(raw) = levels.iter().find(|l| l.depth == d && l.width_log2 == 0) else { continue };
-                    let depth_members = self.col::<u32>(sid::DEPTH_MEMBERS);
-                    let ms = &depth_members[raw.item_begin as usize..raw.item_end as usize];
-                    let &(starts, ends, _, _) = members();
+                    let ms = self.col_range::<u32>(sid::DEPTH_MEMBERS, raw.item_begin as usize..raw.item_end as usize);
+                    let &(starts, ends, _) = members();
                     let start_of = |m: u32| starts.get(m as usize).copied().unwrap_or(i64::MAX);
                     let end_of = |m: u32| ends.get(m as usize).copied().unwrap_or(i64::MIN);
                     let mut i = ms.partition_point(|&m| start_of(m) < t0);
@@ -743,7 +736,7 @@ impl Store {
 
     pub fn counter_points(&self, series: &CounterSeries) -> (&[i64], &[f64]) {
         let (b, e) = (series.begin as usize, series.end as usize);
-        (&self.col::<i64>(sid::COUNTER_POINTS_TS)[b..e], &self.col::<f64>(sid::COUNTER_POINTS_VAL)[b..e])
+        (self.col_range::<i64>(sid::COUNTER_POINTS_TS, b..e), self.col_range::<f64>(sid::COUNTER_POINTS_VAL, b..e))
     }
 
     /// Lanes in display order.
