@@ -14,13 +14,7 @@ pub fn expected(name: &str) -> serde_json::Value {
 
 /// Loads a file into a store cached in `dir`.
 pub fn load_in(path: &Path, dir: &Path) -> Result<strobe_store::Store, strobe_import::ImportError> {
-    let opts = strobe_import::LoadOptions {
-        cache_dir: Some(dir.to_path_buf()),
-        no_cache: false,
-        progress: None,
-        defer_write: false,
-        write_behind: false,
-    };
+    let opts = strobe_import::LoadOptions::cached_in(dir.to_path_buf());
     strobe_import::load(path, &opts)
 }
 

@@ -11,17 +11,11 @@ use strobe_store::format::{sid, Header, SectionEntry};
 use strobe_store::Store;
 
 fn cached(dir: &Path) -> LoadOptions {
-    LoadOptions {
-        cache_dir: Some(dir.to_path_buf()),
-        no_cache: false,
-        progress: None,
-        defer_write: false,
-        write_behind: false,
-    }
+    LoadOptions::cached_in(dir.to_path_buf())
 }
 
 fn in_memory() -> LoadOptions {
-    LoadOptions { cache_dir: None, no_cache: true, progress: None, defer_write: false, write_behind: false }
+    LoadOptions::in_memory()
 }
 
 fn store_files(dir: &Path) -> Vec<PathBuf> {

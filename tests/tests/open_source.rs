@@ -9,13 +9,7 @@ use std::sync::Arc;
 use strobe_import::{open, ImportError, LoadOptions, Progress, Source};
 
 fn opts(dir: &std::path::Path) -> LoadOptions {
-    LoadOptions {
-        cache_dir: Some(dir.to_path_buf()),
-        no_cache: false,
-        progress: None,
-        defer_write: false,
-        write_behind: false,
-    }
+    LoadOptions::cached_in(dir.to_path_buf())
 }
 
 fn arm(s: &Source) -> &'static str {

@@ -134,13 +134,7 @@ fn two_processes_in_one_report_are_two_ranks() {
     assert_eq!(procs.len(), 2);
     assert_eq!(procs.iter().map(|p| (p.rank, p.devices.clone())).collect::<Vec<_>>(), [(0, vec![0]), (1, vec![1])]);
     assert!(procs.iter().all(|p| p.rank_from == "device order"));
-    let opts = strobe_import::LoadOptions {
-        cache_dir: Some(d.path().to_path_buf()),
-        no_cache: false,
-        progress: None,
-        defer_write: false,
-        write_behind: false,
-    };
+    let opts = strobe_import::LoadOptions::cached_in(d.path().to_path_buf());
     let stores: Vec<_> = procs.iter().map(|q| strobe_import::load_nsys_process(&p, q, &opts).unwrap()).collect();
     for (q, s) in procs.iter().zip(&stores) {
         let want = counts.iter().find(|c| c.0 == q.pid as i64).unwrap().1;
@@ -176,13 +170,7 @@ fn recorded_two_process_report() {
     assert_eq!(procs.iter().map(|q| q.pid as u64).collect::<Vec<_>>(), want_pids);
     assert!(procs.iter().all(|q| q.devices == [0] && q.rank_from == "process order"), "both ranks share GPU 0");
     let dir = tempfile::tempdir().unwrap();
-    let opts = strobe_import::LoadOptions {
-        cache_dir: Some(dir.path().to_path_buf()),
-        no_cache: false,
-        progress: None,
-        defer_write: false,
-        write_behind: false,
-    };
+    let opts = strobe_import::LoadOptions::cached_in(dir.path().to_path_buf());
     let stores: Vec<_> = procs.iter().map(|q| strobe_import::load_nsys_process(&p, q, &opts).unwrap()).collect();
     let names: Vec<String> = procs.iter().map(|q| format!("{}#pid{}", p.display(), q.pid)).collect();
     let pairs: Vec<(&str, &strobe_store::Store)> = names.iter().map(String::as_str).zip(stores.iter()).collect();

@@ -27,6 +27,18 @@ pub struct LoadOptions {
     pub write_behind: bool,
 }
 
+impl LoadOptions {
+    /// Built stores cached in `dir`, nothing else asked for.
+    pub fn cached_in(dir: impl Into<PathBuf>) -> LoadOptions {
+        LoadOptions { cache_dir: Some(dir.into()), ..Default::default() }
+    }
+
+    /// Built in memory, no cache read or written.
+    pub fn in_memory() -> LoadOptions {
+        LoadOptions { no_cache: true, ..Default::default() }
+    }
+}
+
 /// What a file holds, by the kind of value it becomes.
 // one value per opened file, moved once: its size does not matter
 #[allow(clippy::large_enum_variant)]

@@ -74,13 +74,7 @@ fn the_step_strip_shows_each_step_and_a_click_zooms_to_it() {
 /// from a thread of its own, soon after, and they are the figures computed directly.
 #[test]
 fn the_ops_figures_arrive_after_the_trace_is_shown() {
-    let opts = strobe_import::LoadOptions {
-        cache_dir: None,
-        no_cache: true,
-        progress: None,
-        defer_write: false,
-        write_behind: false,
-    };
+    let opts = strobe_import::LoadOptions::in_memory();
     let Ok(strobe_import::Source::Trace(store)) = strobe_import::open(&common::sample("gpt_train.json.gz"), &opts)
     else {
         panic!("the sample is a trace")

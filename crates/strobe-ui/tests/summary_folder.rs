@@ -14,13 +14,7 @@ mod common;
 use common::sample;
 
 fn summarize(traces: &[PathBuf], dir: &Path) {
-    let opts = strobe_import::LoadOptions {
-        cache_dir: None,
-        no_cache: true,
-        progress: None,
-        defer_write: false,
-        write_behind: false,
-    };
+    let opts = strobe_import::LoadOptions::in_memory();
     let stores: Vec<Store> = traces.iter().map(|p| strobe_import::load(p, &opts).unwrap()).collect();
     let names: Vec<String> = traces.iter().map(|p| p.display().to_string()).collect();
     let pairs: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(&stores).collect();
@@ -87,13 +81,7 @@ fn a_rank_whose_trace_is_gone_says_so() {
 /// cells of the rows on screen only, as one mesh.
 #[test]
 fn many_ranks_paint_only_the_visible_cells() {
-    let opts = strobe_import::LoadOptions {
-        cache_dir: None,
-        no_cache: true,
-        progress: None,
-        defer_write: false,
-        write_behind: false,
-    };
+    let opts = strobe_import::LoadOptions::in_memory();
     let store = strobe_import::load(&sample("ddp_rank0.json.gz"), &opts).unwrap();
     let pairs: Vec<(&str, &Store)> = vec![("ddp_rank0.json.gz", &store)];
     let t = strobe_analysis::ranks::report::rank_digests(&pairs, &RankOptions::default()).remove(0).0;

@@ -271,13 +271,7 @@ fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {
     let base_anon = status_kb("RssAnon:");
     for _ in 0..runs.max(1) {
         let dir = tempfile::tempdir()?;
-        let opts = strobe_import::LoadOptions {
-            cache_dir: Some(dir.path().to_path_buf()),
-            no_cache: false,
-            progress: None,
-            defer_write: false,
-            write_behind: false,
-        };
+        let opts = strobe_import::LoadOptions::cached_in(dir.path().to_path_buf());
         let peak = AnonPeak::start();
         let t = Instant::now();
         let c = cpu_seconds();

@@ -103,13 +103,7 @@ fn open_all(files: &[PathBuf], cache: &Path, pool: Option<usize>) -> anyhow::Res
             }
         }
         Some(k) => {
-            let opts = strobe_import::LoadOptions {
-                cache_dir: Some(cache.to_path_buf()),
-                no_cache: false,
-                progress: None,
-                defer_write: false,
-                write_behind: false,
-            };
+            let opts = strobe_import::LoadOptions::cached_in(cache.to_path_buf());
             let next = std::sync::atomic::AtomicUsize::new(0);
             let (tx, rx) = std::sync::mpsc::channel();
             std::thread::scope(|s| -> anyhow::Result<()> {

@@ -28,13 +28,7 @@ fn generate_from(source: &str, size_mb: &str, out: &std::path::Path, extra: &[&s
 }
 
 fn load(path: &std::path::Path, cache: &std::path::Path) -> strobe_store::Store {
-    let opts = strobe_import::LoadOptions {
-        cache_dir: Some(cache.to_path_buf()),
-        no_cache: false,
-        progress: None,
-        defer_write: false,
-        write_behind: false,
-    };
+    let opts = strobe_import::LoadOptions::cached_in(cache.to_path_buf());
     strobe_import::load(path, &opts).unwrap()
 }
 
