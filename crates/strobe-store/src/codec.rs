@@ -181,8 +181,7 @@ fn frames(payload: &[u8]) -> Result<(usize, Delta, Vec<&[u8]>), String> {
 /// with their length. The chunk table is checked against the payload before anything is
 /// allocated, and the allocation is one that may fail (an error, not an abort); the store
 /// also caps what all its sections may claim (`reader::decoded_cap`). The chunks are decoded
-/// on threads of this call's own, not rayon's: a section decoded on first use is decoded
-/// inside a lock that a rayon worker, stealing work while it waited, could try to take again.
+/// on every core (`on_threads`).
 pub fn decode(payload: &[u8]) -> Result<(Vec<u64>, usize), String> {
     let (total, delta, frames) = frames(payload)?;
     let mut out = zeroed_words(total.div_ceil(8)).ok_or("compressed section: not enough memory to decode it")?;
@@ -195,31 +194,43 @@ pub fn decode(payload: &[u8]) -> Result<(Vec<u64>, usize), String> {
         }
         Ok(())
     };
-    // runs of a few chunks, taken in turn by this thread and helpers (a thread costs about
-    // what a chunk does); a helper that cannot be started leaves its share to the others
+    // runs of a few chunks, taken in turn by this thread and helpers; the first error wins
     let runs: Vec<Run<'_, '_>> =
         bytes.chunks_mut(4 * CHUNK).zip(frames.chunks(4)).map(|r| std::sync::Mutex::new(Some(r))).collect();
-    let work = || -> Result<(), String> {
+    let failed = std::sync::Mutex::new(None);
+    let work = || {
         for run in &runs {
             let taken = run.lock().ok().and_then(|mut r| r.take());
             if let Some((dst, fr)) = taken {
-                decode_run(dst, fr)?;
+                if let Err(e) = decode_run(dst, fr) {
+                    failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                }
             }
         }
-        Ok(())
     };
-    let helpers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(runs.len()).saturating_sub(1);
+    if !on_threads(frames.len(), work) {
+        return Err("decoder thread panicked".into());
+    }
+    match failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok((out, total)),
+    }
+}
+
+/// Runs `work` on this thread and on helpers, one more per core while each has at least 4
+/// of `chunks` to decode (a thread costs about what a chunk does); false when a helper
+/// panicked. Plain scoped threads, not rayon's: a section decoded on first use is decoded
+/// while a rayon worker may wait on it, and such a worker must not be handed work that waits
+/// on it again. A helper that cannot be started leaves its share to the others.
+pub(crate) fn on_threads(chunks: usize, work: impl Fn() + Sync) -> bool {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let helpers = cores.min(chunks.div_ceil(4)).saturating_sub(1);
     std::thread::scope(|sc| {
         let started: Vec<_> =
-            (0..helpers).filter_map(|_| std::thread::Builder::new().spawn_scoped(sc, work).ok()).collect();
-        let mine = work();
-        started
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err("decoder thread panicked".into())))
-            .chain([mine])
-            .collect::<Result<(), String>>()
-    })?;
-    Ok((out, total))
+            (0..helpers).filter_map(|_| std::thread::Builder::new().spawn_scoped(sc, &work).ok()).collect();
+        work();
+        started.into_iter().all(|h| h.join().is_ok())
+    })
 }
 
 /// A run of chunks to decode, and where its bytes go: taken once, by whichever thread comes.

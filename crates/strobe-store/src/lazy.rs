@@ -115,10 +115,8 @@ impl Lazy {
         Some(unsafe { std::slice::from_raw_parts(buf.ptr, s.len) })
     }
 
-    /// Chunks `cs` of `s` decoded where they are not yet: by this thread, and with helper
-    /// threads when there are several (a thread costs about what a chunk does). Plain
-    /// threads, not rayon's: a rayon worker waiting on a chunk's `Once` must not be handed
-    /// work that waits on it again.
+    /// Chunks `cs` of `s` decoded where they are not yet: by this thread, and by helper
+    /// threads when there are several (`codec::on_threads`).
     fn decode_chunks(&self, s: &Section, buf: &Buf, cs: Range<usize>) {
         // the common case, a read of chunks already there (a column read span by span), first:
         // no allocation
@@ -140,15 +138,8 @@ impl Lazy {
                 });
             }
         };
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let helpers = cores.min(missing.len().div_ceil(4)).saturating_sub(1);
-        std::thread::scope(|sc| {
-            for _ in 0..helpers {
-                // a helper that cannot be started leaves its share to the others
-                let _ = std::thread::Builder::new().spawn_scoped(sc, work);
-            }
-            work();
-        });
+        // a helper that panicked leaves its chunk unwritten: never handed out as decoded
+        assert!(codec::on_threads(missing.len(), work), "a chunk decoder thread panicked");
     }
 
     /// Chunk `c` of `s` into its place in `buf`; called once, inside the chunk's `Once`.

@@ -423,7 +423,9 @@ impl Store {
         let Some((p, l)) = self.slices.0.get(id as usize) else { return &[] };
         let p = p.load(std::sync::atomic::Ordering::Acquire);
         if p.is_null() {
-            return self.decode_lazily(id);
+            // a compressed section left for its first use (`Lazy`): decoded whole now, and
+            // its address published by `section_range`
+            return self.section_range(id, 0..*l);
         }
         // SAFETY: an address in `self._backing` found on open, or in a section `self.lazy`
         // decoded (set once, after it was written, with Release; read here with Acquire), with
@@ -434,19 +436,6 @@ impl Store {
     /// Section `id`'s length in bytes, without decoding it.
     pub(crate) fn section_len(&self, id: u32) -> usize {
         self.slices.0.get(id as usize).map_or(0, |s| s.1)
-    }
-
-    /// A compressed section left for its first use (`Lazy`), decoded now; its address is
-    /// then published, so that later reads are the one load of any other section.
-    #[cold]
-    fn decode_lazily(&self, id: u32) -> &[u8] {
-        // only `from_backing` leaves null addresses, and it sets `lazy` with them
-        let Some(lazy) = self.lazy.as_deref() else { return &[] };
-        let b = lazy.bytes(id as usize, 0..self.section_len(id));
-        if !b.is_empty() {
-            self.slices.0[id as usize].0.store(b.as_ptr() as *mut u8, std::sync::atomic::Ordering::Release);
-        }
-        b
     }
 
     /// Bytes `r` of section `id` (empty where `r` is not inside it): of a compressed section
@@ -558,10 +547,8 @@ impl Store {
 
     /// The span's args as JSON object text ("" when none).
     pub fn span_args(&self, span: u32) -> std::borrow::Cow<'_, str> {
-        let Some(a) = self.col_range::<ArgsRef>(sid::SPAN_ARGS, span as usize..span as usize + 1).first() else {
-            return "".into();
-        };
-        let text = self.args_text(a);
+        let a = self.col_at::<ArgsRef>(sid::SPAN_ARGS, span as usize);
+        let text = self.args_text(&a);
         if a.correlation == 0 {
             return text.into();
         }
