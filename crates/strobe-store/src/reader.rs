@@ -608,6 +608,14 @@ impl Store {
         }
     }
 
+    /// The span of member `member` of `lane` (lane-relative, as `LodItem::member`): one
+    /// element read, not the lane's columns (a hover or the selection, per drawn item).
+    pub fn member_span(&self, lane: u32, member: u32) -> Option<u32> {
+        let li = self.lane_index().get(lane as usize).copied().unwrap_or_default();
+        let i = (li.member_begin as usize).checked_add(member as usize)?;
+        (i < li.member_end as usize).then(|| self.col_at::<u32>(sid::M_SPAN, i))
+    }
+
     /// Spans of `lane` overlapping [t0, t1): calls `f(member)` in start order.
     pub fn query_window(&self, lane: u32, t0: i64, t1: i64, f: impl FnMut(usize)) {
         let v = self.lane_view(lane);

@@ -59,6 +59,29 @@ pub fn pool() -> &'static rayon::ThreadPool {
     })
 }
 
+/// Runs `f` on the overview pool: one thread per core at the loader's priority, so a trace's
+/// first figures follow its first frame at once, and sixty-four ranks opened together do not
+/// start sixty-four analyses at once (each waits its turn, first opened first).
+pub fn spawn_overview(f: impl FnOnce() + Send + 'static) {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(cores)
+            .thread_name(|i| format!("strobe-overview-{i}"))
+            // a panicking analysis leaves its figures unset (the hook printed why), not the
+            // app down (rayon aborts on a spawned job's panic without a handler)
+            .panic_handler(|_| eprintln!("strobe: an analysis failed: its figures stay unset"))
+            .build()
+            .ok()
+    });
+    match pool {
+        Some(p) => p.spawn(f),
+        // no pool could start: computed where asked (the loader's thread), as a load did
+        None => f(),
+    }
+}
+
 /// Runs `f` on a thread of its own, inside `pool()`.
 pub fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
     let spawned = std::thread::Builder::new().name(name.to_string()).spawn(move || {

@@ -30,7 +30,7 @@ impl DetailsPane {
                 ui.weak("Click a span on the timeline, a kernel in the table, or search (/).");
             }
             if let Some((ti, name)) = &sel.kernel {
-                if let Some(k) = ws.trace(*ti).and_then(|t| t.derived.kernels.iter().find(|k| &k.name == name)) {
+                if let Some(k) = ws.trace(*ti).and_then(|t| t.kernels().iter().find(|k| &k.name == name)) {
                     ui.separator();
                     ui.strong("Kernel (all occurrences)");
                     ui.add(egui::Label::new(egui::RichText::new(&k.name).monospace()).wrap());

@@ -60,7 +60,7 @@ impl KernelTable {
             self.rows.clear();
             return;
         };
-        let k = &t.derived.kernels;
+        let k = &t.kernels();
         let key = (t.id, self.filter.clone(), self.sort, self.descending, k.len());
         if self.key.as_ref() == Some(&key) {
             return;
@@ -120,8 +120,16 @@ impl KernelTable {
             )
             .labelled_by(lab.id);
             self.refresh(ws);
-            let total = self.shown(ws).map(|t| t.derived.kernels.len()).unwrap_or(0);
-            ui.label(format!("{} of {} kernels", self.rows.len(), total));
+            match self.shown(ws) {
+                Some(t) if !t.derived.kernels.is_ready() => {
+                    ui.spinner();
+                    ui.weak("measuring kernels…");
+                }
+                shown => {
+                    let total = shown.map(|t| t.kernels().len()).unwrap_or(0);
+                    ui.label(format!("{} of {} kernels", self.rows.len(), total));
+                }
+            }
             ui.separator();
             ui.selectable_value(&mut self.by_range, false, "by kernel");
             ui.selectable_value(&mut self.by_range, true, "by NVTX range (GPU)")
@@ -132,7 +140,7 @@ impl KernelTable {
             ranges_table(ui, t, &self.filter);
             return;
         }
-        let k = &t.derived.kernels;
+        let k = &t.kernels();
         let selected = sel.kernel.as_ref().filter(|(id, _)| *id == t.id).map(|(_, n)| n.as_str());
         let mut clicked: Option<String> = None;
         let mut sort_click: Option<SortBy> = None;

@@ -10,13 +10,19 @@ pub fn ui(ui: &mut egui::Ui, cx: &mut ViewCtx) {
     for t in &cx.ws.traces {
         ui.horizontal_wrapped(|ui| {
             ui.strong(&t.label);
-            if t.derived.gpu.is_empty() {
+            if !t.derived.overview_ready() {
+                // the first frames after a load: the figures follow within a second
+                ui.spinner();
+                ui.weak("measuring GPU time, idle, kernels…");
+                return;
+            }
+            if t.gpu().is_empty() {
                 ui.weak("no GPU activity");
             }
-            for g in &t.derived.gpu {
+            for g in t.gpu() {
                 ui.separator();
                 ui.label(format!("GPU {}:", g.device));
-                let idle = t.derived.idle.iter().find(|d| d.device == g.device);
+                let idle = t.idle().iter().find(|d| d.device == g.device);
                 let r = ui.label(egui::RichText::new(format!("idle {:.1}%", g.idle_pct)).color(if g.idle_pct > 20.0 { egui::Color32::from_rgb(235, 120, 90) } else { ui.visuals().text_color() }));
                 if let Some(d) = idle {
                     r.on_hover_text(format!(
@@ -45,7 +51,7 @@ pub fn ui(ui: &mut egui::Ui, cx: &mut ViewCtx) {
                     "median over the steps of model FLOPs (from the ops' recorded shapes) ÷ (step time × the device's peak); the Efficiency tab has each op",
                 );
             }
-            if let Some(k) = t.derived.kernels.first() {
+            if let Some(k) = t.kernels().first() {
                 ui.separator();
                 let name = crate::timeline::truncate(&k.name, 48);
                 if ui.link(format!("top kernel: {name} ({:.1}%)", k.pct_kernel_time)).on_hover_text(&k.name).clicked() {

@@ -39,27 +39,73 @@ pub struct DerivedSeries {
     pub vals: Vec<f64>,
 }
 
-/// Everything the panes show about one trace that is not drawn straight from the store. What
-/// the first frame needs is computed on the loader thread; the `Later` fields arrive from the
-/// analyses thread once the trace is shown (`Trace::new`), so a reopened trace draws at once.
+/// Everything the panes show about one trace that is not drawn straight from the store. All
+/// of it arrives after the trace is on screen (`Trace::new`), so the first frame waits for
+/// no analysis: the overview (GPU time, idle breakdown, top kernels, memory peaks, steps)
+/// comes first, from a thread of the loader's priority, then the rest from the analyses
+/// thread. Clones share what is filled; panes read without blocking and show what is there.
+#[derive(Clone)]
 pub struct Derived {
+    /// GPU busy time per device and the unions it is measured on.
+    pub activity: Later<Activity>,
+    /// The idle breakdown at `idle_threshold_ns` (replaced when a user changes it).
+    pub idle: Later<IdleFigures>,
+    pub idle_threshold_ns: i64,
+    pub kernels: Later<Vec<KernelStat>>,
+    /// Each GPU's memory water level peaks (from the trace's `[memory]` / nsys counters).
+    pub memory: Later<Vec<strobe_analysis::memory_level::MemoryPeak>>,
+    /// The iterations (`strobe_analysis::steps`: ProfilerStep, NVTX, a user pattern, or
+    /// inferred) and the odd ones among them (the step strip).
+    pub steps: Later<Vec<strobe_analysis::steps::Step>>,
+    pub step_anomalies: Later<Vec<strobe_analysis::anomalies::StepAnomaly>>,
+    /// HTA's queue length per stream and memcpy bandwidth per device, as counter lanes.
+    pub series: Later<Vec<DerivedSeries>>,
+    /// The per-op figures (`Trace::ops`).
+    pub ops: Later<OpFigures>,
+    /// CPU ranges projected onto the GPU work they launched, by (device, start).
+    pub nvtx_gpu: Later<Vec<strobe_analysis::nvtx_gpu::ProjectedRange>>,
+}
+
+/// What the GPUs were busy with: per device its busy time, the unions of its compute,
+/// communication and copies, and the timeline's bands drawn from them.
+pub struct Activity {
     pub gpu: Vec<GpuTime>,
     pub unions: Vec<DeviceUnions>,
     pub bands: Vec<DeviceBands>,
-    pub idle: Vec<DeviceIdle>,
-    pub kernels: Vec<KernelStat>,
-    /// HTA's queue length per stream and memcpy bandwidth per device, as counter lanes.
-    pub series: Later<Vec<DerivedSeries>>,
-    /// Each GPU's memory water level peaks (from the trace's `[memory]` / nsys counters).
-    pub memory: Vec<strobe_analysis::memory_level::MemoryPeak>,
-    /// The per-op figures (`Trace::ops`).
-    pub ops: Later<OpFigures>,
-    /// The iterations (`strobe_analysis::steps`: ProfilerStep, NVTX, a user pattern, or
-    /// inferred) and the odd ones among them (the step strip).
-    pub steps: Vec<strobe_analysis::steps::Step>,
-    pub step_anomalies: Later<Vec<strobe_analysis::anomalies::StepAnomaly>>,
-    /// CPU ranges projected onto the GPU work they launched, by (device, start).
-    pub nvtx_gpu: Later<Vec<strobe_analysis::nvtx_gpu::ProjectedRange>>,
+}
+
+impl Activity {
+    pub fn compute(store: &Store) -> Activity {
+        // GPU activity is scanned once per load; every figure below and a later idle
+        // threshold change (`Trace::set_idle_threshold`) start from these unions
+        let activity = gpu_time::gpu_activity(store);
+        let unions = gpu_time::device_unions_of(&activity);
+        let bands = unions
+            .iter()
+            .map(|u| DeviceBands {
+                device: u.device,
+                overlapped: u.overlapped.clone(),
+                exposed_comm: subtract(&u.comm, &u.compute),
+            })
+            .collect();
+        let gpu = gpu_time::gpu_time_of(&activity, &unions);
+        Activity { gpu, unions, bands }
+    }
+}
+
+/// The idle breakdown per device at one threshold, and the gaps at least that long (what
+/// the timeline marks).
+pub struct IdleFigures {
+    pub devices: Vec<DeviceIdle>,
+    pub long_gaps: Vec<(i64, Vec<IdleGap>)>,
+}
+
+impl IdleFigures {
+    pub fn compute(store: &Store, unions: &[DeviceUnions], threshold_ns: i64) -> IdleFigures {
+        let devices = idle::idle_breakdown_of(store, unions, threshold_ns);
+        let long_gaps = long_gaps(&devices);
+        IdleFigures { devices, long_gaps }
+    }
 }
 
 /// Work per op from the recorded shapes against the device's peaks, MFU per step, and the
@@ -98,111 +144,119 @@ impl OpFigures {
 }
 
 impl Derived {
-    pub fn compute(store: &Store, idle_threshold_ns: i64) -> Derived {
-        use strobe_store::timing::Phase;
-        // GPU activity is scanned once per load; every figure below and a later idle
-        // threshold change (`set_idle_threshold`) start from these unions
-        let t = Phase::start("ui: gpu activity, unions");
-        let activity = gpu_time::gpu_activity(store);
-        let unions = gpu_time::device_unions_of(&activity);
-        let bands = unions
-            .iter()
-            .map(|u| DeviceBands {
-                device: u.device,
-                overlapped: u.overlapped.clone(),
-                exposed_comm: subtract(&u.comm, &u.compute),
-            })
-            .collect();
-        let gpu = gpu_time::gpu_time_of(&activity, &unions);
-        drop(t);
-        let t = Phase::start("ui: idle breakdown");
-        let idle = idle::idle_breakdown_of(store, &unions, idle_threshold_ns);
-        drop(t);
-        let t = Phase::start("ui: kernel stats");
-        let kernels = kernels::kernel_stats(store);
-        drop(t);
-        let t = Phase::start("ui: memory peaks");
-        let memory = strobe_analysis::memory_level::memory_peaks(store);
-        drop(t);
-        let t = Phase::start("ui: steps");
-        let steps = strobe_analysis::steps::find_steps(store, &strobe_analysis::steps::StepRule::default());
-        drop(t);
+    /// Nothing computed yet (`fill_overview`, `fill_later` compute it).
+    pub fn new(idle_threshold_ns: i64) -> Derived {
         Derived {
-            gpu,
-            idle,
-            unions,
-            bands,
-            kernels,
-            series: Later::default(),
-            memory,
-            ops: Later::default(),
-            steps,
+            activity: Later::default(),
+            idle: Later::default(),
+            idle_threshold_ns,
+            kernels: Later::default(),
+            memory: Later::default(),
+            steps: Later::default(),
             step_anomalies: Later::default(),
+            series: Later::default(),
+            ops: Later::default(),
             nvtx_gpu: Later::default(),
         }
     }
 
-    /// Computes every `Later` figure not yet there, waiting for those another thread is
-    /// computing: what blocking opens wait for.
-    pub fn fill_later(&self, store: &Store) {
-        fill_later(store, &|| false, &self.steps, &self.step_anomalies, &self.nvtx_gpu, &self.series, &self.ops);
+    /// Computes the overview's figures not yet there, waiting for those another thread is
+    /// computing: what the panes show first.
+    pub fn fill_overview(&self, store: &Store) {
+        use strobe_store::timing::Phase;
+        let activity = self.activity.get_or_init(|| {
+            let _t = Phase::start("ui: gpu activity, unions");
+            Activity::compute(store)
+        });
+        self.idle.get_or_init(|| {
+            let _t = Phase::start("ui: idle breakdown");
+            IdleFigures::compute(store, &activity.unions, self.idle_threshold_ns)
+        });
+        self.kernels.get_or_init(|| {
+            let _t = Phase::start("ui: kernel stats");
+            kernels::kernel_stats(store)
+        });
+        self.memory.get_or_init(|| {
+            let _t = Phase::start("ui: memory peaks");
+            strobe_analysis::memory_level::memory_peaks(store)
+        });
+        self.steps.get_or_init(|| {
+            let _t = Phase::start("ui: steps");
+            strobe_analysis::steps::find_steps(store, &strobe_analysis::steps::StepRule::default())
+        });
     }
 
-    /// Whether some `Later` figure has not arrived yet.
+    /// Whether the overview's figures are all there.
+    pub fn overview_ready(&self) -> bool {
+        self.activity.is_ready()
+            && self.idle.is_ready()
+            && self.kernels.is_ready()
+            && self.memory.is_ready()
+            && self.steps.is_ready()
+    }
+
+    /// Computes every figure not yet there, waiting for those another thread is computing:
+    /// what blocking opens wait for.
+    pub fn fill_all(&self, store: &Store) {
+        self.fill_overview(store);
+        self.fill_later(store, &|| false);
+    }
+
+    /// Whether some figure has not arrived yet.
     pub fn pending(&self) -> bool {
-        !(self.step_anomalies.is_ready() && self.nvtx_gpu.is_ready() && self.series.is_ready() && self.ops.is_ready())
+        !(self.overview_ready()
+            && self.step_anomalies.is_ready()
+            && self.nvtx_gpu.is_ready()
+            && self.series.is_ready()
+            && self.ops.is_ready())
     }
 
     /// Finds the steps by `rule` (a user's pattern, or the built-in rules) and their
     /// anomalies, on the spot (a user asked).
     pub fn set_steps(&mut self, store: &Store, rule: &strobe_analysis::steps::StepRule) {
-        self.steps = strobe_analysis::steps::find_steps(store, rule);
-        self.step_anomalies = Later::ready(step_anomalies(store, &self.steps));
+        let steps = strobe_analysis::steps::find_steps(store, rule);
+        self.step_anomalies = Later::ready(step_anomalies(store, &steps));
+        self.steps = Later::ready(steps);
     }
-}
 
-/// Computes each of a trace's `Later` figures not yet there (the analyses thread runs it on
-/// clones of them, which share what they fill), waiting for one another thread computes.
-/// Once `gone()` says the trace was closed, the figures not begun are left unset.
-#[allow(clippy::too_many_arguments)]
-fn fill_later(
-    store: &Store,
-    gone: &dyn Fn() -> bool,
-    steps: &[strobe_analysis::steps::Step],
-    anomalies: &Later<Vec<strobe_analysis::anomalies::StepAnomaly>>,
-    nvtx_gpu: &Later<Vec<strobe_analysis::nvtx_gpu::ProjectedRange>>,
-    series: &Later<Vec<DerivedSeries>>,
-    ops: &Later<OpFigures>,
-) {
-    use strobe_store::timing::Phase;
-    if gone() {
-        return;
+    /// Computes the figures after the overview not yet there (the analyses thread runs it
+    /// on a clone, which shares what it fills), waiting for one another thread computes.
+    /// Once `gone()` says the trace was closed, the figures not begun are left unset.
+    fn fill_later(&self, store: &Store, gone: &dyn Fn() -> bool) {
+        use strobe_store::timing::Phase;
+        if gone() {
+            return;
+        }
+        let steps = self.steps.get_or_init(|| {
+            let _t = Phase::start("ui: steps");
+            strobe_analysis::steps::find_steps(store, &strobe_analysis::steps::StepRule::default())
+        });
+        self.step_anomalies.get_or_init(|| {
+            let _t = Phase::start("ui: step anomalies");
+            step_anomalies(store, steps)
+        });
+        if gone() {
+            return;
+        }
+        self.nvtx_gpu.get_or_init(|| {
+            let _t = Phase::start("ui: nvtx projection");
+            strobe_analysis::nvtx_gpu::project(store)
+        });
+        if gone() {
+            return;
+        }
+        self.series.get_or_init(|| {
+            let _t = Phase::start("ui: derived series");
+            derived_series(store)
+        });
+        if gone() {
+            return;
+        }
+        self.ops.get_or_init(|| {
+            let _t = Phase::start("ui: per-op figures");
+            OpFigures::compute(store)
+        });
     }
-    anomalies.get_or_init(|| {
-        let _t = Phase::start("ui: step anomalies");
-        step_anomalies(store, steps)
-    });
-    if gone() {
-        return;
-    }
-    nvtx_gpu.get_or_init(|| {
-        let _t = Phase::start("ui: nvtx projection");
-        strobe_analysis::nvtx_gpu::project(store)
-    });
-    if gone() {
-        return;
-    }
-    series.get_or_init(|| {
-        let _t = Phase::start("ui: derived series");
-        derived_series(store)
-    });
-    if gone() {
-        return;
-    }
-    ops.get_or_init(|| {
-        let _t = Phase::start("ui: per-op figures");
-        OpFigures::compute(store)
-    });
 }
 
 fn step_anomalies(
@@ -231,6 +285,25 @@ fn derived_series(store: &Store) -> Vec<DerivedSeries> {
     out
 }
 
+/// Computes `derived` behind the first frame: the overview on the overview pool (it is what
+/// a user reads first), then the rest on the analyses thread. A panicking analysis leaves its
+/// figures unset (the panes go on without them), not the app down.
+fn spawn_analyses(derived: &Derived, store: &Arc<Store>) {
+    let (d, store) = (derived.clone(), store.clone());
+    crate::background::spawn_overview(move || {
+        // the trace holds the store too: when only this job does, it was closed (an Open
+        // that replaced it) and its figures would only slow the next load
+        if Arc::strong_count(&store) == 1 {
+            return;
+        }
+        d.fill_overview(&store);
+        crate::background::spawn("strobe-analyses", move || {
+            let gone = || Arc::strong_count(&store) == 1;
+            d.fill_later(&store, &gone)
+        });
+    });
+}
+
 /// "rank N · file" where the rank is known, else the file name.
 pub fn trace_label(path: &std::path::Path, rank: Option<i64>) -> String {
     let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
@@ -253,53 +326,45 @@ pub struct Trace {
     pub t_max: i64,
     /// Added to this trace's times on the shared axis (rank alignment; 0 = as recorded).
     pub offset_ns: i64,
-    /// Per device: idle gaps at least the threshold long (what the timeline marks).
-    pub long_gaps: Vec<(i64, Vec<IdleGap>)>,
     /// Per name id: cached colour (0 = not yet computed).
     pub name_colors: std::cell::RefCell<Vec<u32>>,
 }
 
 impl Trace {
+    /// A loaded trace, its figures computed behind the first frame (`Derived`), its store
+    /// written behind it where it is still to write.
     pub fn new(path: PathBuf, store: Store, idle_threshold_ns: i64) -> Trace {
-        let store = Arc::new(store);
-        if store.is_pending() {
+        let t = Trace::unanalysed(path, store, idle_threshold_ns);
+        if t.store.is_pending() {
             // built now, its file still to write (`LoadOptions::write_behind`: a compressed
             // store): cached behind the first frame, at the analyses' low priority
-            let store = store.clone();
+            let store = t.store.clone();
             crate::background::spawn("strobe-cache-write", move || {
                 if let Err(e) = store.write_pending() {
                     eprintln!("strobe: could not cache the store: {e}");
                 }
             });
         }
-        let derived = Derived::compute(&store, idle_threshold_ns);
-        {
-            let d = &derived;
-            let (steps, anomalies) = (d.steps.clone(), d.step_anomalies.clone());
-            let (nvtx_gpu, series, ops, store) = (d.nvtx_gpu.clone(), d.series.clone(), d.ops.clone(), store.clone());
-            // a panicking analysis leaves its figures unset (the panes go on without them),
-            // not the app down
-            crate::background::spawn("strobe-analyses", move || {
-                // the trace holds the store too: when only this thread does, it was closed
-                // (an Open that replaced it) and its figures would only slow the next load
-                let gone = || Arc::strong_count(&store) == 1;
-                fill_later(&store, &gone, &steps, &anomalies, &nvtx_gpu, &series, &ops)
-            });
-        }
+        spawn_analyses(&t.derived, &t.store);
+        t
+    }
+
+    /// A trace whose figures nobody computes until asked (`wait_for_analyses`): the frames
+    /// drawn before they arrive, in tests.
+    pub fn unanalysed(path: PathBuf, store: Store, idle_threshold_ns: i64) -> Trace {
+        let store = Arc::new(store);
         let (t_min, t_max) = activity_extent(&store);
         let label = trace_label(&path, store.meta.distributed.as_ref().and_then(|d| d.rank));
         let n = store.string_count();
-        let long_gaps = long_gaps(&derived.idle);
         Trace {
             id: TraceId::default(),
             path,
             label,
             store,
-            derived,
+            derived: Derived::new(idle_threshold_ns),
             t_min,
             t_max,
             offset_ns: 0,
-            long_gaps,
             name_colors: std::cell::RefCell::new(vec![0; n]),
         }
     }
@@ -316,7 +381,42 @@ impl Trace {
 
     /// Every figure the analyses thread fills, waiting for (or doing) what is not there.
     pub fn wait_for_analyses(&self) {
-        self.derived.fill_later(&self.store);
+        self.derived.fill_all(&self.store);
+    }
+
+    /// GPU busy time per device (none until the overview arrives).
+    pub fn gpu(&self) -> &[GpuTime] {
+        self.derived.activity.get().map(|a| a.gpu.as_slice()).unwrap_or(&[])
+    }
+
+    /// The devices' compute / communication / copy unions (none until the overview arrives).
+    pub fn unions(&self) -> &[DeviceUnions] {
+        self.derived.activity.get().map(|a| a.unions.as_slice()).unwrap_or(&[])
+    }
+
+    /// The timeline's overlap bands per device (none until the overview arrives).
+    pub fn bands(&self) -> &[DeviceBands] {
+        self.derived.activity.get().map(|a| a.bands.as_slice()).unwrap_or(&[])
+    }
+
+    /// The idle breakdown per device (none until the overview arrives).
+    pub fn idle(&self) -> &[DeviceIdle] {
+        self.derived.idle.get().map(|i| i.devices.as_slice()).unwrap_or(&[])
+    }
+
+    /// The kernels by total time (none until the overview arrives).
+    pub fn kernels(&self) -> &[KernelStat] {
+        self.derived.kernels.get().map(|v| v.as_slice()).unwrap_or(&[])
+    }
+
+    /// Each GPU's memory water level peak (none until the overview arrives).
+    pub fn memory_peaks(&self) -> &[strobe_analysis::memory_level::MemoryPeak] {
+        self.derived.memory.get().map(|v| v.as_slice()).unwrap_or(&[])
+    }
+
+    /// The iterations (none until the overview arrives).
+    pub fn steps(&self) -> &[strobe_analysis::steps::Step] {
+        self.derived.steps.get().map(|v| v.as_slice()).unwrap_or(&[])
     }
 
     /// The derived counter series (none until they arrive).
@@ -334,9 +434,13 @@ impl Trace {
         self.derived.step_anomalies.get().map(|v| v.as_slice()).unwrap_or(&[])
     }
 
+    /// The idle breakdown again at threshold `ns`, on the spot (a user asked); waits for
+    /// the unions when they are still being computed.
     pub fn set_idle_threshold(&mut self, ns: i64) {
-        self.derived.idle = idle::idle_breakdown_of(&self.store, &self.derived.unions, ns);
-        self.long_gaps = long_gaps(&self.derived.idle);
+        let store = &self.store;
+        let activity = self.derived.activity.get_or_init(|| Activity::compute(store));
+        self.derived.idle = Later::ready(IdleFigures::compute(store, &activity.unions, ns));
+        self.derived.idle_threshold_ns = ns;
     }
 }
 
@@ -400,9 +504,10 @@ impl Workspace {
     /// What the steps of every trace cover on the shared axis: the window the viewer opens
     /// on (the iterations, not the CUDA-init prologue), when any trace has steps.
     pub fn steps_extent(&self) -> Option<(i64, i64)> {
-        let spans = self.traces.iter().flat_map(|t| {
-            t.derived.steps.iter().map(move |s| (t.to_shared(s.start_ns), t.to_shared(s.start_ns + s.dur_ns)))
-        });
+        let spans = self
+            .traces
+            .iter()
+            .flat_map(|t| t.steps().iter().map(move |s| (t.to_shared(s.start_ns), t.to_shared(s.start_ns + s.dur_ns))));
         spans.fold(None, |acc: Option<(i64, i64)>, (a, b)| Some(acc.map_or((a, b), |(x, y)| (x.min(a), y.max(b)))))
     }
 

@@ -40,9 +40,9 @@ fn the_step_strip_shows_each_step_and_a_click_zooms_to_it() {
     let mut h = harness(app_with(&["gpt_train.json.gz"]));
     h.run_steps(2);
     let steps = exp["steps"].as_array().unwrap();
-    let d = &h.state().ws.traces[0].derived;
-    assert_eq!(d.steps.len(), steps.len());
-    for (s, w) in d.steps.iter().zip(steps) {
+    let d = h.state().ws.traces[0].steps();
+    assert_eq!(d.len(), steps.len());
+    for (s, w) in d.iter().zip(steps) {
         assert_eq!(
             (s.name.as_str(), s.start_ns, s.dur_ns),
             (w["name"].as_str().unwrap(), w["start_ns"].as_i64().unwrap(), w["dur_ns"].as_i64().unwrap())

@@ -155,7 +155,7 @@ fn clicking_a_cell_shows_that_stages_rank_and_step() {
     common::click_at(&mut h, at);
     let app = h.state();
     let t = app.ws.trace(id).unwrap();
-    let step = t.derived.steps.iter().find(|x| x.name == name).unwrap();
+    let step = t.steps().iter().find(|x| x.name == name).unwrap();
     assert_eq!(step.dur_ns, i(&w["step_ns"]), "the oracle's step");
     let (a, b) = t.range_to_shared((step.start_ns, step.start_ns + step.dur_ns));
     let (w0, w1) = app.timeline().view.window(app.timeline().plot_width);

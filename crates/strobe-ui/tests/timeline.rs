@@ -143,7 +143,7 @@ fn prepare_lays_out_and_draws_gpt_train() {
     assert!(fd.hover.is_none(), "no pointer, nothing hovered");
 
     // deep on the longest kernel: it is drawn whole, labelled, and the pointer over it hits it
-    let k = &ws.traces[0].derived.kernels[0];
+    let k = &ws.traces[0].kernels()[0];
     let span = (0..st.span_count() as u32)
         .filter(|&s| st.span_kind(s) == SpanKind::Kernel && st.span_name(s) == k.name)
         .max_by_key(|&s| st.span_end(s) - st.span_start(s))

@@ -19,7 +19,7 @@ fn opens_a_sample_and_draws_lanes() {
     assert!(app.timeline().stats.lanes_drawn >= 3, "lanes drawn: {:?}", app.timeline().stats);
     assert!(app.timeline().stats.items > 100, "items drawn: {:?}", app.timeline().stats);
     // the summary strip shows report's idle % for GPU 0
-    let g = &app.ws.traces[0].derived.gpu[0];
+    let g = &app.ws.traces[0].gpu()[0];
     let idle = format!("idle {:.1}%", g.idle_pct);
     h.get_by_label(&idle);
 }
@@ -154,7 +154,7 @@ fn search_highlights_and_steps() {
 #[test]
 fn kernel_table_row_selects_and_details_show_it() {
     let mut h = harness(app_with(&["ddp_rank0.json.gz"]));
-    let top = h.state().ws.traces[0].derived.kernels[0].name.clone();
+    let top = h.state().ws.traces[0].kernels()[0].name.clone();
     assert!(top.starts_with("ncclDevKernel_AllReduce"));
     // click the row's name cell
     h.get_by_label(&top).click();
@@ -164,7 +164,7 @@ fn kernel_table_row_selects_and_details_show_it() {
     let sel = app.sel.span.expect("jumps to the longest occurrence");
     let st = &app.ws.traces[0].store;
     assert_eq!(st.span_name(sel.span), top);
-    let k = &app.ws.traces[0].derived.kernels[0];
+    let k = &app.ws.traces[0].kernels()[0];
     assert_eq!(st.span_end(sel.span) - st.span_start(sel.span), k.max_ns, "the longest occurrence");
     // details pane shows the kernel, its launch and the count
     h.get_by_label("Launched by");
@@ -214,8 +214,8 @@ fn area_selection_lists_names() {
 fn idle_breakdown_matches_report() {
     let app = app_with(&["ddp_rank0.json.gz", "ddp_rank1.json.gz"]);
     for t in &app.ws.traces {
-        for g in &t.derived.gpu {
-            let d = t.derived.idle.iter().find(|d| d.device == g.device).unwrap();
+        for g in t.gpu() {
+            let d = t.idle().iter().find(|d| d.device == g.device).unwrap();
             assert_eq!(d.idle_ns, g.idle_ns, "gaps sum to report's idle");
             assert_eq!(d.host_wait_ns + d.kernel_wait_ns + d.other_ns, g.idle_ns);
         }
@@ -263,7 +263,7 @@ fn truncated_trace_opens_with_a_warning() {
 fn memory_water_level_peak_jumps_to_its_moment() {
     let mut h = harness(app_with(&["gpt_train.json.gz"]));
     h.run_steps(2);
-    let peak = h.state().ws.traces[0].derived.memory[0].clone();
+    let peak = h.state().ws.traces[0].memory_peaks()[0].clone();
     assert_eq!(peak.device, 0);
     let rows = &h.state().timeline().layout.rows;
     let gpu = rows

@@ -28,9 +28,10 @@ pub fn open(files: Vec<PathBuf>, hz: f64, after: usize, runs: usize, timeout_s: 
         anyhow::ensure!(r.load_s.is_some(), "bench open --warm: filling the cache timed out");
     }
     println!(
-        "  {:>4} {:>8} {:>8} {:>8} {:>11} {:>9} {:>9} {:>10} {:>9} {:>9} | {:>13} {:>9}",
+        "  {:>4} {:>8} {:>10} {:>8} {:>8} {:>11} {:>9} {:>9} {:>10} {:>9} {:>9} | {:>13} {:>9}",
         "run",
         "first s",
+        "overview s",
         "load s",
         "frames",
         "median ms",
@@ -43,6 +44,7 @@ pub fn open(files: Vec<PathBuf>, hz: f64, after: usize, runs: usize, timeout_s: 
         "after"
     );
     let (mut worst_all, mut worst_cpu_all, mut loads, mut firsts) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut overviews = Vec::new();
     for run in 0..runs.max(1) {
         let fresh = tempfile::tempdir()?;
         let cache = if warm { shared.path() } else { fresh.path() };
@@ -57,9 +59,10 @@ pub fn open(files: Vec<PathBuf>, hz: f64, after: usize, runs: usize, timeout_s: 
         let p99 = |v: &[f64]| stats::percentile(v, 99.0).unwrap_or(0.0);
         let secs = |s: Option<f64>| s.map(|s| format!("{s:.3}")).unwrap_or_else(|| "timeout".into());
         println!(
-            "  {:>4} {:>8} {:>8} {:>8} {:>11.2} {:>9.2} {:>9.2} {:>10.2} {:>9.2} {:>9.2} | {:>13.2} {:>9.2}",
+            "  {:>4} {:>8} {:>10} {:>8} {:>8} {:>11.2} {:>9.2} {:>9.2} {:>10.2} {:>9.2} {:>9.2} | {:>13.2} {:>9.2}",
             run + 1,
             secs(r.first_frame_s),
+            r.overview_s.map(|s| format!("{s:.3}")).unwrap_or_else(|| "-".into()),
             r.load_s.map(|s| format!("{s:.2}")).unwrap_or_else(|| "timeout".into()),
             r.during.len(),
             median(&r.during),
@@ -77,11 +80,13 @@ pub fn open(files: Vec<PathBuf>, hz: f64, after: usize, runs: usize, timeout_s: 
             loads.push(s);
         }
         firsts.extend(r.first_frame_s);
+        overviews.extend(r.overview_s);
     }
     println!(
-        "  median over {} runs: first frame {:.3} s, load {:.2} s, worst frame {:.2} ms wall, {:.2} ms CPU of the UI thread (bar: < 30 ms)",
+        "  median over {} runs: first frame {:.3} s, overview {}, load {:.2} s, worst frame {:.2} ms wall, {:.2} ms CPU of the UI thread (bar: < 30 ms)",
         worst_all.len(),
         median(&firsts),
+        if overviews.is_empty() { "-".to_string() } else { format!("{:.3} s", median(&overviews)) },
         median(&loads),
         median(&worst_all),
         median(&worst_cpu_all)

@@ -132,6 +132,11 @@ fn open_all(files: &[PathBuf], cache: &Path, pool: Option<usize>) -> anyhow::Res
             })?;
         }
     }
+    // open means what a load computed before the overview moved behind the first frame:
+    // every rank's GPU time, idle breakdown, kernels and steps there (as before, comparable)
+    for tr in &traces {
+        tr.derived.fill_overview(&tr.store);
+    }
     let all_s = t.elapsed().as_secs_f64();
     let (peak_anon_kb, peak_rss_kb) = peak.finish_both();
     traces.sort_by(|a, b| a.path.cmp(&b.path));

@@ -252,7 +252,6 @@ impl StrobeApp {
 /// The timeline kernel an ncu launch's name stands for: the same name in some trace, else
 /// the first with the same `kernel_match_key` (the demanglers differ).
 pub fn match_timeline_kernel(ws: &crate::workspace::Workspace, ncu_name: &str) -> Option<(TraceId, String)> {
-    let lists: Vec<&[strobe_analysis::kernels::KernelStat]> =
-        ws.traces.iter().map(|t| t.derived.kernels.as_slice()).collect();
+    let lists: Vec<&[strobe_analysis::kernels::KernelStat]> = ws.traces.iter().map(|t| t.kernels()).collect();
     strobe_analysis::ncu_match::kernel_for_launch(&lists, ncu_name).map(|(i, name)| (ws.traces[i].id, name))
 }

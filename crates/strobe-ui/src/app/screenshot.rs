@@ -51,9 +51,10 @@ impl StrobeApp {
                 p.selected = doc.report.kernels.iter().position(|k| k.name.contains(name.as_str())).or(p.selected);
             }
             if let Some(name) = select {
-                let found = self.ws.traces.iter().find_map(|t| {
-                    t.derived.kernels.iter().find(|k| k.name.contains(&name)).map(|k| (t.id, k.name.clone()))
-                });
+                let found =
+                    self.ws.traces.iter().find_map(|t| {
+                        t.kernels().iter().find(|k| k.name.contains(&name)).map(|k| (t.id, k.name.clone()))
+                    });
                 if let Some((id, n)) = found {
                     self.select_kernel(id, &n);
                 }

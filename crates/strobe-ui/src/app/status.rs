@@ -29,7 +29,8 @@ impl StrobeApp {
             // every file of the replacing batch failed: what was open stays
             self.replacing = None;
         }
-        if self.loader.busy() {
+        if self.loader.busy() || self.ws.traces.iter().any(|t| !t.derived.overview_ready()) {
+            // the overview follows the first frame within a second: drawn as soon as it is there
             ctx.request_repaint_after(std::time::Duration::from_millis(50));
         } else if self.ws.traces.iter().any(|t| t.derived.pending()) {
             // figures still coming from the analyses thread (every pane's): drawn when they arrive

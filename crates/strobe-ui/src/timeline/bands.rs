@@ -16,7 +16,7 @@ use strobe_model::LaneKind;
 impl Trace {
     /// Idle gaps of `device` at least the threshold long.
     pub fn long_gaps(&self, device: i64) -> Option<&[IdleGap]> {
-        self.long_gaps.iter().find(|(d, _)| *d == device).map(|(_, g)| g.as_slice())
+        self.derived.idle.get()?.long_gaps.iter().find(|(d, _)| *d == device).map(|(_, g)| g.as_slice())
     }
 }
 
@@ -99,7 +99,7 @@ pub fn band_row(
     let mid = (y0 + y1) / 2.0;
     let slack = tv.npp * 2.0;
     let id = |iv: &(i64, i64)| *iv;
-    if let Some(b) = t.derived.bands.iter().find(|b| b.device == device) {
+    if let Some(b) = t.bands().iter().find(|b| b.device == device) {
         draw_intervals(&mut lp.mesh, &b.overlapped, id, tv, plot, (y0 + 1.0, mid), OVERLAPPED);
         draw_intervals(&mut lp.mesh, &b.exposed_comm, id, tv, plot, (y0 + 1.0, mid), EXPOSED_COMM);
         if let Some(p) = pointer.filter(|p| p.y >= y0 && p.y < mid && plot.contains(*p)) {
@@ -136,7 +136,7 @@ pub fn rank_summary(fd: &mut FrameDraw, mesh: &mut Mesh, cx: &LaneCtx, t: &Trace
     );
     let strip = (y1 - y0 - 2.0) / 4.0;
     let id = |iv: &(i64, i64)| *iv;
-    for u in &t.derived.unions {
+    for u in t.unions() {
         for (k, (iv, c)) in
             [(&u.compute, OVERLAPPED), (&u.comm, EXPOSED_COMM), (&u.memory, MEMORY_BUSY)].into_iter().enumerate()
         {

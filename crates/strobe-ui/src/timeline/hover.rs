@@ -82,9 +82,9 @@ pub fn hover_text(ws: &Workspace, h: &Hover) -> String {
             )
         }
         Hover::Step { trace, step } => {
-            let d = &ws.traces[trace].derived;
-            let Some(s) = d.steps.get(step) else { return String::new() };
-            let durs: Vec<i64> = d.steps.iter().map(|s| s.dur_ns).collect();
+            let steps = ws.traces[trace].steps();
+            let Some(s) = steps.get(step) else { return String::new() };
+            let durs: Vec<i64> = steps.iter().map(|s| s.dur_ns).collect();
             let typical = strobe_analysis::stats::median(&durs).unwrap_or(0);
             let mut out = format!(
                 "{} ({}): {} · median step {}\nclick to show it",

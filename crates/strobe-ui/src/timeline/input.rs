@@ -235,7 +235,7 @@ impl TimelineView {
                 }
                 Some(Hover::Step { trace, step }) => {
                     let t = &ws.traces[trace];
-                    if let Some(s) = t.derived.steps.get(step) {
+                    if let Some(s) = t.steps().get(step) {
                         let pad = s.dur_ns / 40;
                         let (t0, t1) = t.range_to_shared((s.start_ns - pad, s.start_ns + s.dur_ns + pad));
                         cmds.push(Command::ZoomTo { t0, t1 })

@@ -37,7 +37,6 @@ impl LanePainter {
     /// Lane `lane` of trace `t` (index `ti`) with its top at `y0`; `view` is the trace's clock.
     pub fn draw_lane(&mut self, cx: &LaneCtx, t: &Trace, ti: usize, lane: u32, y0: f32, view: &View) {
         let st = &*t.store;
-        let lv = st.lane_view(lane);
         let plot = cx.plot;
         let (w0, w1) = view.window(plot.width());
         let npp_i = (view.npp.floor() as i64).max(1);
@@ -57,7 +56,8 @@ impl LanePainter {
             let rect = Rect::from_min_max(pos2(x0, y), pos2(x1, y + ROW_H - 2.0));
             // name and kind come with the item: the span itself is looked up only for the
             // selection and the hover (following it per item is most of a whole-trace frame)
-            let span_of = || lv.span.get(it.member as usize).copied();
+            // (and read alone: a compressed store decodes the one chunk it sits in)
+            let span_of = || st.member_span(lane, it.member);
             let mut c = t.color(it.name, SpanKind::from_u8(it.kind as u8));
             stats.items += 1;
             let matched = hl.active && hl_mask.get(it.name as usize).copied().unwrap_or(false);

@@ -245,12 +245,12 @@ impl Layout {
                     let y = out.push(RowKind::Pipeline { trace: ti }, PIPELINE_H);
                     out.pipeline_y.insert(t.id, y);
                 }
-                if !t.derived.unions.is_empty() {
+                if !t.unions().is_empty() {
                     out.push(RowKind::RankSummary { trace: ti }, BANDS_H);
                 }
                 continue;
             }
-            if !t.derived.steps.is_empty() {
+            if !t.steps().is_empty() {
                 out.push(RowKind::Steps { trace: ti }, STEPS_H);
             }
             if ws.stage_of(t.id).is_some() {
@@ -258,7 +258,7 @@ impl Layout {
                 out.pipeline_y.insert(t.id, y);
             }
             let Groups { devices, procs, profiler } = Groups::of(t);
-            let has_device_rows: HashSet<i64> = t.derived.unions.iter().map(|u| u.device).collect();
+            let has_device_rows: HashSet<i64> = t.unions().iter().map(|u| u.device).collect();
             for (d, lanes) in devices {
                 let dev_name =
                     s.meta.devices.iter().find(|x| x.id == d).map(|x| format!(" · {}", x.name)).unwrap_or_default();
@@ -272,7 +272,7 @@ impl Layout {
                     out.push(RowKind::NvtxGpu { trace: ti, device: d }, h);
                 }
                 out.lanes(s, (ti, t.id), &lanes);
-                if t.derived.memory.iter().any(|m| m.device == d) {
+                if t.memory_peaks().iter().any(|m| m.device == d) {
                     out.push(RowKind::MemoryLevel { trace: ti, device: d }, MEMORY_H);
                 }
             }

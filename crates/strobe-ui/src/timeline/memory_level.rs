@@ -31,7 +31,7 @@ pub fn draw(
     view: &View,
     (y0, y1): (f32, f32),
 ) {
-    let Some(peak) = t.derived.memory.iter().find(|m| m.device == device) else { return };
+    let Some(peak) = t.memory_peaks().iter().find(|m| m.device == device) else { return };
     let (body, plot) = (cx.body, cx.plot);
     let series: Vec<(&str, Color32, &[i64], &[f64])> = [gpu_memory::RESERVED, gpu_memory::ALLOCATED]
         .into_iter()

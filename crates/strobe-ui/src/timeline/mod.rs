@@ -55,6 +55,15 @@ pub const PIPELINE_H: f32 = 22.0;
 pub const MEMORY_H: f32 = 48.0;
 const LANE_PAD: f32 = 3.0;
 
+/// Where the opening fit stands while the steps it would show are still being found.
+#[derive(Clone, Copy, Debug)]
+enum OpeningFit {
+    /// Fitted this frame: the view is taken once the frame has bounded it.
+    Fitted,
+    /// The view as the fit left it.
+    Left(View),
+}
+
 /// A measured interval: from where the drag started to where it is (or ended).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Measure {
@@ -83,6 +92,9 @@ pub struct TimelineView {
     pub stats: FrameStats,
     /// Fit the whole workspace at the next frame (after a load).
     pub fit_pending: bool,
+    /// The view the opening fit left while some trace's steps were still due: when they
+    /// arrive and the view is still this one (nobody moved it), the fit is redone on them.
+    opening_fit: Option<OpeningFit>,
     /// Scroll so this lane is visible at the next frame.
     pub scroll_to_lane: Option<(TraceId, u32)>,
     /// The keyboard-shortcut sheet is shown (`?`).
@@ -118,6 +130,7 @@ impl Default for TimelineView {
             note_to_name: None,
             stats: FrameStats::default(),
             fit_pending: true,
+            opening_fit: None,
             scroll_to_lane: None,
             show_shortcuts: false,
             label_w: LABEL_W,
@@ -298,6 +311,15 @@ impl TimelineView {
         if self.fit_pending && !ws.traces.is_empty() {
             self.fit_opening(ws);
             self.fit_pending = false;
+            let steps_due = ws.traces.iter().any(|t| !t.derived.steps.is_ready());
+            self.opening_fit = steps_due.then_some(OpeningFit::Fitted);
+        } else if let Some(OpeningFit::Left(v)) = self.opening_fit {
+            if ws.traces.iter().all(|t| t.derived.steps.is_ready()) {
+                if self.view == v {
+                    self.fit_opening(ws);
+                }
+                self.opening_fit = None;
+            }
         }
         self.lay_out(ws);
         self.scroll_to_targets(areas.body.height());
@@ -308,6 +330,9 @@ impl TimelineView {
         self.handle_input(ui, &resp, areas.plot, ws, sel, cmds);
         if let Some(extent) = ws.extent() {
             self.view.bound_to(extent, self.plot_width);
+        }
+        if let Some(OpeningFit::Fitted) = self.opening_fit {
+            self.opening_fit = Some(OpeningFit::Left(self.view));
         }
         let max_scroll = (self.layout.content_h - areas.body.height() + 40.0).max(0.0);
         self.scroll_y = self.scroll_y.clamp(0.0, max_scroll);

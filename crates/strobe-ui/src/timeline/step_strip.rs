@@ -19,7 +19,7 @@ pub fn draw(
     (y0, y1): (f32, f32),
 ) {
     let (body, plot) = (cx.body, cx.plot);
-    let steps = &t.derived.steps;
+    let steps = &t.steps();
     let source = steps.first().map(|s| s.source.as_str()).unwrap_or("");
     fd.text(
         Clip::Pane,
