@@ -63,7 +63,12 @@ pub fn walk(store: &Store) {
             let mut n = 0usize;
             store.lod_query(lane, t0, t1, (width / px).max(1), |_, item| {
                 n += 1;
-                let _ = v.span.get(item.member as usize);
+                // the timeline reads a drawn item's span alone: where the lane's column reads,
+                // that one element is the same
+                let one = store.member_span(lane, item.member);
+                if let Some(&s) = v.span.get(item.member as usize) {
+                    assert_eq!(one, Some(s), "member_span against the lane view");
+                }
             });
         }
     }
