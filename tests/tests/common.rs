@@ -57,6 +57,15 @@ pub fn assert_same_reads(done: &strobe_store::Store, pending: &strobe_store::Sto
         assert_eq!(done.counter_points(c), pending.counter_points(d), "{what}: counter {}", c.name);
     }
     for lane in 0..done.lanes.len() as u32 {
+        // read before the lane view decodes the lane: a scan's three columns, and one member's
+        // span alone, as the timeline reads it
+        let s = pending.lane_spans(lane);
+        let whole = done.lane_view(lane);
+        assert_eq!((s.starts, s.ends, s.span), (whole.starts, whole.ends, whole.span), "{what}: lane {lane}");
+        for (m, &span) in whole.span.iter().enumerate().step_by(13) {
+            assert_eq!(pending.member_span(lane, m as u32), Some(span), "{what}: lane {lane} member {m}");
+        }
+        assert_eq!(pending.member_span(lane, whole.span.len() as u32), None, "{what}: lane {lane}");
         let (a, b) = (done.lane_view(lane), pending.lane_view(lane));
         assert_eq!((a.starts, a.ends, a.max_end), (b.starts, b.ends, b.max_end), "{what}: lane {lane}");
         assert_eq!((a.span, a.depth, a.max_depth), (b.span, b.depth, b.max_depth), "{what}: lane {lane}");

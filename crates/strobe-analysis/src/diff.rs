@@ -53,7 +53,7 @@ fn totals(
         if !lane_ok(&desc.kind) {
             continue;
         }
-        let v = store.lane_view(lane as u32);
+        let v = store.lane_spans(lane as u32);
         // a lane's members are sorted by start: the window's are one contiguous run
         let (i0, i1) = (v.starts.partition_point(|&t| t < window.0), v.starts.partition_point(|&t| t < window.1));
         for k in i0..i1 {

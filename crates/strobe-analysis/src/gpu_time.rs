@@ -122,7 +122,7 @@ pub fn gpu_activity(store: &Store) -> Vec<DeviceActivity> {
         let LaneKind::GpuStream { device, .. } = desc.kind else { continue };
         // a member's times are its span's: the lane's own columns, not the whole trace's
         // (a compressed store then decodes the GPU lanes' chunks only)
-        let v = store.lane_view(lane as u32);
+        let v = store.lane_spans(lane as u32);
         let e = per.entry(device).or_default();
         // sized up front: doubling copies a million spans into fresh pages again and again
         e.reserve(v.span.len());
@@ -146,7 +146,10 @@ type UnionWithEdges = (Vec<(i64, i64)>, Vec<(u32, u32)>);
 fn busy_union(spans: &[ActivitySpan]) -> UnionWithEdges {
     let mut v: Vec<(i64, i64, u32)> = Vec::with_capacity(spans.len());
     v.extend(spans.iter().filter(|x| x.end > x.start).map(|x| (x.start, x.end, x.span)));
-    v.sort_unstable();
+    // the stable sort finds the runs each stream's lane left sorted and merges them (the
+    // unstable one re-sorted a million spans from scratch: most of the union's time); the
+    // elements are distinct (span ids), so the order is the same
+    v.sort();
     let (mut busy, mut edges): UnionWithEdges = (Vec::new(), Vec::new());
     for (s, e, sid) in v {
         match busy.last_mut() {

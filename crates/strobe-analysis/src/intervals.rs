@@ -4,7 +4,9 @@
 /// Sorts and merges; touching intervals merge, empty ones vanish.
 pub fn union(mut v: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
     v.retain(|&(s, e)| e > s);
-    v.sort_unstable();
+    // stable: merges the runs of intervals gathered lane by lane, each already sorted (equal
+    // elements are equal pairs, so the order is the same as an unstable sort's)
+    v.sort();
     let mut out: Vec<(i64, i64)> = Vec::with_capacity(v.len());
     for (s, e) in v {
         match out.last_mut() {

@@ -18,14 +18,14 @@ pub struct KernelStat {
 /// Every kernel name with its statistics, by total time (descending), then name.
 pub fn kernel_stats(store: &Store) -> Vec<KernelStat> {
     // name → (count, total, min, max)
-    let mut by_name: std::collections::HashMap<u32, (u64, i64, i64, i64)> = Default::default();
+    let mut by_name: rustc_hash::FxHashMap<u32, (u64, i64, i64, i64)> = Default::default();
     let mut all = 0i64;
     for (lane, desc) in store.lanes.iter().enumerate() {
         if !matches!(desc.kind, LaneKind::GpuStream { .. }) {
             continue;
         }
         // a member's times are its span's: the lane's columns, not the whole trace's
-        let v = store.lane_view(lane as u32);
+        let v = store.lane_spans(lane as u32);
         for ((&sid, &start), &end) in v.span.iter().zip(v.starts).zip(v.ends) {
             let m = store.span_meta(sid);
             if SpanKind::from_u8(m.kind) != SpanKind::Kernel {

@@ -278,7 +278,7 @@ pub fn device_kernel_sequences(store: &Store) -> Vec<(i64, Vec<u32>)> {
     for (lane, d) in store.lanes.iter().enumerate() {
         let LaneKind::GpuStream { device, .. } = d.kind else { continue };
         let v = by_dev.entry(device).or_default();
-        for &sid in store.lane_view(lane as u32).span {
+        for &sid in store.lane_spans(lane as u32).span {
             if SpanKind::from_u8(store.span_meta(sid).kind) == SpanKind::Kernel {
                 v.push(sid);
             }

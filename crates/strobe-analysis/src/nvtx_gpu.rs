@@ -55,7 +55,7 @@ pub fn project(store: &Store) -> Vec<ProjectedRange> {
         if strobe_model::profiler_pseudo_process(pid).is_some() {
             continue;
         }
-        let v = store.lane_view(lane as u32);
+        let v = store.lane_spans(lane as u32);
         for &sid in v.span {
             match SpanKind::from_u8(store.span_meta(sid).kind) {
                 SpanKind::CudaRuntime | SpanKind::CudaDriver if store.launched_by(sid).next().is_some() => {

@@ -166,7 +166,7 @@ fn candidates(store: &Store, rule: &StepRule) -> Vec<Candidate> {
             LaneKind::Nvtx { .. } => true,
             _ => continue,
         };
-        let v = store.lane_view(lane as u32);
+        let v = store.lane_spans(lane as u32);
         for (k, &sid) in v.span.iter().enumerate() {
             let m = store.span_meta(sid);
             if !wanted.get(m.name as usize).copied().unwrap_or(false) || v.ends[k] <= v.starts[k] {

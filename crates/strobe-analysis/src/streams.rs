@@ -18,7 +18,7 @@ pub fn stream_stats(store: &Store) -> Vec<StreamStat> {
     let mut out = Vec::new();
     for (lane, desc) in store.lanes.iter().enumerate() {
         let LaneKind::GpuStream { device, stream } = desc.kind else { continue };
-        let v = store.lane_view(lane as u32);
+        let v = store.lane_spans(lane as u32);
         let mut kernels = 0;
         let mut iv = Vec::with_capacity(v.span.len());
         for &sid in v.span {

@@ -27,5 +27,5 @@ pub use builder::{Built, FlowEnd, FlowInput, SpanInput, StoreBuilder};
 pub use format::{CounterSeries, FlowRec, LaneDesc, LaneIndex, Names, SpanMeta, FLOW_CORRELATION, FLOW_EXPLICIT};
 pub use lod::LodItem;
 pub use output::Output;
-pub use reader::{LaneView, Store, StoreError};
+pub use reader::{LaneSpans, LaneView, Store, StoreError};
 pub use strings::Interner;

@@ -152,6 +152,15 @@ pub struct Store {
 
 /// A lane's members: start-sorted spans with their index columns.
 #[derive(Clone, Copy)]
+/// A lane's members as the analyses scan them: start, end and span of each, in start order
+/// (`Store::lane_spans`). Three of `LaneView`'s five columns: a compressed store decodes no
+/// more than these.
+pub struct LaneSpans<'a> {
+    pub starts: &'a [i64],
+    pub ends: &'a [i64],
+    pub span: &'a [u32],
+}
+
 pub struct LaneView<'a> {
     pub starts: &'a [i64],
     pub ends: &'a [i64],
@@ -605,6 +614,18 @@ impl Store {
             depth: self.col_range::<u32>(sid::M_DEPTH, b..e),
             levels: lv,
             max_depth: li.max_depth,
+        }
+    }
+
+    /// `lane`'s members' starts, ends and spans: what a scan over the lane reads (the interval
+    /// index's max ends and the depths are `lane_view`'s, for queries and rows).
+    pub fn lane_spans(&self, lane: u32) -> LaneSpans<'_> {
+        let li = self.lane_index().get(lane as usize).copied().unwrap_or_default();
+        let (b, e) = (li.member_begin as usize, li.member_end as usize);
+        LaneSpans {
+            starts: self.col_range::<i64>(sid::M_START, b..e),
+            ends: self.col_range::<i64>(sid::M_END, b..e),
+            span: self.col_range::<u32>(sid::M_SPAN, b..e),
         }
     }
 

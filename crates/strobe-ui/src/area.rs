@@ -63,7 +63,7 @@ impl AreaTable {
         for &(id, lane) in lanes {
             let Some(t) = ws.trace(id) else { continue };
             let st = &*t.store;
-            let v = st.lane_view(lane);
+            let v = st.lane_spans(lane);
             // the area is on the shared axis; this trace's own clock is offset from it
             let (a, b) = (t.to_local(t0), t.to_local(t1));
             let (spans, dropped) = (&mut self.spans, &mut self.dropped);

@@ -94,7 +94,7 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
     use rayon::prelude::*;
     let lanes_of = |want: fn(&LaneKind) -> bool| {
         let lanes = store.lanes.iter().enumerate().filter(move |(_, d)| want(&d.kind));
-        lanes.flat_map(|(lane, _)| store.lane_view(lane as u32).span.iter().copied())
+        lanes.flat_map(|(lane, _)| store.lane_spans(lane as u32).span.iter().copied())
     };
     let cpu: fn(&LaneKind) -> bool = |k| matches!(k, LaneKind::CpuThread { .. });
     let gpu: fn(&LaneKind) -> bool = |k| matches!(k, LaneKind::GpuStream { .. });

@@ -47,7 +47,7 @@ pub fn wait_intervals(store: &Store, ops: &[P2pOp]) -> Vec<(i64, i64)> {
         ops.iter().filter(|o| store.span_kind(o.span) == SpanKind::CpuOp).map(|o| (o.start_ns, o.end_ns)).collect();
     for o in ops.iter().filter(|o| o.dir == Dir::Recv && o.flight_end_ns > o.flight_start_ns) {
         let (s, e) = (o.flight_start_ns, o.flight_end_ns);
-        let v = store.lane_view(o.lane);
+        let v = store.lane_spans(o.lane);
         let mut busy = Vec::new();
         store.query_window(o.lane, s, e, |i| {
             let sid = v.span[i];

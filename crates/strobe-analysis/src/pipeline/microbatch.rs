@@ -140,7 +140,7 @@ pub fn annotated(store: &Store, rule: &MicrobatchRule) -> Vec<Microbatch> {
         if !matches!(desc.kind, LaneKind::CpuThread { .. } | LaneKind::Nvtx { .. }) {
             continue;
         }
-        let v = store.lane_view(lane as u32);
+        let v = store.lane_spans(lane as u32);
         let mut reach = i64::MIN;
         for (k, &sid) in v.span.iter().enumerate() {
             let m = store.span_meta(sid);

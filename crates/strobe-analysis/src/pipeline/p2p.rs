@@ -140,7 +140,7 @@ pub fn p2p_ops(store: &Store) -> Vec<P2pOp> {
         if !matches!(desc.kind, LaneKind::CpuThread { .. }) {
             continue;
         }
-        let v = store.lane_view(lane as u32);
+        let v = store.lane_spans(lane as u32);
         // the latest c10d op of this lane: its work record starts inside it
         let mut open: Option<usize> = None;
         for (k, &sid) in v.span.iter().enumerate() {
@@ -182,7 +182,7 @@ fn attach_kernels(store: &Store, ops: &mut [P2pOp]) {
         if !matches!(desc.kind, LaneKind::GpuStream { .. }) {
             continue;
         }
-        let v = store.lane_view(lane as u32);
+        let v = store.lane_spans(lane as u32);
         for &sid in v.span {
             if store.span_kind(sid) != SpanKind::Kernel || !is_sendrecv_kernel(store.span_name(sid)) {
                 continue;

@@ -100,7 +100,7 @@ pub fn kernel_totals(store: &Store) -> Vec<KernelTotal> {
         if !matches!(desc.kind, LaneKind::GpuStream { .. }) {
             continue;
         }
-        for &sid in store.lane_view(lane as u32).span {
+        for &sid in store.lane_spans(lane as u32).span {
             let m = store.span_meta(sid);
             let Some(c) = classes.class(SpanKind::from_u8(m.kind), m.name) else { continue };
             let d = ends[sid as usize] - starts[sid as usize];

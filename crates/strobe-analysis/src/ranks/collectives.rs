@@ -34,7 +34,7 @@ pub fn comm_kernels(store: &Store) -> Vec<CommKernel> {
         if !matches!(desc.kind, LaneKind::GpuStream { .. }) {
             continue;
         }
-        let v = store.lane_view(lane as u32);
+        let v = store.lane_spans(lane as u32);
         for (k, &sid) in v.span.iter().enumerate() {
             let m = store.span_meta(sid);
             if SpanKind::from_u8(m.kind) != SpanKind::Kernel {

@@ -112,7 +112,7 @@ pub fn rank_process(store: &Store) -> Option<i64> {
     let mut best: Option<(usize, i64)> = None;
     for (lane, d) in store.lanes.iter().enumerate() {
         if let strobe_model::LaneKind::CpuThread { pid: strobe_model::IdKey::Num(p), .. } = d.kind {
-            let n = store.lane_view(lane as u32).span.len();
+            let n = store.lane_spans(lane as u32).span.len();
             if best.is_none_or(|b| n > b.0) {
                 best = Some((n, p));
             }

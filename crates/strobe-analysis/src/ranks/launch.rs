@@ -59,7 +59,7 @@ fn gpu_op_count(store: &Store) -> usize {
         .iter()
         .enumerate()
         .filter(|(_, d)| matches!(d.kind, LaneKind::GpuStream { .. }))
-        .map(|(l, _)| store.lane_view(l as u32).span.len())
+        .map(|(l, _)| store.lane_spans(l as u32).span.len())
         .sum()
 }
 
@@ -70,7 +70,7 @@ fn for_each_launch_pair(store: &Store, mut f: impl FnMut(LaunchPair)) {
     let mut classes = Classifier::new(store);
     for (lane, desc) in store.lanes.iter().enumerate() {
         let LaneKind::GpuStream { device, stream } = desc.kind else { continue };
-        let v = store.lane_view(lane as u32);
+        let v = store.lane_spans(lane as u32);
         for (k, &sid) in v.span.iter().enumerate() {
             let m = store.span_meta(sid);
             if classes.class(SpanKind::from_u8(m.kind), m.name).is_none() {

@@ -34,7 +34,7 @@ pub fn memcpy_bandwidth(store: &Store) -> Vec<BandwidthSeries> {
     let mut by: std::collections::BTreeMap<(i64, String), Acc> = Default::default();
     for (lane, desc) in store.lanes.iter().enumerate() {
         let LaneKind::GpuStream { device, .. } = desc.kind else { continue };
-        let v = store.lane_view(lane as u32);
+        let v = store.lane_spans(lane as u32);
         for (k, &sid) in v.span.iter().enumerate() {
             if !matches!(store.span_kind(sid), SpanKind::Memcpy | SpanKind::Memset) {
                 continue;

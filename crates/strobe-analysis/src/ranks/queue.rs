@@ -27,7 +27,7 @@ pub fn queue_length(store: &Store) -> Vec<QueueSeries> {
     let mut classes = Classifier::new(store);
     for (lane, desc) in store.lanes.iter().enumerate() {
         let LaneKind::GpuStream { device, stream } = desc.kind else { continue };
-        let v = store.lane_view(lane as u32);
+        let v = store.lane_spans(lane as u32);
         // the ops' starts come in lane order (ascending); only the launches need sorting.
         // Then the two merge: no 16-byte event per launch and per start to sort
         let mut launched: Vec<i64> = Vec::with_capacity(v.span.len());

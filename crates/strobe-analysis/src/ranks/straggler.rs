@@ -355,7 +355,7 @@ pub fn before_window(
             continue;
         }
         store.query_window(lane as u32, start, arrival, |m| {
-            let v = store.lane_view(lane as u32);
+            let v = store.lane_spans(lane as u32);
             let sid = v.span[m];
             let meta = store.span_meta(sid);
             if SpanKind::from_u8(meta.kind) != SpanKind::Kernel || is_comm_kernel(store.string(meta.name)) {

@@ -62,7 +62,7 @@ fn device_kernels(store: &Store) -> Vec<(i64, i64, u32)> {
     let mut per: std::collections::BTreeMap<i64, Vec<(i64, i64, u32)>> = Default::default();
     for (lane, desc) in store.lanes.iter().enumerate() {
         let LaneKind::GpuStream { device, .. } = desc.kind else { continue };
-        let v = store.lane_view(lane as u32);
+        let v = store.lane_spans(lane as u32);
         let e = per.entry(device).or_default();
         for (k, &sid) in v.span.iter().enumerate() {
             let m = store.span_meta(sid);

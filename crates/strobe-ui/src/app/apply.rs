@@ -229,7 +229,7 @@ impl StrobeApp {
             if !matches!(d.kind, LaneKind::GpuStream { .. }) {
                 continue;
             }
-            for &sid in st.lane_view(lane as u32).span {
+            for &sid in st.lane_spans(lane as u32).span {
                 let m = st.span_meta(sid);
                 if mask[m.name as usize] && SpanKind::from_u8(m.kind) == SpanKind::Kernel {
                     let dur = st.span_end(sid) - st.span_start(sid);
