@@ -186,6 +186,15 @@ impl Derived {
         });
     }
 
+    /// Every overview figure not there set to none: an analysis failed.
+    fn give_up_overview(&self) {
+        self.activity.get_or_init(|| Activity { gpu: Vec::new(), unions: Vec::new(), bands: Vec::new() });
+        self.idle.get_or_init(|| IdleFigures { devices: Vec::new(), long_gaps: Vec::new() });
+        self.kernels.get_or_init(Vec::new);
+        self.memory.get_or_init(Vec::new);
+        self.steps.get_or_init(Vec::new);
+    }
+
     /// Whether the overview's figures are all there.
     pub fn overview_ready(&self) -> bool {
         self.activity.is_ready()
@@ -296,7 +305,11 @@ fn spawn_analyses(derived: &Derived, store: &Arc<Store>) {
         if Arc::strong_count(&store) == 1 {
             return;
         }
-        d.fill_overview(&store);
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| d.fill_overview(&store))).is_err() {
+            // the hook printed why: the figures not there read as none, so the panes stop
+            // saying they are being measured (and the app stops repainting for them)
+            d.give_up_overview();
+        }
         crate::background::spawn("strobe-analyses", move || {
             let gone = || Arc::strong_count(&store) == 1;
             d.fill_later(&store, &gone)
