@@ -44,6 +44,13 @@ impl<T> Later<T> {
     }
 }
 
+impl<T> Later<Vec<T>> {
+    /// The list, empty until it arrives (what a pane draws meanwhile).
+    pub fn slice(&self) -> &[T] {
+        self.0.get().map(|v| v.as_slice()).unwrap_or(&[])
+    }
+}
+
 /// The pool the analyses thread's parallel work runs on: every core but one (one at
 /// least), its threads at a lower scheduling priority than the UI's.
 pub fn pool() -> &'static rayon::ThreadPool {

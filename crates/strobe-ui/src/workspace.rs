@@ -68,6 +68,7 @@ pub struct Derived {
 
 /// What the GPUs were busy with: per device its busy time, the unions of its compute,
 /// communication and copies, and the timeline's bands drawn from them.
+#[derive(Default)]
 pub struct Activity {
     pub gpu: Vec<GpuTime>,
     pub unions: Vec<DeviceUnions>,
@@ -95,6 +96,7 @@ impl Activity {
 
 /// The idle breakdown per device at one threshold, and the gaps at least that long (what
 /// the timeline marks).
+#[derive(Default)]
 pub struct IdleFigures {
     pub devices: Vec<DeviceIdle>,
     pub long_gaps: Vec<(i64, Vec<IdleGap>)>,
@@ -180,16 +182,21 @@ impl Derived {
             let _t = Phase::start("ui: memory peaks");
             strobe_analysis::memory_level::memory_peaks(store)
         });
+        self.default_steps(store);
+    }
+
+    /// The steps by the built-in rules, found unless there (or set by `set_steps`).
+    fn default_steps(&self, store: &Store) -> &[strobe_analysis::steps::Step] {
         self.steps.get_or_init(|| {
-            let _t = Phase::start("ui: steps");
+            let _t = strobe_store::timing::Phase::start("ui: steps");
             strobe_analysis::steps::find_steps(store, &strobe_analysis::steps::StepRule::default())
-        });
+        })
     }
 
     /// Every overview figure not there set to none: an analysis failed.
     fn give_up_overview(&self) {
-        self.activity.get_or_init(|| Activity { gpu: Vec::new(), unions: Vec::new(), bands: Vec::new() });
-        self.idle.get_or_init(|| IdleFigures { devices: Vec::new(), long_gaps: Vec::new() });
+        self.activity.get_or_init(Activity::default);
+        self.idle.get_or_init(IdleFigures::default);
         self.kernels.get_or_init(Vec::new);
         self.memory.get_or_init(Vec::new);
         self.steps.get_or_init(Vec::new);
@@ -236,10 +243,7 @@ impl Derived {
         if gone() {
             return;
         }
-        let steps = self.steps.get_or_init(|| {
-            let _t = Phase::start("ui: steps");
-            strobe_analysis::steps::find_steps(store, &strobe_analysis::steps::StepRule::default())
-        });
+        let steps = self.default_steps(store);
         self.step_anomalies.get_or_init(|| {
             let _t = Phase::start("ui: step anomalies");
             step_anomalies(store, steps)
@@ -419,32 +423,32 @@ impl Trace {
 
     /// The kernels by total time (none until the overview arrives).
     pub fn kernels(&self) -> &[KernelStat] {
-        self.derived.kernels.get().map(|v| v.as_slice()).unwrap_or(&[])
+        self.derived.kernels.slice()
     }
 
     /// Each GPU's memory water level peak (none until the overview arrives).
     pub fn memory_peaks(&self) -> &[strobe_analysis::memory_level::MemoryPeak] {
-        self.derived.memory.get().map(|v| v.as_slice()).unwrap_or(&[])
+        self.derived.memory.slice()
     }
 
     /// The iterations (none until the overview arrives).
     pub fn steps(&self) -> &[strobe_analysis::steps::Step] {
-        self.derived.steps.get().map(|v| v.as_slice()).unwrap_or(&[])
+        self.derived.steps.slice()
     }
 
     /// The derived counter series (none until they arrive).
     pub fn series(&self) -> &[DerivedSeries] {
-        self.derived.series.get().map(|v| v.as_slice()).unwrap_or(&[])
+        self.derived.series.slice()
     }
 
     /// The CPU ranges projected onto the GPU (none until they arrive).
     pub fn nvtx_gpu(&self) -> &[strobe_analysis::nvtx_gpu::ProjectedRange] {
-        self.derived.nvtx_gpu.get().map(|v| v.as_slice()).unwrap_or(&[])
+        self.derived.nvtx_gpu.slice()
     }
 
     /// The odd steps (none until they arrive).
     pub fn step_anomalies(&self) -> &[strobe_analysis::anomalies::StepAnomaly] {
-        self.derived.step_anomalies.get().map(|v| v.as_slice()).unwrap_or(&[])
+        self.derived.step_anomalies.slice()
     }
 
     /// The idle breakdown again at threshold `ns`, on the spot (a user asked); waits for
