@@ -606,11 +606,12 @@ impl Store {
         let (b, e) = (li.member_begin as usize, li.member_end as usize);
         let lv = &self.col::<LodLevel>(sid::LOD_LEVELS)[li.level_begin as usize..li.level_end as usize];
         // ranges, not whole columns: a compressed store decodes only this lane's chunks
+        let LaneSpans { starts, ends, span } = self.lane_spans(lane);
         LaneView {
-            starts: self.col_range::<i64>(sid::M_START, b..e),
-            ends: self.col_range::<i64>(sid::M_END, b..e),
+            starts,
+            ends,
             max_end: self.col_range::<i64>(sid::M_MAX, b..e),
-            span: self.col_range::<u32>(sid::M_SPAN, b..e),
+            span,
             depth: self.col_range::<u32>(sid::M_DEPTH, b..e),
             levels: lv,
             max_depth: li.max_depth,
