@@ -5,7 +5,6 @@
 //! main one), by time on that process. Per device, the projected range spans its first
 //! kernel's start to its last one's end; its GPU time is the union of that work.
 
-use crate::intervals::{total, union};
 use serde::Serialize;
 use std::collections::HashMap;
 use strobe_model::{IdKey, LaneKind, SpanKind};
@@ -47,55 +46,59 @@ fn process_of(kind: &LaneKind) -> Option<&IdKey> {
 
 /// Every CPU range with GPU work under it, projected per device, sorted by (device, start).
 pub fn project(store: &Store) -> Vec<ProjectedRange> {
-    // per process: its launches by start, each with the GPU spans it made
-    let mut launches: HashMap<&IdKey, Vec<(i64, u32)>> = HashMap::new();
-    let mut ranges: Vec<(&IdKey, u32)> = Vec::new();
-    for (lane, d) in store.lanes.iter().enumerate() {
-        let Some(pid) = process_of(&d.kind) else { continue };
-        if strobe_model::profiler_pseudo_process(pid).is_some() {
+    // each CPU lane's process, by its order of first appearance
+    let mut pids: HashMap<&IdKey, usize> = HashMap::new();
+    let lane_proc: Vec<Option<usize>> = store
+        .lanes
+        .iter()
+        .map(|d| {
+            let pid = process_of(&d.kind).filter(|p| strobe_model::profiler_pseudo_process(p).is_none())?;
+            let n = pids.len();
+            Some(*pids.entry(pid).or_insert(n))
+        })
+        .collect();
+    let device_of: Vec<Option<i64>> = store.lanes.iter().map(|d| d.kind.device()).collect();
+    // per process: the GPU work its launch calls made, by launch start. One pass over the
+    // flows: looking each call's flows up by span is a binary search through the by-origin
+    // order per call, a cache miss a step (it was most of this function's time)
+    let mut work: Vec<Vec<Launched>> = vec![Vec::new(); pids.len()];
+    for f in store.flows() {
+        let (from, to) = (store.span_meta(f.from), store.span_meta(f.to));
+        let Some(p) = lane_proc.get(from.lane as usize).copied().flatten() else { continue };
+        if !matches!(SpanKind::from_u8(from.kind), SpanKind::CudaRuntime | SpanKind::CudaDriver) {
             continue;
         }
-        let v = store.lane_spans(lane as u32);
-        for &sid in v.span {
-            match SpanKind::from_u8(store.span_meta(sid).kind) {
-                SpanKind::CudaRuntime | SpanKind::CudaDriver if store.launched_by(sid).next().is_some() => {
-                    launches.entry(pid).or_default().push((store.span_start(sid), sid))
-                }
-                SpanKind::Nvtx | SpanKind::UserAnnotation => ranges.push((pid, sid)),
-                _ => {}
-            }
-        }
+        let Some(device) = device_of.get(to.lane as usize).copied().flatten() else { continue };
+        work[p].push(Launched {
+            launch_ns: store.span_start(f.from),
+            device,
+            start_ns: store.span_start(f.to),
+            end_ns: store.span_end(f.to),
+        });
     }
-    for l in launches.values_mut() {
-        l.sort_unstable();
+    for w in &mut work {
+        w.sort_unstable_by_key(|l| l.launch_ns);
     }
     let mut out = Vec::new();
-    for (pid, r) in ranges {
-        let Some(ls) = launches.get(pid) else { continue };
-        let (s, e) = (store.span_start(r), store.span_end(r));
-        let from = ls.partition_point(|l| l.0 < s);
-        let mut per_dev: HashMap<i64, Vec<(i64, i64)>> = HashMap::new();
-        for &(_, launch) in ls[from..].iter().take_while(|l| l.0 <= e) {
-            for g in store.launched_by(launch) {
-                let lane = store.span_meta(g).lane;
-                if let Some(dev) = store.lanes.get(lane as usize).and_then(|d| d.kind.device()) {
-                    per_dev.entry(dev).or_default().push((store.span_start(g), store.span_end(g)));
-                }
+    let mut under: Vec<(i64, i64, i64)> = Vec::new(); // (device, start, end), reused
+    for (lane, p) in lane_proc.iter().enumerate() {
+        let Some(ls) = p.map(|p| &work[p]).filter(|ls| !ls.is_empty()) else { continue };
+        let v = store.lane_spans(lane as u32);
+        for ((&r, &s), &e) in v.span.iter().zip(v.starts).zip(v.ends) {
+            if !matches!(SpanKind::from_u8(store.span_meta(r).kind), SpanKind::Nvtx | SpanKind::UserAnnotation) {
+                continue;
             }
-        }
-        let name = store.span_name(r).to_string();
-        for (device, ivs) in per_dev {
-            let u = union(ivs.clone());
-            out.push(ProjectedRange {
-                span: r,
-                name: name.clone(),
-                device,
-                start_ns: ivs.iter().map(|i| i.0).min().unwrap_or(0),
-                end_ns: ivs.iter().map(|i| i.1).max().unwrap_or(0),
-                gpu_ns: total(&u),
-                gpu_spans: ivs.len() as u32,
-                depth: 0,
-            });
+            let from = ls.partition_point(|l| l.launch_ns < s);
+            under.clear();
+            under.extend(ls[from..].iter().take_while(|l| l.launch_ns <= e).map(|l| (l.device, l.start_ns, l.end_ns)));
+            if under.is_empty() {
+                continue;
+            }
+            under.sort_unstable();
+            let name = store.span_name(r);
+            for one in under.chunk_by(|a, b| a.0 == b.0) {
+                out.push(project_one(r, name, one));
+            }
         }
     }
     // rows: the longest first, each on the first row where it overlaps nothing already
@@ -120,6 +123,42 @@ pub fn project(store: &Store) -> Vec<ProjectedRange> {
         p.depth = row as u32;
     }
     out
+}
+
+/// A GPU span and the start of the call that launched it.
+#[derive(Clone, Copy)]
+struct Launched {
+    launch_ns: i64,
+    device: i64,
+    start_ns: i64,
+    end_ns: i64,
+}
+
+/// Range `span`'s projection on one device from the work it launched there, `(device, start,
+/// end)` sorted by start.
+fn project_one(span: u32, name: &str, work: &[(i64, i64, i64)]) -> ProjectedRange {
+    // the union of the non-empty intervals, merged in start order
+    let (mut gpu_ns, mut open): (i64, Option<(i64, i64)>) = (0, None);
+    for &(_, s, e) in work.iter().filter(|w| w.2 > w.1) {
+        match &mut open {
+            Some(o) if s <= o.1 => o.1 = o.1.max(e),
+            _ => {
+                gpu_ns += open.map_or(0, |o| o.1 - o.0);
+                open = Some((s, e));
+            }
+        }
+    }
+    gpu_ns += open.map_or(0, |o| o.1 - o.0);
+    ProjectedRange {
+        span,
+        name: name.to_string(),
+        device: work[0].0,
+        start_ns: work.iter().map(|w| w.1).min().unwrap_or(0),
+        end_ns: work.iter().map(|w| w.2).max().unwrap_or(0),
+        gpu_ns,
+        gpu_spans: work.len() as u32,
+        depth: 0,
+    }
 }
 
 /// GPU time per range name, most first (the ranges' own figures summed: a nested name's
