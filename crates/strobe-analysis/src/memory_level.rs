@@ -45,6 +45,17 @@ fn higher(a: Option<(u64, i64)>, b: Option<(u64, i64)>) -> Option<(u64, i64)> {
     }
 }
 
+/// Whether `device` has a memory water level (an entry in `memory_peaks`): read from the
+/// series' lengths alone, no point scanned.
+pub fn has_water_level(store: &Store, device: i64) -> bool {
+    store.counters.iter().any(|c| {
+        c.device == Some(device)
+            && c.name == gpu_memory::NAME
+            && (c.series == gpu_memory::ALLOCATED || c.series == gpu_memory::RESERVED)
+            && c.end > c.begin
+    })
+}
+
 /// One entry per device with a memory water level, by device. Several series of one device
 /// (several recording processes) are taken together: the peak over all of them.
 pub fn memory_peaks(store: &Store) -> Vec<MemoryPeak> {
@@ -53,6 +64,9 @@ pub fn memory_peaks(store: &Store) -> Vec<MemoryPeak> {
     let mut by_dev: std::collections::BTreeMap<i64, Acc> = Default::default();
     for c in &store.counters {
         let Some(device) = c.device.filter(|_| c.name == gpu_memory::NAME) else { continue };
+        if c.begin == c.end {
+            continue;
+        }
         let (ts, vals) = store.counter_points(c);
         let e = by_dev.entry(device).or_default();
         if c.series == gpu_memory::ALLOCATED {

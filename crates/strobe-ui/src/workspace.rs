@@ -163,26 +163,38 @@ impl Derived {
     }
 
     /// Computes the overview's figures not yet there, waiting for those another thread is
-    /// computing: what the panes show first.
+    /// computing: what the panes show first, the timeline's rows among them (its bands,
+    /// step strip, memory level and NVTX projection), so they arrive together. Two chains
+    /// run side by side on the caller's pool; neither waits for a figure of the other.
     pub fn fill_overview(&self, store: &Store) {
         use strobe_store::timing::Phase;
-        let activity = self.activity.get_or_init(|| {
-            let _t = Phase::start("ui: gpu activity, unions");
-            Activity::compute(store)
-        });
-        self.idle.get_or_init(|| {
-            let _t = Phase::start("ui: idle breakdown");
-            IdleFigures::compute(store, &activity.unions, self.idle_threshold_ns)
-        });
-        self.kernels.get_or_init(|| {
-            let _t = Phase::start("ui: kernel stats");
-            kernels::kernel_stats(store)
-        });
-        self.memory.get_or_init(|| {
-            let _t = Phase::start("ui: memory peaks");
-            strobe_analysis::memory_level::memory_peaks(store)
-        });
-        self.default_steps(store);
+        rayon::join(
+            || {
+                let activity = self.activity.get_or_init(|| {
+                    let _t = Phase::start("ui: gpu activity, unions");
+                    Activity::compute(store)
+                });
+                self.idle.get_or_init(|| {
+                    let _t = Phase::start("ui: idle breakdown");
+                    IdleFigures::compute(store, &activity.unions, self.idle_threshold_ns)
+                });
+                self.memory.get_or_init(|| {
+                    let _t = Phase::start("ui: memory peaks");
+                    strobe_analysis::memory_level::memory_peaks(store)
+                });
+            },
+            || {
+                self.kernels.get_or_init(|| {
+                    let _t = Phase::start("ui: kernel stats");
+                    kernels::kernel_stats(store)
+                });
+                self.default_steps(store);
+                self.nvtx_gpu.get_or_init(|| {
+                    let _t = Phase::start("ui: nvtx projection");
+                    strobe_analysis::nvtx_gpu::project(store)
+                });
+            },
+        );
     }
 
     /// The steps by the built-in rules, found unless there (or set by `set_steps`).
@@ -200,6 +212,7 @@ impl Derived {
         self.kernels.get_or_init(Vec::new);
         self.memory.get_or_init(Vec::new);
         self.steps.get_or_init(Vec::new);
+        self.nvtx_gpu.get_or_init(Vec::new);
     }
 
     /// Whether the overview's figures are all there.
@@ -209,6 +222,7 @@ impl Derived {
             && self.kernels.is_ready()
             && self.memory.is_ready()
             && self.steps.is_ready()
+            && self.nvtx_gpu.is_ready()
     }
 
     /// Computes every figure not yet there, waiting for those another thread is computing:
@@ -220,11 +234,7 @@ impl Derived {
 
     /// Whether some figure has not arrived yet.
     pub fn pending(&self) -> bool {
-        !(self.overview_ready()
-            && self.step_anomalies.is_ready()
-            && self.nvtx_gpu.is_ready()
-            && self.series.is_ready()
-            && self.ops.is_ready())
+        !(self.overview_ready() && self.step_anomalies.is_ready() && self.series.is_ready() && self.ops.is_ready())
     }
 
     /// Finds the steps by `rule` (a user's pattern, or the built-in rules) and their
@@ -247,13 +257,6 @@ impl Derived {
         self.step_anomalies.get_or_init(|| {
             let _t = Phase::start("ui: step anomalies");
             step_anomalies(store, steps)
-        });
-        if gone() {
-            return;
-        }
-        self.nvtx_gpu.get_or_init(|| {
-            let _t = Phase::start("ui: nvtx projection");
-            strobe_analysis::nvtx_gpu::project(store)
         });
         if gone() {
             return;

@@ -4,23 +4,15 @@
 
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use strobe_ui::workspace::Trace;
-use strobe_ui::{Settings, StrobeApp};
+use strobe_ui::StrobeApp;
 
 mod common;
-use common::{expected, sample};
+use common::{app_before_the_figures_of, expected};
 
 /// The app with gpt_train.json.gz added as the loader hands it over: no figure computed (the
 /// test computes them when it chooses, `Trace::wait_for_analyses`).
 fn app_before_the_figures() -> Harness<'static, StrobeApp> {
-    let opts = strobe_import::LoadOptions::in_memory();
-    let Ok(strobe_import::Source::Trace(store)) = strobe_import::open(&sample("gpt_train.json.gz"), &opts) else {
-        panic!("the sample is a trace")
-    };
-    let mut app = StrobeApp::new(None, Settings::default());
-    app.set_no_cache(true);
-    app.add_trace(Trace::unanalysed(sample("gpt_train.json.gz"), *store, 10_000));
-    common::harness(app)
+    common::harness(app_before_the_figures_of("gpt_train.json.gz"))
 }
 
 /// The first and last step's edges (tests/expected: the oracle's ProfilerSteps).
@@ -79,4 +71,51 @@ fn a_view_the_user_moved_stays_where_it_is_when_the_steps_arrive() {
     h.state().ws.traces[0].wait_for_analyses();
     h.run_steps(3);
     assert_eq!(window(&h), moved, "the user's view is kept");
+}
+
+/// A laid-out row: its kind (the variant's name), top and height.
+type RowAt = (String, f32, f32);
+
+fn rows(h: &Harness<'static, StrobeApp>) -> Vec<RowAt> {
+    let rows = &h.state().timeline().layout.rows;
+    rows.iter().map(|r| (format!("{:?}", r.kind).split([' ', '{']).next().unwrap().to_string(), r.y, r.h)).collect()
+}
+
+/// The rows laid out before the figures and after them, the figures computed in between.
+fn rows_before_and_after(file: &str) -> (Vec<RowAt>, Vec<RowAt>) {
+    let mut h = common::harness(app_before_the_figures_of(file));
+    let before = rows(&h);
+    h.state().ws.traces[0].wait_for_analyses();
+    h.run_steps(3);
+    (before, rows(&h))
+}
+
+#[test]
+fn the_lanes_stay_where_they_are_when_the_overview_arrives() {
+    // the overview's rows are held open before it comes: the step strip, the bands, the NVTX
+    // projection (at its tallest, four rows, which these traces' ranges fill on the GPU) and
+    // the memory level. Every row keeps its place; only the derived series' group, folded at
+    // the bottom, is added
+    for (f, kinds) in [
+        ("nsys_ddp_2proc.sqlite", &["Steps", "Bands", "NvtxGpu"][..]),
+        ("ddp_rank0.json.gz", &["Steps", "Bands", "NvtxGpu", "MemoryLevel"][..]),
+    ] {
+        let (before, after) = rows_before_and_after(f);
+        for k in kinds {
+            assert!(before.iter().any(|r| r.0 == *k), "{f}: the {k} row is held before the figures: {before:?}");
+        }
+        assert_eq!(&after[..before.len()], &before[..], "{f}");
+        assert!(after[before.len()..].iter().all(|r| r.0 == "Header"), "{f}: {:?}", &after[before.len()..]);
+    }
+    // gpt_train's ranges overlap three deep on the GPU: the held row shrinks by one of its
+    // rows, and what is under it moves up by that alone
+    let (before, after) = rows_before_and_after("gpt_train.json.gz");
+    let nvtx = before.iter().position(|r| r.0 == "NvtxGpu").unwrap();
+    let shrink = before[nvtx].2 - after[nvtx].2;
+    assert!(shrink > 10.0 && shrink < 30.0, "one row of ranges: {shrink}");
+    for (i, (b, a)) in before.iter().zip(&after).enumerate() {
+        assert_eq!(a.0, b.0, "row {i}");
+        let moved = if i > nvtx { shrink } else { 0.0 };
+        assert_eq!(a.1, b.1 - moved, "row {i} ({})", a.0);
+    }
 }

@@ -40,6 +40,17 @@ fn gpt_train_whole_trace() {
 }
 
 #[test]
+fn gpt_train_before_its_figures() {
+    // the rows the overview fills are held open and say so
+    let mut h = Harness::builder().with_size([1600.0, 900.0]).wgpu().build_ui_state(
+        |ui, app: &mut StrobeApp| app.timeline_pane(ui),
+        common::app_before_the_figures_of("gpt_train.json.gz"),
+    );
+    h.run_steps(3);
+    h.snapshot("timeline_gpt_train_before_figures");
+}
+
+#[test]
 fn two_aligned_ranks() {
     let mut h = timeline(&["ddp_rank0.json.gz", "ddp_rank1.json.gz"], true);
     h.snapshot("timeline_ddp_aligned");

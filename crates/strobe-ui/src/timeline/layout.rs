@@ -177,6 +177,16 @@ pub struct Layout {
     pub pipeline_y: HashMap<TraceId, f32>,
 }
 
+/// Whether one of `lanes` holds GPU work (kernels, copies): what the overview's device rows
+/// are made of.
+fn has_gpu_work(s: &strobe_store::Store, lanes: impl IntoIterator<Item = u32>) -> bool {
+    lanes.into_iter().any(|l| {
+        let li = s.lane_index()[l as usize];
+        li.member_end > li.member_begin
+            && matches!(s.lanes[l as usize].kind, LaneKind::GpuStream { .. } | LaneKind::CopyEngine { .. })
+    })
+}
+
 fn lane_group_order(k: &LaneKind) -> u8 {
     match k {
         LaneKind::GpuStream { .. } => 0,
@@ -239,18 +249,23 @@ impl Layout {
                 format!("{stage}{}", t.label)
             };
             let folded_trace = out.header(&folded, GroupKey::Trace(t.id), label, 0);
+            // until the overview arrives, its rows are held where they will be drawn (what the
+            // store tells of them), so the lanes do not move when it does
+            let pending = !t.derived.overview_ready();
+
             if folded_trace {
                 // folded, a stage still shows its strip: stacked, they read as the schedule
                 if ws.stage_of(t.id).is_some() {
                     let y = out.push(RowKind::Pipeline { trace: ti }, PIPELINE_H);
                     out.pipeline_y.insert(t.id, y);
                 }
-                if !t.unions().is_empty() {
+                if !t.unions().is_empty() || (pending && has_gpu_work(s, 0..s.lanes.len() as u32)) {
                     out.push(RowKind::RankSummary { trace: ti }, BANDS_H);
                 }
                 continue;
             }
-            if !t.steps().is_empty() {
+            // most traces have steps (found or inferred): held while they are looked for
+            if pending || !t.steps().is_empty() {
                 out.push(RowKind::Steps { trace: ti }, STEPS_H);
             }
             if ws.stage_of(t.id).is_some() {
@@ -265,14 +280,29 @@ impl Layout {
                 if out.header(&folded, GroupKey::Gpu(t.id, d), format!("GPU {d}{dev_name}"), 1) {
                     continue;
                 }
-                if show_bands && has_device_rows.contains(&d) {
+                if show_bands && (has_device_rows.contains(&d) || (pending && has_gpu_work(s, lanes.iter().copied()))) {
                     out.push(RowKind::Bands { trace: ti, device: d }, BANDS_H);
                 }
-                if let Some(h) = super::nvtx_gpu::height(t, d) {
+                let nvtx_h = if pending {
+                    // a projection row when the trace has CPU ranges to project, at its
+                    // tallest: how deep the ranges overlap on the GPU is known only once they
+                    // are projected, and most traces' ranges (a step around the phases around
+                    // the layers) fill it; a lower one moves the lanes up once
+                    (has_gpu_work(s, lanes.iter().copied()) && !procs.is_empty())
+                        .then(|| super::nvtx_gpu::height_of(super::nvtx_gpu::MAX_ROWS))
+                } else {
+                    super::nvtx_gpu::height(t, d)
+                };
+                if let Some(h) = nvtx_h {
                     out.push(RowKind::NvtxGpu { trace: ti, device: d }, h);
                 }
                 out.lanes(s, (ti, t.id), &lanes);
-                if t.memory_peaks().iter().any(|m| m.device == d) {
+                let level = if pending {
+                    strobe_analysis::memory_level::has_water_level(s, d)
+                } else {
+                    t.memory_peaks().iter().any(|m| m.device == d)
+                };
+                if level {
                     out.push(RowKind::MemoryLevel { trace: ti, device: d }, MEMORY_H);
                 }
             }

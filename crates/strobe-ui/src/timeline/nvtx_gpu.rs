@@ -15,7 +15,12 @@ pub const MAX_ROWS: u32 = 4;
 /// How tall the row of `device` is.
 pub fn height(t: &Trace, device: i64) -> Option<f32> {
     let r = t.nvtx_gpu().iter().filter(|p| p.device == device).map(|p| p.depth).max()?;
-    Some((r.min(MAX_ROWS - 1) + 1) as f32 * ROW_H + 2.0)
+    Some(height_of(r + 1))
+}
+
+/// How tall the row is with `rows` rows of ranges.
+pub fn height_of(rows: u32) -> f32 {
+    rows.clamp(1, MAX_ROWS) as f32 * ROW_H + 2.0
 }
 
 pub fn draw(

@@ -56,6 +56,10 @@ impl TimelineView {
             };
             let t = trace.map(|ti| &ws.traces[ti]);
             let tv = t.map(|t| self.view.for_trace(t)).unwrap_or(self.view);
+            if let Some(label) = pending_label(&r.kind).filter(|_| t.is_some_and(|t| !t.derived.overview_ready())) {
+                pending_row(&mut fd, &cx, label, (y0, y1));
+                continue;
+            }
             match (&r.kind, t) {
                 (RowKind::Header { label, level, collapsed, .. }, _) => {
                     header(&mut fd, &cx, (label.as_str(), *level, *collapsed), (y0, y1))
@@ -187,6 +191,27 @@ impl TimelineView {
             fd.shape(Clip::Pane, egui::epaint::RectShape::new(r, 0.0, fill, stroke, egui::StrokeKind::Inside));
         }
     }
+}
+
+/// The gutter label of a row the overview fills (`Layout` holds it open until then).
+fn pending_label(kind: &RowKind) -> Option<&'static str> {
+    match kind {
+        RowKind::Steps { .. } => Some("steps"),
+        RowKind::Bands { .. } => Some("comm / idle gaps"),
+        RowKind::NvtxGpu { .. } => Some("NVTX (GPU)"),
+        RowKind::MemoryLevel { .. } => Some("GPU memory"),
+        RowKind::RankSummary { .. } => Some("GPU busy"),
+        _ => None,
+    }
+}
+
+/// A row whose figures are still being measured: its label, and a word where they will be.
+fn pending_row(fd: &mut FrameDraw, cx: &LaneCtx, label: &str, (y0, y1): (f32, f32)) {
+    let y = (y0 + y1) / 2.0;
+    let font = FontId::proportional(11.0);
+    fd.text(Clip::Pane, pos2(cx.body.min.x + 28.0, y), Align2::LEFT_CENTER, label, font.clone(), cx.pal.weak);
+    fd.text(Clip::Pane, pos2(cx.plot.min.x + 8.0, y), Align2::LEFT_CENTER, "measuring…", font, cx.pal.weak);
+    fd.hline(Clip::Pane, cx.body.x_range(), y1 - 0.5, Stroke::new(0.5, cx.pal.faint));
 }
 
 /// A group's header: its band, the disclosure triangle (painted: the default fonts have no
