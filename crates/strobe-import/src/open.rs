@@ -95,6 +95,77 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
     }
 }
 
+/// The processes of an Nsight Systems export in which two or more ran GPU work, one rank
+/// each (`nsys_sqlite::gpu_processes`, in rank order); None for any other file, or one that
+/// cannot be listed (it then opens whole). Listing them scans the export's GPU tables, so
+/// the list is kept in the cache dir beside the stores, under the export's key.
+pub fn nsys_ranks(path: &Path, opts: &LoadOptions) -> Option<Vec<nsys_sqlite::GpuProcess>> {
+    if !matches!(detect(path), Ok(Some(Format::NsysSqlite))) {
+        return None;
+    }
+    let key = cache::source_key(path).ok()?;
+    let dir = if opts.no_cache { None } else { cache::resolve_cache_dir(opts.cache_dir.as_deref()) };
+    let memo = dir.map(|d| d.join(format!("{:016x}{:016x}.ranks", key[0], key[1] ^ key[2] ^ key[3])));
+    let procs = match memo.as_deref().and_then(|m| std::fs::read_to_string(m).ok()).and_then(|t| ranks_from_text(&t)) {
+        Some(p) => p,
+        None => {
+            let _t = strobe_store::timing::Phase::start("nsys: its GPU processes");
+            let p = nsys_sqlite::gpu_processes(path).ok()?;
+            if let Some(m) = &memo {
+                // written whole or not at all: a temp file renamed over it
+                let tmp = m.with_extension(format!("ranks.{}.tmp", std::process::id()));
+                if std::fs::write(&tmp, ranks_to_text(&p)).and_then(|()| std::fs::rename(&tmp, m)).is_err() {
+                    let _ = std::fs::remove_file(&tmp);
+                }
+            }
+            p
+        }
+    };
+    (procs.len() > 1).then_some(procs)
+}
+
+/// A process per line: pid, rank, how the rank was found (`d` device order, `p` process
+/// order), GPU rows, devices (comma-separated); `-` for none.
+fn ranks_to_text(procs: &[nsys_sqlite::GpuProcess]) -> String {
+    let mut out = String::from("strobe-ranks 1\n");
+    for p in procs {
+        let from = if p.rank_from == "device order" { "d" } else { "p" };
+        let devs: Vec<String> = p.devices.iter().map(|d| d.to_string()).collect();
+        let devs = if devs.is_empty() { "-".to_string() } else { devs.join(",") };
+        out.push_str(&format!("{} {} {from} {} {devs}\n", p.pid, p.rank, p.gpu_rows));
+    }
+    out
+}
+
+/// `ranks_to_text`'s list back; None for anything else (a damaged memo is listed afresh).
+fn ranks_from_text(text: &str) -> Option<Vec<nsys_sqlite::GpuProcess>> {
+    let mut lines = text.lines();
+    if lines.next()? != "strobe-ranks 1" {
+        return None;
+    }
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let [pid, rank, from, rows, devs] = f[..] else { return None };
+            let devices = match devs {
+                "-" => Vec::new(),
+                d => d.split(',').map(|x| x.parse().ok()).collect::<Option<Vec<i64>>>()?,
+            };
+            Some(nsys_sqlite::GpuProcess {
+                pid: pid.parse().ok()?,
+                devices,
+                gpu_rows: rows.parse().ok()?,
+                rank: rank.parse().ok()?,
+                rank_from: match from {
+                    "d" => "device order",
+                    "p" => "process order",
+                    _ => return None,
+                },
+            })
+        })
+        .collect()
+}
+
 /// One process of a several-process Nsight Systems export (`nsys_sqlite::gpu_processes`) as
 /// its own store: the rank view of that process, cached apart from the whole report's.
 pub fn load_nsys_process(path: &Path, p: &nsys_sqlite::GpuProcess, opts: &LoadOptions) -> Result<Store, ImportError> {
@@ -205,4 +276,39 @@ fn finish_store(
     }
     let built = b.finish(meta).map_err(|e| ImportError::io(path, e))?;
     cache::open_built(built).map_err(|e| ImportError::bad(path, e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(name: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces").join(name)
+    }
+
+    #[test]
+    fn an_exports_ranks_are_listed_once_then_read_from_the_cache() {
+        let file = sample("nsys_ddp_2proc.sqlite");
+        let dir = tempfile::tempdir().unwrap();
+        let opts = LoadOptions::cached_in(dir.path());
+        let listed = nsys_sqlite::gpu_processes(&file).unwrap();
+        assert_eq!(nsys_ranks(&file, &opts).as_ref(), Some(&listed));
+        let memos: Vec<PathBuf> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "ranks"))
+            .collect();
+        assert_eq!(memos.len(), 1, "one memo, no temp file left: {memos:?}");
+        // read back from the memo: the same list
+        assert_eq!(ranks_from_text(&std::fs::read_to_string(&memos[0]).unwrap()).as_ref(), Some(&listed));
+        assert_eq!(nsys_ranks(&file, &opts).as_ref(), Some(&listed));
+        // a damaged memo is listed afresh and mended
+        for bad in ["", "strobe-ranks 1\n520 0 x 1 0\n", "strobe-ranks 1\n520 zero d 1 0\n", "other\n"] {
+            std::fs::write(&memos[0], bad).unwrap();
+            assert_eq!(nsys_ranks(&file, &opts).as_ref(), Some(&listed), "{bad:?}");
+        }
+        // one GPU process, or not an export: opened whole
+        assert_eq!(nsys_ranks(&sample("nsys_gpt_single.sqlite"), &opts), None);
+        assert_eq!(nsys_ranks(&sample("gpt_train.json.gz"), &opts), None);
+    }
 }

@@ -12,6 +12,9 @@ use strobe_model::memory::MemorySnapshot;
 /// Each arm boxed: the documents are large and moved through a channel once.
 pub enum Document {
     Trace(Box<Trace>),
+    /// The ranks of one file: an Nsight Systems export in which several processes ran GPU
+    /// work, a trace per process (as `strobe report` reads it).
+    Ranks(Vec<Trace>),
     Memory(Box<MemoryDoc>),
     MemoryStats(Box<StatsReport>),
     Ncu(Box<NcuDoc>),

@@ -163,6 +163,14 @@ impl Loader {
 /// Opens one file of any kind and derives what its pane shows (what the loader thread runs;
 /// tests and benchmarks call it directly).
 pub fn load_document(path: &Path, opts: &LoadOptions, idle_threshold_ns: i64) -> Result<Document, String> {
+    if let Some(procs) = strobe_import::nsys_ranks(path, opts) {
+        let stores = strobe_import::load_nsys_processes(path, &procs, opts).map_err(|e| e.to_string())?;
+        let traces = stores
+            .into_iter()
+            .map(|s| s.map(|s| Trace::new(path.to_path_buf(), s, idle_threshold_ns)).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(Document::Ranks(traces));
+    }
     let source = strobe_import::open(path, opts).map_err(|e| e.to_string())?;
     let cancelled = || opts.progress.as_ref().is_some_and(|p| p.cancelled());
     let stop = || format!("{}: loading cancelled", path.display());

@@ -137,9 +137,12 @@ impl Session {
     /// Applies the view state to the panes once the files are open (`ws` holds them).
     /// Returns the alignment to use, if the session names one.
     pub fn apply(&self, ws: &Workspace, tl: &mut TimelineView) -> Option<Alignment> {
+        // a file of several ranks is listed once per rank, in rank order: its n-th entry is
+        // its n-th trace
         let id_of = |file: usize| -> Option<TraceId> {
             let p = self.files.get(file)?;
-            ws.traces.iter().find(|t| &t.path == p).map(|t| t.id)
+            let nth = self.files[..file].iter().filter(|f| *f == p).count();
+            ws.traces.iter().filter(|t| &t.path == p).nth(nth).map(|t| t.id)
         };
         tl.collapsed = self
             .folds

@@ -220,7 +220,7 @@ impl Cli {
                 if [&memo, &ranks_memo].iter().any(|m| m.as_ref().is_some_and(|m| m.replay())) {
                     return Ok(());
                 }
-                if let Some(procs) = crate::ranks::nsys_processes(&file) {
+                if let Some(procs) = crate::ranks::nsys_processes(&file, self.cache_dir.as_deref()) {
                     return crate::ranks::report_nsys_processes(
                         &file,
                         &procs,

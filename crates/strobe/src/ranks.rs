@@ -127,13 +127,10 @@ fn emit_ranks(
 }
 
 /// The processes of an Nsight Systems export in which two or more ran GPU work (one rank
-/// each); None for any other file. Asked once: it is a scan of the export's kernel table.
-pub fn nsys_processes(file: &Path) -> Option<Vec<strobe_import::nsys_sqlite::GpuProcess>> {
-    if !matches!(strobe_import::detect(file), Ok(Some(strobe_import::Format::NsysSqlite))) {
-        return None;
-    }
-    let _t = strobe_store::timing::Phase::start("nsys: its GPU processes");
-    strobe_import::nsys_sqlite::gpu_processes(file).ok().filter(|p| p.len() > 1)
+/// each); None for any other file (`strobe_import::nsys_ranks`: listed once, then kept in
+/// the cache).
+pub fn nsys_processes(file: &Path, cache_dir: Option<&Path>) -> Option<Vec<strobe_import::nsys_sqlite::GpuProcess>> {
+    strobe_import::nsys_ranks(file, &load_options(cache_dir, false))
 }
 
 /// `strobe report one.sqlite` where the report holds several GPU processes: each process is

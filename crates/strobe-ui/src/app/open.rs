@@ -15,7 +15,12 @@ impl StrobeApp {
             if crate::session::Session::is_session_file(&p) {
                 match crate::session::Session::read(&p) {
                     Ok(s) => {
-                        files.extend(s.files.iter().cloned());
+                        // a file of several ranks is listed once per rank, and opens once
+                        for f in &s.files {
+                            if !files.contains(f) {
+                                files.push(f.clone());
+                            }
+                        }
                         self.pending_session = Some(s);
                         self.remember(&p);
                     }
@@ -127,6 +132,11 @@ impl StrobeApp {
     pub fn add_document(&mut self, d: Document) {
         match d {
             Document::Trace(t) => self.add_trace(*t),
+            Document::Ranks(ts) => {
+                for t in ts {
+                    self.add_trace(t);
+                }
+            }
             Document::Memory(m) => {
                 self.memory = Some(crate::memory::MemoryPane::new(&m));
                 self.ws.memory = Some(*m);

@@ -96,7 +96,18 @@ fn compute(
     how: Alignment,
     rule: strobe_analysis::steps::StepRule,
 ) -> Computed {
-    let names: Vec<String> = traces.iter().map(|t| t.1.display().to_string()).collect();
+    // each rank by its own name: a file of several ranks (an nsys export's processes) names
+    // each by its rank, as `strobe report` does by its pid
+    let names: Vec<String> = traces
+        .iter()
+        .map(|(_, path, store)| {
+            let p = path.display().to_string();
+            match store.meta.distributed.as_ref().and_then(|d| d.rank) {
+                Some(r) if traces.iter().filter(|u| u.1 == *path).count() > 1 => format!("{p} (rank {r})"),
+                _ => p,
+            }
+        })
+        .collect();
     let pairs: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(traces.iter().map(|t| &*t.2)).collect();
     let opts = strobe_analysis::ranks::report::RankOptions { steps: rule, ..Default::default() };
     let report = multi_rank_report_with(&pairs, how, 20, &opts);
