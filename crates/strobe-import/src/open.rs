@@ -105,15 +105,17 @@ pub fn nsys_ranks(path: &Path, opts: &LoadOptions) -> Option<Vec<nsys_sqlite::Gp
     }
     let key = cache::source_key(path).ok()?;
     let dir = if opts.no_cache { None } else { cache::resolve_cache_dir(opts.cache_dir.as_deref()) };
-    let memo = dir.map(|d| d.join(format!("{:016x}{:016x}.ranks", key[0], key[1] ^ key[2] ^ key[3])));
+    let memo = dir.map(|d| cache::memo_path(&d, &key, "ranks"));
     let procs = match memo.as_deref().and_then(|m| std::fs::read_to_string(m).ok()).and_then(|t| ranks_from_text(&t)) {
         Some(p) => p,
         None => {
             let _t = strobe_store::timing::Phase::start("nsys: its GPU processes");
             let p = nsys_sqlite::gpu_processes(path).ok()?;
             if let Some(m) = &memo {
-                // written whole or not at all: a temp file renamed over it
-                let tmp = m.with_extension(format!("ranks.{}.tmp", std::process::id()));
+                // written whole or not at all: a temp file renamed over it (named as the
+                // stores' builds are, so a stale one is swept with them)
+                let name = m.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let tmp = m.with_file_name(format!(".strobe-build-{name}.{}.tmp", std::process::id()));
                 if std::fs::write(&tmp, ranks_to_text(&p)).and_then(|()| std::fs::rename(&tmp, m)).is_err() {
                     let _ = std::fs::remove_file(&tmp);
                 }
@@ -298,7 +300,11 @@ mod tests {
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|x| x == "ranks"))
             .collect();
-        assert_eq!(memos.len(), 1, "one memo, no temp file left: {memos:?}");
+        assert_eq!(memos.len(), 1, "one memo: {memos:?}");
+        let temps = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp"));
+        assert_eq!(temps.count(), 0, "no temp file left");
         // read back from the memo: the same list
         assert_eq!(ranks_from_text(&std::fs::read_to_string(&memos[0]).unwrap()).as_ref(), Some(&listed));
         assert_eq!(nsys_ranks(&file, &opts).as_ref(), Some(&listed));

@@ -49,8 +49,14 @@ pub fn source_key(path: &Path) -> std::io::Result<[u64; 4]> {
 }
 
 fn store_path(dir: &Path, key: &[u64; 4]) -> PathBuf {
+    memo_path(dir, key, "strobe")
+}
+
+/// Where something kept about the source of `key` goes in the cache dir, by its kind
+/// (`ext`): the store itself is `strobe`.
+pub fn memo_path(dir: &Path, key: &[u64; 4], ext: &str) -> PathBuf {
     let h = xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice(key));
-    dir.join(format!("{h:016x}.strobe"))
+    dir.join(format!("{h:016x}.{ext}"))
 }
 
 /// A valid cached store for `key`, if there is one. Anything else there (stale, corrupt,
