@@ -63,7 +63,45 @@ pub struct Derived {
     /// The per-op figures (`Trace::ops`).
     pub ops: Later<OpFigures>,
     /// CPU ranges projected onto the GPU work they launched, by (device, start).
-    pub nvtx_gpu: Later<Vec<strobe_analysis::nvtx_gpu::ProjectedRange>>,
+    pub nvtx_gpu: Later<NvtxGpu>,
+}
+
+/// The CPU ranges projected onto the GPU (`strobe_analysis::nvtx_gpu::project`), indexed for
+/// drawing: a frame reads the ranges in its window and each device's depth, without a pass
+/// over all of them (a long nsys export projects ~10⁵ ranges).
+#[derive(Default)]
+pub struct NvtxGpu {
+    /// Sorted by (device, start).
+    pub ranges: Vec<strobe_analysis::nvtx_gpu::ProjectedRange>,
+    /// Per range: the latest end among its device's ranges up to it (non-decreasing within
+    /// a device), so the first range that can reach a window is a binary search.
+    pub max_end: Vec<i64>,
+    /// Per device: its deepest row.
+    pub depth: Vec<(i64, u32)>,
+}
+
+impl NvtxGpu {
+    pub fn new(ranges: Vec<strobe_analysis::nvtx_gpu::ProjectedRange>) -> NvtxGpu {
+        let mut max_end: Vec<i64> = Vec::with_capacity(ranges.len());
+        let mut depth: Vec<(i64, u32)> = Vec::new();
+        for (i, p) in ranges.iter().enumerate() {
+            let same = i > 0 && ranges[i - 1].device == p.device;
+            max_end.push(if same { max_end[i - 1].max(p.end_ns) } else { p.end_ns });
+            match depth.last_mut() {
+                Some(d) if d.0 == p.device => d.1 = d.1.max(p.depth),
+                _ => depth.push((p.device, p.depth)),
+            }
+        }
+        NvtxGpu { ranges, max_end, depth }
+    }
+
+    /// Device `device`'s ranges (sorted by start) and their running max ends, and where they
+    /// start in `ranges`.
+    pub fn of_device(&self, device: i64) -> (usize, &[strobe_analysis::nvtx_gpu::ProjectedRange], &[i64]) {
+        let lo = self.ranges.partition_point(|p| p.device < device);
+        let hi = self.ranges.partition_point(|p| p.device <= device);
+        (lo, &self.ranges[lo..hi], &self.max_end[lo..hi])
+    }
 }
 
 /// What the GPUs were busy with: per device its busy time, the unions of its compute,
@@ -191,7 +229,7 @@ impl Derived {
                 self.default_steps(store);
                 self.nvtx_gpu.get_or_init(|| {
                     let _t = Phase::start("ui: nvtx projection");
-                    strobe_analysis::nvtx_gpu::project(store)
+                    NvtxGpu::new(strobe_analysis::nvtx_gpu::project(store))
                 });
             },
         );
@@ -212,7 +250,7 @@ impl Derived {
         self.kernels.get_or_init(Vec::new);
         self.memory.get_or_init(Vec::new);
         self.steps.get_or_init(Vec::new);
-        self.nvtx_gpu.get_or_init(Vec::new);
+        self.nvtx_gpu.get_or_init(NvtxGpu::default);
     }
 
     /// Whether the overview's figures are all there.
@@ -446,7 +484,12 @@ impl Trace {
 
     /// The CPU ranges projected onto the GPU (none until they arrive).
     pub fn nvtx_gpu(&self) -> &[strobe_analysis::nvtx_gpu::ProjectedRange] {
-        self.derived.nvtx_gpu.slice()
+        self.derived.nvtx_gpu.get().map(|n| n.ranges.as_slice()).unwrap_or(&[])
+    }
+
+    /// The same, indexed for drawing (none until they arrive).
+    pub fn nvtx_gpu_index(&self) -> Option<&NvtxGpu> {
+        self.derived.nvtx_gpu.get()
     }
 
     /// The odd steps (none until they arrive).

@@ -14,7 +14,7 @@ pub const MAX_ROWS: u32 = 4;
 
 /// How tall the row of `device` is.
 pub fn height(t: &Trace, device: i64) -> Option<f32> {
-    let r = t.nvtx_gpu().iter().filter(|p| p.device == device).map(|p| p.depth).max()?;
+    let (_, r) = t.nvtx_gpu_index()?.depth.iter().find(|d| d.0 == device)?;
     Some(height_of(r + 1))
 }
 
@@ -40,14 +40,14 @@ pub fn draw(
         FontId::monospace(11.0),
         cx.pal.text,
     );
-    let all = t.nvtx_gpu();
-    // sorted by (device, start): this device's slice, from the first range that can reach the view
-    let lo = all.partition_point(|p| p.device < device);
-    let hi = all.partition_point(|p| p.device <= device);
-    let ranges = &all[lo..hi];
+    let Some(index) = t.nvtx_gpu_index() else { return };
+    let (lo, ranges, max_end) = index.of_device(device);
     let (w0, w1) = tv.window(plot.width());
-    let longest = ranges.iter().map(|p| p.end_ns - p.start_ns).max().unwrap_or(0);
-    let first = ranges.partition_point(|p| p.start_ns < w0 - longest);
+    // sorted by start: from the first range whose device has reached the window by its end
+    let first = max_end.partition_point(|&e| e < w0);
+    // per drawn row, the right edge of the last box: a range that ends inside it lies under
+    // pixels already painted (at a whole-trace zoom, most of ~10⁵ ranges)
+    let mut painted = [f32::MIN; MAX_ROWS as usize];
     for (k, p) in ranges.iter().enumerate().skip(first) {
         if p.start_ns > w1 {
             break;
@@ -59,8 +59,14 @@ pub fn draw(
             tv.x_of(p.start_ns, plot.min.x).max(plot.min.x - 1.0),
             tv.x_of(p.end_ns, plot.min.x).min(plot.max.x + 1.0),
         );
-        let y = y0 + p.depth.min(MAX_ROWS - 1) as f32 * ROW_H + 1.0;
-        let r = Rect::from_min_max(pos2(xa, y), pos2(xb.max(xa + 1.0), y + ROW_H - 2.0));
+        let row = p.depth.min(MAX_ROWS - 1) as usize;
+        let xb = xb.max(xa + 1.0);
+        if xb <= painted[row] {
+            continue;
+        }
+        painted[row] = xb;
+        let y = y0 + row as f32 * ROW_H + 1.0;
+        let r = Rect::from_min_max(pos2(xa, y), pos2(xb, y + ROW_H - 2.0));
         let c = t.color(t.store.span_meta(p.span).name, strobe_model::SpanKind::Nvtx);
         lp.mesh.add_colored_rect(r, c);
         if r.width() > 30.0 {
