@@ -21,5 +21,7 @@ pub mod time;
 pub use detect::{detect, Format};
 pub use dir::trace_files_in;
 pub use error::ImportError;
-pub use open::{load, load_nsys_process, load_nsys_processes, nsys_ranks, open, LoadOptions, Source};
+pub use open::{
+    load, load_nsys_process, load_nsys_processes, nsys_ranks, nsys_window_ranks, open, LoadOptions, Source,
+};
 pub use progress::Progress;

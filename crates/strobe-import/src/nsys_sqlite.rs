@@ -27,7 +27,7 @@ mod rows;
 mod schema;
 mod target;
 
-pub use processes::{gpu_processes, GpuProcess};
+pub use processes::{cpu_only_processes, gpu_processes, GpuProcess};
 pub use rep::export_rep;
 
 use crate::{ImportError, Progress};

@@ -97,65 +97,88 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
 
 /// The processes of an Nsight Systems export in which two or more ran GPU work, one rank
 /// each (`nsys_sqlite::gpu_processes`, in rank order); None for any other file, or one that
-/// cannot be listed (it then opens whole). Listing them scans the export's GPU tables, so
-/// the list is kept in the cache dir beside the stores, under the export's key.
+/// cannot be listed (it then opens whole).
 pub fn nsys_ranks(path: &Path, opts: &LoadOptions) -> Option<Vec<nsys_sqlite::GpuProcess>> {
+    nsys_listed(path, opts).map(|l| l.gpu).filter(|p| p.len() > 1)
+}
+
+/// `nsys_ranks` for a window, which shows every row of the file: None as well when a process
+/// without GPU work has rows (`nsys_sqlite::cpu_only_processes`), since a rank view would leave
+/// them out. Such an export opens whole.
+pub fn nsys_window_ranks(path: &Path, opts: &LoadOptions) -> Option<Vec<nsys_sqlite::GpuProcess>> {
+    nsys_listed(path, opts).filter(|l| l.gpu.len() > 1 && l.cpu_only.is_empty()).map(|l| l.gpu)
+}
+
+/// An export's processes: those with GPU work, and those with CPU rows only.
+#[derive(Debug, PartialEq)]
+struct Listed {
+    gpu: Vec<nsys_sqlite::GpuProcess>,
+    cpu_only: Vec<u32>,
+}
+
+/// The export's processes. Listing them scans its tables, so the list is kept in the cache
+/// dir beside the stores, under the export's key.
+fn nsys_listed(path: &Path, opts: &LoadOptions) -> Option<Listed> {
     if !matches!(detect(path), Ok(Some(Format::NsysSqlite))) {
         return None;
     }
     let key = cache::source_key(path).ok()?;
     let dir = if opts.no_cache { None } else { cache::resolve_cache_dir(opts.cache_dir.as_deref()) };
     let memo = dir.map(|d| cache::memo_path(&d, &key, "ranks"));
-    let procs = match memo.as_deref().and_then(|m| std::fs::read_to_string(m).ok()).and_then(|t| ranks_from_text(&t)) {
-        Some(p) => p,
-        None => {
-            let _t = strobe_store::timing::Phase::start("nsys: its GPU processes");
-            let p = nsys_sqlite::gpu_processes(path).ok()?;
-            if let Some(m) = &memo {
-                // written whole or not at all: a temp file renamed over it (named as the
-                // stores' builds are, so a stale one is swept with them)
-                let name = m.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                let tmp = m.with_file_name(format!(".strobe-build-{name}.{}.tmp", std::process::id()));
-                if std::fs::write(&tmp, ranks_to_text(&p)).and_then(|()| std::fs::rename(&tmp, m)).is_err() {
-                    let _ = std::fs::remove_file(&tmp);
-                }
-            }
-            p
+    if let Some(l) = memo.as_deref().and_then(|m| std::fs::read_to_string(m).ok()).and_then(|t| listed_from_text(&t)) {
+        return Some(l);
+    }
+    let _t = strobe_store::timing::Phase::start("nsys: its GPU processes");
+    let gpu = nsys_sqlite::gpu_processes(path).ok()?;
+    let cpu_only = if gpu.len() > 1 { nsys_sqlite::cpu_only_processes(path, &gpu).ok()? } else { Vec::new() };
+    let l = Listed { gpu, cpu_only };
+    if let Some(m) = &memo {
+        // written whole or not at all: a temp file renamed over it (named as the stores'
+        // builds are, so a stale one is swept with them)
+        let name = m.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let tmp = m.with_file_name(format!(".strobe-build-{name}.{}.tmp", std::process::id()));
+        if std::fs::write(&tmp, listed_to_text(&l)).and_then(|()| std::fs::rename(&tmp, m)).is_err() {
+            let _ = std::fs::remove_file(&tmp);
         }
-    };
-    (procs.len() > 1).then_some(procs)
+    }
+    Some(l)
 }
 
-/// A process per line: pid, rank, how the rank was found (`d` device order, `p` process
-/// order), GPU rows, devices (comma-separated); `-` for none.
-fn ranks_to_text(procs: &[nsys_sqlite::GpuProcess]) -> String {
-    let mut out = String::from("strobe-ranks 1\n");
-    for p in procs {
+/// The CPU-only pids on a line (`-` for none), then a GPU process per line: pid, rank, how
+/// the rank was found (`d` device order, `p` process order), GPU rows, devices
+/// (comma-separated, `-` for none).
+fn listed_to_text(l: &Listed) -> String {
+    let list = |v: Vec<String>| if v.is_empty() { "-".to_string() } else { v.join(",") };
+    let mut out = format!("strobe-ranks 2\ncpu-only {}\n", list(l.cpu_only.iter().map(|p| p.to_string()).collect()));
+    for p in &l.gpu {
         let from = if p.rank_from == "device order" { "d" } else { "p" };
-        let devs: Vec<String> = p.devices.iter().map(|d| d.to_string()).collect();
-        let devs = if devs.is_empty() { "-".to_string() } else { devs.join(",") };
+        let devs = list(p.devices.iter().map(|d| d.to_string()).collect());
         out.push_str(&format!("{} {} {from} {} {devs}\n", p.pid, p.rank, p.gpu_rows));
     }
     out
 }
 
-/// `ranks_to_text`'s list back; None for anything else (a damaged memo is listed afresh).
-fn ranks_from_text(text: &str) -> Option<Vec<nsys_sqlite::GpuProcess>> {
+/// `listed_to_text`'s list back; None for anything else (a damaged or older memo is listed
+/// afresh).
+fn listed_from_text(text: &str) -> Option<Listed> {
+    fn list<T: std::str::FromStr>(s: &str) -> Option<Vec<T>> {
+        match s {
+            "-" => Some(Vec::new()),
+            s => s.split(',').map(|x| x.parse().ok()).collect(),
+        }
+    }
     let mut lines = text.lines();
-    if lines.next()? != "strobe-ranks 1" {
+    if lines.next()? != "strobe-ranks 2" {
         return None;
     }
-    lines
+    let cpu_only = list(lines.next()?.strip_prefix("cpu-only ")?)?;
+    let gpu = lines
         .map(|l| {
             let f: Vec<&str> = l.split(' ').collect();
             let [pid, rank, from, rows, devs] = f[..] else { return None };
-            let devices = match devs {
-                "-" => Vec::new(),
-                d => d.split(',').map(|x| x.parse().ok()).collect::<Option<Vec<i64>>>()?,
-            };
             Some(nsys_sqlite::GpuProcess {
                 pid: pid.parse().ok()?,
-                devices,
+                devices: list(devs)?,
                 gpu_rows: rows.parse().ok()?,
                 rank: rank.parse().ok()?,
                 rank_from: match from {
@@ -165,7 +188,8 @@ fn ranks_from_text(text: &str) -> Option<Vec<nsys_sqlite::GpuProcess>> {
                 },
             })
         })
-        .collect()
+        .collect::<Option<Vec<_>>>()?;
+    Some(Listed { gpu, cpu_only })
 }
 
 /// One process of a several-process Nsight Systems export (`nsys_sqlite::gpu_processes`) as
@@ -306,15 +330,51 @@ mod tests {
             .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp"));
         assert_eq!(temps.count(), 0, "no temp file left");
         // read back from the memo: the same list
-        assert_eq!(ranks_from_text(&std::fs::read_to_string(&memos[0]).unwrap()).as_ref(), Some(&listed));
+        let memo = listed_from_text(&std::fs::read_to_string(&memos[0]).unwrap()).unwrap();
+        assert_eq!((&memo.gpu, memo.cpu_only.len()), (&listed, 0));
         assert_eq!(nsys_ranks(&file, &opts).as_ref(), Some(&listed));
         // a damaged memo is listed afresh and mended
-        for bad in ["", "strobe-ranks 1\n520 0 x 1 0\n", "strobe-ranks 1\n520 zero d 1 0\n", "other\n"] {
+        for bad in [
+            "",
+            "strobe-ranks 2\ncpu-only -\n520 0 x 1 0\n",
+            "strobe-ranks 2\ncpu-only -\n520 zero d 1 0\n",
+            "strobe-ranks 2\n520 0 p 1 0\n",
+            "strobe-ranks 1\n520 0 p 1 0\n",
+            "other\n",
+        ] {
             std::fs::write(&memos[0], bad).unwrap();
             assert_eq!(nsys_ranks(&file, &opts).as_ref(), Some(&listed), "{bad:?}");
         }
+        // the window splits it too: every process with rows ran GPU work
+        assert_eq!(nsys_window_ranks(&file, &opts).as_ref(), Some(&listed));
         // one GPU process, or not an export: opened whole
         assert_eq!(nsys_ranks(&sample("nsys_gpt_single.sqlite"), &opts), None);
         assert_eq!(nsys_ranks(&sample("gpt_train.json.gz"), &opts), None);
+    }
+
+    #[test]
+    fn an_export_with_a_cpu_only_process_opens_whole_in_the_window() {
+        // the 2-process export with an NVTX range added on a third process (a data loader's
+        // worker, say): the report still reads two ranks; the window keeps every row
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("with_worker.sqlite");
+        std::fs::copy(sample("nsys_ddp_2proc.sqlite"), &file).unwrap();
+        let c = rusqlite::Connection::open(&file).unwrap();
+        c.execute_batch(
+            "CREATE TEMP TABLE one AS SELECT * FROM NVTX_EVENTS LIMIT 1;
+             UPDATE one SET globalTid = (globalTid & ~(16777215 << 24)) | (999 << 24);
+             INSERT INTO NVTX_EVENTS SELECT * FROM one;",
+        )
+        .unwrap();
+        drop(c);
+        let opts = LoadOptions::cached_in(dir.path().join("cache"));
+        let gpu = nsys_sqlite::gpu_processes(&file).unwrap();
+        assert_eq!(gpu.len(), 2);
+        assert_eq!(nsys_sqlite::cpu_only_processes(&file, &gpu).unwrap(), vec![999]);
+        for _ in 0..2 {
+            // listed, then from the memo
+            assert_eq!(nsys_ranks(&file, &opts).as_ref(), Some(&gpu));
+            assert_eq!(nsys_window_ranks(&file, &opts), None);
+        }
     }
 }

@@ -163,7 +163,7 @@ impl Loader {
 /// Opens one file of any kind and derives what its pane shows (what the loader thread runs;
 /// tests and benchmarks call it directly).
 pub fn load_document(path: &Path, opts: &LoadOptions, idle_threshold_ns: i64) -> Result<Document, String> {
-    if let Some(procs) = strobe_import::nsys_ranks(path, opts) {
+    if let Some(procs) = strobe_import::nsys_window_ranks(path, opts) {
         let stores = strobe_import::load_nsys_processes(path, &procs, opts).map_err(|e| e.to_string())?;
         let traces = stores
             .into_iter()

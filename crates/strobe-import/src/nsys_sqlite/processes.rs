@@ -7,7 +7,7 @@
 //! device of its own (torchrun's `LOCAL_RANK` → `cuda:LOCAL_RANK`, the usual single-node
 //! layout), else the **process order** (ascending pid: launch order).
 
-use super::rows::{FromCells, TableRead, KERNEL, MEMCPY, MEMSET};
+use super::rows::{FromCells, TableRead, KERNEL, MEMCPY, MEMSET, NVTX, OSRT};
 use super::schema::{self, Cells, Schema, Wanted};
 use crate::ImportError;
 use rustc_hash::FxHashMap;
@@ -23,6 +23,42 @@ pub struct GpuProcess {
     pub rank: i64,
     /// `"device order"` or `"process order"`.
     pub rank_from: &'static str,
+}
+
+/// A CPU row's process (from its thread's global id).
+struct Pid(u32);
+
+impl FromCells for Pid {
+    fn from_cells(r: &impl Cells) -> Option<Pid> {
+        Some(Pid(schema::split_global(schema::int(r, 0)?).0))
+    }
+}
+
+/// The processes of the export at `path` with NVTX ranges or OS runtime calls but no GPU work
+/// of their own (not in `gpu`): a data loader's workers, a launcher. A rank view, which keeps
+/// each GPU process's rows, would leave them out. Ascending.
+pub fn cpu_only_processes(path: &Path, gpu: &[GpuProcess]) -> Result<Vec<u32>, ImportError> {
+    let err = |e: rusqlite::Error| ImportError::bad(path, format!("listing its processes: {e}"));
+    let conn = schema::open(path).map_err(err)?;
+    const T: [Wanted; 2] = [Wanted { name: NVTX, aliases: &[] }, Wanted { name: OSRT, aliases: &[] }];
+    let schema = Schema::probe(&conn, &T).map_err(err)?;
+    let mut out: BTreeSet<u32> = BTreeSet::new();
+    for t in [NVTX, OSRT] {
+        if !schema.has(t) || schema.col(t, "globalTid").is_none() {
+            continue;
+        }
+        let read = TableRead::new(&schema, t, &["globalTid"], None);
+        let parts = read
+            .fold_parallel(path, 2, BTreeSet::<u32>::new, |pids, _, r: Option<Pid>| {
+                if let Some(Pid(p)) = r {
+                    pids.insert(p);
+                }
+            })
+            .map_err(|e| ImportError::bad(path, format!("listing its processes: table {t}: {e}")))?;
+        out.extend(parts.into_iter().flatten());
+    }
+    out.retain(|p| !gpu.iter().any(|g| g.pid == *p));
+    Ok(out.into_iter().collect())
 }
 
 /// The processes with GPU work in the export at `path`, in rank order.
