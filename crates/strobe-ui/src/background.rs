@@ -66,8 +66,8 @@ pub fn pool() -> &'static rayon::ThreadPool {
     })
 }
 
-/// Runs `f` on the overview pool: one thread per core at the loader's priority, so a trace's
-/// first figures follow its first frame at once, and sixty-four ranks opened together do not
+/// Runs `f` on the overview pool: one thread per core, a step below the UI's priority (well
+/// above the analyses thread's), so a trace's first figures follow its first frame at once, and sixty-four ranks opened together do not
 /// start sixty-four analyses at once (each waits its turn, first opened first).
 pub fn spawn_overview(f: impl FnOnce() + Send + 'static) {
     static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
@@ -76,6 +76,10 @@ pub fn spawn_overview(f: impl FnOnce() + Send + 'static) {
         rayon::ThreadPoolBuilder::new()
             .num_threads(cores)
             .thread_name(|i| format!("strobe-overview-{i}"))
+            // a step below the UI thread: a frame drawn while the overview runs waits for
+            // no core (on 2 cores, 4 ms of a frame's work took up to 50 ms of wall time),
+            // and between frames the pool has every core
+            .start_handler(|_| set_nice(3))
             // a panicking analysis leaves its figures unset (the hook printed why), not the
             // app down (rayon aborts on a spawned job's panic without a handler)
             .panic_handler(|_| eprintln!("strobe: an analysis failed: its figures stay unset"))
@@ -103,9 +107,16 @@ pub fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
 
 /// Lowers the calling thread's priority (Linux: the nice value is per thread).
 fn lower_priority() {
+    set_nice(10);
+}
+
+/// The calling thread's nice value (Linux: a thread's own).
+fn set_nice(nice: i32) {
     #[cfg(target_os = "linux")]
     // SAFETY: setpriority only reads its integer arguments; `0` is the calling thread
     unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+        libc::setpriority(libc::PRIO_PROCESS, 0, nice);
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
 }
