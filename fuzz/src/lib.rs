@@ -81,6 +81,8 @@ pub fn walk(store: &Store) {
     }
     let r = strobe_analysis::report::report(store, 10);
     let _ = strobe_analysis::report::to_text(&r);
+    // the window's overview projects the NVTX ranges of every trace it opens
+    let _ = strobe_analysis::nvtx_gpu::by_name(&strobe_analysis::nvtx_gpu::project(store));
 }
 
 /// The store file's section table checksum and length made to match its bytes, so that
