@@ -71,3 +71,24 @@ fn a_session_of_it_reopens_each_rank_as_it_was() {
     assert!(app.timeline().collapsed.contains(&GroupKey::Gpu(app.ws.traces[1].id, 0)));
     assert!(!app.timeline().collapsed.contains(&GroupKey::Gpu(app.ws.traces[0].id, 0)));
 }
+
+#[test]
+fn the_rank_comparison_waits_for_the_overviews() {
+    // two ranks whose figures nobody computes yet: the comparison, which reads every rank
+    // whole, does not take the cores from their overviews
+    let mut app = app_before_the_figures_of("ddp_rank0.json.gz");
+    app.add_trace(unanalysed("ddp_rank1.json.gz"));
+    let mut h = harness(app);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while std::time::Instant::now() < until {
+        h.step();
+        assert!(h.state().ranks().busy(), "said to be coming");
+        assert!(h.state().ranks().computed.is_none(), "not computed before the overviews");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    for t in &h.state().ws.traces {
+        t.wait_for_analyses();
+    }
+    step_until(&mut h, |a| !a.ranks().busy());
+    assert_eq!(h.state().ranks().computed.as_ref().map(|c| c.report.ranks.len()), Some(2));
+}

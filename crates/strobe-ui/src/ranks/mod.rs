@@ -64,6 +64,8 @@ pub struct RanksPane {
     show_after_open: Option<(PathBuf, i64, i64)>,
     /// The traces linked to summary ranks so far (relinked when the open traces change).
     linked: Vec<TraceId>,
+    /// A comparison is wanted but waits for the traces' overviews (`update`).
+    after_overviews: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -87,6 +89,7 @@ impl Default for RanksPane {
             note: None,
             show_after_open: None,
             linked: Vec::new(),
+            after_overviews: false,
         }
     }
 }
@@ -192,7 +195,12 @@ impl RanksPane {
             return;
         }
         let want = self.wanted(ws);
-        if self.key.as_ref() != Some(&want) && self.pending.is_none() {
+        // the traces' overviews first: the comparison reads every rank whole, and on a
+        // 2-core machine it would take the cores the overviews' pool runs on
+        self.after_overviews = self.key.as_ref() != Some(&want)
+            && want.summaries.is_none()
+            && ws.traces.iter().any(|t| !t.derived.overview_ready());
+        if self.key.as_ref() != Some(&want) && self.pending.is_none() && !self.after_overviews {
             let (how, rule) = (want.alignment, self.step_rule.clone());
             let job = match want.summaries.clone() {
                 Some(dir) => Pending::spawn_ui(ctx, move || compute_summaries(dir, how, rule)),
@@ -274,7 +282,7 @@ impl RanksPane {
 
     /// Whether figures are being computed.
     pub fn busy(&self) -> bool {
-        self.pending.is_some()
+        self.pending.is_some() || self.after_overviews
     }
 
     /// Computes on this thread (tests); the alignment goes to `cmds`.
@@ -331,7 +339,7 @@ impl RanksPane {
             ] {
                 ui.selectable_value(&mut self.alignment, a, name).on_hover_text(tip);
             }
-            if self.pending.is_some() {
+            if self.busy() {
                 crate::jobs::busy_indicator(ui, "computing…");
             }
             ui.separator();

@@ -31,14 +31,19 @@ pub fn app_with(files: &[&str]) -> StrobeApp {
 /// An app with `file` added as the loader hands it over: no figure computed (a test computes
 /// them when it chooses, `Trace::wait_for_analyses`).
 pub fn app_before_the_figures_of(file: &str) -> StrobeApp {
+    let mut app = StrobeApp::new(None, Settings::default());
+    app.set_no_cache(true);
+    app.add_trace(unanalysed(file));
+    app
+}
+
+/// `file` (under sample-traces/) as the loader hands it over, no figure computed.
+pub fn unanalysed(file: &str) -> strobe_ui::workspace::Trace {
     let opts = strobe_import::LoadOptions::in_memory();
     let Ok(strobe_import::Source::Trace(store)) = strobe_import::open(&sample(file), &opts) else {
         panic!("{file} is a trace")
     };
-    let mut app = StrobeApp::new(None, Settings::default());
-    app.set_no_cache(true);
-    app.add_trace(strobe_ui::workspace::Trace::unanalysed(sample(file), *store, 10_000));
-    app
+    strobe_ui::workspace::Trace::unanalysed(sample(file), *store, 10_000)
 }
 
 /// `app_with` plus the ranks pane's comparison and its clock alignment applied.
