@@ -45,15 +45,17 @@ fn higher(a: Option<(u64, i64)>, b: Option<(u64, i64)>) -> Option<(u64, i64)> {
     }
 }
 
+/// The device of a series that makes a memory water level: a device's allocated or reserved
+/// bytes, with points.
+fn level_device(c: &strobe_store::CounterSeries) -> Option<i64> {
+    let level = c.name == gpu_memory::NAME && (c.series == gpu_memory::ALLOCATED || c.series == gpu_memory::RESERVED);
+    c.device.filter(|_| level && c.end > c.begin)
+}
+
 /// Whether `device` has a memory water level (an entry in `memory_peaks`): read from the
 /// series' lengths alone, no point scanned.
 pub fn has_water_level(store: &Store, device: i64) -> bool {
-    store.counters.iter().any(|c| {
-        c.device == Some(device)
-            && c.name == gpu_memory::NAME
-            && (c.series == gpu_memory::ALLOCATED || c.series == gpu_memory::RESERVED)
-            && c.end > c.begin
-    })
+    store.counters.iter().any(|c| level_device(c) == Some(device))
 }
 
 /// One entry per device with a memory water level, by device. Several series of one device
@@ -63,10 +65,7 @@ pub fn memory_peaks(store: &Store) -> Vec<MemoryPeak> {
     type Acc = (Option<(u64, i64)>, Option<(u64, i64)>, u64, u64);
     let mut by_dev: std::collections::BTreeMap<i64, Acc> = Default::default();
     for c in &store.counters {
-        let Some(device) = c.device.filter(|_| c.name == gpu_memory::NAME) else { continue };
-        if c.begin == c.end {
-            continue;
-        }
+        let Some(device) = level_device(c) else { continue };
         let (ts, vals) = store.counter_points(c);
         let e = by_dev.entry(device).or_default();
         if c.series == gpu_memory::ALLOCATED {

@@ -5,6 +5,7 @@
 //! main one), by time on that process. Per device, the projected range spans its first
 //! kernel's start to its last one's end; its GPU time is the union of that work.
 
+use crate::intervals::{total, union};
 use serde::Serialize;
 use std::collections::HashMap;
 use strobe_model::{IdKey, LaneKind, SpanKind};
@@ -137,18 +138,7 @@ struct Launched {
 /// Range `span`'s projection on one device from the work it launched there, `(device, start,
 /// end)` sorted by start.
 fn project_one(span: u32, name: &str, work: &[(i64, i64, i64)]) -> ProjectedRange {
-    // the union of the non-empty intervals, merged in start order
-    let (mut gpu_ns, mut open): (i64, Option<(i64, i64)>) = (0, None);
-    for &(_, s, e) in work.iter().filter(|w| w.2 > w.1) {
-        match &mut open {
-            Some(o) if s <= o.1 => o.1 = o.1.max(e),
-            _ => {
-                gpu_ns += open.map_or(0, |o| o.1 - o.0);
-                open = Some((s, e));
-            }
-        }
-    }
-    gpu_ns += open.map_or(0, |o| o.1 - o.0);
+    let gpu_ns = total(&union(work.iter().map(|w| (w.1, w.2)).collect()));
     ProjectedRange {
         span,
         name: name.to_string(),

@@ -124,7 +124,7 @@ fn nsys_listed(path: &Path, opts: &LoadOptions) -> Option<Listed> {
     }
     let key = cache::source_key(path).ok()?;
     let dir = if opts.no_cache { None } else { cache::resolve_cache_dir(opts.cache_dir.as_deref()) };
-    let memo = dir.map(|d| cache::memo_path(&d, &key, "ranks"));
+    let memo = dir.as_deref().map(|d| cache::memo_path(d, &key, "ranks"));
     if let Some(l) = memo.as_deref().and_then(|m| std::fs::read_to_string(m).ok()).and_then(|t| listed_from_text(&t)) {
         return Some(l);
     }
@@ -132,14 +132,9 @@ fn nsys_listed(path: &Path, opts: &LoadOptions) -> Option<Listed> {
     let gpu = nsys_sqlite::gpu_processes(path).ok()?;
     let cpu_only = if gpu.len() > 1 { nsys_sqlite::cpu_only_processes(path, &gpu).ok()? } else { Vec::new() };
     let l = Listed { gpu, cpu_only };
-    if let Some(m) = &memo {
-        // written whole or not at all: a temp file renamed over it (named as the stores'
-        // builds are, so a stale one is swept with them)
-        let name = m.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let tmp = m.with_file_name(format!(".strobe-build-{name}.{}.tmp", std::process::id()));
-        if std::fs::write(&tmp, listed_to_text(&l)).and_then(|()| std::fs::rename(&tmp, m)).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+    if let Some(d) = &dir {
+        // a cache that cannot be written only means listing again next time
+        let _ = cache::write_memo(d, &key, "ranks", listed_to_text(&l).as_bytes());
     }
     Some(l)
 }

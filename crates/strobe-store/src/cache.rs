@@ -59,6 +59,26 @@ pub fn memo_path(dir: &Path, key: &[u64; 4], ext: &str) -> PathBuf {
     dir.join(format!("{h:016x}.{ext}"))
 }
 
+/// How the temp files of a cache dir's writes in progress are named (`BUILD_PREFIX…​.tmp`):
+/// a store's build, a memo's write. One left by a process that died is swept an hour later.
+pub const BUILD_PREFIX: &str = ".strobe-build-";
+
+/// Writes `bytes` as the memo `memo_path(dir, key, ext)`, whole or not at all: a temp file
+/// renamed over it.
+pub fn write_memo(dir: &Path, key: &[u64; 4], ext: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let dest = memo_path(dir, key, ext);
+    let mut tmp = tempfile::Builder::new().prefix(BUILD_PREFIX).suffix(".tmp").tempfile_in(dir)?;
+    std::io::Write::write_all(&mut tmp, bytes)?;
+    tmp.persist(dest).map(|_| ()).map_err(|e| e.error)
+}
+
+/// Whether a store or memo is being written into `dir` (a temp file of `BUILD_PREFIX` there).
+pub fn writes_in_progress(dir: &Path) -> bool {
+    std::fs::read_dir(dir)
+        .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().starts_with(BUILD_PREFIX)))
+        .unwrap_or(false)
+}
+
 /// A valid cached store for `key`, if there is one. Anything else there (stale, corrupt,
 /// other version) is removed so it gets rebuilt.
 pub fn open_cached(dir: &Path, key: &[u64; 4]) -> Option<Store> {
@@ -111,7 +131,7 @@ fn remove_stale_builds(dir: &Path) {
     for e in entries.flatten() {
         let name = e.file_name();
         let name = name.to_string_lossy();
-        if !(name.starts_with(".strobe-build-") && name.ends_with(".tmp")) {
+        if !(name.starts_with(BUILD_PREFIX) && name.ends_with(".tmp")) {
             continue;
         }
         if e.metadata().and_then(|m| m.modified()).is_ok_and(|t| t < hour_ago) {

@@ -34,7 +34,7 @@ impl Output {
     pub fn file(dest: PathBuf, key: [u64; 4]) -> std::io::Result<Output> {
         let dir = dest.parent().map(|p| p.to_path_buf()).unwrap_or_else(|| PathBuf::from("."));
         std::fs::create_dir_all(&dir)?;
-        let tmp = tempfile::Builder::new().prefix(".strobe-build-").suffix(".tmp").tempfile_in(&dir)?;
+        let tmp = tempfile::Builder::new().prefix(crate::cache::BUILD_PREFIX).suffix(".tmp").tempfile_in(&dir)?;
         let writer = std::io::BufWriter::with_capacity(1 << 20, tmp.reopen()?);
         Ok(Output::File { tmp, writer, pos: 0, dest, key, compress: false })
     }

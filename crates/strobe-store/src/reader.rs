@@ -150,17 +150,18 @@ pub struct Store {
     lazy: Option<Box<Lazy>>,
 }
 
-/// A lane's members: start-sorted spans with their index columns.
-#[derive(Clone, Copy)]
 /// A lane's members as the analyses scan them: start, end and span of each, in start order
 /// (`Store::lane_spans`). Three of `LaneView`'s five columns: a compressed store decodes no
 /// more than these.
+#[derive(Clone, Copy)]
 pub struct LaneSpans<'a> {
     pub starts: &'a [i64],
     pub ends: &'a [i64],
     pub span: &'a [u32],
 }
 
+/// A lane's members: start-sorted spans with their index columns.
+#[derive(Clone, Copy)]
 pub struct LaneView<'a> {
     pub starts: &'a [i64],
     pub ends: &'a [i64],

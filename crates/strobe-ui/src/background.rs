@@ -67,8 +67,9 @@ pub fn pool() -> &'static rayon::ThreadPool {
 }
 
 /// Runs `f` on the overview pool: one thread per core, a step below the UI's priority (well
-/// above the analyses thread's), so a trace's first figures follow its first frame at once, and sixty-four ranks opened together do not
-/// start sixty-four analyses at once (each waits its turn, first opened first).
+/// above the analyses thread's), so a trace's first figures follow its first frame at once,
+/// and sixty-four ranks opened together do not start sixty-four analyses at once (each waits
+/// its turn, first opened first).
 pub fn spawn_overview(f: impl FnOnce() + Send + 'static) {
     static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
     let pool = POOL.get_or_init(|| {

@@ -43,7 +43,8 @@ pub struct DerivedSeries {
 /// of it arrives after the trace is on screen (`Trace::new`), so the first frame waits for
 /// no analysis: the overview (GPU time, idle breakdown, top kernels, memory peaks, steps,
 /// NVTX projection) comes first, from a pool a step below the UI's priority, then the rest
-/// from the analyses thread. Clones share what is filled; panes read without blocking and show what is there.
+/// from the analyses thread. Clones share what is filled; panes read without blocking and
+/// show what is there.
 #[derive(Clone)]
 pub struct Derived {
     /// GPU busy time per device and the unions it is measured on.

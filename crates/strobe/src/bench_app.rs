@@ -28,11 +28,7 @@ pub fn open(files: Vec<PathBuf>, hz: f64, after: usize, runs: usize, timeout_s: 
         anyhow::ensure!(r.load_s.is_some(), "bench open --warm: filling the cache timed out");
         // a compressed store is written behind the window (`LoadOptions::write_behind`): the
         // runs start once its file is in the cache, or the first one would ingest again
-        let writing = || {
-            std::fs::read_dir(shared.path())
-                .map(|d| d.flatten().any(|e| e.file_name().to_string_lossy().starts_with(".strobe-build-")))
-                .unwrap_or(false)
-        };
+        let writing = || strobe_store::cache::writes_in_progress(shared.path());
         let until = std::time::Instant::now() + Duration::from_secs(timeout_s);
         while writing() && std::time::Instant::now() < until {
             std::thread::sleep(Duration::from_millis(20));

@@ -252,7 +252,6 @@ impl Layout {
             // until the overview arrives, its rows are held where they will be drawn (what the
             // store tells of them), so the lanes do not move when it does
             let pending = !t.derived.overview_ready();
-
             if folded_trace {
                 // folded, a stage still shows its strip: stacked, they read as the schedule
                 if ws.stage_of(t.id).is_some() {
