@@ -56,6 +56,11 @@ impl PromptPurge {
         let mut b = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(d) = b.enter(purge_delay()) {
             set_purge_delay(d);
+            // mimalloc v3 keeps the first purge deadline an arena was given until it passes:
+            // memory freed before the build (the file's detection, a previous store) set it
+            // 10 s out at the default delay, and nothing the build freed went back before it.
+            // A forced purge clears the deadlines, so the build's frees get the short one.
+            collect_now();
         }
         PromptPurge { active: true }
     }

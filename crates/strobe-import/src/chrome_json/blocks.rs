@@ -105,7 +105,7 @@ fn escaped_bits(backslash: u64, carry: &mut bool) -> u64 {
 
 /// Bit k = XOR of bits 0..=k: set from an opening quote up to, not including, its closing one.
 #[inline(always)]
-fn prefix_xor(mut x: u64) -> u64 {
+pub(super) fn prefix_xor(mut x: u64) -> u64 {
     x ^= x << 1;
     x ^= x << 2;
     x ^= x << 4;

@@ -27,24 +27,34 @@ impl<'a> RawEvent<'a> {
     /// Scans the event object at `p`; returns it and the position after it.
     pub fn scan(text: &'a str, p: usize) -> Result<(RawEvent<'a>, usize), super::scan::ScanError> {
         let mut ev = RawEvent::default();
-        let end = super::scan::scan_object(text, p, |k, v| match k {
-            "ph" => ev.ph = Some(v),
-            "name" => ev.name = Some(v),
-            "cat" => ev.cat = Some(v),
-            "ts" => ev.ts = Some(v),
-            "dur" => ev.dur = Some(v),
-            "pid" => ev.pid = Some(v),
-            "tid" => ev.tid = Some(v),
-            "id" => ev.id = Some(v),
-            "id2" => ev.id2 = Some(v),
-            "bp" => ev.bp = Some(v),
-            "args" => ev.args = Some(v),
-            "bind_id" => ev.bind_id = Some(v),
-            "flow_in" => ev.flow_in = Some(v),
-            "flow_out" => ev.flow_out = Some(v),
-            _ => {}
-        })?;
+        if let Some(end) = super::object_blocks::scan_object(text, p, &mut |k, v| ev.set(k, v)) {
+            return Ok((ev, end));
+        }
+        // declined: the exact scan, from the start
+        let mut ev = RawEvent::default();
+        let end = super::scan::scan_object(text, p, |k, v| ev.set(k, v))?;
         Ok((ev, end))
+    }
+
+    #[inline(always)]
+    fn set(&mut self, k: &str, v: &'a str) {
+        match k {
+            "ph" => self.ph = Some(v),
+            "name" => self.name = Some(v),
+            "cat" => self.cat = Some(v),
+            "ts" => self.ts = Some(v),
+            "dur" => self.dur = Some(v),
+            "pid" => self.pid = Some(v),
+            "tid" => self.tid = Some(v),
+            "id" => self.id = Some(v),
+            "id2" => self.id2 = Some(v),
+            "bp" => self.bp = Some(v),
+            "args" => self.args = Some(v),
+            "bind_id" => self.bind_id = Some(v),
+            "flow_in" => self.flow_in = Some(v),
+            "flow_out" => self.flow_out = Some(v),
+            _ => {}
+        }
     }
 }
 
@@ -59,13 +69,22 @@ pub struct KinetoArgs<'a> {
 impl<'a> KinetoArgs<'a> {
     pub fn scan(args: &'a str) -> KinetoArgs<'a> {
         let mut k = KinetoArgs::default();
-        let _ = super::scan::scan_object(args, 0, |key, v| match key {
-            "device" => k.device = Some(v),
-            "stream" => k.stream = Some(v),
-            "correlation" => k.correlation = Some(v),
-            _ => {}
-        });
+        if super::object_blocks::scan_object(args, 0, &mut |key, v| k.set(key, v)).is_some() {
+            return k;
+        }
+        let mut k = KinetoArgs::default();
+        let _ = super::scan::scan_object(args, 0, |key, v| k.set(key, v));
         k
+    }
+
+    #[inline(always)]
+    fn set(&mut self, key: &str, v: &'a str) {
+        match key {
+            "device" => self.device = Some(v),
+            "stream" => self.stream = Some(v),
+            "correlation" => self.correlation = Some(v),
+            _ => {}
+        }
     }
 }
 

@@ -8,6 +8,7 @@ mod blocks;
 mod chunks;
 mod event;
 mod members;
+mod object_blocks;
 mod scan;
 #[cfg(test)]
 mod stream_tests;

@@ -1,0 +1,394 @@
+//! `scan::scan_object` 64 bytes at a time, for the events nearly every trace is made of.
+//!
+//! Each block is classified once (quotes, brackets, colons, commas, whitespace: a bit per
+//! byte, see `blocks`), and the object's members are then read from the bits that matter:
+//! each key's quotes, its colon, where its value starts and ends, the comma after it. A
+//! pretty-printed Kineto event is ~300 bytes of which ~60 are structure, so this skips the
+//! byte-wise whitespace, string and number walks that the word-at-a-time scan still does.
+//!
+//! Only the common case is taken: any backslash in a block read, any byte out of place, or
+//! the text ending first, and the scan declines (`None`). The caller then runs the exact
+//! scan from the start, so every result and every error is `scan::scan_object`'s.
+
+use super::blocks::prefix_xor;
+
+/// Bits of one 64-byte block: bit `k` is byte `k`.
+pub struct ObjectMasks {
+    pub quote: u64,
+    pub backslash: u64,
+    /// `{` and `[`.
+    pub open: u64,
+    /// `}` and `]`.
+    pub close: u64,
+    pub colon: u64,
+    pub comma: u64,
+    /// Space, `\n`, `\r`, `\t`: exactly what `scan::skip_ws` skips.
+    pub ws: u64,
+}
+
+/// The object at `p` as `scan::scan_object` reads it: `f(key, value)` for each member and the
+/// position after the object; `None` where this fast path declines (see the module comment).
+/// `f` may have been called for some members before it declines.
+#[inline]
+pub fn scan_object<'a>(text: &'a str, p: usize, f: &mut impl FnMut(&'a str, &'a str)) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above)
+            return unsafe { avx2::scan_object(text, p, f) };
+        }
+    }
+    // without AVX2 the word-at-a-time scan is the faster one
+    let _ = (text, p, f);
+    None
+}
+
+/// The cursor over a text's blocks: the structural bits of the block at `base` not yet read.
+struct Walk<'b, M> {
+    b: &'b [u8],
+    masks: M,
+    base: usize,
+    /// All ones when the previous block ended inside a string.
+    in_string: u64,
+    /// 1 when the previous block's last byte was part of a bare value (number, literal).
+    scalar_carry: u64,
+    /// Tokens not yet read: quotes, and outside strings brackets, colons, commas and the first
+    /// byte of each bare value.
+    tokens: u64,
+    /// Bytes of bare values: outside strings, neither whitespace nor structure.
+    scalar: u64,
+    open: u64,
+    close: u64,
+}
+
+impl<'b, M: Fn(&[u8; 64]) -> ObjectMasks> Walk<'b, M> {
+    #[inline(always)]
+    fn new(b: &'b [u8], p: usize, masks: M) -> Option<Self> {
+        let mut w = Walk { b, masks, base: p, in_string: 0, scalar_carry: 0, tokens: 0, scalar: 0, open: 0, close: 0 };
+        w.load()?;
+        Some(w)
+    }
+
+    /// Classifies the block at `base`; `None` at the end of the text or on a backslash.
+    #[inline(always)]
+    fn load(&mut self) -> Option<()> {
+        let b = self.b;
+        let mut pad = [b' '; 64];
+        let blk: &[u8; 64] = match b.get(self.base..self.base + 64) {
+            Some(s) => s.try_into().ok()?,
+            None => {
+                let rest = b.get(self.base..).filter(|r| !r.is_empty())?;
+                // the tail, padded with spaces (nothing structural)
+                pad[..rest.len()].copy_from_slice(rest);
+                &pad
+            }
+        };
+        let m = (self.masks)(blk);
+        if m.backslash != 0 {
+            return None;
+        }
+        // set from an opening quote up to, not including, its closing one
+        let inside = prefix_xor(m.quote) ^ self.in_string;
+        self.in_string = ((inside as i64) >> 63) as u64;
+        let outside = !inside & !m.quote;
+        let structure = (m.open | m.close | m.colon | m.comma) & outside;
+        let scalar = !m.ws & outside & !structure;
+        let scalar_starts = scalar & !((scalar << 1) | self.scalar_carry);
+        self.scalar_carry = scalar >> 63;
+        self.tokens = m.quote | structure | scalar_starts;
+        self.scalar = scalar;
+        self.open = m.open & outside;
+        self.close = m.close & outside;
+        Some(())
+    }
+
+    #[inline(always)]
+    fn next_block(&mut self) -> Option<()> {
+        self.base += 64;
+        self.load()
+    }
+
+    /// The next token's position.
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        while self.tokens == 0 {
+            self.next_block()?;
+        }
+        let k = self.tokens.trailing_zeros() as usize;
+        self.tokens &= self.tokens - 1;
+        Some(self.base + k)
+    }
+
+    /// The end of the bare value that starts at `s` (its token read): the first byte after it
+    /// that is not part of it.
+    #[inline(always)]
+    fn scalar_end(&mut self, s: usize) -> Option<usize> {
+        let mut rest = !self.scalar & (!0u64 << (s - self.base));
+        while rest == 0 {
+            self.next_block()?;
+            rest = !self.scalar;
+        }
+        Some(self.base + rest.trailing_zeros() as usize)
+    }
+
+    /// The position after the container opened at `s` (its token read); the tokens inside it
+    /// are dropped. Brackets are counted as `blocks::container_end` counts them.
+    #[inline(always)]
+    fn container_end(&mut self, s: usize) -> Option<usize> {
+        let k = s - self.base;
+        let mut above = if k == 63 { 0 } else { !0u64 << (k + 1) };
+        let mut depth = 1u32;
+        loop {
+            let (o, c) = (self.open & above, self.close & above);
+            if c.count_ones() < depth {
+                depth = depth + o.count_ones() - c.count_ones();
+            } else {
+                let mut both = o | c;
+                while both != 0 {
+                    let j = both.trailing_zeros();
+                    if o >> j & 1 == 1 {
+                        depth += 1;
+                    } else {
+                        depth -= 1;
+                        if depth == 0 {
+                            self.tokens &= if j == 63 { 0 } else { !0u64 << (j + 1) };
+                            return Some(self.base + j as usize + 1);
+                        }
+                    }
+                    both &= both - 1;
+                }
+            }
+            self.next_block()?;
+            above = !0;
+        }
+    }
+}
+
+/// The fast path with `masks` classifying each block (inlined into the caller's target).
+#[inline(always)]
+fn scan_object_with<'a>(
+    text: &'a str,
+    p: usize,
+    f: &mut impl FnMut(&'a str, &'a str),
+    masks: impl Fn(&[u8; 64]) -> ObjectMasks,
+) -> Option<usize> {
+    let b = text.as_bytes();
+    if b.get(p) != Some(&b'{') {
+        return None;
+    }
+    let mut w = Walk::new(b, p, masks)?;
+    // the object's own `{`
+    w.next()?;
+    let mut t = w.next()?;
+    if b[t] == b'}' {
+        return Some(t + 1);
+    }
+    loop {
+        if b[t] != b'"' {
+            return None;
+        }
+        let key_end = w.next()?;
+        let colon = w.next()?;
+        if b[colon] != b':' {
+            return None;
+        }
+        let v = w.next()?;
+        let value_end = match b[v] {
+            b'"' => w.next()? + 1,
+            b'{' | b'[' => w.container_end(v)?,
+            c if c.is_ascii_digit() || matches!(c, b'-' | b't' | b'f' | b'n' | b'N' | b'I') => {
+                let e = w.scalar_end(v)?;
+                // the word-at-a-time scan ends a bare value only at these
+                if !matches!(b.get(e), Some(b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')) {
+                    return None;
+                }
+                e
+            }
+            _ => return None,
+        };
+        f(&text[t + 1..key_end], &text[v..value_end]);
+        let s = w.next()?;
+        match b[s] {
+            b',' => {}
+            b'}' => return Some(s + 1),
+            _ => return None,
+        }
+        t = w.next()?;
+    }
+}
+
+/// The plain classification, for tests (and the reference the AVX2 one must match).
+#[cfg(test)]
+fn masks_portable(blk: &[u8; 64]) -> ObjectMasks {
+    let mut m = ObjectMasks { quote: 0, backslash: 0, open: 0, close: 0, colon: 0, comma: 0, ws: 0 };
+    for (k, &c) in blk.iter().enumerate() {
+        let bit = 1u64 << k;
+        match c {
+            b'"' => m.quote |= bit,
+            b'\\' => m.backslash |= bit,
+            b'{' | b'[' => m.open |= bit,
+            b'}' | b']' => m.close |= bit,
+            b':' => m.colon |= bit,
+            b',' => m.comma |= bit,
+            b' ' | b'\n' | b'\r' | b'\t' => m.ws |= bit,
+            _ => {}
+        }
+    }
+    m
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::ObjectMasks;
+    use std::arch::x86_64::*;
+
+    /// [`super::scan_object`] compiled for AVX2.
+    #[target_feature(enable = "avx2")]
+    pub fn scan_object<'a>(text: &'a str, p: usize, f: &mut impl FnMut(&'a str, &'a str)) -> Option<usize> {
+        super::scan_object_with(text, p, f, |blk| masks(blk))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn masks(blk: &[u8; 64]) -> ObjectMasks {
+        // SAFETY: two unaligned 32-byte loads inside the 64-byte block
+        let (lo, hi) = unsafe {
+            (
+                _mm256_loadu_si256(blk.as_ptr() as *const __m256i),
+                _mm256_loadu_si256(blk.as_ptr().add(32) as *const __m256i),
+            )
+        };
+        let bits = |a: __m256i, b: __m256i| -> u64 {
+            _mm256_movemask_epi8(a) as u32 as u64 | (_mm256_movemask_epi8(b) as u32 as u64) << 32
+        };
+        let eq = |c: u8| -> u64 {
+            let v = _mm256_set1_epi8(c as i8);
+            bits(_mm256_cmpeq_epi8(lo, v), _mm256_cmpeq_epi8(hi, v))
+        };
+        // `| 0x20` folds '[' onto '{' and ']' onto '}' (see `blocks`)
+        let folded = |c: u8| -> u64 {
+            let v = _mm256_set1_epi8(c as i8);
+            let bit = _mm256_set1_epi8(0x20);
+            bits(_mm256_cmpeq_epi8(_mm256_or_si256(lo, bit), v), _mm256_cmpeq_epi8(_mm256_or_si256(hi, bit), v))
+        };
+        // whitespace by its low nibble: the table holds each whitespace byte at its own low
+        // nibble (and 0 elsewhere, which no byte of that nibble equals but 0x00, nibble 0,
+        // whose entry is ' '); bytes >= 0x80 shuffle to 0 and differ from it
+        let table = _mm256_setr_epi8(
+            0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0x09, 0x0a, 0, 0, 0x0d, 0, 0, //
+            0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0x09, 0x0a, 0, 0, 0x0d, 0, 0,
+        );
+        let ws = bits(
+            _mm256_cmpeq_epi8(_mm256_shuffle_epi8(table, lo), lo),
+            _mm256_cmpeq_epi8(_mm256_shuffle_epi8(table, hi), hi),
+        );
+        ObjectMasks {
+            quote: eq(b'"'),
+            backslash: eq(b'\\'),
+            open: folded(b'{'),
+            close: folded(b'}'),
+            colon: eq(b':'),
+            comma: eq(b','),
+            ws,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn members(text: &str, fast: bool) -> Option<(Vec<(&str, &str)>, usize)> {
+        let mut got = Vec::new();
+        let end = if fast {
+            scan_object_with(text, 0, &mut |k, v| got.push((k, v)), masks_portable)?
+        } else {
+            super::super::scan::scan_object(text, 0, |k, v| got.push((k, v))).ok()?
+        };
+        Some((got, end))
+    }
+
+    /// Taken, the fast path reads exactly what the exact scan reads.
+    fn agrees(text: &str) -> Result<bool, proptest::test_runner::TestCaseError> {
+        let fast = members(text, true);
+        if let Some(f) = &fast {
+            let exact = members(text, false);
+            proptest::prop_assert_eq!(Some(f), exact.as_ref(), "{:?}", text);
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            let mut got = Vec::new();
+            let end = scan_object(text, 0, &mut |k, v| got.push((k, v)));
+            proptest::prop_assert_eq!(end.map(|e| (got, e)), fast.clone(), "{:?}", text);
+        }
+        Ok(fast.is_some())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(6000))]
+        #[test]
+        fn fast_path_agrees_with_the_exact_scan(
+            body in proptest::collection::vec(proptest::sample::select(vec![
+                "{", "}", "[", "]", "\"", "\"k\"", "\"ph\"", ":", ": ", ",", ", ", " ", "\n    ", "\t", "\r",
+                "1", "-2.5", "true", "null", "x", "\\", "\u{e9}", "\u{b}", "\"a b\"", "{}", "[1, [2]]",
+            ]), 0..60),
+        ) {
+            let text = format!("{{{}", body.concat());
+            agrees(&text)?;
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// Well-formed objects of every size, so the fast path is taken across block edges.
+        #[test]
+        fn well_formed_objects_are_taken(
+            members in proptest::collection::vec((
+                "[a-z ]{0,12}",
+                proptest::sample::select(vec![
+                    "1", "-12.25e3", "true", "null", "\"v\"", "\"}{,:]\"", "{\"a\": [1, {}], \"b\": \"]\"}",
+                    "[[], [3, 4], \"x\"]", "\"long string of some length to cross blocks ...\"",
+                ]),
+                proptest::sample::select(vec!["", " ", "\n    ", "\t"]),
+            ), 0..12),
+            tail in proptest::sample::select(vec![" tail", ",\n{", "", "]"]),
+        ) {
+            let body: Vec<String> = members.iter().map(|(k, v, ws)| format!("{ws}\"{k}\"{ws}:{ws}{v}{ws}")).collect();
+            let text = format!("{{{}}}{tail}", body.join(","));
+            proptest::prop_assert!(agrees(&text)?, "declined {:?}", text);
+        }
+    }
+
+    #[test]
+    fn a_kineto_event_is_taken() {
+        let t = r#"{
+    "ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 632, "tid": 745,
+    "ts": 5132746568326.598, "dur": 29.295,
+    "args": {
+      "External id": 7026,"Record function id": 0, "Concrete Inputs": ["", ""], "Input type": ["c10::BFloat16", "c10::BFloat16"], "Input Strides": [[1, 1024], [1024, 1]], "Input Dims": [[1024, 8192], [8192, 1024]], "Ev Idx": 3953
+    }
+  },
+{"#;
+        assert!(agrees(t).unwrap());
+        let (m, end) = members(t, true).unwrap();
+        assert_eq!(&t[end..], ",\n{");
+        assert_eq!(m.len(), 8);
+        assert_eq!(m[5], ("ts", "5132746568326.598"));
+    }
+
+    #[test]
+    fn declines_what_it_does_not_read() {
+        for t in [
+            r#"{"name": "a\"b", "ts": 1}"#, // a backslash
+            r#"{"ts": 1"#,                  // the text ends
+            r#"{"ts": 1:2}"#,               // a bare value the exact scan ends elsewhere
+            r#"{"ts" 1}"#,                  // no colon
+            r#"{"ts": 1]"#,                 // not an object's end
+            r#"{"ts": 1 2}"#,
+            r#"{,}"#,
+        ] {
+            assert!(members(t, true).is_none(), "{t}");
+            assert!(!agrees(t).unwrap());
+        }
+    }
+}
