@@ -10,18 +10,18 @@
 //! the text ending first, and the scan declines (`None`). The caller then runs the exact
 //! scan from the start, so every result and every error is `scan::scan_object`'s.
 
-use super::blocks::prefix_xor;
-
 /// Bits of one 64-byte block: bit `k` is byte `k`.
 pub struct ObjectMasks {
     pub quote: u64,
+    /// Bit k: the XOR of `quote`'s bits 0..=k (set from an opening quote up to its closing one).
+    pub quote_prefix: u64,
     pub backslash: u64,
     /// `{` and `[`.
     pub open: u64,
     /// `}` and `]`.
     pub close: u64,
-    pub colon: u64,
-    pub comma: u64,
+    /// `:` and `,` (told apart by reading the byte).
+    pub sep: u64,
     /// Space, `\n`, `\r`, `\t`: exactly what `scan::skip_ws` skips.
     pub ws: u64,
 }
@@ -33,8 +33,8 @@ pub struct ObjectMasks {
 pub fn scan_object<'a>(text: &'a str, p: usize, f: &mut impl FnMut(&'a str, &'a str)) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above)
+        if avx2::detected() {
+            // SAFETY: the CPU has what it is compiled for (checked just above)
             return unsafe { avx2::scan_object(text, p, f) };
         }
     }
@@ -88,10 +88,10 @@ impl<'b, M: Fn(&[u8; 64]) -> ObjectMasks> Walk<'b, M> {
             return None;
         }
         // set from an opening quote up to, not including, its closing one
-        let inside = prefix_xor(m.quote) ^ self.in_string;
+        let inside = m.quote_prefix ^ self.in_string;
         self.in_string = ((inside as i64) >> 63) as u64;
         let outside = !inside & !m.quote;
-        let structure = (m.open | m.close | m.colon | m.comma) & outside;
+        let structure = (m.open | m.close | m.sep) & outside;
         let scalar = !m.ws & outside & !structure;
         let scalar_starts = scalar & !((scalar << 1) | self.scalar_carry);
         self.scalar_carry = scalar >> 63;
@@ -220,7 +220,7 @@ fn scan_object_with<'a>(
 /// The plain classification, for tests (and the reference the AVX2 one must match).
 #[cfg(test)]
 fn masks_portable(blk: &[u8; 64]) -> ObjectMasks {
-    let mut m = ObjectMasks { quote: 0, backslash: 0, open: 0, close: 0, colon: 0, comma: 0, ws: 0 };
+    let mut m = ObjectMasks { quote: 0, quote_prefix: 0, backslash: 0, open: 0, close: 0, sep: 0, ws: 0 };
     for (k, &c) in blk.iter().enumerate() {
         let bit = 1u64 << k;
         match c {
@@ -228,12 +228,12 @@ fn masks_portable(blk: &[u8; 64]) -> ObjectMasks {
             b'\\' => m.backslash |= bit,
             b'{' | b'[' => m.open |= bit,
             b'}' | b']' => m.close |= bit,
-            b':' => m.colon |= bit,
-            b',' => m.comma |= bit,
+            b':' | b',' => m.sep |= bit,
             b' ' | b'\n' | b'\r' | b'\t' => m.ws |= bit,
             _ => {}
         }
     }
+    m.quote_prefix = super::blocks::prefix_xor(m.quote);
     m
 }
 
@@ -242,14 +242,36 @@ mod avx2 {
     use super::ObjectMasks;
     use std::arch::x86_64::*;
 
-    /// [`super::scan_object`] compiled for AVX2.
-    #[target_feature(enable = "avx2")]
+    /// Whether the CPU has what `scan_object` is compiled for (every x86 CPU with AVX2 has
+    /// the others).
+    #[inline]
+    pub fn detected() -> bool {
+        std::is_x86_feature_detected!("avx2")
+            && std::is_x86_feature_detected!("pclmulqdq")
+            && std::is_x86_feature_detected!("popcnt")
+            && std::is_x86_feature_detected!("bmi1")
+    }
+
+    /// [`super::scan_object`] compiled for AVX2, carry-less multiply (the quotes' prefix
+    /// XOR), POPCNT (bracket counts) and BMI1 (lowest bits).
+    #[target_feature(enable = "avx2,pclmulqdq,popcnt,bmi1")]
     pub fn scan_object<'a>(text: &'a str, p: usize, f: &mut impl FnMut(&'a str, &'a str)) -> Option<usize> {
         super::scan_object_with(text, p, f, |blk| masks(blk))
     }
 
+    // Each byte's class is `LOW[byte & 15] & HIGH[byte >> 4]` (simdjson's lookup): a bit per
+    // group of bytes whose nibbles no other byte combines to.
+    const WS_SPACE: i8 = 1; // 0x20
+    const WS_CONTROL: i8 = 2; // 0x09 0x0a 0x0d
+    const OPEN: i8 = 4; // 0x7b 0x5b
+    const CLOSE: i8 = 8; // 0x7d 0x5d
+    const COLON: i8 = 16; // 0x3a
+    const COMMA: i8 = 32; // 0x2c
+    const QUOTE: i8 = 64; // 0x22
+    const BACKSLASH: i8 = -128; // 0x5c
+
     #[inline]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,pclmulqdq,popcnt,bmi1")]
     pub(super) fn masks(blk: &[u8; 64]) -> ObjectMasks {
         // SAFETY: two unaligned 32-byte loads inside the 64-byte block
         let (lo, hi) = unsafe {
@@ -258,38 +280,54 @@ mod avx2 {
                 _mm256_loadu_si256(blk.as_ptr().add(32) as *const __m256i),
             )
         };
-        let bits = |a: __m256i, b: __m256i| -> u64 {
-            _mm256_movemask_epi8(a) as u32 as u64 | (_mm256_movemask_epi8(b) as u32 as u64) << 32
-        };
-        let eq = |c: u8| -> u64 {
-            let v = _mm256_set1_epi8(c as i8);
-            bits(_mm256_cmpeq_epi8(lo, v), _mm256_cmpeq_epi8(hi, v))
-        };
-        // `| 0x20` folds '[' onto '{' and ']' onto '}' (see `blocks`)
-        let folded = |c: u8| -> u64 {
-            let v = _mm256_set1_epi8(c as i8);
-            let bit = _mm256_set1_epi8(0x20);
-            bits(_mm256_cmpeq_epi8(_mm256_or_si256(lo, bit), v), _mm256_cmpeq_epi8(_mm256_or_si256(hi, bit), v))
-        };
-        // whitespace by its low nibble: the table holds each whitespace byte at its own low
-        // nibble (and 0 elsewhere, which no byte of that nibble equals but 0x00, nibble 0,
-        // whose entry is ' '); bytes >= 0x80 shuffle to 0 and differ from it
-        let table = _mm256_setr_epi8(
-            0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0x09, 0x0a, 0, 0, 0x0d, 0, 0, //
-            0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0x09, 0x0a, 0, 0, 0x0d, 0, 0,
+        #[rustfmt::skip]
+        let low = _mm256_setr_epi8(
+            WS_SPACE, 0, QUOTE, 0, 0, 0, 0, 0, 0, WS_CONTROL, WS_CONTROL | COLON, OPEN, COMMA | BACKSLASH, WS_CONTROL | CLOSE, 0, 0,
+            WS_SPACE, 0, QUOTE, 0, 0, 0, 0, 0, 0, WS_CONTROL, WS_CONTROL | COLON, OPEN, COMMA | BACKSLASH, WS_CONTROL | CLOSE, 0, 0,
         );
-        let ws = bits(
-            _mm256_cmpeq_epi8(_mm256_shuffle_epi8(table, lo), lo),
-            _mm256_cmpeq_epi8(_mm256_shuffle_epi8(table, hi), hi),
+        #[rustfmt::skip]
+        let high = _mm256_setr_epi8(
+            WS_CONTROL, 0, WS_SPACE | COMMA | QUOTE, COLON, 0, OPEN | CLOSE | BACKSLASH, 0, OPEN | CLOSE, 0, 0, 0, 0, 0, 0, 0, 0,
+            WS_CONTROL, 0, WS_SPACE | COMMA | QUOTE, COLON, 0, OPEN | CLOSE | BACKSLASH, 0, OPEN | CLOSE, 0, 0, 0, 0, 0, 0, 0, 0,
         );
+        let nibble = _mm256_set1_epi8(0x0f);
+        // a byte >= 0x80 shuffles to 0 in `low` (its index's top bit is set): class 0
+        let class = |v: __m256i| {
+            let h = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+            _mm256_and_si256(_mm256_shuffle_epi8(low, v), _mm256_shuffle_epi8(high, h))
+        };
+        let (a, b) = (class(lo), class(hi));
+        let join = |x: i32, y: i32| x as u32 as u64 | (y as u32 as u64) << 32;
+        // a class bit moved to each byte's top bit (16-bit shifts: bits of the low byte that
+        // cross into the high byte land below its top bit, the classes using bits 0..=7 only)
+        let top = |shift: i32| -> u64 {
+            let (x, y) = match shift {
+                1 => (_mm256_slli_epi16(a, 1), _mm256_slli_epi16(b, 1)),
+                4 => (_mm256_slli_epi16(a, 4), _mm256_slli_epi16(b, 4)),
+                5 => (_mm256_slli_epi16(a, 5), _mm256_slli_epi16(b, 5)),
+                _ => (a, b),
+            };
+            join(_mm256_movemask_epi8(x), _mm256_movemask_epi8(y))
+        };
+        let any = |bits: i8| -> u64 {
+            let (z, m) = (_mm256_setzero_si256(), _mm256_set1_epi8(bits));
+            !join(
+                _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(a, m), z)),
+                _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(b, m), z)),
+            )
+        };
+        let quote = top(1);
+        // the prefix XOR as one carry-less multiply by all ones
+        let quote_prefix =
+            _mm_cvtsi128_si64(_mm_clmulepi64_si128(_mm_set_epi64x(0, quote as i64), _mm_set1_epi8(-1), 0)) as u64;
         ObjectMasks {
-            quote: eq(b'"'),
-            backslash: eq(b'\\'),
-            open: folded(b'{'),
-            close: folded(b'}'),
-            colon: eq(b':'),
-            comma: eq(b','),
-            ws,
+            quote,
+            quote_prefix,
+            backslash: top(0),
+            open: top(5),
+            close: top(4),
+            sep: any(COLON | COMMA),
+            ws: any(WS_SPACE | WS_CONTROL),
         }
     }
 }
@@ -316,7 +354,7 @@ mod tests {
             proptest::prop_assert_eq!(Some(f), exact.as_ref(), "{:?}", text);
         }
         #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") {
+        if avx2::detected() {
             let mut got = Vec::new();
             let end = scan_object(text, 0, &mut |k, v| got.push((k, v)));
             proptest::prop_assert_eq!(end.map(|e| (got, e)), fast.clone(), "{:?}", text);
@@ -356,6 +394,26 @@ mod tests {
             let body: Vec<String> = members.iter().map(|(k, v, ws)| format!("{ws}\"{k}\"{ws}:{ws}{v}{ws}")).collect();
             let text = format!("{{{}}}{tail}", body.join(","));
             proptest::prop_assert!(agrees(&text)?, "declined {:?}", text);
+        }
+    }
+
+    /// The AVX2 lookup classifies every byte value as the plain match does.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_masks_are_the_plain_ones() {
+        if !avx2::detected() {
+            return;
+        }
+        let all: Vec<u8> = (0..=255u8).collect();
+        for start in 0..256 {
+            let blk: [u8; 64] = std::array::from_fn(|k| all[(start + k * 7) % 256]);
+            // SAFETY: the CPU has what it is compiled for (checked above)
+            let (a, p) = (unsafe { avx2::masks(&blk) }, masks_portable(&blk));
+            assert_eq!(
+                (a.quote, a.quote_prefix, a.backslash, a.open, a.close, a.sep, a.ws),
+                (p.quote, p.quote_prefix, p.backslash, p.open, p.close, p.sep, p.ws),
+                "{blk:?}"
+            );
         }
     }
 
