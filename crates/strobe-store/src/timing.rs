@@ -1,11 +1,15 @@
 //! Phase timings on stderr when `STROBE_TIMING` is set: how benchmarks find where time goes,
-//! and (on Linux) the process's anonymous memory as each phase ends: where memory goes.
+//! the cores the whole process kept busy meanwhile (CPU time over wall time: a phase near 1.0
+//! on 2 cores runs alone on one), and (on Linux) the process's anonymous memory as each phase
+//! ends: where memory goes.
 
 use std::time::Instant;
 
 pub struct Phase {
     label: &'static str,
     t: Instant,
+    /// The process's CPU time when the phase began, seconds.
+    cpu: f64,
     on: bool,
 }
 
@@ -17,7 +21,8 @@ impl Phase {
     pub fn start(label: &'static str) -> Phase {
         let t = Instant::now();
         EPOCH.get_or_init(|| t);
-        Phase { label, t, on: std::env::var_os("STROBE_TIMING").is_some() }
+        let on = std::env::var_os("STROBE_TIMING").is_some();
+        Phase { label, t, cpu: if on { process_cpu() } else { 0.0 }, on }
     }
 }
 
@@ -26,10 +31,12 @@ impl Drop for Phase {
         if self.on {
             let anon = anon_mb().map(|m| format!("  anon {m:6} MB")).unwrap_or_default();
             let at = EPOCH.get().map(|e| e.elapsed().as_secs_f64() * 1e3).unwrap_or(0.0);
+            let wall = self.t.elapsed().as_secs_f64();
+            let cores = (process_cpu() - self.cpu) / wall.max(1e-9);
             eprintln!(
-                "[timing] {:<28} {:8.1} ms{anon}  ends at {at:7.0} ms",
+                "[timing] {:<28} {:8.1} ms{anon}  ends at {at:7.0} ms  cores {cores:4.2}",
                 self.label,
-                self.t.elapsed().as_secs_f64() * 1e3
+                wall * 1e3
             );
         }
     }
@@ -41,4 +48,20 @@ fn anon_mb() -> Option<u64> {
     let line = s.lines().find(|l| l.starts_with("RssAnon:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024)
+}
+
+/// User and system CPU time of the whole process so far, seconds (0 where unknown).
+#[cfg(unix)]
+fn process_cpu() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec for clock_gettime to write
+    if unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) } != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+#[cfg(not(unix))]
+fn process_cpu() -> f64 {
+    0.0
 }
