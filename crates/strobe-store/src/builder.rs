@@ -904,6 +904,7 @@ pub(crate) fn build_lane_lod(start: &[i64], end: &[i64], depth: &[u32], span: &[
                         LodItem::single(start[m as usize], end[m as usize], m, meta.name, meta.kind)
                     })
                 },
+                || members.iter().map(|&m| (start[m as usize], end[m as usize])),
                 members.len(),
                 extent,
             )

@@ -114,8 +114,11 @@ impl Folder {
 /// items, which decides the kept levels; the second stores just those, each in a vector of its
 /// exact size. Levels that are not kept (most of them when spans are wider than the finest
 /// widths, as runtime calls and kernels are) are never written, and nothing grows by copying.
-pub fn build_depth_levels<I: Iterator<Item = LodItem>>(
+/// The counting pass reads only `bounds`, the spans' (start, end) in the same order: what
+/// folds depends on nothing else, and an item's name and kind are reads elsewhere.
+pub fn build_depth_levels<I: Iterator<Item = LodItem>, B: Iterator<Item = (i64, i64)>>(
     spans: impl Fn() -> I,
+    bounds: impl FnOnce() -> B,
     n: usize,
     span_extent: i64,
 ) -> Vec<(u32, Vec<LodItem>)> {
@@ -124,8 +127,7 @@ pub fn build_depth_levels<I: Iterator<Item = LodItem>>(
     while !is_widest(level_width_log2(computable - 1), span_extent) {
         computable += 1;
     }
-    let mut counts = vec![0usize; computable];
-    run_cascade(&spans, computable, &mut |k, _| counts[k] += 1);
+    let counts = count_cascade(bounds(), computable);
 
     // which levels are kept: the first level is always computed; each next one only while
     // the one before is not the last (one item left, or wider than the extent)
@@ -181,6 +183,58 @@ fn run_cascade<I: Iterator<Item = LodItem>>(
             emit(k, x);
             cascade_push(rest, k + 1, x, emit);
         });
+    }
+}
+
+/// How many items each of `levels` levels lets out for spans with these (start, end): what
+/// `run_cascade` emits per level, folding bounds alone (`Folder`'s rule on 16 bytes an item
+/// instead of 48).
+fn count_cascade(bounds: impl Iterator<Item = (i64, i64)>, levels: usize) -> Vec<usize> {
+    let mut folders: Vec<BoundsFolder> =
+        (0..levels).map(|k| BoundsFolder { width: 1i64 << level_width_log2(k), run: None, count: 0 }).collect();
+    for (s, e) in bounds {
+        count_push(&mut folders, s, e);
+    }
+    for k in 0..levels {
+        let (f, rest) = folders[k..].split_first_mut().expect("k < levels");
+        if let Some((s, e)) = f.run.take() {
+            f.count += 1;
+            count_push(rest, s, e);
+        }
+    }
+    folders.iter().map(|f| f.count).collect()
+}
+
+/// `Folder` reduced to what decides the folding: the pending run's bounds, and a count of
+/// what it let out.
+struct BoundsFolder {
+    width: i64,
+    run: Option<(i64, i64)>,
+    count: usize,
+}
+
+/// `Folder::push` on bounds: into `folders[0]`, and what it lets out on up.
+#[inline]
+fn count_push(folders: &mut [BoundsFolder], s: i64, e: i64) {
+    let Some((f, rest)) = folders.split_first_mut() else { return };
+    if e - s >= f.width {
+        if let Some((rs, re)) = f.run.take() {
+            f.count += 1;
+            count_push(rest, rs, re);
+        }
+        f.count += 1;
+        count_push(rest, s, e);
+        return;
+    }
+    match &mut f.run {
+        Some((_, re)) if s < re.saturating_add(f.width) => *re = (*re).max(e),
+        _ => {
+            if let Some((rs, re)) = f.run.take() {
+                f.count += 1;
+                count_push(rest, rs, re);
+            }
+            f.run = Some((s, e));
+        }
     }
 }
 
@@ -273,8 +327,22 @@ mod tests {
                 spans.push(LodItem::single(t, t + 300, spans.len() as u32, 1, 0));
             }
             let extent = spans.iter().map(|s| s.end).max().unwrap_or(0) - spans.first().map_or(0, |s| s.start);
-            let got = build_depth_levels(|| spans.iter().copied(), spans.len(), extent);
+            let got = build_depth_levels(|| spans.iter().copied(), || spans.iter().map(|s| (s.start, s.end)), spans.len(), extent);
             prop_assert_eq!(got, levels_one_at_a_time(&spans, extent));
+        }
+    }
+
+    proptest! {
+        /// Folding bounds alone counts what the full cascade lets out at every level.
+        #[test]
+        fn bounds_count_as_the_cascade_emits(
+            raw in prop::collection::vec((0i64..5_000, 0i64..20_000), 0..400),
+            levels in 1usize..12,
+        ) {
+            let spans = spans_of(&raw);
+            let mut want = vec![0usize; levels];
+            run_cascade(&|| spans.iter().copied(), levels, &mut |k, _| want[k] += 1);
+            prop_assert_eq!(count_cascade(spans.iter().map(|s| (s.start, s.end)), levels), want);
         }
     }
 
@@ -285,7 +353,12 @@ mod tests {
         let spans: Vec<LodItem> =
             (0..1000).map(|i| LodItem::single(i * 2_000_000, i * 2_000_000 + 1_000_000, i as u32, 0, 0)).collect();
         let extent = spans.last().unwrap().end;
-        let got = build_depth_levels(|| spans.iter().copied(), spans.len(), extent);
+        let got = build_depth_levels(
+            || spans.iter().copied(),
+            || spans.iter().map(|s| (s.start, s.end)),
+            spans.len(),
+            extent,
+        );
         assert_eq!(got, levels_one_at_a_time(&spans, extent));
         assert!(got.iter().all(|(e, _)| (1i64 << e) > 1_000_000), "{:?}", got.iter().map(|l| l.0).collect::<Vec<_>>());
         let (_, first) = &got[0];
