@@ -8,7 +8,7 @@ use crate::nesting::{assign_depth, Crossings};
 use crate::output::Output;
 use crate::strings::Interner;
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 use strobe_model::{CopyDir, IdKey, LaneKind, SpanKind, TraceMeta};
 
@@ -672,7 +672,7 @@ impl StoreBuilder {
         corr: &[(i64, u32, u8)],
     ) -> Vec<FlowRec> {
         let mut out = Vec::new();
-        let mut linked: rustc_hash::FxHashSet<(u32, u32)> = Default::default();
+        let mut linked = Linked::new(new_id.len());
         let resolve = |e: FlowEnd| -> Option<u32> {
             match e {
                 FlowEnd::Span(id) => new_id.get(id as usize).copied(),
@@ -693,7 +693,7 @@ impl StoreBuilder {
         for (f, b) in self.flows.iter().zip(bound) {
             match b {
                 (Some(a), Some(b)) => {
-                    linked.insert((a, b));
+                    linked.insert(a, b);
                     out.push(FlowRec {
                         from: a,
                         to: b,
@@ -733,7 +733,7 @@ impl StoreBuilder {
                     };
                     match bound {
                         Some(to) => {
-                            linked.insert((from, to));
+                            linked.insert(from, to);
                             out.push(FlowRec {
                                 from,
                                 to,
@@ -778,7 +778,7 @@ impl StoreBuilder {
                 continue;
             }
             if let Some(from) = launches.get(c) {
-                if linked.contains(&(from, to)) {
+                if linked.contains(from, to) {
                     continue;
                 }
                 out.push(FlowRec {
@@ -795,6 +795,41 @@ impl StoreBuilder {
             }
         }
         out
+    }
+}
+
+/// The explicit flows' (from, to) pairs, which the correlation links skip (a Kineto kernel has
+/// both). The first `from` into each span sits in a flat array, written on first use (most
+/// spans have at most one flow in); any further pair goes to a set. A hash set of all pairs
+/// was a random probe per flow into a table of tens of MB, twice for each kernel.
+struct Linked {
+    spans: usize,
+    first: Vec<u32>,
+    more: FxHashSet<(u32, u32)>,
+}
+
+impl Linked {
+    const NONE: u32 = u32::MAX;
+
+    fn new(spans: usize) -> Linked {
+        Linked { spans, first: Vec::new(), more: FxHashSet::default() }
+    }
+
+    fn insert(&mut self, from: u32, to: u32) {
+        if self.first.is_empty() {
+            self.first = vec![Self::NONE; self.spans];
+        }
+        match self.first.get_mut(to as usize) {
+            Some(slot) if *slot == Self::NONE => *slot = from,
+            Some(slot) if *slot == from => {}
+            _ => {
+                self.more.insert((from, to));
+            }
+        }
+    }
+
+    fn contains(&self, from: u32, to: u32) -> bool {
+        self.first.get(to as usize) == Some(&from) || (!self.more.is_empty() && self.more.contains(&(from, to)))
     }
 }
 
@@ -1029,6 +1064,25 @@ mod tests {
                 .collect();
             let asked: Vec<i64> = asked.iter().flat_map(|&a| pids.iter().map(move |&p| p << 32 | a)).chain([i64::MIN, i64::MAX, -1]).collect();
             check(&launches, &asked)?;
+        }
+    }
+
+    proptest! {
+        /// The explicit links answer as a set of every pair inserted, whatever the pairs.
+        #[test]
+        fn linked_answers_as_a_set(
+            pairs in proptest::collection::vec((0u32..6, 0u32..10), 0..30),
+            asked in proptest::collection::vec((0u32..6, 0u32..10), 0..30),
+        ) {
+            let mut l = Linked::new(8);
+            let mut set = FxHashSet::default();
+            for &(f, t) in &pairs {
+                l.insert(f, t);
+                set.insert((f, t));
+            }
+            for &(f, t) in asked.iter().chain(&pairs) {
+                prop_assert_eq!(l.contains(f, t), set.contains(&(f, t)), "({}, {})", f, t);
+            }
         }
     }
 
