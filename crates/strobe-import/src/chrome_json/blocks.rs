@@ -57,27 +57,35 @@ fn container_end_with(b: &[u8], p: usize, masks: impl Fn(&[u8; 64]) -> Masks) ->
         in_string = ((inside as i64) >> 63) as u64;
         let opens = m.open & !inside & !escaped;
         let closes = m.close & !inside & !escaped;
-        if opens | closes != 0 {
-            if (closes.count_ones() as u64) < depth {
-                // the depth cannot reach zero in this block
-                depth = depth + opens.count_ones() as u64 - closes.count_ones() as u64;
-            } else {
-                let mut both = opens | closes;
-                while both != 0 {
-                    let k = both.trailing_zeros();
-                    if opens >> k & 1 == 1 {
-                        depth += 1;
-                    } else {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(i + k as usize + 1);
-                        }
-                    }
-                    both &= both - 1;
-                }
-            }
+        if let Some(k) = depth_zero_at(opens, closes, &mut depth) {
+            return Some(i + k as usize + 1);
         }
         i += 64;
+    }
+    None
+}
+
+/// Counts one block's brackets (bits of `opens` and `closes`, outside strings) into `depth`:
+/// the bit where it comes down to zero, if it does (the rest of the block then uncounted).
+#[inline(always)]
+pub(super) fn depth_zero_at(opens: u64, closes: u64, depth: &mut u64) -> Option<u32> {
+    if (closes.count_ones() as u64) < *depth {
+        // the depth cannot reach zero in this block
+        *depth = *depth + opens.count_ones() as u64 - closes.count_ones() as u64;
+        return None;
+    }
+    let mut both = opens | closes;
+    while both != 0 {
+        let k = both.trailing_zeros();
+        if opens >> k & 1 == 1 {
+            *depth += 1;
+        } else {
+            *depth -= 1;
+            if *depth == 0 {
+                return Some(k);
+            }
+        }
+        both &= both - 1;
     }
     None
 }

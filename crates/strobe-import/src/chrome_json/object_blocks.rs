@@ -137,26 +137,11 @@ impl<'b, M: Fn(&[u8; 64]) -> ObjectMasks> Walk<'b, M> {
     fn container_end(&mut self, s: usize) -> Option<usize> {
         let k = s - self.base;
         let mut above = if k == 63 { 0 } else { !0u64 << (k + 1) };
-        let mut depth = 1u32;
+        let mut depth = 1u64;
         loop {
-            let (o, c) = (self.open & above, self.close & above);
-            if c.count_ones() < depth {
-                depth = depth + o.count_ones() - c.count_ones();
-            } else {
-                let mut both = o | c;
-                while both != 0 {
-                    let j = both.trailing_zeros();
-                    if o >> j & 1 == 1 {
-                        depth += 1;
-                    } else {
-                        depth -= 1;
-                        if depth == 0 {
-                            self.tokens &= if j == 63 { 0 } else { !0u64 << (j + 1) };
-                            return Some(self.base + j as usize + 1);
-                        }
-                    }
-                    both &= both - 1;
-                }
+            if let Some(j) = super::blocks::depth_zero_at(self.open & above, self.close & above, &mut depth) {
+                self.tokens &= if j == 63 { 0 } else { !0u64 << (j + 1) };
+                return Some(self.base + j as usize + 1);
             }
             self.next_block()?;
             above = !0;
