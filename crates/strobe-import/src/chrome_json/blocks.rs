@@ -10,11 +10,11 @@
 //! where strings are first); `{`/`[` open and `}`/`]` close, not checked against each other.
 
 /// Bits of one 64-byte block: bit `k` is byte `k`.
-struct Masks {
-    quote: u64,
-    backslash: u64,
-    open: u64,
-    close: u64,
+pub(super) struct Masks {
+    pub(super) quote: u64,
+    pub(super) backslash: u64,
+    pub(super) open: u64,
+    pub(super) close: u64,
 }
 
 /// Where the container opened at `p` closes (the position after it), or `None` when the
@@ -123,7 +123,7 @@ pub(super) fn prefix_xor(mut x: u64) -> u64 {
     x
 }
 
-fn masks_portable(blk: &[u8; 64]) -> Masks {
+pub(super) fn masks_portable(blk: &[u8; 64]) -> Masks {
     let mut m = Masks { quote: 0, backslash: 0, open: 0, close: 0 };
     for (k, &c) in blk.iter().enumerate() {
         let bit = 1u64 << k;

@@ -202,23 +202,28 @@ fn scan_object_with<'a>(
     }
 }
 
-/// The plain classification, for tests (and the reference the AVX2 one must match).
+/// The plain classification, for tests (and the reference the AVX2 one must match): the
+/// container skip's, and the separators and whitespace.
 #[cfg(test)]
 fn masks_portable(blk: &[u8; 64]) -> ObjectMasks {
-    let mut m = ObjectMasks { quote: 0, quote_prefix: 0, backslash: 0, open: 0, close: 0, sep: 0, ws: 0 };
-    for (k, &c) in blk.iter().enumerate() {
-        let bit = 1u64 << k;
-        match c {
-            b'"' => m.quote |= bit,
-            b'\\' => m.backslash |= bit,
-            b'{' | b'[' => m.open |= bit,
-            b'}' | b']' => m.close |= bit,
-            b':' | b',' => m.sep |= bit,
-            b' ' | b'\n' | b'\r' | b'\t' => m.ws |= bit,
+    let c = super::blocks::masks_portable(blk);
+    let quote_prefix = super::blocks::prefix_xor(c.quote);
+    let mut m = ObjectMasks {
+        quote: c.quote,
+        quote_prefix,
+        backslash: c.backslash,
+        open: c.open,
+        close: c.close,
+        sep: 0,
+        ws: 0,
+    };
+    for (k, &b) in blk.iter().enumerate() {
+        match b {
+            b':' | b',' => m.sep |= 1 << k,
+            b' ' | b'\n' | b'\r' | b'\t' => m.ws |= 1 << k,
             _ => {}
         }
     }
-    m.quote_prefix = super::blocks::prefix_xor(m.quote);
     m
 }
 
