@@ -67,6 +67,9 @@ impl Folder {
         Folder { width: width.max(1), run: None }
     }
 
+    /// The folding rule. `count_push` repeats it on bounds alone (a proptest holds the two
+    /// equal): a `Folder` generic over what it folds cost the level of detail's counting pass
+    /// 30 ms more on the 1.08 GB trace, so the two stay apart.
     #[inline]
     pub fn push(&mut self, it: LodItem, out: &mut impl FnMut(LodItem)) {
         if it.end - it.start >= self.width {

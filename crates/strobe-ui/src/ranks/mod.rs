@@ -197,10 +197,10 @@ impl RanksPane {
         let want = self.wanted(ws);
         // the traces' overviews first: the comparison reads every rank whole, and on a
         // 2-core machine it would take the cores the overviews' pool runs on
-        self.after_overviews = self.key.as_ref() != Some(&want)
-            && want.summaries.is_none()
-            && ws.traces.iter().any(|t| !t.derived.overview_ready());
-        if self.key.as_ref() != Some(&want) && self.pending.is_none() && !self.after_overviews {
+        let stale = self.key.as_ref() != Some(&want);
+        self.after_overviews =
+            stale && want.summaries.is_none() && ws.traces.iter().any(|t| !t.derived.overview_ready());
+        if stale && self.pending.is_none() && !self.after_overviews {
             let (how, rule) = (want.alignment, self.step_rule.clone());
             let job = match want.summaries.clone() {
                 Some(dir) => Pending::spawn_ui(ctx, move || compute_summaries(dir, how, rule)),
