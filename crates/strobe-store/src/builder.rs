@@ -6,6 +6,7 @@ use crate::format::*;
 use crate::lod::{build_depth_levels, LodItem};
 use crate::nesting::{assign_depth, Crossings};
 use crate::output::Output;
+use crate::scratch::{Scratch, ScratchDir};
 use crate::strings::Interner;
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -72,16 +73,19 @@ struct ChainStep {
 /// The spans pushed so far, in push order, one array per field: `finish` turns each into its
 /// column and frees it at once, so the staged spans and their columns are never all in memory
 /// together (a 1 GB Kineto trace's build peaked there, 158 MB staged beside 136 MB of columns).
+/// Each array is a `Scratch`: in the pages of a file in the cache dir once it is big (see
+/// `scratch`), so that a build does not need RAM for every span several times over.
 #[derive(Default)]
 struct Staged {
-    start: Vec<i64>,
-    end: Vec<i64>,
-    args: Vec<ArgsRef>,
-    correlation: Vec<i64>,
-    meta: Vec<StagedMeta>,
+    start: Scratch<i64>,
+    end: Scratch<i64>,
+    args: Scratch<ArgsRef>,
+    correlation: Scratch<i64>,
+    meta: Scratch<StagedMeta>,
 }
 
-#[derive(Clone, Copy)]
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct StagedMeta {
     name: u32,
     cat: u32,
@@ -92,6 +96,16 @@ struct StagedMeta {
 }
 
 impl Staged {
+    fn new(dir: &ScratchDir) -> Staged {
+        Staged {
+            start: dir.new_array(),
+            end: dir.new_array(),
+            args: dir.new_array(),
+            correlation: dir.new_array(),
+            meta: dir.new_array(),
+        }
+    }
+
     fn len(&self) -> usize {
         self.start.len()
     }
@@ -152,11 +166,12 @@ impl StoreBuilder {
     pub fn new(out: Output) -> std::io::Result<StoreBuilder> {
         let mut out = out;
         out.write_all(&[0u8; HEADER_LEN])?;
+        let scratch = out.scratch_dir();
         Ok(StoreBuilder {
             strings: Interner::default(),
             lanes: Vec::new(),
             lane_map: FxHashMap::default(),
-            spans: Staged::default(),
+            spans: Staged::new(&scratch),
             flows: Vec::new(),
             chain_steps: Vec::new(),
             counters: BTreeMap::new(),
@@ -345,7 +360,7 @@ impl StoreBuilder {
         let (columns, mut out, table, purge) = self.stage(meta, true)?;
         let lod = with_lod.then(|| {
             crate::purge::collect_now();
-            crate::deferred::build_lod(&columns.view())
+            crate::deferred::build_lod(&columns.view(), &out.scratch_dir())
         });
         // the answer's analyses keep the allocator's usual purge delay (`write_pending` takes
         // the prompt one again)
@@ -399,9 +414,10 @@ impl StoreBuilder {
         // Bucket by lane (stable, O(n)), then sort each lane only if the producer did not
         // already emit it in order (most do), lanes in parallel.
         let lane_count_now = self.lanes.len();
-        let (counts, mut order) = bucket(lane_count_now, self.spans.meta.iter().map(|s| s.lane as usize));
+        let scratch = self.out.scratch_dir();
+        let (counts, mut order) = bucket(lane_count_now, self.spans.meta.iter().map(|s| s.lane as usize), &scratch);
         {
-            let (st_start, st_end) = (&self.spans.start, &self.spans.end);
+            let (st_start, st_end): (&[i64], &[i64]) = (&self.spans.start, &self.spans.end);
             let key = |i: u32| (st_start[i as usize], std::cmp::Reverse(st_end[i as usize]), i);
             let mut parts: Vec<&mut [u32]> = Vec::with_capacity(lane_count_now);
             let mut rest: &mut [u32] = &mut order[..];
@@ -436,22 +452,24 @@ impl StoreBuilder {
         // all cores (they are random reads into the staged spans); the scatter of new ids and
         // the passes that need file order stay serial but read sequentially.
         // each staged field is freed as soon as its column is made
-        let mut m_start: Vec<i64> = Vec::with_capacity(members);
+        // each column of the new order is gathered from its staged field on all cores
         let st_start = std::mem::take(&mut self.spans.start);
-        m_start.par_extend(order.par_iter().map(|&o| st_start[o as usize]));
+        let from: &[i64] = &st_start;
+        let mut m_start = Scratch::par_collected(&scratch, members, order.par_iter().map(|&o| from[o as usize]));
         drop(st_start);
-        let mut m_end: Vec<i64> = Vec::with_capacity(members);
         let st_end = std::mem::take(&mut self.spans.end);
-        m_end.par_extend(order.par_iter().map(|&o| st_end[o as usize]));
+        let from: &[i64] = &st_end;
+        let mut m_end = Scratch::par_collected(&scratch, members, order.par_iter().map(|&o| from[o as usize]));
         drop(st_end);
-        let st_meta = &self.spans.meta;
-        let mut span_meta: Vec<SpanMeta> = order
-            .par_iter()
-            .map(|&o| {
+        let st_meta: &[StagedMeta] = &self.spans.meta;
+        let mut span_meta = Scratch::par_collected(
+            &scratch,
+            n,
+            order.par_iter().map(|&o| {
                 let s = &st_meta[o as usize];
                 SpanMeta { name: s.name, cat: s.cat, lane: s.lane, depth: 0, kind: s.kind, flags: s.flags as u8 }
-            })
-            .collect();
+            }),
+        );
         // span args refs go straight to the output (they need nothing later): one column less
         // in memory at the peak. A deferred store keeps them (its answer comes before writes).
         let mut table: Vec<SectionEntry> = Vec::new();
@@ -464,7 +482,8 @@ impl StoreBuilder {
         let st_args = std::mem::take(&mut self.spans.args);
         // (compressed, they are written with the other columns, in chunks of their own)
         let span_args = if keep_span_args || self.out.compresses() {
-            Some(order.par_iter().map(|&o| st_args[o as usize]).collect::<Vec<ArgsRef>>())
+            let from: &[ArgsRef] = &st_args;
+            Some(Scratch::par_collected(&scratch, n, order.par_iter().map(|&o| from[o as usize])))
         } else {
             let pos = self.out.position();
             let pad = (8 - (pos % 8)) % 8;
@@ -482,33 +501,34 @@ impl StoreBuilder {
             None
         };
         drop(st_args);
-        let mut new_id = vec![0u32; n];
+        let mut new_id: Scratch<u32> = Scratch::zeroed(&scratch, n);
+        let ids = new_id.as_mut_slice();
         for (pos, &old) in order.iter().enumerate() {
-            new_id[old as usize] = pos as u32;
+            ids[old as usize] = pos as u32;
         }
         // spans are bucketed by lane, so each lane's primary block is its bucket
         let primary_range: Vec<(usize, usize)> = (0..lane_count).map(|l| (counts[l], counts[l + 1])).collect();
         let mut secondary: Vec<Vec<u32>> = vec![Vec::new(); lane_count];
         // at most one per span; pages past the last one pushed are never touched
-        let mut corr: Vec<(i64, u32, u8)> = Vec::with_capacity(n);
-        for (old, (s, &c)) in self.spans.meta.iter().zip(&self.spans.correlation).enumerate() {
-            let pos = new_id[old];
+        let mut corr: Scratch<Corr> = scratch.with_capacity(n);
+        for (old, (s, &c)) in self.spans.meta.iter().zip(self.spans.correlation.iter()).enumerate() {
+            let pos = ids[old];
             if s.copy_dir != 255 {
                 if let Some(dev) = self.lanes[s.lane as usize].kind.device() {
                     secondary[copy_lane_of[&(dev, s.copy_dir)] as usize].push(pos);
                 }
             }
             if c != 0 {
-                corr.push((c, pos, s.kind));
+                corr.push(Corr { id: c, pos, kind: s.kind as u32 });
             }
         }
         drop(order);
         // everything needed is in the columns now
         self.spans = Staged::default();
-        let mut m_depth: Vec<u32> = Vec::with_capacity(members);
-        m_depth.resize(n, 0);
-        let mut m_max: Vec<i64> = Vec::with_capacity(members);
-        m_max.resize(n, 0);
+        let mut m_depth: Scratch<u32> = scratch.with_capacity(members);
+        m_depth.resize_zeroed(n);
+        let mut m_max: Scratch<i64> = scratch.with_capacity(members);
+        m_max.resize_zeroed(n);
         let mut crossings = Crossings::default();
         let pack_lane: Vec<bool> = self
             .lanes
@@ -535,7 +555,7 @@ impl StoreBuilder {
                 at = e;
                 jobs.push((l, b, e, d, x));
             }
-            let (ms, me, sm) = (&m_start, &m_end, &span_meta);
+            let (ms, me, sm): (&[i64], &[i64], &[SpanMeta]) = (&m_start, &m_end, &span_meta);
             let found: Vec<(usize, Crossings)> = jobs
                 .into_par_iter()
                 .map(|(l, b, e, d, x)| {
@@ -551,11 +571,10 @@ impl StoreBuilder {
         }
         let crossings_note = (crossings.clipped + crossings.reparented > 0)
             .then(|| crossings_note(&crossings, &self.strings, &span_meta, &m_start));
-        for (k, m) in span_meta.iter_mut().enumerate() {
-            m.depth = m_depth[k].min(u16::MAX as u32) as u16;
+        for (m, &d) in span_meta.iter_mut().zip(m_depth.iter()) {
+            m.depth = d.min(u16::MAX as u32) as u16;
         }
-        let mut m_span: Vec<u32> = Vec::with_capacity(members);
-        m_span.extend(0..n as u32);
+        let mut m_span = Scratch::par_collected(&scratch, members, (0..n as u32).into_par_iter());
         // secondary (copy-engine) lanes after the primaries
         let mut lane_ix = vec![LaneIndex::default(); lane_count];
         for l in 0..lane_count {
@@ -598,7 +617,7 @@ impl StoreBuilder {
         self.flows = Vec::new();
         self.chain_steps = Vec::new();
         flows.par_sort_unstable_by_key(|f| (f.to, f.from, f.id));
-        let mut flows_by_from: Vec<u32> = (0..flows.len() as u32).collect();
+        let mut flows_by_from = Scratch::par_collected(&scratch, flows.len(), (0..flows.len() as u32).into_par_iter());
         flows_by_from.par_sort_unstable_by_key(|&i| (flows[i as usize].from, flows[i as usize].to));
         drop(t_flows);
         // Counters.
@@ -669,10 +688,10 @@ impl StoreBuilder {
         m_end: &[i64],
         m_max: &[i64],
         m_depth: &[u32],
-        corr: &[(i64, u32, u8)],
-    ) -> Vec<FlowRec> {
-        let mut out = Vec::new();
-        let mut linked = Linked::new(new_id.len());
+        corr: &[Corr],
+    ) -> Scratch<FlowRec> {
+        let mut out: Scratch<FlowRec> = self.out.scratch_dir().new_array();
+        let mut linked = Linked::new(new_id.len(), self.out.scratch_dir());
         let resolve = |e: FlowEnd| -> Option<u32> {
             match e {
                 FlowEnd::Span(id) => new_id.get(id as usize).copied(),
@@ -765,16 +784,20 @@ impl StoreBuilder {
             let k = SpanKind::from_u8(kind);
             k.is_gpu_activity() || k == SpanKind::GpuAnnotation
         };
-        let (launch_count, launched_count) = corr.iter().fold((0usize, 0usize), |(a, b), &(_, _, kind)| {
-            (a + is_launch(kind) as usize, b + is_launched(kind) as usize)
+        let (launch_count, launched_count) = corr.iter().fold((0usize, 0usize), |(a, b), x| {
+            (a + is_launch(x.kind as u8) as usize, b + is_launched(x.kind as u8) as usize)
         });
-        let launches =
-            LaunchMap::new(corr.iter().filter(|x| is_launch(x.2)).map(|&(c, pos, _)| (c, pos)), launch_count);
+        let scratch = self.out.scratch_dir();
+        let launches = LaunchMap::new(
+            corr.iter().filter(|x| is_launch(x.kind as u8)).map(|x| (x.id, x.pos)),
+            launch_count,
+            &scratch,
+        );
         out.reserve(launched_count);
         let corr_cat = self.strings.intern("correlation");
         let corr_name = self.strings.intern("launch");
-        for &(c, to, kind) in corr {
-            if !is_launched(kind) {
+        for &Corr { id: c, pos: to, kind } in corr {
+            if !is_launched(kind as u8) {
                 continue;
             }
             if let Some(from) = launches.get(c) {
@@ -798,26 +821,38 @@ impl StoreBuilder {
     }
 }
 
+/// A span with a correlation id: the id, the span's member position and its kind.
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Corr {
+    id: i64,
+    pos: u32,
+    kind: u32,
+}
+
 /// The explicit flows' (from, to) pairs, which the correlation links skip (a Kineto kernel has
 /// both). The first `from` into each span sits in a flat array, written on first use (most
 /// spans have at most one flow in); any further pair goes to a set. A hash set of all pairs
 /// was a random probe per flow into a table of tens of MB, twice for each kernel.
 struct Linked {
     spans: usize,
-    first: Vec<u32>,
+    first: Scratch<u32>,
     more: FxHashSet<(u32, u32)>,
+    scratch: ScratchDir,
 }
 
 impl Linked {
     const NONE: u32 = u32::MAX;
 
-    fn new(spans: usize) -> Linked {
-        Linked { spans, first: Vec::new(), more: FxHashSet::default() }
+    fn new(spans: usize, scratch: ScratchDir) -> Linked {
+        Linked { spans, first: Scratch::default(), more: FxHashSet::default(), scratch }
     }
 
     fn insert(&mut self, from: u32, to: u32) {
         if self.first.is_empty() {
-            self.first = vec![Self::NONE; self.spans];
+            self.first = self.scratch.with_capacity(self.spans);
+            self.first.resize_zeroed(self.spans);
+            self.first.fill(Self::NONE);
         }
         match self.first.get_mut(to as usize) {
             Some(slot) if *slot == Self::NONE => *slot = from,
@@ -841,7 +876,7 @@ impl Linked {
 /// hand-made ids use the map.
 enum LaunchMap {
     /// Per high 32 bits, sorted by them: (high bits, lowest id, slots from it).
-    Dense(Vec<(i64, i64, Vec<u32>)>),
+    Dense(Vec<(i64, i64, Scratch<u32>)>),
     Sparse(FxHashMap<i64, u32>),
 }
 
@@ -850,7 +885,7 @@ impl LaunchMap {
     /// More high halves than this (ids that are not counters) use the map.
     const MAX_GROUPS: usize = 64;
 
-    fn new(launches: impl Iterator<Item = (i64, u32)> + Clone, count: usize) -> LaunchMap {
+    fn new(launches: impl Iterator<Item = (i64, u32)> + Clone, count: usize, scratch: &ScratchDir) -> LaunchMap {
         let mut groups: Vec<(i64, i64, i64)> = Vec::new(); // (high bits, min, max)
         let mut last = usize::MAX;
         for (c, _) in launches.clone() {
@@ -878,8 +913,15 @@ impl LaunchMap {
             return Self::sparse(launches, count);
         }
         groups.sort_unstable();
-        let mut dense: Vec<(i64, i64, Vec<u32>)> =
-            groups.iter().map(|g| (g.0, g.1, vec![Self::NONE; (g.2 - g.1) as usize + 1])).collect();
+        let mut dense: Vec<(i64, i64, Scratch<u32>)> = groups
+            .iter()
+            .map(|g| {
+                let mut slots: Scratch<u32> = scratch.with_capacity((g.2 - g.1) as usize + 1);
+                slots.resize_zeroed((g.2 - g.1) as usize + 1);
+                slots.fill(Self::NONE);
+                (g.0, g.1, slots)
+            })
+            .collect();
         let mut last = 0;
         for (c, pos) in launches {
             if dense[last].0 != c >> 32 {
@@ -912,23 +954,30 @@ impl LaunchMap {
 
 pub(crate) struct LaneLod {
     /// Member indices grouped by depth (start order within a depth): the finest level.
-    pub depth_members: Vec<u32>,
+    pub depth_members: Scratch<u32>,
     pub depth_ranges: Vec<(usize, usize)>,
-    pub levels: Vec<(u32, u32, Vec<LodItem>)>,
+    pub levels: Vec<(u32, u32, Scratch<LodItem>)>,
 }
 
-pub(crate) fn build_lane_lod(start: &[i64], end: &[i64], depth: &[u32], span: &[u32], metas: &[SpanMeta]) -> LaneLod {
+pub(crate) fn build_lane_lod(
+    start: &[i64],
+    end: &[i64],
+    depth: &[u32],
+    span: &[u32],
+    metas: &[SpanMeta],
+    scratch: &ScratchDir,
+) -> LaneLod {
     let n = start.len();
     if n == 0 {
-        return LaneLod { depth_members: Vec::new(), depth_ranges: Vec::new(), levels: Vec::new() };
+        return LaneLod { depth_members: Scratch::default(), depth_ranges: Vec::new(), levels: Vec::new() };
     }
     let max_depth = depth.iter().copied().max().unwrap_or(0) as usize;
-    let (counts, depth_members) = bucket(max_depth + 1, depth.iter().map(|&d| d as usize));
+    let (counts, depth_members) = bucket(max_depth + 1, depth.iter().map(|&d| d as usize), scratch);
     let depth_ranges: Vec<(usize, usize)> = (0..=max_depth).map(|d| (counts[d], counts[d + 1])).collect();
     let extent = end.iter().copied().max().unwrap_or(0) - start[0];
     // depths in parallel: most of a trace's spans can sit on one lane (a CPU thread's ops and
     // Python frames), whose depths are the only parallelism there is
-    let per_depth: Vec<Vec<(u32, Vec<LodItem>)>> = depth_ranges
+    let per_depth: Vec<Vec<(u32, Scratch<LodItem>)>> = depth_ranges
         .par_iter()
         .map(|&(b, e)| {
             let members = &depth_members[b..e];
@@ -942,6 +991,7 @@ pub(crate) fn build_lane_lod(start: &[i64], end: &[i64], depth: &[u32], span: &[
                 || members.iter().map(|&m| (start[m as usize], end[m as usize])),
                 members.len(),
                 extent,
+                scratch,
             )
         })
         .collect();
@@ -999,7 +1049,11 @@ pub(crate) fn put_section(
 /// A stable counting sort of indices `0..n` by a small key: returns the bucket offsets
 /// (`n_buckets + 1` of them) and the indices grouped by key, in their original order within
 /// each key. O(n); used to group spans by lane and a lane's members by depth.
-fn bucket(n_buckets: usize, keys: impl Iterator<Item = usize> + Clone) -> (Vec<usize>, Vec<u32>) {
+fn bucket(
+    n_buckets: usize,
+    keys: impl Iterator<Item = usize> + Clone,
+    scratch: &ScratchDir,
+) -> (Vec<usize>, Scratch<u32>) {
     let mut offsets = vec![0usize; n_buckets + 1];
     for k in keys.clone() {
         offsets[k + 1] += 1;
@@ -1008,9 +1062,10 @@ fn bucket(n_buckets: usize, keys: impl Iterator<Item = usize> + Clone) -> (Vec<u
         offsets[i] += offsets[i - 1];
     }
     let mut fill = offsets.clone();
-    let mut order = vec![0u32; offsets[n_buckets]];
+    let mut order: Scratch<u32> = Scratch::zeroed(scratch, offsets[n_buckets]);
+    let slots = order.as_mut_slice();
     for (i, k) in keys.enumerate() {
-        order[fill[k]] = i as u32;
+        slots[fill[k]] = i as u32;
         fill[k] += 1;
     }
     (offsets, order)
@@ -1039,7 +1094,7 @@ mod tests {
     fn check(launches: &[(i64, u32)], asked: &[i64]) -> Result<(), TestCaseError> {
         let mut want: FxHashMap<i64, u32> = FxHashMap::default();
         want.extend(launches.iter().copied());
-        let got = LaunchMap::new(launches.iter().copied(), launches.len());
+        let got = LaunchMap::new(launches.iter().copied(), launches.len(), &ScratchDir::heap());
         for &c in asked.iter().chain(launches.iter().map(|l| &l.0)) {
             prop_assert_eq!(got.get(c), want.get(&c).copied(), "id {}", c);
         }
@@ -1074,7 +1129,7 @@ mod tests {
             pairs in proptest::collection::vec((0u32..6, 0u32..10), 0..30),
             asked in proptest::collection::vec((0u32..6, 0u32..10), 0..30),
         ) {
-            let mut l = Linked::new(8);
+            let mut l = Linked::new(8, ScratchDir::heap());
             let mut set = FxHashSet::default();
             for &(f, t) in &pairs {
                 l.insert(f, t);
@@ -1089,10 +1144,19 @@ mod tests {
     #[test]
     fn counters_use_the_arrays_and_scattered_ids_the_map() {
         let counted: Vec<(i64, u32)> = (0..1000).map(|i| ((7i64 << 32) | (3 * i + 5), i as u32)).collect();
-        assert!(matches!(LaunchMap::new(counted.iter().copied(), counted.len()), LaunchMap::Dense(_)));
+        assert!(matches!(
+            LaunchMap::new(counted.iter().copied(), counted.len(), &ScratchDir::heap()),
+            LaunchMap::Dense(_)
+        ));
         let scattered: Vec<(i64, u32)> = (0..1000).map(|i| (i * 1_000_003, i as u32)).collect();
-        assert!(matches!(LaunchMap::new(scattered.iter().copied(), scattered.len()), LaunchMap::Sparse(_)));
+        assert!(matches!(
+            LaunchMap::new(scattered.iter().copied(), scattered.len(), &ScratchDir::heap()),
+            LaunchMap::Sparse(_)
+        ));
         let many_pids: Vec<(i64, u32)> = (0..100).map(|i| (i << 32, i as u32)).collect();
-        assert!(matches!(LaunchMap::new(many_pids.iter().copied(), many_pids.len()), LaunchMap::Sparse(_)));
+        assert!(matches!(
+            LaunchMap::new(many_pids.iter().copied(), many_pids.len(), &ScratchDir::heap()),
+            LaunchMap::Sparse(_)
+        ));
     }
 }

@@ -11,28 +11,30 @@ use crate::format::*;
 use crate::lod::{LodItem, LodLevel};
 use crate::output::Output;
 use crate::reader::{section_part, Backing, Part, Pending, Store};
+use crate::scratch::Scratch;
 use rayon::prelude::*;
 use std::sync::Arc;
 
 /// Every section of a store but the args and the level of detail, in memory (the span args
-/// only when not written yet): what `StoreBuilder::stage` makes.
+/// only when not written yet): what `StoreBuilder::stage` makes. The arrays of a span or a
+/// flow each are `Scratch`es: in a file's pages when the store has a cache dir.
 pub(crate) struct Columns {
     /// The span args when not written yet (a deferred or compressed store's; written first,
     /// by `write_members`).
-    pub span_args: Option<Vec<ArgsRef>>,
-    pub span_meta: Vec<SpanMeta>,
-    pub m_start: Vec<i64>,
-    pub m_end: Vec<i64>,
-    pub m_max: Vec<i64>,
-    pub m_span: Vec<u32>,
-    pub m_depth: Vec<u32>,
+    pub span_args: Option<Scratch<ArgsRef>>,
+    pub span_meta: Scratch<SpanMeta>,
+    pub m_start: Scratch<i64>,
+    pub m_end: Scratch<i64>,
+    pub m_max: Scratch<i64>,
+    pub m_span: Scratch<u32>,
+    pub m_depth: Scratch<u32>,
     /// Without level ranges (the level of detail fills them in).
     pub lane_index: Vec<LaneIndex>,
     pub string_offsets: Vec<u64>,
     pub string_bytes: Vec<u8>,
     pub lanes_json: Vec<u8>,
-    pub flows: Vec<FlowRec>,
-    pub flows_by_from: Vec<u32>,
+    pub flows: Scratch<FlowRec>,
+    pub flows_by_from: Scratch<u32>,
     pub counter_ts: Vec<i64>,
     pub counter_val: Vec<f64>,
     pub counters_json: Vec<u8>,
@@ -91,7 +93,7 @@ impl Columns {
 
     /// Each section as a part of its own, by section id (moved, not copied).
     fn into_parts(self, parts: &mut [Option<Box<dyn Part>>]) {
-        fn put<T: bytemuck::Pod + Send + Sync>(parts: &mut [Option<Box<dyn Part>>], id: u32, v: Vec<T>) {
+        fn put(parts: &mut [Option<Box<dyn Part>>], id: u32, v: impl Part + 'static) {
             parts[id as usize] = Some(Box::new(v));
         }
         if let Some(a) = self.span_args {
@@ -137,17 +139,25 @@ pub(crate) fn pending_store(
     let lod_built = lod.is_some();
     if let Some(lod) = lod {
         // one buffer a section, as the reader casts it (the pieces are freed as they go)
-        fn joined<T: bytemuck::Pod + Send + Sync>(pieces: Vec<Vec<T>>) -> Box<dyn Part> {
-            let mut v = Vec::with_capacity(pieces.iter().map(|p| p.len()).sum());
+        let scratch = out.scratch_dir();
+        let joined = |pieces: Vec<Scratch<_>>| -> Box<dyn Part> {
+            let mut v = scratch.with_capacity(pieces.iter().map(|p| p.len()).sum());
             for p in pieces {
                 v.extend_from_slice(&p);
             }
             Box::new(v)
-        }
+        };
+        let joined_u32 = |pieces: Vec<Scratch<u32>>| -> Box<dyn Part> {
+            let mut v: Scratch<u32> = scratch.with_capacity(pieces.iter().map(|p| p.len()).sum());
+            for p in pieces {
+                v.extend_from_slice(&p);
+            }
+            Box::new(v)
+        };
         parts[sid::LANE_INDEX as usize] = Some(Box::new(lod.lane_index));
         parts[sid::LOD_LEVELS as usize] = Some(Box::new(lod.levels));
         parts[sid::LOD_ITEMS as usize] = Some(joined(lod.items));
-        parts[sid::DEPTH_MEMBERS as usize] = Some(joined(lod.depth_members));
+        parts[sid::DEPTH_MEMBERS as usize] = Some(joined_u32(lod.depth_members));
     }
     let mut sections = [(0usize, 0usize); MAX_SECTIONS];
     for (id, p) in parts.iter().enumerate() {
@@ -217,19 +227,19 @@ pub(crate) struct Lod {
     pub lane_index: Vec<LaneIndex>,
     pub levels: Vec<LodLevel>,
     /// Each lane's items, one after another (the section is their concatenation).
-    pub items: Vec<Vec<LodItem>>,
-    pub depth_members: Vec<Vec<u32>>,
+    pub items: Vec<Scratch<LodItem>>,
+    pub depth_members: Vec<Scratch<u32>>,
 }
 
 /// The level of detail of `c`, its lanes in parallel.
-pub(crate) fn build_lod(c: &ColumnsView<'_>) -> Lod {
+pub(crate) fn build_lod(c: &ColumnsView<'_>, scratch: &crate::scratch::ScratchDir) -> Lod {
     let _t = crate::timing::Phase::start("store: level of detail");
     let lods: Vec<_> = (0..c.lane_index.len())
         .into_par_iter()
         .map(|l| {
             let li = &c.lane_index[l];
             let (b, e) = (li.member_begin as usize, li.member_end as usize);
-            build_lane_lod(&c.m_start[b..e], &c.m_end[b..e], &c.m_depth[b..e], &c.m_span[b..e], c.span_meta)
+            build_lane_lod(&c.m_start[b..e], &c.m_end[b..e], &c.m_depth[b..e], &c.m_span[b..e], c.span_meta, scratch)
         })
         .collect();
     // the sections are the lanes' pieces one after another: offsets are running totals,
@@ -237,9 +247,9 @@ pub(crate) fn build_lod(c: &ColumnsView<'_>) -> Lod {
     // of detail's memory at the store's peak)
     let mut lane_index = c.lane_index.to_vec();
     let mut levels: Vec<LodLevel> = Vec::new();
-    let mut items: Vec<Vec<LodItem>> = Vec::new();
+    let mut items: Vec<Scratch<LodItem>> = Vec::new();
     let mut items_len = 0u64;
-    let mut depth_members: Vec<Vec<u32>> = Vec::with_capacity(lane_index.len());
+    let mut depth_members: Vec<Scratch<u32>> = Vec::with_capacity(lane_index.len());
     let mut depth_members_len = 0u64;
     for (li, lod) in lane_index.iter_mut().zip(lods) {
         li.level_begin = levels.len() as u64;
@@ -336,10 +346,11 @@ pub(crate) fn write_rest(mut out: Output, mut table: Vec<SectionEntry>, c: &Colu
     // the flows' binding freed its tables just now: give them back before the level of
     // detail, the build's peak (otherwise they wait out the purge delay beside it)
     crate::purge::collect_now();
+    let scratch = out.scratch_dir();
     let (lod, written) = std::thread::scope(|sc| {
         let (out_w, table_w) = (&mut out, &mut table);
         let writer = sc.spawn(move || write_members(out_w, table_w, c));
-        (build_lod(c), writer.join())
+        (build_lod(c, &scratch), writer.join())
     });
     written.map_err(|_| std::io::Error::other("store writer thread panicked"))??;
     let t_write = crate::timing::Phase::start("store: write sections");

@@ -20,6 +20,7 @@ mod queries;
 pub use queries::NO_LAUNCH;
 mod reader;
 mod runs;
+pub mod scratch;
 mod strings;
 pub mod timing;
 

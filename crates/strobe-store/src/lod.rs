@@ -124,7 +124,8 @@ pub fn build_depth_levels<I: Iterator<Item = LodItem>, B: Iterator<Item = (i64, 
     bounds: impl FnOnce() -> B,
     n: usize,
     span_extent: i64,
-) -> Vec<(u32, Vec<LodItem>)> {
+    scratch: &crate::scratch::ScratchDir,
+) -> Vec<(u32, crate::scratch::Scratch<LodItem>)> {
     // the levels that can be computed: up to the first as wide as the whole lane
     let mut computable = 1;
     while !is_widest(level_width_log2(computable - 1), span_extent) {
@@ -135,14 +136,14 @@ pub fn build_depth_levels<I: Iterator<Item = LodItem>, B: Iterator<Item = (i64, 
     // which levels are kept: the first level is always computed; each next one only while
     // the one before is not the last (one item left, or wider than the extent)
     let mut kept: Vec<Option<usize>> = vec![None; computable];
-    let mut stored: Vec<(u32, Vec<LodItem>)> = Vec::new();
+    let mut stored: Vec<(u32, crate::scratch::Scratch<LodItem>)> = Vec::new();
     let mut prev_stored_len = n;
     for (k, &len) in counts.iter().enumerate() {
         let e = level_width_log2(k);
         if (len as f64) <= KEEP_RATIO * prev_stored_len as f64 {
             prev_stored_len = len;
             kept[k] = Some(stored.len());
-            stored.push((e, Vec::with_capacity(len)));
+            stored.push((e, scratch.with_capacity(len)));
         }
         if len <= 1 || is_widest(e, span_extent) {
             break;
@@ -330,7 +331,8 @@ mod tests {
                 spans.push(LodItem::single(t, t + 300, spans.len() as u32, 1, 0));
             }
             let extent = spans.iter().map(|s| s.end).max().unwrap_or(0) - spans.first().map_or(0, |s| s.start);
-            let got = build_depth_levels(|| spans.iter().copied(), || spans.iter().map(|s| (s.start, s.end)), spans.len(), extent);
+            let got = build_depth_levels(|| spans.iter().copied(), || spans.iter().map(|s| (s.start, s.end)), spans.len(), extent, &crate::scratch::ScratchDir::heap());
+            let got: Vec<(u32, Vec<LodItem>)> = got.into_iter().map(|(e, v)| (e, v.to_vec())).collect();
             prop_assert_eq!(got, levels_one_at_a_time(&spans, extent));
         }
     }
@@ -361,7 +363,9 @@ mod tests {
             || spans.iter().map(|s| (s.start, s.end)),
             spans.len(),
             extent,
+            &crate::scratch::ScratchDir::heap(),
         );
+        let got: Vec<(u32, Vec<LodItem>)> = got.into_iter().map(|(e, v)| (e, v.to_vec())).collect();
         assert_eq!(got, levels_one_at_a_time(&spans, extent));
         assert!(got.iter().all(|(e, _)| (1i64 << e) > 1_000_000), "{:?}", got.iter().map(|l| l.0).collect::<Vec<_>>());
         let (_, first) = &got[0];

@@ -52,6 +52,18 @@ impl Output {
         matches!(self, Output::File { compress: true, .. })
     }
 
+    /// Where the build's big arrays may live (`scratch`): beside the store's temp file, or
+    /// the heap for a store built in memory.
+    pub fn scratch_dir(&self) -> crate::scratch::ScratchDir {
+        match self {
+            Output::File { dest, .. } => match dest.parent() {
+                Some(dir) => crate::scratch::ScratchDir::at(dir),
+                None => crate::scratch::ScratchDir::heap(),
+            },
+            Output::Memory { .. } => crate::scratch::ScratchDir::heap(),
+        }
+    }
+
     pub fn position(&self) -> u64 {
         match self {
             Output::File { pos, .. } => *pos,

@@ -1,0 +1,499 @@
+//! A growable array of plain values whose pages belong to a file, not to the process's heap.
+//!
+//! A store's build holds every span several times over (staged in push order, then as columns
+//! in lane order, then the flows and the level of detail): for an nsys export that is ~100
+//! bytes a row, twice the export itself. Kept in anonymous memory, all of it must fit in RAM
+//! (most machines have no swap). Kept in the pages of an unlinked file in the cache dir, the
+//! kernel can write it out and read it back when memory is short, as it does with the mapped
+//! input, and drops it unwritten when memory is not short: the file is unlinked from the start
+//! (deleted with its last handle, never left behind by a crash), and a build takes far less
+//! than the 30 s before the kernel writes dirty pages back on its own.
+//!
+//! A file's pages cost more than the heap's (a 4 kB page fault each, against the heap's 2 MB
+//! ones: +17 % on a 1 GB Kineto ingest, +20 % on a 250 MB nsys export's), so an array moves to
+//! a file only when memory is short: when it would take the process's heap past half of the
+//! memory it may use (RAM available, or its cgroup's limit). `STROBE_SCRATCH=file` or `heap`
+//! forces either. Without a directory (a store built in memory, or a file that cannot be made)
+//! the array is a plain `Vec`.
+
+use std::fs::File;
+use std::marker::PhantomData;
+use std::path::Path;
+
+/// Arrays below this many bytes stay on the heap: a file and a map for each small lane or
+/// table would cost more than they save.
+const FILE_MIN_BYTES: usize = 4 << 20;
+
+pub struct Scratch<T: bytemuck::Pod> {
+    backing: Backing<T>,
+    /// Where the file is made once the array is big enough; `None` for the heap only (or
+    /// after a file failed).
+    dir: Option<std::path::PathBuf>,
+    always_file: bool,
+    file: Option<File>,
+}
+
+enum Backing<T> {
+    Heap(Vec<T>),
+    /// The first `len` values of the pages of `Scratch::file`, mapped whole.
+    Map {
+        map: memmap2::MmapMut,
+        len: usize,
+        _t: PhantomData<T>,
+    },
+}
+
+/// Where a build's scratch arrays live: a directory (the cache dir) or the heap.
+#[derive(Clone, Debug, Default)]
+pub struct ScratchDir {
+    path: Option<std::path::PathBuf>,
+    /// Files whenever big, whatever the memory (tests).
+    always_file: bool,
+}
+
+impl ScratchDir {
+    pub fn heap() -> ScratchDir {
+        ScratchDir { path: None, always_file: false }
+    }
+
+    /// Arrays in files in `dir` when memory is short (`wants_file`).
+    pub fn at(dir: &Path) -> ScratchDir {
+        ScratchDir { path: Some(dir.to_path_buf()), always_file: false }
+    }
+
+    pub fn new_array<T: bytemuck::Pod>(&self) -> Scratch<T> {
+        Scratch::new_in(self)
+    }
+
+    pub fn with_capacity<T: bytemuck::Pod>(&self, n: usize) -> Scratch<T> {
+        let mut s = Scratch::new_in(self);
+        s.reserve(n);
+        s
+    }
+}
+
+impl<T: bytemuck::Pod> Default for Scratch<T> {
+    fn default() -> Self {
+        Scratch::new_in(&ScratchDir::heap())
+    }
+}
+
+impl<T: bytemuck::Pod> Scratch<T> {
+    pub fn new_in(dir: &ScratchDir) -> Scratch<T> {
+        assert!(std::mem::size_of::<T>() > 0 && std::mem::align_of::<T>() <= 4096);
+        Scratch { backing: Backing::Heap(Vec::new()), dir: dir.path.clone(), always_file: dir.always_file, file: None }
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        match &self.backing {
+            Backing::Heap(v) => v.len(),
+            Backing::Map { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Values that fit without growing.
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        match &self.backing {
+            Backing::Heap(v) => v.capacity(),
+            Backing::Map { map, .. } => map.len() / std::mem::size_of::<T>(),
+        }
+    }
+
+    /// Room for `extra` more values (grown by doubling, as a `Vec`).
+    pub fn reserve(&mut self, extra: usize) {
+        let need = self.len().checked_add(extra).expect("scratch array length overflow");
+        if need > self.capacity() {
+            self.grow_to(need.max(self.capacity() * 2).max(64));
+        }
+    }
+
+    #[cold]
+    fn grow_to(&mut self, values: usize) {
+        let size = std::mem::size_of::<T>();
+        let bytes = values.checked_mul(size).expect("scratch array size overflow");
+        let len = self.len();
+        let to_file = self.to_file(bytes);
+        if let Some(dir) = self.dir.as_deref().filter(|_| to_file) {
+            // page multiple: the map's length is the capacity
+            match grow_file(dir, &mut self.file, bytes.div_ceil(4096) * 4096) {
+                Ok(mut map) => {
+                    // a map's pages are the file's: a bigger map sees them, nothing copied
+                    if let Backing::Heap(v) = &self.backing {
+                        map[..len * size].copy_from_slice(bytemuck::cast_slice(v));
+                    }
+                    self.backing = Backing::Map { map, len, _t: PhantomData };
+                    return;
+                }
+                Err(_) => {
+                    // no file here: the heap from now on
+                    self.dir = None;
+                    self.file = None;
+                }
+            }
+        }
+        if let Backing::Map { .. } = &self.backing {
+            let v = self.as_slice().to_vec();
+            self.backing = Backing::Heap(v);
+            self.file = None;
+        }
+        if let Backing::Heap(v) = &mut self.backing {
+            v.reserve_exact(values - v.len());
+        }
+    }
+
+    /// Whether the array, grown to `bytes`, goes to (or stays in) a file.
+    fn to_file(&self, bytes: usize) -> bool {
+        if self.dir.is_none() {
+            return false;
+        }
+        let forced = forced_backing();
+        let always = self.always_file || forced == Some(true);
+        // forced, every array past a page goes to a file (so that small traces test the path)
+        let min = if always { 4096 } else { FILE_MIN_BYTES };
+        let more = bytes.saturating_sub(self.len() * std::mem::size_of::<T>());
+        bytes >= min && (always || self.in_file() || (forced.is_none() && wants_file(more)))
+    }
+
+    /// `n` zero values: on the heap from the allocator's zeroed pages (fresh pages are not
+    /// written again), in a file from its sparse pages.
+    pub fn zeroed(dir: &ScratchDir, n: usize) -> Scratch<T> {
+        let mut s = Scratch::new_in(dir);
+        if s.to_file(n * std::mem::size_of::<T>()) {
+            s.resize_zeroed(n);
+        } else {
+            s.backing = Backing::Heap(bytemuck::zeroed_vec(n));
+        }
+        s
+    }
+
+    /// The `n` values of `items`, made on all cores, with room for `capacity` (≥ n). On the
+    /// heap they are written once (no zeroing first).
+    pub fn par_collected(
+        dir: &ScratchDir,
+        capacity: usize,
+        items: impl rayon::iter::IndexedParallelIterator<Item = T>,
+    ) -> Scratch<T>
+    where
+        T: Send,
+    {
+        use rayon::prelude::*;
+        let n = items.len();
+        let mut s = dir.with_capacity(capacity.max(n));
+        match &mut s.backing {
+            Backing::Heap(v) => v.par_extend(items),
+            Backing::Map { .. } => {
+                s.resize_zeroed(n);
+                s.as_mut_slice().par_iter_mut().zip(items).for_each(|(d, x)| *d = x);
+            }
+        }
+        s
+    }
+
+    #[inline]
+    pub fn push(&mut self, x: T) {
+        if self.len() == self.capacity() {
+            self.reserve(1);
+        }
+        match &mut self.backing {
+            Backing::Heap(v) => v.push(x),
+            Backing::Map { map, len, .. } => {
+                let size = std::mem::size_of::<T>();
+                map[*len * size..(*len + 1) * size].copy_from_slice(bytemuck::bytes_of(&x));
+                *len += 1;
+            }
+        }
+    }
+
+    pub fn extend_from_slice(&mut self, xs: &[T]) {
+        self.reserve(xs.len());
+        let at = self.len();
+        self.resize_zeroed(at + xs.len());
+        self.as_mut_slice()[at..].copy_from_slice(xs);
+    }
+
+    /// Grows or shrinks to `n` values; new ones are zero (`T::zeroed()`).
+    pub fn resize_zeroed(&mut self, n: usize) {
+        let old = self.len();
+        if n > old {
+            self.reserve(n - old);
+        }
+        match &mut self.backing {
+            Backing::Heap(v) => v.resize(n, T::zeroed()),
+            Backing::Map { map, len, .. } => {
+                let size = std::mem::size_of::<T>();
+                if n < old {
+                    // the file's pages past the length must read as zero if it grows back
+                    map[n * size..old * size].fill(0);
+                }
+                *len = n;
+            }
+        }
+    }
+
+    #[inline]
+    pub fn as_slice(&self) -> &[T] {
+        match &self.backing {
+            Backing::Heap(v) => v,
+            Backing::Map { map, len, .. } => bytemuck::cast_slice(&map[..len * std::mem::size_of::<T>()]),
+        }
+    }
+
+    #[inline]
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        match &mut self.backing {
+            Backing::Heap(v) => v,
+            Backing::Map { map, len, .. } => bytemuck::cast_slice_mut(&mut map[..*len * std::mem::size_of::<T>()]),
+        }
+    }
+
+    /// Whether the values are in a file's pages (for tests and the timing log).
+    pub fn in_file(&self) -> bool {
+        matches!(self.backing, Backing::Map { .. })
+    }
+}
+
+/// `STROBE_SCRATCH`: `file` (Some(true)) or `heap` (Some(false)); read at each growth, which
+/// is rare (an array doubles), so that a test can set it.
+fn forced_backing() -> Option<bool> {
+    match std::env::var("STROBE_SCRATCH").as_deref() {
+        Ok("file") => Some(true),
+        Ok("heap") => Some(false),
+        _ => None,
+    }
+}
+
+/// Whether `more` bytes of a growing array should go to a file (see the module's note).
+fn wants_file(more: usize) -> bool {
+    let Some(heap) = memory::own_anonymous() else { return false };
+    memory_is_short(heap, more as u64, memory::available(), memory::cgroup_limit())
+}
+
+/// The rule: the heap (`heap` now, `more` to come) would pass half of what the process may use,
+/// its heap plus the RAM still available, or its cgroup's limit if lower.
+fn memory_is_short(heap: u64, more: u64, available: Option<u64>, cgroup_limit: Option<u64>) -> bool {
+    let may_use = match (available, cgroup_limit) {
+        (Some(a), Some(l)) => (heap + a).min(l),
+        (Some(a), None) => heap + a,
+        (None, Some(l)) => l,
+        (None, None) => return false,
+    };
+    heap + more > may_use / 2
+}
+
+/// What Linux says of this process's memory (None elsewhere, or when it cannot be read).
+mod memory {
+    fn kb_field(text: &str, key: &str) -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(key))?;
+        let kb: u64 = line[key.len()..].trim().trim_end_matches("kB").trim().parse().ok()?;
+        Some(kb * 1024)
+    }
+
+    /// The process's anonymous resident memory (its heap, mostly).
+    pub fn own_anonymous() -> Option<u64> {
+        kb_field(&std::fs::read_to_string("/proc/self/status").ok()?, "RssAnon:")
+    }
+
+    /// RAM the kernel can still hand out without swapping.
+    pub fn available() -> Option<u64> {
+        kb_field(&std::fs::read_to_string("/proc/meminfo").ok()?, "MemAvailable:")
+    }
+
+    /// The memory limit of the process's cgroup (v2 `memory.max`, or v1's
+    /// `memory.limit_in_bytes`), when it has one.
+    pub fn cgroup_limit() -> Option<u64> {
+        let groups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        let mut limits = Vec::new();
+        for line in groups.lines() {
+            let mut parts = line.splitn(3, ':');
+            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+            let file = if controllers.is_empty() {
+                format!("/sys/fs/cgroup{path}/memory.max")
+            } else if controllers.split(',').any(|c| c == "memory") {
+                format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes")
+            } else {
+                continue;
+            };
+            if let Some(l) = std::fs::read_to_string(file).ok().and_then(|t| t.trim().parse::<u64>().ok()) {
+                limits.push(l);
+            }
+        }
+        // "max" (v2) does not parse and v1's "no limit" is near 2^63: neither limits
+        limits.into_iter().filter(|&l| l < 1 << 60).min()
+    }
+}
+
+/// Makes (first time) or lengthens the unlinked file to `bytes` and maps all of it.
+fn grow_file(dir: &Path, file: &mut Option<File>, bytes: usize) -> std::io::Result<memmap2::MmapMut> {
+    if file.is_none() {
+        *file = Some(tempfile::tempfile_in(dir)?);
+    }
+    let f = file.as_ref().expect("just made");
+    // a sparse length: blocks come only as pages are written, and read as zero until then
+    f.set_len(bytes as u64)?;
+    // SAFETY: the file is unlinked and private to this array (no other handle writes it), and
+    // it never shrinks while mapped.
+    unsafe { memmap2::MmapMut::map_mut(f) }
+}
+
+impl<T: bytemuck::Pod> std::ops::Deref for Scratch<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.as_slice()
+    }
+}
+
+impl<T: bytemuck::Pod> std::ops::DerefMut for Scratch<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.as_mut_slice()
+    }
+}
+
+impl<'a, T: bytemuck::Pod> IntoIterator for &'a Scratch<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
+}
+
+impl<T: bytemuck::Pod + Send + Sync> crate::reader::Part for Scratch<T> {
+    fn bytes(&self) -> &[u8] {
+        bytemuck::cast_slice(self.as_slice())
+    }
+}
+
+impl<T: bytemuck::Pod + std::fmt::Debug> std::fmt::Debug for Scratch<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Push(u32),
+        Extend(Vec<u32>),
+        Resize(usize),
+        Set(usize, u32),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            any::<u32>().prop_map(Op::Push),
+            proptest::collection::vec(any::<u32>(), 0..3000).prop_map(Op::Extend),
+            (0usize..2_000_000).prop_map(Op::Resize),
+            (any::<usize>(), any::<u32>()).prop_map(|(i, x)| Op::Set(i, x)),
+        ]
+    }
+
+    fn run(dir: &ScratchDir, ops: &[Op]) {
+        let mut s: Scratch<u32> = dir.new_array();
+        let mut v: Vec<u32> = Vec::new();
+        for o in ops {
+            match o {
+                Op::Push(x) => {
+                    s.push(*x);
+                    v.push(*x);
+                }
+                Op::Extend(xs) => {
+                    s.extend_from_slice(xs);
+                    v.extend_from_slice(xs);
+                }
+                Op::Resize(n) => {
+                    s.resize_zeroed(*n);
+                    v.resize(*n, 0);
+                }
+                Op::Set(i, x) => {
+                    if !v.is_empty() {
+                        let i = i % v.len();
+                        s[i] = *x;
+                        v[i] = *x;
+                    }
+                }
+            }
+            assert_eq!(s.len(), v.len());
+        }
+        assert_eq!(&s[..], &v[..]);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        // both backings behave as a Vec, through growth (the file moves to a bigger map),
+        // shrinking (values past the length read as zero when it grows back) and writes
+        #[test]
+        fn behaves_as_a_vec(ops in proptest::collection::vec(op(), 0..24)) {
+            let dir = tempfile::tempdir().unwrap();
+            run(&file_dir(dir.path()), &ops);
+            run(&ScratchDir::heap(), &ops);
+            // the array's file is unlinked: nothing is left in the directory
+            prop_assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        }
+    }
+
+    #[test]
+    fn memory_is_short_past_half_of_what_the_process_may_use() {
+        const MB: u64 = 1 << 20;
+        // 23 GB free: a 1 GB trace's arrays stay on the heap
+        assert!(!memory_is_short(300 * MB, 200 * MB, Some(23_000 * MB), None));
+        // a 128 MB cgroup: past 64 MB of heap they go to files
+        assert!(!memory_is_short(20 * MB, 40 * MB, Some(23_000 * MB), Some(128 * MB)));
+        assert!(memory_is_short(40 * MB, 30 * MB, Some(23_000 * MB), Some(128 * MB)));
+        // little RAM left, no cgroup
+        assert!(memory_is_short(500 * MB, 100 * MB, Some(300 * MB), None));
+        // nothing known: the heap
+        assert!(!memory_is_short(500 * MB, 100 * MB, None, None));
+    }
+
+    #[test]
+    fn linux_tells_this_process_its_memory() {
+        if cfg!(target_os = "linux") {
+            assert!(memory::own_anonymous().is_some_and(|a| a > 0));
+            assert!(memory::available().is_some_and(|a| a > 0));
+        }
+    }
+
+    /// A directory whose arrays always go to files once big (the tests of the file backing
+    /// must not depend on the machine's memory).
+    fn file_dir(dir: &Path) -> ScratchDir {
+        ScratchDir { path: Some(dir.to_path_buf()), always_file: true }
+    }
+
+    #[test]
+    fn a_big_array_lives_in_a_file_and_a_small_one_on_the_heap() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = file_dir(dir.path());
+        let mut small: Scratch<u64> = d.with_capacity(100);
+        assert!(!small.in_file());
+        // pushed past the threshold, it moves to a file with its values
+        for i in 0..(1u64 << 20) {
+            small.push(i);
+        }
+        assert!(small.in_file());
+        assert!(small.iter().enumerate().all(|(i, &x)| x == i as u64));
+        let mut big: Scratch<u64> = d.with_capacity(1 << 20);
+        assert!(big.in_file());
+        big.extend_from_slice(&(0..(1u64 << 21)).collect::<Vec<_>>());
+        assert!(big.in_file());
+        assert_eq!(big[(1 << 21) - 1], (1 << 21) - 1);
+        assert_eq!(big.iter().sum::<u64>(), (1u64 << 21) * ((1 << 21) - 1) / 2);
+    }
+
+    #[test]
+    fn a_directory_that_cannot_hold_a_file_falls_back_to_the_heap() {
+        let d = file_dir(Path::new("/nonexistent/strobe-scratch"));
+        let mut s: Scratch<u64> = d.with_capacity(1 << 20);
+        assert!(!s.in_file());
+        s.extend_from_slice(&[1, 2, 3]);
+        assert_eq!(&s[..], &[1, 2, 3]);
+    }
+}
