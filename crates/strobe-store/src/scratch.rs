@@ -271,7 +271,11 @@ fn forced_backing() -> Option<bool> {
 /// Whether `more` bytes of a growing array should go to a file (see the module's note).
 fn wants_file(more: usize) -> bool {
     let Some(heap) = memory::own_anonymous() else { return false };
-    memory_is_short(heap, more as u64, memory::available(), memory::cgroup_limit())
+    let short = memory_is_short(heap, more as u64, memory::available(), memory::cgroup_limit());
+    if short {
+        crate::purge::memory_is_short();
+    }
+    short
 }
 
 /// The rule: the heap (`heap` now, `more` to come) would pass half of what the process may use,
