@@ -197,17 +197,23 @@ impl<T: bytemuck::Pod> Scratch<T> {
 
     #[inline]
     pub fn push(&mut self, x: T) {
-        if self.len() == self.capacity() {
-            self.reserve(1);
-        }
+        // one match on the way that does not grow (a span's build pushes to five arrays)
+        let size = std::mem::size_of::<T>();
         match &mut self.backing {
-            Backing::Heap(v) => v.push(x),
-            Backing::Map { map, len, .. } => {
-                let size = std::mem::size_of::<T>();
+            Backing::Heap(v) if v.len() < v.capacity() => v.push(x),
+            Backing::Map { map, len, .. } if (*len + 1) * size <= map.len() => {
                 map[*len * size..(*len + 1) * size].copy_from_slice(bytemuck::bytes_of(&x));
                 *len += 1;
             }
+            _ => self.push_grown(x),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_grown(&mut self, x: T) {
+        self.reserve(1);
+        self.push(x);
     }
 
     pub fn extend_from_slice(&mut self, xs: &[T]) {
@@ -311,6 +317,12 @@ mod memory {
     /// The memory limit of the process's cgroup (v2 `memory.max`, or v1's
     /// `memory.limit_in_bytes`), when it has one.
     pub fn cgroup_limit() -> Option<u64> {
+        // read once: a process's cgroup and its limit do not change under a build
+        static LIMIT: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+        *LIMIT.get_or_init(read_cgroup_limit)
+    }
+
+    fn read_cgroup_limit() -> Option<u64> {
         let groups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
         let mut limits = Vec::new();
         for line in groups.lines() {
