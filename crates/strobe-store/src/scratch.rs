@@ -5,16 +5,18 @@
 //! bytes a row, twice the export itself. Kept in anonymous memory, all of it must fit in RAM
 //! (most machines have no swap). Kept in the pages of an unlinked file in the cache dir, the
 //! kernel can write it out and read it back when memory is short, as it does with the mapped
-//! input, and drops it unwritten when memory is not short: the file is unlinked from the start
-//! (deleted with its last handle, never left behind by a crash), and a build takes far less
-//! than the 30 s before the kernel writes dirty pages back on its own.
+//! input. The file is unlinked from the start (deleted with its last handle, never left behind
+//! by a crash). A build's own arrays live far less than the 30 s after which the kernel writes
+//! dirty pages back unasked, so they are dropped unwritten; a store answered before its file is
+//! written (`finish_deferred`, `finish_write_behind`) keeps reading its columns from memory
+//! while it is open, and in files those pages are written back once, then clean page cache.
 //!
 //! A file's pages cost more than the heap's (a 4 kB page fault each, against the heap's 2 MB
-//! ones: +17 % on a 1 GB Kineto ingest, +20 % on a 250 MB nsys export's), so an array moves to
-//! a file only when memory is short: when it would take the process's heap past half of the
-//! memory it may use (RAM available, or its cgroup's limit). `STROBE_SCRATCH=file` or `heap`
-//! forces either. Without a directory (a store built in memory, or a file that cannot be made)
-//! the array is a plain `Vec`.
+//! ones: +12–17 % on a 1 GB Kineto ingest, +20 % on a 250 MB nsys export's; `MAP_POPULATE`
+//! made it worse), so an array moves to a file only when memory is short: when it would take
+//! the process's heap past half of the memory it may use (RAM available, or its cgroup's
+//! limit). `STROBE_SCRATCH=file` or `heap` forces either. Without a directory (a store built in
+//! memory, or a file that cannot be made) the array is a plain `Vec`.
 
 use std::fs::File;
 use std::marker::PhantomData;
