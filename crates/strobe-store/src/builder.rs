@@ -452,7 +452,6 @@ impl StoreBuilder {
         // all cores (they are random reads into the staged spans); the scatter of new ids and
         // the passes that need file order stay serial but read sequentially.
         // each staged field is freed as soon as its column is made
-        // each column of the new order is gathered from its staged field on all cores
         let st_start = std::mem::take(&mut self.spans.start);
         let from: &[i64] = &st_start;
         let mut m_start = Scratch::par_collected(&scratch, members, order.par_iter().map(|&o| from[o as usize]));
@@ -690,8 +689,9 @@ impl StoreBuilder {
         m_depth: &[u32],
         corr: &[Corr],
     ) -> Scratch<FlowRec> {
-        let mut out: Scratch<FlowRec> = self.out.scratch_dir().new_array();
-        let mut linked = Linked::new(new_id.len(), self.out.scratch_dir());
+        let scratch = self.out.scratch_dir();
+        let mut out: Scratch<FlowRec> = scratch.new_array();
+        let mut linked = Linked::new(new_id.len(), scratch.clone());
         let resolve = |e: FlowEnd| -> Option<u32> {
             match e {
                 FlowEnd::Span(id) => new_id.get(id as usize).copied(),
@@ -787,7 +787,6 @@ impl StoreBuilder {
         let (launch_count, launched_count) = corr.iter().fold((0usize, 0usize), |(a, b), x| {
             (a + is_launch(x.kind as u8) as usize, b + is_launched(x.kind as u8) as usize)
         });
-        let scratch = self.out.scratch_dir();
         let launches = LaunchMap::new(
             corr.iter().filter(|x| is_launch(x.kind as u8)).map(|x| (x.id, x.pos)),
             launch_count,

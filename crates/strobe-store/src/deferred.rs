@@ -11,7 +11,7 @@ use crate::format::*;
 use crate::lod::{LodItem, LodLevel};
 use crate::output::Output;
 use crate::reader::{section_part, Backing, Part, Pending, Store};
-use crate::scratch::Scratch;
+use crate::scratch::{Scratch, ScratchDir};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -139,25 +139,18 @@ pub(crate) fn pending_store(
     let lod_built = lod.is_some();
     if let Some(lod) = lod {
         // one buffer a section, as the reader casts it (the pieces are freed as they go)
+        fn joined<T: bytemuck::Pod + Send + Sync>(scratch: &ScratchDir, pieces: Vec<Scratch<T>>) -> Box<dyn Part> {
+            let mut v: Scratch<T> = scratch.with_capacity(pieces.iter().map(|p| p.len()).sum());
+            for p in pieces {
+                v.extend_from_slice(&p);
+            }
+            Box::new(v)
+        }
         let scratch = out.scratch_dir();
-        let joined = |pieces: Vec<Scratch<_>>| -> Box<dyn Part> {
-            let mut v = scratch.with_capacity(pieces.iter().map(|p| p.len()).sum());
-            for p in pieces {
-                v.extend_from_slice(&p);
-            }
-            Box::new(v)
-        };
-        let joined_u32 = |pieces: Vec<Scratch<u32>>| -> Box<dyn Part> {
-            let mut v: Scratch<u32> = scratch.with_capacity(pieces.iter().map(|p| p.len()).sum());
-            for p in pieces {
-                v.extend_from_slice(&p);
-            }
-            Box::new(v)
-        };
         parts[sid::LANE_INDEX as usize] = Some(Box::new(lod.lane_index));
         parts[sid::LOD_LEVELS as usize] = Some(Box::new(lod.levels));
-        parts[sid::LOD_ITEMS as usize] = Some(joined(lod.items));
-        parts[sid::DEPTH_MEMBERS as usize] = Some(joined_u32(lod.depth_members));
+        parts[sid::LOD_ITEMS as usize] = Some(joined(&scratch, lod.items));
+        parts[sid::DEPTH_MEMBERS as usize] = Some(joined(&scratch, lod.depth_members));
     }
     let mut sections = [(0usize, 0usize); MAX_SECTIONS];
     for (id, p) in parts.iter().enumerate() {
@@ -232,7 +225,7 @@ pub(crate) struct Lod {
 }
 
 /// The level of detail of `c`, its lanes in parallel.
-pub(crate) fn build_lod(c: &ColumnsView<'_>, scratch: &crate::scratch::ScratchDir) -> Lod {
+pub(crate) fn build_lod(c: &ColumnsView<'_>, scratch: &ScratchDir) -> Lod {
     let _t = crate::timing::Phase::start("store: level of detail");
     let lods: Vec<_> = (0..c.lane_index.len())
         .into_par_iter()

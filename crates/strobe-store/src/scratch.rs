@@ -220,9 +220,14 @@ impl<T: bytemuck::Pod> Scratch<T> {
 
     pub fn extend_from_slice(&mut self, xs: &[T]) {
         self.reserve(xs.len());
-        let at = self.len();
-        self.resize_zeroed(at + xs.len());
-        self.as_mut_slice()[at..].copy_from_slice(xs);
+        match &mut self.backing {
+            Backing::Heap(v) => v.extend_from_slice(xs),
+            Backing::Map { map, len, .. } => {
+                let size = std::mem::size_of::<T>();
+                map[*len * size..(*len + xs.len()) * size].copy_from_slice(bytemuck::cast_slice(xs));
+                *len += xs.len();
+            }
+        }
     }
 
     /// Grows or shrinks to `n` values; new ones are zero (`T::zeroed()`).
@@ -260,7 +265,7 @@ impl<T: bytemuck::Pod> Scratch<T> {
         }
     }
 
-    /// Whether the values are in a file's pages (for tests and the timing log).
+    /// Whether the values are in a file's pages.
     pub fn in_file(&self) -> bool {
         matches!(self.backing, Backing::Map { .. })
     }
@@ -299,7 +304,7 @@ fn memory_is_short(heap: u64, more: u64, available: Option<u64>, cgroup_limit: O
 }
 
 /// What Linux says of this process's memory (None elsewhere, or when it cannot be read).
-mod memory {
+pub(crate) mod memory {
     fn kb_field(text: &str, key: &str) -> Option<u64> {
         let line = text.lines().find(|l| l.starts_with(key))?;
         let kb: u64 = line[key.len()..].trim().trim_end_matches("kB").trim().parse().ok()?;

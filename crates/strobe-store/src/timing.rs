@@ -44,10 +44,7 @@ impl Drop for Phase {
 
 /// `RssAnon` of this process in MB, where `/proc` has it.
 fn anon_mb() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("RssAnon:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024)
+    crate::scratch::memory::own_anonymous().map(|b| b >> 20)
 }
 
 /// User and system CPU time of the whole process so far, seconds (0 where unknown).
