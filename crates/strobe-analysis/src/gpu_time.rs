@@ -1,7 +1,7 @@
 //! Where each GPU's time goes: busy, idle, compute, comm, memory and how much comm runs
 //! under compute. The definitions are `strobe report`'s, and the GUI draws the same numbers.
 
-use crate::intervals::{intersect, total, union};
+use crate::intervals::{intersect, total};
 use serde::Serialize;
 use strobe_model::{is_comm_kernel, LaneKind, SpanKind};
 use strobe_store::Store;
@@ -69,6 +69,19 @@ pub struct DeviceUnions {
     pub memory: Vec<(i64, i64)>,
     /// comm ∩ compute.
     pub overlapped: Vec<(i64, i64)>,
+    /// What the spans of the device were, counted as the unions were made.
+    pub counts: ActivityCounts,
+}
+
+/// A device's GPU spans counted by kind, and the window from the first start to the last end
+/// (0, 0 where it has none).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ActivityCounts {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub kernels: u64,
+    pub memcpy: u64,
+    pub memset: u64,
 }
 
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
@@ -137,89 +150,84 @@ pub fn gpu_activity(store: &Store) -> Vec<DeviceActivity> {
     per.into_iter().map(|(device, spans)| DeviceActivity { device, spans }).collect()
 }
 
-/// Busy intervals, and per interval the span ids at its (start, end) edges.
-type UnionWithEdges = (Vec<(i64, i64)>, Vec<(u32, u32)>);
-
-/// The busy union of spans with the span ids at each interval's edges: per interval, the
-/// first span (by start, end, id) that opens it and the first that reaches its end. The
-/// same merge as `intervals::union` (touching intervals merge, empty ones vanish).
-fn busy_union(spans: &[ActivitySpan]) -> UnionWithEdges {
-    let mut v: Vec<(i64, i64, u32)> = Vec::with_capacity(spans.len());
-    v.extend(spans.iter().filter(|x| x.end > x.start).map(|x| (x.start, x.end, x.span)));
-    // the stable sort finds the runs each stream's lane left sorted and merges them (the
-    // unstable one re-sorted a million spans from scratch: most of the union's time); the
-    // elements are distinct (span ids), so the order is the same
-    v.sort();
-    let (mut busy, mut edges): UnionWithEdges = (Vec::new(), Vec::new());
-    for (s, e, sid) in v {
-        match busy.last_mut() {
-            Some(last) if s <= last.1 => {
-                if e > last.1 {
-                    last.1 = e;
-                    edges.last_mut().expect("one edge pair per interval").1 = sid;
+/// Device unions for every GPU of `activity`, sorted by device. Each device's spans are
+/// sorted in place by (start, end, id) and then read once: the unions grow from their last
+/// interval as the spans come by start, so no class's spans are copied out to be sorted
+/// again (on a million-kernel rank those copies were most of a report's own memory).
+/// Touching intervals merge and empty ones vanish, as in `intervals::union`.
+pub fn device_unions_of(mut activity: Vec<DeviceActivity>) -> Vec<DeviceUnions> {
+    activity
+        .iter_mut()
+        .map(|a| {
+            // the stable sort finds the runs each stream's lane left sorted and merges them
+            // (the unstable one re-sorted a million spans from scratch); the elements are
+            // distinct (span ids), so the order is the same
+            a.spans.sort_by_key(|x| (x.start, x.end, x.span));
+            let mut u = DeviceUnions { device: a.device, ..Default::default() };
+            let mut counts = ActivityCounts { start_ns: i64::MAX, end_ns: i64::MIN, ..Default::default() };
+            for x in &a.spans {
+                match x.kind {
+                    SpanKind::Memcpy => counts.memcpy += 1,
+                    SpanKind::Memset => counts.memset += 1,
+                    _ => counts.kernels += 1,
+                }
+                counts.start_ns = counts.start_ns.min(x.start);
+                counts.end_ns = counts.end_ns.max(x.end);
+                if x.end <= x.start {
+                    continue;
+                }
+                // the busy interval's edges: the first span (by start, end, id) that opens
+                // it and the first that reaches its end
+                match u.busy.last_mut() {
+                    Some(last) if x.start <= last.1 => {
+                        if x.end > last.1 {
+                            last.1 = x.end;
+                            u.busy_edges.last_mut().expect("one edge pair per interval").1 = x.span;
+                        }
+                    }
+                    _ => {
+                        u.busy.push((x.start, x.end));
+                        u.busy_edges.push((x.span, x.span));
+                    }
+                }
+                let class = match x.class {
+                    GpuClass::Compute => &mut u.compute,
+                    GpuClass::Comm => &mut u.comm,
+                    GpuClass::Memory => &mut u.memory,
+                };
+                match class.last_mut() {
+                    Some(last) if x.start <= last.1 => last.1 = last.1.max(x.end),
+                    _ => class.push((x.start, x.end)),
                 }
             }
-            _ => {
-                busy.push((s, e));
-                edges.push((sid, sid));
+            if counts.start_ns == i64::MAX {
+                (counts.start_ns, counts.end_ns) = (0, 0);
             }
-        }
-    }
-    (busy, edges)
-}
-
-/// Device unions for every GPU of `activity`, sorted by device.
-pub fn device_unions_of(activity: &[DeviceActivity]) -> Vec<DeviceUnions> {
-    activity
-        .iter()
-        .map(|a| {
-            let mut sizes = [0usize; 3];
-            for x in &a.spans {
-                sizes[x.class as usize] += 1;
-            }
-            let mut by: [Vec<(i64, i64)>; 3] = sizes.map(Vec::with_capacity);
-            for x in &a.spans {
-                by[x.class as usize].push((x.start, x.end));
-            }
-            let [compute, comm, memory] = by;
-            let (busy, busy_edges) = busy_union(&a.spans);
-            let compute = union(compute);
-            let comm = union(comm);
-            let memory = union(memory);
-            let overlapped = intersect(&comm, &compute);
-            DeviceUnions { device: a.device, busy, busy_edges, compute, comm, memory, overlapped }
+            u.counts = counts;
+            u.overlapped = intersect(&u.comm, &u.compute);
+            // the spans are no longer needed: freed device by device, not at the end
+            a.spans = Vec::new();
+            u
         })
         .collect()
 }
 
 /// Device unions for every GPU in the store, sorted by device.
 pub fn device_unions(store: &Store) -> Vec<DeviceUnions> {
-    device_unions_of(&gpu_activity(store))
+    device_unions_of(gpu_activity(store))
 }
 
 /// Per-device figures as `strobe report` defines them.
 pub fn gpu_time(store: &Store) -> Vec<GpuTime> {
-    let activity = gpu_activity(store);
-    gpu_time_of(&activity, &device_unions_of(&activity))
+    gpu_time_of(&device_unions(store))
 }
 
-/// `gpu_time` from activity and unions already computed (`unions` from `device_unions_of`
-/// over the same `activity`).
-pub fn gpu_time_of(activity: &[DeviceActivity], unions: &[DeviceUnions]) -> Vec<GpuTime> {
+/// `gpu_time` from the device unions already computed (`device_unions_of`).
+pub fn gpu_time_of(unions: &[DeviceUnions]) -> Vec<GpuTime> {
     unions
         .iter()
         .map(|u| {
-            let (mut k, mut mc, mut ms, mut s, mut e) = (0u64, 0u64, 0u64, i64::MAX, i64::MIN);
-            for x in activity.iter().filter(|a| a.device == u.device).flat_map(|a| &a.spans) {
-                match x.kind {
-                    SpanKind::Memcpy => mc += 1,
-                    SpanKind::Memset => ms += 1,
-                    _ => k += 1,
-                }
-                s = s.min(x.start);
-                e = e.max(x.end);
-            }
-            let (s, e) = if s == i64::MAX { (0, 0) } else { (s, e) };
+            let ActivityCounts { start_ns: s, end_ns: e, kernels, memcpy, memset } = u.counts;
             let window = e - s;
             let busy = total(&u.busy);
             let comm = total(&u.comm);
@@ -237,9 +245,9 @@ pub fn gpu_time_of(activity: &[DeviceActivity], unions: &[DeviceUnions]) -> Vec<
                 memory_ns: total(&u.memory),
                 comm_overlapped_ns: ov,
                 overlap_pct: if comm > 0 { ov as f64 * 100.0 / comm as f64 } else { 0.0 },
-                kernels: k,
-                memcpy: mc,
-                memset: ms,
+                kernels,
+                memcpy,
+                memset,
                 memory: None,
             }
         })
@@ -249,6 +257,7 @@ pub fn gpu_time_of(activity: &[DeviceActivity], unions: &[DeviceUnions]) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::intervals::union;
 
     fn span(start: i64, end: i64, span: u32) -> ActivitySpan {
         ActivitySpan { start, end, span, kind: SpanKind::Kernel, class: GpuClass::Compute }
@@ -260,13 +269,48 @@ mod tests {
         // span first by (start, end) and closes with the one reaching its end
         let spans =
             [span(0, 10, 1), span(5, 20, 2), span(20, 25, 3), span(30, 30, 4), span(40, 50, 5), span(40, 45, 6)];
-        let (busy, edges) = busy_union(&spans);
-        assert_eq!(busy, vec![(0, 25), (40, 50)]);
-        assert_eq!(edges, vec![(1, 3), (6, 5)]);
-        assert_eq!(busy, union(spans.iter().map(|x| (x.start, x.end)).collect()));
+        let act = vec![DeviceActivity { device: 0, spans: spans.to_vec() }];
+        let u = device_unions_of(act);
+        assert_eq!(u[0].busy, vec![(0, 25), (40, 50)]);
+        assert_eq!(u[0].busy_edges, vec![(1, 3), (6, 5)]);
+        assert_eq!(u[0].busy, union(spans.iter().map(|x| (x.start, x.end)).collect()));
         // counts and window come from the same activity
-        let act = [DeviceActivity { device: 0, spans: spans.to_vec() }];
-        let g = &gpu_time_of(&act, &device_unions_of(&act))[0];
+        let g = &gpu_time_of(&u)[0];
         assert_eq!((g.kernels, g.start_ns, g.end_ns, g.busy_ns, g.idle_ns), (6, 0, 50, 35, 15));
+    }
+
+    #[test]
+    fn the_class_unions_are_the_unions_of_each_class() {
+        // spans of three classes on several streams, overlapping, touching and empty ones,
+        // in lane order (each stream by start): every union is `intervals::union` of its
+        // class's spans, and overlapped is comm ∩ compute
+        let mut seed = 0x9e37_79b9_u64;
+        let mut next = |m: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        let classes = [GpuClass::Compute, GpuClass::Comm, GpuClass::Memory];
+        let mut spans = Vec::new();
+        let mut id = 0;
+        for _stream in 0..5 {
+            let mut t = 0i64;
+            for _ in 0..400 {
+                t += next(30) as i64;
+                let class = classes[next(3) as usize];
+                let kind = if class == GpuClass::Memory { SpanKind::Memcpy } else { SpanKind::Kernel };
+                spans.push(ActivitySpan { start: t, end: t + next(50) as i64, span: id, kind, class });
+                id += 1;
+            }
+        }
+        let of = |c: GpuClass| union(spans.iter().filter(|x| x.class == c).map(|x| (x.start, x.end)).collect());
+        let u = &device_unions_of(vec![DeviceActivity { device: 3, spans: spans.clone() }])[0];
+        assert_eq!(u.compute, of(GpuClass::Compute));
+        assert_eq!(u.comm, of(GpuClass::Comm));
+        assert_eq!(u.memory, of(GpuClass::Memory));
+        assert_eq!(u.busy, union(spans.iter().map(|x| (x.start, x.end)).collect()));
+        assert_eq!(u.overlapped, intersect(&of(GpuClass::Comm), &of(GpuClass::Compute)));
+        assert_eq!(u.busy.len(), u.busy_edges.len());
+        let memcpy = spans.iter().filter(|x| x.kind == SpanKind::Memcpy).count() as u64;
+        assert_eq!((u.counts.memcpy, u.counts.kernels), (memcpy, spans.len() as u64 - memcpy));
     }
 }

@@ -96,6 +96,16 @@ pub fn idle_breakdown(store: &Store, threshold_ns: i64) -> Vec<DeviceIdle> {
 /// the gaps are those between consecutive busy intervals, so a new threshold costs no scan
 /// of the GPU lanes.
 pub fn idle_breakdown_of(store: &Store, unions: &[DeviceUnions], threshold_ns: i64) -> Vec<DeviceIdle> {
+    breakdown(store, unions, threshold_ns, true)
+}
+
+/// `idle_breakdown_of` with `gaps` left empty: the totals `strobe report` prints, without a
+/// record per gap (a million-kernel rank has hundreds of thousands of gaps).
+pub fn idle_totals_of(store: &Store, unions: &[DeviceUnions], threshold_ns: i64) -> Vec<DeviceIdle> {
+    breakdown(store, unions, threshold_ns, false)
+}
+
+fn breakdown(store: &Store, unions: &[DeviceUnions], threshold_ns: i64, keep_gaps: bool) -> Vec<DeviceIdle> {
     // every gap's next span asks for its launch: the table, not a search of the flows each
     let launches = store.launch_table();
     unions
@@ -104,7 +114,7 @@ pub fn idle_breakdown_of(store: &Store, unions: &[DeviceUnions], threshold_ns: i
             let mut d = DeviceIdle {
                 device: u.device,
                 threshold_ns,
-                gaps: Vec::with_capacity(u.busy.len().saturating_sub(1)),
+                gaps: Vec::with_capacity(if keep_gaps { u.busy.len().saturating_sub(1) } else { 0 }),
                 idle_ns: 0,
                 host_wait_ns: 0,
                 kernel_wait_ns: 0,
@@ -132,7 +142,16 @@ pub fn idle_breakdown_of(store: &Store, unions: &[DeviceUnions], threshold_ns: i
                     d.long_gaps += 1;
                 }
                 d.idle_ns += gap;
-                d.gaps.push(IdleGap { start: ce, end: s, cause, prev_span: prev, next_span: sid, next_launch: launch });
+                if keep_gaps {
+                    d.gaps.push(IdleGap {
+                        start: ce,
+                        end: s,
+                        cause,
+                        prev_span: prev,
+                        next_span: sid,
+                        next_launch: launch,
+                    });
+                }
             }
             d
         })
@@ -194,6 +213,9 @@ mod tests {
         assert_eq!((d.kernel_wait_ns, d.host_wait_ns, d.other_ns, d.idle_ns, d.long_gaps), (5, 100, 100, 205, 2));
         assert_eq!(d.gaps[1].cause, IdleCause::HostWait);
         assert_eq!(d.gaps[2].cause, IdleCause::Other);
+        let t = &idle_totals_of(&store, &crate::gpu_time::device_unions(&store), 10)[0];
+        assert!(t.gaps.is_empty());
+        assert_eq!((t.kernel_wait_ns, t.host_wait_ns, t.other_ns, t.idle_ns, t.long_gaps), (5, 100, 100, 205, 2));
         let g = &crate::gpu_time::gpu_time(&store)[0];
         assert_eq!(g.idle_ns, d.idle_ns);
     }

@@ -3,7 +3,7 @@
 
 use crate::anomalies::{step_anomalies_in, StepAnomaly};
 use crate::efficiency::{Efficiency, PeakOverride};
-use crate::gpu_time::{device_unions_of, gpu_activity, gpu_time_of, GpuTime};
+use crate::gpu_time::{device_unions_of, gpu_activity, gpu_time_of, DeviceUnions, GpuTime};
 use crate::kernels::{kernel_stats, KernelStat};
 use crate::steps::{capture_range, find_steps, steps_window, CaptureRange, Step, StepRule};
 use crate::streams::{stream_stats, StreamStat};
@@ -78,13 +78,12 @@ pub fn report_with(store: &Store, top: usize, rule: &StepRule, peaks: PeakOverri
 }
 
 /// What the report and a several-rank report's digest of the same store both start from,
-/// found once: the steps and the GPU activity with its unions (each a scan of the store).
+/// found once: the steps and the GPU unions (each a scan of the store).
 pub struct ReportInputs {
     pub steps: Vec<crate::steps::Step>,
-    pub activity: Vec<crate::gpu_time::DeviceActivity>,
-    pub unions: Vec<crate::gpu_time::DeviceUnions>,
-    /// GPU busy time over all devices (the union of `unions`' busy).
-    pub busy: Vec<(i64, i64)>,
+    pub unions: Vec<DeviceUnions>,
+    /// The union of several devices' busy time (None with one device or none: `busy`).
+    all_busy: Option<Vec<(i64, i64)>>,
 }
 
 impl ReportInputs {
@@ -102,16 +101,26 @@ impl ReportInputs {
                 gpu_activity(store)
             },
         );
-        let unions = device_unions_of(&activity);
-        let busy = crate::intervals::union(unions.iter().flat_map(|d| d.busy.iter().copied()).collect());
-        ReportInputs { steps, activity, unions, busy }
+        let unions = device_unions_of(activity);
+        let all_busy = (unions.len() > 1)
+            .then(|| crate::intervals::union(unions.iter().flat_map(|d| d.busy.iter().copied()).collect()));
+        ReportInputs { steps, unions, all_busy }
+    }
+
+    /// GPU busy time over all devices (the union of `unions`' busy; one device's own).
+    pub fn busy(&self) -> &[(i64, i64)] {
+        match (&self.all_busy, self.unions.first()) {
+            (Some(b), _) => b,
+            (None, Some(d)) => &d.busy,
+            (None, None) => &[],
+        }
     }
 }
 
 /// The report from its inputs already found.
 pub fn report_from(store: &Store, inputs: &ReportInputs, top: usize, peaks: PeakOverride) -> Report {
     let phase = |label| strobe_store::timing::Phase::start(label);
-    let ReportInputs { steps, activity, unions, busy } = inputs;
+    let (steps, unions, busy) = (&inputs.steps, &inputs.unions, inputs.busy());
     let steps = steps.clone();
     let span = steps_window(&steps);
     let in_steps = match span {
@@ -172,7 +181,7 @@ pub fn report_from(store: &Store, inputs: &ReportInputs, top: usize, peaks: Peak
                     join(
                         || {
                             let _t = phase("report: idle breakdown");
-                            crate::idle::idle_breakdown_of(store, unions, crate::idle::DEFAULT_THRESHOLD_NS)
+                            crate::idle::idle_totals_of(store, unions, crate::idle::DEFAULT_THRESHOLD_NS)
                         },
                         || {
                             let _t = phase("report: efficiency");
@@ -184,7 +193,7 @@ pub fn report_from(store: &Store, inputs: &ReportInputs, top: usize, peaks: Peak
         },
     );
     k.truncate(top);
-    let mut gpus = gpu_time_of(activity, unions);
+    let mut gpus = gpu_time_of(unions);
     for m in peaks_mem {
         if let Some(g) = gpus.iter_mut().find(|g| g.device == m.device) {
             g.memory = Some(m);

@@ -119,7 +119,7 @@ impl Activity {
         // GPU activity is scanned once per load; every figure below and a later idle
         // threshold change (`Trace::set_idle_threshold`) start from these unions
         let activity = gpu_time::gpu_activity(store);
-        let unions = gpu_time::device_unions_of(&activity);
+        let unions = gpu_time::device_unions_of(activity);
         let bands = unions
             .iter()
             .map(|u| DeviceBands {
@@ -128,7 +128,7 @@ impl Activity {
                 exposed_comm: subtract(&u.comm, &u.compute),
             })
             .collect();
-        let gpu = gpu_time::gpu_time_of(&activity, &unions);
+        let gpu = gpu_time::gpu_time_of(&unions);
         Activity { gpu, unions, bands }
     }
 }

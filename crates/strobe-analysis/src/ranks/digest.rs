@@ -59,7 +59,7 @@ pub struct RankDigest {
     pub step_figures: Vec<StepFigures>,
     /// Its comm kernels, by start (`collectives::comm_kernels`).
     pub comm: Vec<CommKernel>,
-    /// Its compute-kernel union over all its devices (`unions::rank_unions`).
+    /// Its compute-kernel union over all its devices (`unions::rank_unions_of`).
     pub compute: Vec<(i64, i64)>,
     /// Every GPU activity name by class, with count and durations (`breakdown`).
     pub kernels: Vec<KernelTotal>,
@@ -110,7 +110,7 @@ pub fn digest_with(
         steps: r.steps.to_vec(),
         step_figures,
         comm,
-        compute: u.compute.clone(),
+        compute: u.compute.to_vec(),
         kernels: super::breakdown::kernel_totals(store),
         step_anomalies: match anomalies {
             Some(a) => a.into_iter().map(|a| crate::anomalies::with_rank(a, Some(r.rank))).collect(),

@@ -12,8 +12,9 @@ use strobe_store::Store;
 pub struct QueueSeries {
     pub device: i64,
     pub stream: i64,
-    /// (ts, queue length from ts on): a step function, one point per change. Left out of
-    /// the JSON report (one point per launch and per start); the GUI draws it as a counter.
+    /// (ts, queue length from ts on): a step function, one point per change. Empty in the
+    /// several-rank report (`queue_summary`) and left out of JSON (one point per launch and
+    /// per start); the GUI draws `queue_length`'s as a counter.
     #[serde(skip)]
     pub points: Vec<(i64, i64)>,
     pub max_len: i64,
@@ -21,7 +22,18 @@ pub struct QueueSeries {
     pub mean_len: f64,
 }
 
+/// Each stream's queue series, its points included (what the GUI draws).
 pub fn queue_length(store: &Store) -> Vec<QueueSeries> {
+    series(store, true)
+}
+
+/// Each stream's maximum and mean queue length, `points` left empty: what the several-rank
+/// report keeps (two points per launch held for a whole report were tens of MB a rank).
+pub fn queue_summary(store: &Store) -> Vec<QueueSeries> {
+    series(store, false)
+}
+
+fn series(store: &Store, keep_points: bool) -> Vec<QueueSeries> {
     let mut out = Vec::new();
     let launches = store.launch_table();
     let mut classes = Classifier::new(store);
@@ -47,7 +59,11 @@ pub fn queue_length(store: &Store) -> Vec<QueueSeries> {
             continue;
         }
         launched.sort_unstable();
-        let mut points: Vec<(i64, i64)> = Vec::with_capacity(launched.len() + started.len());
+        let mut points: Vec<(i64, i64)> =
+            Vec::with_capacity(if keep_points { launched.len() + started.len() } else { 0 });
+        // the point being made (one per instant: the length after every change at it), the
+        // first instant, and the area under the points already closed
+        let (mut cur, mut first, mut area, mut max_len) = (None::<(i64, i64)>, 0i64, 0i128, 0i64);
         let (mut i, mut j, mut len) = (0, 0, 0i64);
         while i < launched.len() || j < started.len() {
             // at one instant, count the launch before the start it may be paired with
@@ -60,14 +76,25 @@ pub fn queue_length(store: &Store) -> Vec<QueueSeries> {
                 j += 1;
                 started[j - 1]
             };
-            match points.last_mut() {
-                Some(p) if p.0 == t => p.1 = len,
-                _ => points.push((t, len)),
+            match cur {
+                Some((ct, _)) if ct == t => cur = Some((t, len)),
+                Some((ct, cl)) => {
+                    area += (t - ct) as i128 * cl as i128;
+                    max_len = max_len.max(cl);
+                    if keep_points {
+                        points.push((ct, cl));
+                    }
+                    cur = Some((t, len));
+                }
+                None => (first, cur) = (t, Some((t, len))),
             }
         }
-        let max_len = points.iter().map(|p| p.1).max().unwrap_or(0);
-        let span = points.last().map(|p| p.0).unwrap_or(0) - points[0].0;
-        let area: i128 = points.windows(2).map(|w| (w[1].0 - w[0].0) as i128 * w[0].1 as i128).sum();
+        let (last, last_len) = cur.expect("a launch makes a point");
+        max_len = max_len.max(last_len);
+        if keep_points {
+            points.push((last, last_len));
+        }
+        let span = last - first;
         let mean_len = if span > 0 { area as f64 / span as f64 } else { 0.0 };
         out.push(QueueSeries { device, stream, points, max_len, mean_len });
     }
@@ -141,6 +168,15 @@ mod tests {
             let want = by_definition(&ops);
             assert_eq!(q[0].points, want, "round {round}");
             assert_eq!(q[0].max_len, want.iter().map(|p| p.1).max().unwrap());
+            // the mean by its definition: time-weighted between the first and last point
+            let span = want.last().unwrap().0 - want[0].0;
+            let area: i64 = want.windows(2).map(|w| (w[1].0 - w[0].0) * w[0].1).sum();
+            let mean = if span > 0 { area as f64 / span as f64 } else { 0.0 };
+            assert_eq!(q[0].mean_len, mean, "round {round}");
+            // the summary has the same figures without the points
+            let s = &queue_summary(&store)[0];
+            assert!(s.points.is_empty());
+            assert_eq!((s.max_len, s.mean_len), (q[0].max_len, q[0].mean_len));
         }
     }
 }

@@ -11,7 +11,7 @@ use super::digest::{digest_with, RankDigest};
 use super::identity::{identify, identify_ranks, RankFrom};
 use super::launch::LaunchStats;
 use super::memcpy_bandwidth::{memcpy_bandwidth, BandwidthSeries};
-use super::queue::{queue_length, QueueSeries};
+use super::queue::{queue_summary, QueueSeries};
 use super::step_table::{rank_summaries_of, step_table_of, RankStepSummary, StepRow};
 use super::straggler::{find_stragglers_of, StepStraggler, Straggler, StragglerParams, StragglerPattern};
 use super::RankTrace;
@@ -136,7 +136,7 @@ pub fn rank_parts(rank: i64, source: &str, store: &Store, top: usize, opts: &Ran
         || digest_and_report(rank, source, store, top, opts),
         || {
             let _t = Phase::start("ranks: queues, copy bandwidth");
-            let (streams, copies) = rayon::join(|| queue_length(store), || memcpy_bandwidth(store));
+            let (streams, copies) = rayon::join(|| queue_summary(store), || memcpy_bandwidth(store));
             (RankQueues { rank, streams }, RankBandwidth { rank, copies })
         },
     );

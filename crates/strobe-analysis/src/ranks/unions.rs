@@ -3,31 +3,43 @@
 //! rank normally drives one GPU; where a store holds several, a rank's time counts once
 //! however many of its devices were busy.
 
-use crate::gpu_time::device_unions;
+use crate::gpu_time::DeviceUnions;
 use crate::intervals::{intersect, total, union};
+use std::borrow::Cow;
 
+/// A rank's unions: its one device's own (borrowed, the usual case), or several devices'
+/// merged.
 #[derive(Clone, Debug, Default)]
-pub struct RankUnions {
-    pub busy: Vec<(i64, i64)>,
-    pub compute: Vec<(i64, i64)>,
-    pub comm: Vec<(i64, i64)>,
+pub struct RankUnions<'a> {
+    pub busy: Cow<'a, [(i64, i64)]>,
+    pub compute: Cow<'a, [(i64, i64)]>,
+    pub comm: Cow<'a, [(i64, i64)]>,
     /// comm ∩ compute.
-    pub overlapped: Vec<(i64, i64)>,
+    pub overlapped: Cow<'a, [(i64, i64)]>,
 }
 
-pub fn rank_unions(store: &strobe_store::Store) -> RankUnions {
-    rank_unions_of(&device_unions(store))
-}
-
-/// `rank_unions` from the device unions already computed (the report's).
-pub fn rank_unions_of(devs: &[crate::gpu_time::DeviceUnions]) -> RankUnions {
-    let merge = |f: fn(&crate::gpu_time::DeviceUnions) -> &Vec<(i64, i64)>| {
-        union(devs.iter().flat_map(|d| f(d).iter().copied()).collect())
-    };
+/// A rank's unions from its device unions (the report's). One device's are
+/// borrowed, not copied: a million-kernel rank's unions are tens of MB.
+pub fn rank_unions_of(devs: &[DeviceUnions]) -> RankUnions<'_> {
+    if let [d] = devs {
+        return RankUnions {
+            busy: Cow::Borrowed(&d.busy),
+            compute: Cow::Borrowed(&d.compute),
+            comm: Cow::Borrowed(&d.comm),
+            overlapped: Cow::Borrowed(&d.overlapped),
+        };
+    }
+    let merge =
+        |f: fn(&DeviceUnions) -> &Vec<(i64, i64)>| union(devs.iter().flat_map(|d| f(d).iter().copied()).collect());
     let compute = merge(|d| &d.compute);
     let comm = merge(|d| &d.comm);
     let overlapped = intersect(&comm, &compute);
-    RankUnions { busy: merge(|d| &d.busy), compute, comm, overlapped }
+    RankUnions {
+        busy: Cow::Owned(merge(|d| &d.busy)),
+        compute: Cow::Owned(compute),
+        comm: Cow::Owned(comm),
+        overlapped: Cow::Owned(overlapped),
+    }
 }
 
 /// Length of `u ∩ [start, end)`.
