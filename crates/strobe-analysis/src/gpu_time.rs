@@ -150,71 +150,160 @@ pub fn gpu_activity(store: &Store) -> Vec<DeviceActivity> {
     per.into_iter().map(|(device, spans)| DeviceActivity { device, spans }).collect()
 }
 
-/// Device unions for every GPU of `activity`, sorted by device. Each device's spans are
-/// sorted in place by (start, end, id) and then read once: the unions grow from their last
-/// interval as the spans come by start, so no class's spans are copied out to be sorted
-/// again (on a million-kernel rank those copies were most of a report's own memory).
-/// Touching intervals merge and empty ones vanish, as in `intervals::union`.
-pub fn device_unions_of(mut activity: Vec<DeviceActivity>) -> Vec<DeviceUnions> {
+/// Device unions for every GPU of `activity` (spans in any order), sorted by device.
+pub fn device_unions_of(activity: Vec<DeviceActivity>) -> Vec<DeviceUnions> {
     activity
-        .iter_mut()
-        .map(|a| {
-            // the stable sort finds the runs each stream's lane left sorted and merges them
-            // (the unstable one re-sorted a million spans from scratch); the elements are
-            // distinct (span ids), so the order is the same
-            a.spans.sort_by_key(|x| (x.start, x.end, x.span));
-            let mut u = DeviceUnions { device: a.device, ..Default::default() };
-            let mut counts = ActivityCounts { start_ns: i64::MAX, end_ns: i64::MIN, ..Default::default() };
-            for x in &a.spans {
-                match x.kind {
-                    SpanKind::Memcpy => counts.memcpy += 1,
-                    SpanKind::Memset => counts.memset += 1,
-                    _ => counts.kernels += 1,
-                }
-                counts.start_ns = counts.start_ns.min(x.start);
-                counts.end_ns = counts.end_ns.max(x.end);
-                if x.end <= x.start {
-                    continue;
-                }
-                // the busy interval's edges: the first span (by start, end, id) that opens
-                // it and the first that reaches its end
-                match u.busy.last_mut() {
-                    Some(last) if x.start <= last.1 => {
-                        if x.end > last.1 {
-                            last.1 = x.end;
-                            u.busy_edges.last_mut().expect("one edge pair per interval").1 = x.span;
-                        }
-                    }
-                    _ => {
-                        u.busy.push((x.start, x.end));
-                        u.busy_edges.push((x.span, x.span));
-                    }
-                }
-                let class = match x.class {
-                    GpuClass::Compute => &mut u.compute,
-                    GpuClass::Comm => &mut u.comm,
-                    GpuClass::Memory => &mut u.memory,
-                };
-                match class.last_mut() {
-                    Some(last) if x.start <= last.1 => last.1 = last.1.max(x.end),
-                    _ => class.push((x.start, x.end)),
-                }
-            }
-            if counts.start_ns == i64::MAX {
-                (counts.start_ns, counts.end_ns) = (0, 0);
-            }
-            u.counts = counts;
-            u.overlapped = intersect(&u.comm, &u.compute);
-            // the spans are no longer needed: freed device by device, not at the end
-            a.spans = Vec::new();
-            u
+        .into_iter()
+        .map(|mut a| {
+            a.spans.sort_unstable_by_key(|x| (x.start, x.end, x.span));
+            let mut u = UnionsBuilder::new(a.device);
+            a.spans.iter().for_each(|x| u.push(x));
+            u.finish()
         })
         .collect()
 }
 
-/// Device unions for every GPU in the store, sorted by device.
+/// Device unions for every GPU in the store, sorted by device: each device's lanes merged in
+/// (start, end, id) order (`merge_lanes`), no span gathered.
 pub fn device_unions(store: &Store) -> Vec<DeviceUnions> {
-    device_unions_of(gpu_activity(store))
+    let mut lanes: std::collections::BTreeMap<i64, Vec<u32>> = Default::default();
+    for (lane, desc) in store.lanes.iter().enumerate() {
+        if let LaneKind::GpuStream { device, .. } = desc.kind {
+            lanes.entry(device).or_default().push(lane as u32);
+        }
+    }
+    let mut classes = Classifier::new(store);
+    lanes
+        .into_iter()
+        .map(|(device, lanes)| {
+            let mut u = UnionsBuilder::new(device);
+            merge_lanes(store, &lanes, &mut classes, |x| u.push(&x));
+            u.finish()
+        })
+        .collect()
+}
+
+/// Calls `f` with the GPU activity spans of `lanes` in (start, end, id) order. Each lane's
+/// members come by start, so merging the lanes gives that order without gathering a device's
+/// spans to sort them (24 bytes each, a million on a rank: the largest thing a report held).
+/// Members of one lane that start together are put in (end, id) order among themselves.
+fn merge_lanes(store: &Store, lanes: &[u32], classes: &mut Classifier, mut f: impl FnMut(ActivitySpan)) {
+    use std::cmp::Reverse;
+    struct Cursor<'a> {
+        v: strobe_store::LaneSpans<'a>,
+        next: usize,
+        /// The next members to hand out, last first.
+        ready: Vec<ActivitySpan>,
+    }
+    impl Cursor<'_> {
+        fn pop(&mut self, store: &Store, classes: &mut Classifier) -> Option<ActivitySpan> {
+            while self.ready.is_empty() && self.next < self.v.span.len() {
+                let start = self.v.starts[self.next];
+                while self.next < self.v.span.len() && self.v.starts[self.next] == start {
+                    let (sid, end) = (self.v.span[self.next], self.v.ends[self.next]);
+                    let m = store.span_meta(sid);
+                    let kind = SpanKind::from_u8(m.kind);
+                    if let Some(class) = classes.class(kind, m.name) {
+                        self.ready.push(ActivitySpan { start, end, span: sid, kind, class });
+                    }
+                    self.next += 1;
+                }
+                self.ready.sort_unstable_by_key(|x| Reverse((x.end, x.span)));
+            }
+            self.ready.pop()
+        }
+    }
+    let mut cursors: Vec<Cursor> = Vec::with_capacity(lanes.len());
+    for &lane in lanes {
+        let v = store.lane_spans(lane);
+        let mut c = Cursor { v, next: 0, ready: Vec::new() };
+        if !v.starts.is_sorted() {
+            // not a store's order (its members are by start): the lane's spans sorted here
+            while let Some(x) = c.pop(store, classes) {
+                c.ready.push(x);
+            }
+            c.ready.sort_unstable_by_key(|x| Reverse((x.start, x.end, x.span)));
+        }
+        cursors.push(c);
+    }
+    // each lane's next span, the first of them on top
+    let mut heads = std::collections::BinaryHeap::with_capacity(cursors.len());
+    let key = |x: &ActivitySpan, i: usize| Reverse((x.start, x.end, x.span, i));
+    let mut next: Vec<Option<ActivitySpan>> = Vec::with_capacity(cursors.len());
+    for (i, c) in cursors.iter_mut().enumerate() {
+        let x = c.pop(store, classes);
+        if let Some(x) = &x {
+            heads.push(key(x, i));
+        }
+        next.push(x);
+    }
+    while let Some(Reverse((.., i))) = heads.pop() {
+        f(next[i].expect("a head has its span"));
+        next[i] = cursors[i].pop(store, classes);
+        if let Some(y) = &next[i] {
+            heads.push(key(y, i));
+        }
+    }
+}
+
+/// One device's unions from its spans, handed in (start, end, id) order: each union grows
+/// from its last interval as the spans come by start, so no class's spans are copied out to
+/// be sorted again. Touching intervals merge and empty ones vanish, as in `intervals::union`.
+struct UnionsBuilder {
+    u: DeviceUnions,
+}
+
+impl UnionsBuilder {
+    fn new(device: i64) -> UnionsBuilder {
+        let counts = ActivityCounts { start_ns: i64::MAX, end_ns: i64::MIN, ..Default::default() };
+        UnionsBuilder { u: DeviceUnions { device, counts, ..Default::default() } }
+    }
+
+    fn push(&mut self, x: &ActivitySpan) {
+        let u = &mut self.u;
+        match x.kind {
+            SpanKind::Memcpy => u.counts.memcpy += 1,
+            SpanKind::Memset => u.counts.memset += 1,
+            _ => u.counts.kernels += 1,
+        }
+        u.counts.start_ns = u.counts.start_ns.min(x.start);
+        u.counts.end_ns = u.counts.end_ns.max(x.end);
+        if x.end <= x.start {
+            return;
+        }
+        // the busy interval's edges: the first span (by start, end, id) that opens it and
+        // the first that reaches its end
+        match u.busy.last_mut() {
+            Some(last) if x.start <= last.1 => {
+                if x.end > last.1 {
+                    last.1 = x.end;
+                    u.busy_edges.last_mut().expect("one edge pair per interval").1 = x.span;
+                }
+            }
+            _ => {
+                u.busy.push((x.start, x.end));
+                u.busy_edges.push((x.span, x.span));
+            }
+        }
+        let class = match x.class {
+            GpuClass::Compute => &mut u.compute,
+            GpuClass::Comm => &mut u.comm,
+            GpuClass::Memory => &mut u.memory,
+        };
+        match class.last_mut() {
+            Some(last) if x.start <= last.1 => last.1 = last.1.max(x.end),
+            _ => class.push((x.start, x.end)),
+        }
+    }
+
+    fn finish(mut self) -> DeviceUnions {
+        let u = &mut self.u;
+        if u.counts.start_ns == i64::MAX {
+            (u.counts.start_ns, u.counts.end_ns) = (0, 0);
+        }
+        u.overlapped = intersect(&u.comm, &u.compute);
+        self.u
+    }
 }
 
 /// Per-device figures as `strobe report` defines them.
@@ -312,5 +401,98 @@ mod tests {
         assert_eq!(u.busy.len(), u.busy_edges.len());
         let memcpy = spans.iter().filter(|x| x.kind == SpanKind::Memcpy).count() as u64;
         assert_eq!((u.counts.memcpy, u.counts.kernels), (memcpy, spans.len() as u64 - memcpy));
+    }
+
+    #[test]
+    fn the_lanes_merged_give_the_unions_of_all_spans_sorted() {
+        use strobe_model::{IdKey, SourceFormat, TraceMeta};
+        use strobe_store::{Built, SpanInput, StoreBuilder};
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        for round in 0..20 {
+            let mut b = StoreBuilder::in_memory();
+            let names = [b.intern("gemm"), b.intern("ncclKernel_AllReduce"), b.intern("copy")];
+            let cat = b.intern("kernel");
+            let cpu = b.lane(LaneKind::CpuThread { pid: IdKey::Num(1), tid: IdKey::Num(1) });
+            // (device, start, end, class) of every GPU span, for the unions by definition
+            let mut pushed: Vec<(i64, i64, i64, GpuClass)> = Vec::new();
+            for device in 0..2 {
+                for stream in 0..(round % 4 + 1) {
+                    let lane = b.lane(LaneKind::GpuStream { device, stream });
+                    let mut t = 0i64;
+                    for _ in 0..(50 + round * 10) {
+                        // starts repeat, spans nest and touch, some are empty
+                        t += next(4) as i64 * 5;
+                        let end = t + next(6) as i64 * 5;
+                        let pick = next(3) as usize;
+                        let (kind, class) = match pick {
+                            0 => (SpanKind::Kernel, GpuClass::Compute),
+                            1 => (SpanKind::Kernel, GpuClass::Comm),
+                            _ => (SpanKind::Memcpy, GpuClass::Memory),
+                        };
+                        b.push_span(SpanInput {
+                            lane,
+                            start: t,
+                            end,
+                            name: names[pick],
+                            cat,
+                            kind,
+                            flags: 0,
+                            args: b"",
+                            correlation: 0,
+                            copy_dir: None,
+                        })
+                        .unwrap();
+                        pushed.push((device, t, end, class));
+                    }
+                }
+            }
+            // a CPU span is no GPU activity
+            let cpu_span = SpanInput {
+                lane: cpu,
+                start: 0,
+                end: 10_000,
+                name: names[0],
+                cat,
+                kind: SpanKind::CpuOp,
+                flags: 0,
+                args: b"",
+                correlation: 0,
+                copy_dir: None,
+            };
+            b.push_span(cpu_span).unwrap();
+            let store = match b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap() {
+                Built::Memory(m) => Store::from_bytes(m).unwrap(),
+                Built::File(p) => Store::open(&p).unwrap(),
+            };
+            let merged = device_unions(&store);
+            let sorted = device_unions_of(gpu_activity(&store));
+            assert_eq!(merged.len(), 2);
+            for (m, s) in merged.iter().zip(&sorted) {
+                let of = |c: Option<GpuClass>| {
+                    union(
+                        pushed
+                            .iter()
+                            .filter(|p| p.0 == m.device && c.is_none_or(|c| p.3 == c))
+                            .map(|p| (p.1, p.2))
+                            .collect(),
+                    )
+                };
+                assert_eq!(m.busy, of(None), "round {round}");
+                assert_eq!(m.compute, of(Some(GpuClass::Compute)));
+                assert_eq!(m.comm, of(Some(GpuClass::Comm)));
+                assert_eq!(m.memory, of(Some(GpuClass::Memory)));
+                assert_eq!(m.overlapped, intersect(&m.comm, &m.compute));
+                // the same edges and counts as every span gathered and sorted
+                assert_eq!((&m.busy_edges, m.counts), (&s.busy_edges, s.counts), "round {round}");
+                let n = pushed.iter().filter(|p| p.0 == m.device).count() as u64;
+                assert_eq!(m.counts.kernels + m.counts.memcpy, n);
+            }
+        }
     }
 }

@@ -124,7 +124,7 @@ fn breakdown(store: &Store, unions: &[DeviceUnions], threshold_ns: i64, keep_gap
             for (w, e) in u.busy.windows(2).zip(u.busy_edges.windows(2)) {
                 let (ce, s) = (w[0].1, w[1].0);
                 let (prev, sid) = (e[0].1, e[1].0);
-                let launch = launches.get(sid as usize).copied().filter(|&l| l != strobe_store::NO_LAUNCH);
+                let launch = launches.get(sid);
                 let gap = s - ce;
                 let cause = if gap < threshold_ns {
                     IdleCause::KernelWait

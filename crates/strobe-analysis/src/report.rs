@@ -3,7 +3,7 @@
 
 use crate::anomalies::{step_anomalies_in, StepAnomaly};
 use crate::efficiency::{Efficiency, PeakOverride};
-use crate::gpu_time::{device_unions_of, gpu_activity, gpu_time_of, DeviceUnions, GpuTime};
+use crate::gpu_time::{device_unions, gpu_time_of, DeviceUnions, GpuTime};
 use crate::kernels::{kernel_stats, KernelStat};
 use crate::steps::{capture_range, find_steps, steps_window, CaptureRange, Step, StepRule};
 use crate::streams::{stream_stats, StreamStat};
@@ -91,17 +91,16 @@ impl ReportInputs {
         let phase = |label| strobe_store::timing::Phase::start(label);
         // the steps and one scan of the GPU lanes (for busy/idle/overlap, the steps' window
         // and the idle breakdown) are independent: found side by side
-        let (steps, activity) = rayon::join(
+        let (steps, unions) = rayon::join(
             || {
                 let _t = phase("report: steps");
                 find_steps(store, rule)
             },
             || {
                 let _t = phase("report: gpu activity");
-                gpu_activity(store)
+                device_unions(store)
             },
         );
-        let unions = device_unions_of(activity);
         let all_busy = (unions.len() > 1)
             .then(|| crate::intervals::union(unions.iter().flat_map(|d| d.busy.iter().copied()).collect()));
         ReportInputs { steps, unions, all_busy }

@@ -17,7 +17,7 @@ mod output;
 pub mod prefault;
 mod purge;
 mod queries;
-pub use queries::NO_LAUNCH;
+pub use queries::LaunchTable;
 mod reader;
 mod runs;
 pub mod scratch;

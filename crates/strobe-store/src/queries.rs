@@ -5,8 +5,24 @@
 use crate::format::{LaneIndex, FLOW_CORRELATION};
 use crate::reader::Store;
 
-/// No launch call (`Store::launch_table`).
-pub const NO_LAUNCH: u32 = u32::MAX;
+/// No launch call, in `LaunchTable`.
+const NO_LAUNCH: u32 = u32::MAX;
+
+/// Each span's launch call (`Store::launch_table`), over the span ids flows reach.
+#[derive(Debug, Default)]
+pub struct LaunchTable {
+    /// The first span id `launch` covers.
+    first: u32,
+    launch: Vec<u32>,
+}
+
+impl LaunchTable {
+    /// `Store::launch_of(span)`.
+    pub fn get(&self, span: u32) -> Option<u32> {
+        let i = span.checked_sub(self.first)?;
+        self.launch.get(i as usize).copied().filter(|&l| l != NO_LAUNCH)
+    }
+}
 
 impl Store {
     /// The CPU call that launched GPU span `span`: the CPU span of its correlation link
@@ -16,14 +32,17 @@ impl Store {
         self.flows_to(span).find(|f| f.kind == FLOW_CORRELATION).or_else(|| self.flows_to(span).next()).map(|f| f.from)
     }
 
-    /// `launch_of` for every span at once (`NO_LAUNCH` where there is none), in one pass
-    /// over the flows (stored sorted by target): for analyses that ask it of every GPU span,
-    /// where a binary search per span was most of their time. Made on first use and kept
-    /// (4 bytes a span): a report's launch statistics, queue lengths and idle causes share it.
-    pub fn launch_table(&self) -> &[u32] {
+    /// `launch_of` for every span at once, in one pass over the flows (stored sorted by
+    /// target): for analyses that ask it of every GPU span, where a binary search per span was
+    /// most of their time. Made on first use and kept (4 bytes a span from the first span a
+    /// flow reaches to the last: the GPU lanes' blocks, not the CPU's): a report's launch
+    /// statistics, queue lengths and idle causes share it.
+    pub fn launch_table(&self) -> &LaunchTable {
         self.launches.get_or_init(|| {
-            let mut out = vec![NO_LAUNCH; self.span_count()];
             let flows = self.flows();
+            let (Some(lo), Some(hi)) = (flows.first(), flows.last()) else { return LaunchTable::default() };
+            let first = lo.to;
+            let mut launch = vec![NO_LAUNCH; (hi.to - first) as usize + 1];
             let mut i = 0;
             while i < flows.len() {
                 let to = flows[i].to;
@@ -33,12 +52,10 @@ impl Store {
                 }
                 let group = &flows[i..j];
                 let pick = group.iter().find(|f| f.kind == FLOW_CORRELATION).unwrap_or(&group[0]);
-                if let Some(slot) = out.get_mut(to as usize) {
-                    *slot = pick.from;
-                }
+                launch[(to - first) as usize] = pick.from;
                 i = j;
             }
-            out
+            LaunchTable { first, launch }
         })
     }
 
@@ -195,7 +212,7 @@ mod tests {
         let (st, _, _) = store();
         let t = st.launch_table();
         for s in 0..st.span_count() as u32 {
-            assert_eq!(t[s as usize], st.launch_of(s).unwrap_or(crate::NO_LAUNCH), "{}", st.span_name(s));
+            assert_eq!(t.get(s), st.launch_of(s), "{}", st.span_name(s));
         }
     }
 

@@ -142,7 +142,7 @@ pub struct Store {
     /// The string section, copied out of the map and checked as UTF-8 once, on first use.
     strings: std::sync::OnceLock<Box<str>>,
     /// `launch_table`, made on first use.
-    pub(crate) launches: std::sync::OnceLock<Vec<u32>>,
+    pub(crate) launches: std::sync::OnceLock<crate::queries::LaunchTable>,
     /// Set for a store made by `StoreBuilder::finish_deferred` or `finish_write_behind` until
     /// `write_pending`.
     pub(crate) pending: std::sync::Mutex<Option<Pending>>,

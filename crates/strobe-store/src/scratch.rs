@@ -159,7 +159,13 @@ impl<T: bytemuck::Pod> Scratch<T> {
         // forced, every array past a page goes to a file (so that small traces test the path)
         let min = if always { 4096 } else { FILE_MIN_BYTES };
         let more = bytes.saturating_sub(self.len() * std::mem::size_of::<T>());
-        bytes >= min && (always || self.in_file() || (forced.is_none() && wants_file(more)))
+        if always && bytes >= min {
+            // forced files stand for memory that is short: what is freed goes back as it
+            // would then (measured peaks under `STROBE_SCRATCH=file` are those of a short run)
+            crate::purge::memory_is_short();
+            return true;
+        }
+        bytes >= min && (self.in_file() || (forced.is_none() && wants_file(more)))
     }
 
     /// `n` zero values: on the heap from the allocator's zeroed pages (fresh pages are not

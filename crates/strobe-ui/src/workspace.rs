@@ -118,8 +118,7 @@ impl Activity {
     pub fn compute(store: &Store) -> Activity {
         // GPU activity is scanned once per load; every figure below and a later idle
         // threshold change (`Trace::set_idle_threshold`) start from these unions
-        let activity = gpu_time::gpu_activity(store);
-        let unions = gpu_time::device_unions_of(activity);
+        let unions = gpu_time::device_unions(store);
         let bands = unions
             .iter()
             .map(|u| DeviceBands {

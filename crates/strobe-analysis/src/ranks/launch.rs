@@ -76,10 +76,7 @@ fn for_each_launch_pair(store: &Store, mut f: impl FnMut(LaunchPair)) {
             if classes.class(SpanKind::from_u8(m.kind), m.name).is_none() {
                 continue;
             }
-            let l = launches.get(sid as usize).copied().unwrap_or(strobe_store::NO_LAUNCH);
-            if l == strobe_store::NO_LAUNCH {
-                continue;
-            }
+            let Some(l) = launches.get(sid) else { continue };
             if !matches!(store.span_kind(l), SpanKind::CudaRuntime | SpanKind::CudaDriver) {
                 continue;
             }

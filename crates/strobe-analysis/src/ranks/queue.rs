@@ -49,8 +49,7 @@ fn series(store: &Store, keep_points: bool) -> Vec<QueueSeries> {
             if classes.class(SpanKind::from_u8(m.kind), m.name).is_none() {
                 continue;
             }
-            let l = launches.get(sid as usize).copied().unwrap_or(strobe_store::NO_LAUNCH);
-            if l != strobe_store::NO_LAUNCH {
+            if let Some(l) = launches.get(sid) {
                 launched.push(store.span_start(l));
                 started.push(v.starts[k]);
             }
