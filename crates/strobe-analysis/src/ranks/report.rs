@@ -235,7 +235,7 @@ fn digest_and_report(
     let r = RankTrace { rank, source, store, steps: &steps };
     let _t = Phase::start("ranks: digest");
     let anomalies = (steps == inputs.steps).then(|| report.step_anomalies.clone());
-    let d = digest_with(&r, &report.gpus, opts.straggler.top_kernels, &inputs.unions, anomalies);
+    let d = digest_with(&r, &report.gpus, opts.straggler.top_kernels, inputs.unions, anomalies);
     (d, report, steps)
 }
 
