@@ -37,6 +37,18 @@ impl Sample for i64 {
     }
 }
 
+impl Sample for i32 {
+    fn order(&self, other: &Self) -> std::cmp::Ordering {
+        self.cmp(other)
+    }
+    fn midpoint(a: Self, b: Self) -> Self {
+        ((a as i64 + b as i64).div_euclid(2)) as i32
+    }
+    fn distance(a: Self, b: Self) -> Self {
+        a.abs_diff(b).min(i32::MAX as u32) as i32
+    }
+}
+
 impl Sample for u64 {
     fn order(&self, other: &Self) -> std::cmp::Ordering {
         self.cmp(other)

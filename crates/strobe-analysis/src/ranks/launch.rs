@@ -123,10 +123,11 @@ pub struct LaunchStats {
 }
 
 pub fn launch_stats(rank: i64, store: &Store, params: &LaunchParams) -> LaunchStats {
-    // one pass over the pairs, keeping only the three durations each (a million 56-byte
-    // pairs held at once were mostly fresh pages to zero)
+    // one pass over the pairs, keeping only the three durations each, in 4 bytes where they
+    // fit (a million 56-byte pairs held at once were mostly fresh pages to zero)
     let n = gpu_op_count(store);
-    let (mut delays, mut cpu, mut gpu) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let new = || super::distribution::Durations::with_capacity(n);
+    let (mut delays, mut cpu, mut gpu) = (new(), new(), new());
     let (mut short_kernels, mut shorter_than_launch, mut runtime_outliers, mut launch_delay_outliers) = (0, 0, 0, 0);
     // the ten longest delays, ties in GPU start order (the key is unique: one pair a GPU op)
     let key = |p: &LaunchPair| (std::cmp::Reverse(p.launch_delay_ns), p.gpu_start_ns, p.gpu_span);
@@ -147,14 +148,14 @@ pub fn launch_stats(rank: i64, store: &Store, params: &LaunchParams) -> LaunchSt
         }
     });
     let paired = delays.len();
-    let mean_launch_delay_ns = if paired == 0 { 0 } else { delays.iter().sum::<i64>() / paired as i64 };
+    let mean_launch_delay_ns = if paired == 0 { 0 } else { delays.sum() / paired as i64 };
     LaunchStats {
         rank,
         params: *params,
         paired,
-        cpu_duration: Distribution::of_owned(cpu),
-        gpu_duration: Distribution::of_owned(gpu),
-        launch_delay: Distribution::of_owned(delays),
+        cpu_duration: Distribution::of_durations(cpu),
+        gpu_duration: Distribution::of_durations(gpu),
+        launch_delay: Distribution::of_durations(delays),
         mean_launch_delay_ns,
         short_kernels,
         shorter_than_launch,
