@@ -218,6 +218,16 @@ impl StoreBuilder {
         self.out.compress_sections();
     }
 
+    /// Keep the build's big arrays in files once big, whatever the memory
+    /// (`scratch::FilePolicy::WhenBig`): for an importer whose build holds more than its
+    /// source (an Nsight Systems export). Asked before the first span, it covers every array.
+    pub fn arrays_in_files(&mut self) {
+        self.out.arrays_in_files();
+        if self.spans.len() == 0 {
+            self.spans = Staged::new(&self.out.scratch_dir());
+        }
+    }
+
     pub fn span_count(&self) -> usize {
         self.spans.len()
     }

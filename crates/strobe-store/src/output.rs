@@ -14,6 +14,8 @@ pub enum Output {
         key: [u64; 4],
         /// Sections are written compressed (`compress_sections`).
         compress: bool,
+        /// When the build's big arrays go to files (`arrays_in_files`).
+        scratch: crate::scratch::FilePolicy,
     },
     Memory {
         buf: Vec<u8>,
@@ -36,7 +38,7 @@ impl Output {
         std::fs::create_dir_all(&dir)?;
         let tmp = tempfile::Builder::new().prefix(crate::cache::BUILD_PREFIX).suffix(".tmp").tempfile_in(&dir)?;
         let writer = std::io::BufWriter::with_capacity(1 << 20, tmp.reopen()?);
-        Ok(Output::File { tmp, writer, pos: 0, dest, key, compress: false })
+        Ok(Output::File { tmp, writer, pos: 0, dest, key, compress: false, scratch: Default::default() })
     }
 
     /// From now on, sections of `codec::MIN_COMPRESSED` bytes or more are written compressed
@@ -52,12 +54,20 @@ impl Output {
         matches!(self, Output::File { compress: true, .. })
     }
 
+    /// From now on, the build's big arrays go to files once big, not only when memory is
+    /// short (`scratch::FilePolicy::WhenBig`). A store in memory keeps them on the heap.
+    pub fn arrays_in_files(&mut self) {
+        if let Output::File { scratch, .. } = self {
+            *scratch = crate::scratch::FilePolicy::WhenBig;
+        }
+    }
+
     /// Where the build's big arrays may live (`scratch`): beside the store's temp file, or
     /// the heap for a store built in memory.
     pub fn scratch_dir(&self) -> crate::scratch::ScratchDir {
         match self {
-            Output::File { dest, .. } => match dest.parent() {
-                Some(dir) => crate::scratch::ScratchDir::at(dir),
+            Output::File { dest, scratch, .. } => match dest.parent() {
+                Some(dir) => crate::scratch::ScratchDir::at(dir).with_policy(*scratch),
                 None => crate::scratch::ScratchDir::heap(),
             },
             Output::Memory { .. } => crate::scratch::ScratchDir::heap(),

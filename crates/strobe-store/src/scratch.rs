@@ -15,23 +15,29 @@
 //! ones: +12–17 % on a 1 GB Kineto ingest, +20 % on a 250 MB nsys export's; `MAP_POPULATE`
 //! made it worse), so an array moves to a file only when memory is short: when it would take
 //! the process's heap past half of the memory it may use (RAM available, or its cgroup's
-//! limit). `STROBE_SCRATCH=file` or `heap` forces either. Without a directory (a store built in
-//! memory, or a file that cannot be made) the array is a plain `Vec`.
+//! limit). An importer whose build holds more than its source asks for files whatever the
+//! memory (`FilePolicy::WhenBig`: the nsys export's). `STROBE_SCRATCH=file` or `heap` forces
+//! either. Without a directory (a store built in memory, or a file that cannot be made) the
+//! array is a plain `Vec`.
 
 use std::fs::File;
 use std::marker::PhantomData;
 use std::path::Path;
 
-/// Arrays below this many bytes stay on the heap: a file and a map for each small lane or
-/// table would cost more than they save.
+/// Arrays below this many bytes stay on the heap when memory is short: a file and a map for
+/// each small lane or table would cost more than they save.
 const FILE_MIN_BYTES: usize = 4 << 20;
+/// The same for files by choice (`FilePolicy::WhenBig`): lower, because a pending store's
+/// smaller columns live through the first answer's analyses (at 4 MB, an nsys export's
+/// report peaked 25 MB higher).
+const FILE_MIN_BYTES_BY_CHOICE: usize = 256 << 10;
 
 pub struct Scratch<T: bytemuck::Pod> {
     backing: Backing<T>,
     /// Where the file is made once the array is big enough; `None` for the heap only (or
     /// after a file failed).
     dir: Option<std::path::PathBuf>,
-    always_file: bool,
+    policy: FilePolicy,
     file: Option<File>,
 }
 
@@ -49,18 +55,38 @@ enum Backing<T> {
 #[derive(Clone, Debug, Default)]
 pub struct ScratchDir {
     path: Option<std::path::PathBuf>,
-    /// Files whenever big, whatever the memory (tests).
-    always_file: bool,
+    policy: FilePolicy,
+}
+
+/// When an array of a directory goes to a file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FilePolicy {
+    /// When memory is short (`wants_file`).
+    #[default]
+    WhenShort,
+    /// Once past 256 kB, whatever the memory: for a source whose build holds
+    /// more than the source itself (an Nsight Systems export's rows become spans, runtime
+    /// calls and links: 2.4× the export), so that reading it needs no more than half its
+    /// size in RAM. `STROBE_SCRATCH=heap` overrides it.
+    WhenBig,
+    /// Once past a page, whatever the memory or `STROBE_SCRATCH` (the tests of the file
+    /// backing).
+    Always,
 }
 
 impl ScratchDir {
     pub fn heap() -> ScratchDir {
-        ScratchDir { path: None, always_file: false }
+        ScratchDir { path: None, policy: FilePolicy::WhenShort }
     }
 
     /// Arrays in files in `dir` when memory is short (`wants_file`).
     pub fn at(dir: &Path) -> ScratchDir {
-        ScratchDir { path: Some(dir.to_path_buf()), always_file: false }
+        ScratchDir { path: Some(dir.to_path_buf()), policy: FilePolicy::WhenShort }
+    }
+
+    /// The same directory, its arrays going to files by `policy`.
+    pub fn with_policy(self, policy: FilePolicy) -> ScratchDir {
+        ScratchDir { policy, ..self }
     }
 
     pub fn new_array<T: bytemuck::Pod>(&self) -> Scratch<T> {
@@ -83,7 +109,7 @@ impl<T: bytemuck::Pod> Default for Scratch<T> {
 impl<T: bytemuck::Pod> Scratch<T> {
     pub fn new_in(dir: &ScratchDir) -> Scratch<T> {
         assert!(std::mem::size_of::<T>() > 0 && std::mem::align_of::<T>() <= 4096);
-        Scratch { backing: Backing::Heap(Vec::new()), dir: dir.path.clone(), always_file: dir.always_file, file: None }
+        Scratch { backing: Backing::Heap(Vec::new()), dir: dir.path.clone(), policy: dir.policy, file: None }
     }
 
     #[inline]
@@ -155,17 +181,29 @@ impl<T: bytemuck::Pod> Scratch<T> {
             return false;
         }
         let forced = forced_backing();
-        let always = self.always_file || forced == Some(true);
+        let policy = match (self.policy, forced) {
+            (FilePolicy::Always, _) | (_, Some(true)) => FilePolicy::Always,
+            (FilePolicy::WhenBig, Some(false)) => FilePolicy::WhenShort,
+            (p, _) => p,
+        };
         // forced, every array past a page goes to a file (so that small traces test the path)
-        let min = if always { 4096 } else { FILE_MIN_BYTES };
-        let more = bytes.saturating_sub(self.len() * std::mem::size_of::<T>());
-        if always && bytes >= min {
-            // forced files stand for memory that is short: what is freed goes back as it
-            // would then (measured peaks under `STROBE_SCRATCH=file` are those of a short run)
+        let min = match policy {
+            FilePolicy::Always => 4096,
+            FilePolicy::WhenBig => FILE_MIN_BYTES_BY_CHOICE,
+            FilePolicy::WhenShort => FILE_MIN_BYTES,
+        };
+        if bytes < min {
+            return false;
+        }
+        if policy != FilePolicy::WhenShort {
+            // files by choice keep the heap as small as a short run's: what is freed goes
+            // back as it would then (and measured peaks under `STROBE_SCRATCH=file` are those
+            // of a short run)
             crate::purge::memory_is_short();
             return true;
         }
-        bytes >= min && (self.in_file() || (forced.is_none() && wants_file(more)))
+        let more = bytes.saturating_sub(self.len() * std::mem::size_of::<T>());
+        self.in_file() || (forced.is_none() && wants_file(more))
     }
 
     /// `n` zero values: on the heap from the allocator's zeroed pages (fresh pages are not
@@ -470,6 +508,26 @@ mod tests {
     }
 
     #[test]
+    fn files_by_choice_once_past_their_threshold_whatever_the_memory() {
+        // (unless STROBE_SCRATCH says otherwise: no test here sets it)
+        if forced_backing().is_some() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let by_choice = ScratchDir::at(dir.path()).with_policy(FilePolicy::WhenBig);
+        let mut s: Scratch<u64> = by_choice.new_array();
+        s.resize_zeroed(FILE_MIN_BYTES_BY_CHOICE / 8 - 1);
+        assert!(!s.in_file(), "below the threshold: the heap");
+        s.resize_zeroed(FILE_MIN_BYTES_BY_CHOICE / 8 + 1);
+        assert!(s.in_file(), "past it: a file, with memory to spare");
+        assert!(s.iter().all(|&x| x == 0));
+        // the default waits for memory to be short (this machine's is not, for 300 kB)
+        let mut h: Scratch<u64> = ScratchDir::at(dir.path()).new_array();
+        h.resize_zeroed(FILE_MIN_BYTES_BY_CHOICE / 8 + 1);
+        assert!(!h.in_file());
+    }
+
+    #[test]
     fn memory_is_short_past_half_of_what_the_process_may_use() {
         const MB: u64 = 1 << 20;
         // 23 GB free: a 1 GB trace's arrays stay on the heap
@@ -494,7 +552,7 @@ mod tests {
     /// A directory whose arrays always go to files once big (the tests of the file backing
     /// must not depend on the machine's memory).
     fn file_dir(dir: &Path) -> ScratchDir {
-        ScratchDir { path: Some(dir.to_path_buf()), always_file: true }
+        ScratchDir { path: Some(dir.to_path_buf()), policy: FilePolicy::Always }
     }
 
     #[test]
