@@ -1,6 +1,5 @@
 //! Per GPU stream: how many kernels and how long the stream was busy.
 
-use crate::intervals::{total, union};
 use serde::Serialize;
 use strobe_model::{LaneKind, SpanKind};
 use strobe_store::Store;
@@ -14,24 +13,91 @@ pub struct StreamStat {
 }
 
 pub fn stream_stats(store: &Store) -> Vec<StreamStat> {
-    let (starts, ends) = store.span_times();
     let mut out = Vec::new();
     for (lane, desc) in store.lanes.iter().enumerate() {
         let LaneKind::GpuStream { device, stream } = desc.kind else { continue };
+        // the lane's members come by start, with their spans' times: the busy union grows
+        // from its last interval as they come (no interval gathered and sorted again)
         let v = store.lane_spans(lane as u32);
         let mut kernels = 0;
-        let mut iv = Vec::with_capacity(v.span.len());
-        for &sid in v.span {
+        let (mut busy, mut open) = (0i64, None::<(i64, i64)>);
+        for ((&sid, &start), &end) in v.span.iter().zip(v.starts).zip(v.ends) {
             let k = store.span_kind(sid);
             if k == SpanKind::Kernel {
                 kernels += 1;
             }
-            if k.is_gpu_activity() {
-                iv.push((starts[sid as usize], ends[sid as usize]));
+            // touching intervals merge, empty ones vanish (as `intervals::union`)
+            if !k.is_gpu_activity() || end <= start {
+                continue;
             }
+            open = match open {
+                Some((s, e)) if start <= e => Some((s, e.max(end))),
+                Some((s, e)) => {
+                    busy += e - s;
+                    Some((start, end))
+                }
+                None => Some((start, end)),
+            };
         }
-        out.push(StreamStat { device, stream, kernels, busy_ns: total(&union(iv)) });
+        busy += open.map_or(0, |(s, e)| e - s);
+        out.push(StreamStat { device, stream, kernels, busy_ns: busy });
     }
     out.sort_by_key(|s| (s.device, s.stream));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::intervals::{total, union};
+    use strobe_model::{SourceFormat, TraceMeta};
+    use strobe_store::{Built, SpanInput, StoreBuilder};
+
+    #[test]
+    fn a_streams_busy_time_is_the_union_of_its_gpu_spans() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        let mut b = StoreBuilder::in_memory();
+        let (k, a, cat) = (b.intern("gemm"), b.intern("annotation"), b.intern("kernel"));
+        let mut want = Vec::new();
+        for stream in 0..3 {
+            let lane = b.lane(LaneKind::GpuStream { device: 0, stream });
+            let (mut iv, mut kernels, mut t) = (Vec::new(), 0u64, 0i64);
+            for _ in 0..300 {
+                // nested, touching and empty spans; annotations do not count as busy
+                t += next(4) as i64 * 10;
+                let end = t + next(5) as i64 * 10;
+                let kind = if next(5) == 0 { SpanKind::GpuAnnotation } else { SpanKind::Kernel };
+                if kind == SpanKind::Kernel {
+                    kernels += 1;
+                    iv.push((t, end));
+                }
+                let name = if kind == SpanKind::Kernel { k } else { a };
+                let span = SpanInput {
+                    lane,
+                    start: t,
+                    end,
+                    name,
+                    cat,
+                    kind,
+                    flags: 0,
+                    args: b"",
+                    correlation: 0,
+                    copy_dir: None,
+                };
+                b.push_span(span).unwrap();
+            }
+            want.push(StreamStat { device: 0, stream, kernels, busy_ns: total(&union(iv)) });
+        }
+        let store = match b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap() {
+            Built::Memory(m) => Store::from_bytes(m).unwrap(),
+            Built::File(p) => Store::open(&p).unwrap(),
+        };
+        assert_eq!(stream_stats(&store), want);
+    }
 }
