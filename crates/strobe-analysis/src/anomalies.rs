@@ -105,7 +105,7 @@ pub fn step_anomalies_in(
     }
     let period = periodic(&odd);
     let typical = (0..steps.len()).min_by_key(|&i| ((durs[i] - med).abs(), i)).unwrap_or(0);
-    let idle_in = |s: &Step| s.dur_ns - busy_within(busy, s.start_ns, s.end_ns());
+    let idle_in = |s: &Step| s.dur_ns - crate::intervals::total_within(busy, s.start_ns, s.end_ns());
     let t = &steps[typical];
     let typical_idle = idle_in(t);
     odd.iter()
@@ -143,14 +143,6 @@ pub fn step_anomalies_in(
             a
         })
         .collect()
-}
-
-/// How much of [a, b) the sorted, disjoint intervals `busy` cover: the ones that can
-/// overlap it found by binary search (a scan of all of them for each odd step was quadratic
-/// in the trace's length).
-fn busy_within(busy: &[(i64, i64)], a: i64, b: i64) -> i64 {
-    let first = busy.partition_point(|&(_, e)| e <= a);
-    busy[first..].iter().take_while(|&&(s, _)| s < b).map(|&(s, e)| e.min(b) - s.max(a)).filter(|&d| d > 0).sum()
 }
 
 /// N when the odd steps (indices, ascending, ≥ 3 of them) fall every N ≥ 2 steps.
@@ -213,24 +205,5 @@ mod tests {
         assert_eq!(periodic(&[2, 5, 9]), None);
         assert_eq!(periodic(&[2, 5]), None);
         assert_eq!(periodic(&[3, 4, 5]), None);
-    }
-}
-
-#[cfg(test)]
-mod busy_tests {
-    use super::busy_within;
-    use crate::intervals::{intersect, total};
-
-    /// The binary-search cover equals the merge-based intersection for windows that start
-    /// and end before, inside and after the intervals, and on their edges.
-    #[test]
-    fn busy_within_equals_the_intersection() {
-        let busy = vec![(10, 20), (30, 35), (40, 60), (100, 101)];
-        for a in [0, 10, 15, 20, 25, 30, 34, 35, 50, 60, 99, 101, 200] {
-            for b in [a, a + 1, a + 5, a + 20, a + 100] {
-                assert_eq!(busy_within(&busy, a, b), total(&intersect(&busy, &[(a, b)])), "[{a}, {b})");
-            }
-        }
-        assert_eq!(busy_within(&[], 0, 10), 0);
     }
 }

@@ -156,7 +156,7 @@ pub fn device_unions_of(activity: Vec<DeviceActivity>) -> Vec<DeviceUnions> {
         .into_iter()
         .map(|mut a| {
             a.spans.sort_unstable_by_key(|x| (x.start, x.end, x.span));
-            let mut u = UnionsBuilder::new(a.device);
+            let mut u = UnionsBuilder::new(a.device, a.spans.len());
             a.spans.iter().for_each(|x| u.push(x));
             u.finish()
         })
@@ -176,7 +176,8 @@ pub fn device_unions(store: &Store) -> Vec<DeviceUnions> {
     lanes
         .into_iter()
         .map(|(device, lanes)| {
-            let mut u = UnionsBuilder::new(device);
+            let most = lanes.iter().map(|&l| store.lane_spans(l).span.len()).sum();
+            let mut u = UnionsBuilder::new(device, most);
             merge_lanes(store, &lanes, &mut classes, |x| u.push(&x));
             u.finish()
         })
@@ -254,9 +255,23 @@ struct UnionsBuilder {
 }
 
 impl UnionsBuilder {
-    fn new(device: i64) -> UnionsBuilder {
+    /// For at most `most` spans: each union is sized for them up front (one interval a span
+    /// at most). Pages past what is written are never touched; doubling would copy each
+    /// union into fresh pages and hold both while it did.
+    fn new(device: i64, most: usize) -> UnionsBuilder {
         let counts = ActivityCounts { start_ns: i64::MAX, end_ns: i64::MIN, ..Default::default() };
-        UnionsBuilder { u: DeviceUnions { device, counts, ..Default::default() } }
+        let room = || Vec::with_capacity(most);
+        let u = DeviceUnions {
+            device,
+            busy: room(),
+            busy_edges: Vec::with_capacity(most),
+            compute: room(),
+            comm: room(),
+            memory: room(),
+            overlapped: Vec::new(),
+            counts,
+        };
+        UnionsBuilder { u }
     }
 
     fn push(&mut self, x: &ActivitySpan) {

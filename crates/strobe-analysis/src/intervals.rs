@@ -21,6 +21,15 @@ pub fn total(u: &[(i64, i64)]) -> i64 {
     u.iter().map(|&(s, e)| e - s).sum()
 }
 
+/// How much of [a, b) the union `u` covers: `total(&intersect(u, &[(a, b)]))` without the
+/// copy, the intervals that can overlap it found by binary search (a scan of all of them for
+/// each window was quadratic in the trace's length; the copy was a rank's whole busy union
+/// for the steps' window).
+pub fn total_within(u: &[(i64, i64)], a: i64, b: i64) -> i64 {
+    let first = u.partition_point(|&(_, e)| e <= a);
+    u[first..].iter().take_while(|&&(s, _)| s < b).map(|&(s, e)| e.min(b) - s.max(a)).filter(|&d| d > 0).sum()
+}
+
 /// Intersection of two unions (each sorted, disjoint).
 pub fn intersect(a: &[(i64, i64)], b: &[(i64, i64)]) -> Vec<(i64, i64)> {
     let (mut i, mut j) = (0, 0);
@@ -76,5 +85,20 @@ mod tests {
         assert_eq!(intersect(&a, &b), vec![(2, 4), (5, 6), (11, 12)]);
         assert_eq!(subtract(&a, &b), vec![(0, 2), (6, 11)]);
         assert_eq!(subtract(&b, &a), vec![(4, 5), (12, 30)]);
+    }
+
+    /// The binary-search cover equals the merge-based intersection for windows that start
+    /// and end before, inside and after the intervals, and on their edges (empty and
+    /// reversed windows cover nothing).
+    #[test]
+    fn total_within_equals_the_intersection() {
+        let busy = vec![(10, 20), (30, 35), (40, 60), (100, 101)];
+        for a in [0, 10, 15, 20, 25, 30, 34, 35, 50, 60, 99, 101, 200] {
+            for b in [a - 7, a, a + 1, a + 5, a + 20, a + 100] {
+                let want = if b > a { total(&intersect(&busy, &[(a, b)])) } else { 0 };
+                assert_eq!(total_within(&busy, a, b), want, "[{a}, {b})");
+            }
+        }
+        assert_eq!(total_within(&[], 0, 10), 0);
     }
 }

@@ -126,7 +126,7 @@ pub fn report_from(store: &Store, inputs: &ReportInputs, top: usize, peaks: Peak
         Some((a, b)) => unions
             .iter()
             .map(|d| {
-                let busy = crate::intervals::total(&crate::intervals::intersect(&d.busy, &[(a, b)]));
+                let busy = crate::intervals::total_within(&d.busy, a, b);
                 let w = b - a;
                 StepsGpuTime {
                     device: d.device,

@@ -12,11 +12,11 @@
 
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
+use strobe_analysis::intervals::total_within;
 use strobe_analysis::intervals::{intersect, total, union};
 use strobe_analysis::ranks::collectives::CommKernel;
 use strobe_analysis::ranks::digest::{RankClaim, RankDigest, StepFigures};
 use strobe_analysis::ranks::straggler::KernelInWindow;
-use strobe_analysis::ranks::unions::clipped;
 use strobe_analysis::steps::Step;
 
 /// The planted straggler: `rank` runs a kernel `extra_ns` longer before the last collective of
@@ -217,12 +217,12 @@ pub fn rank_digest(template: &RankDigest, job: &Job, rank: usize) -> Result<Rank
         .iter()
         .map(|s| {
             let (a, b) = (s.start_ns, s.start_ns + s.dur_ns);
-            let comm_ns = clipped(&comm_union, a, b);
+            let comm_ns = total_within(&comm_union, a, b);
             StepFigures {
-                compute_ns: clipped(&compute, a, b),
+                compute_ns: total_within(&compute, a, b),
                 comm_ns,
-                exposed_comm_ns: comm_ns - clipped(&overlapped, a, b),
-                idle_ns: s.dur_ns - clipped(&busy, a, b),
+                exposed_comm_ns: comm_ns - total_within(&overlapped, a, b),
+                idle_ns: s.dur_ns - total_within(&busy, a, b),
             }
         })
         .collect();

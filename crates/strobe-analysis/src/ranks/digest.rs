@@ -17,7 +17,7 @@
 use super::breakdown::KernelTotal;
 use super::collectives::CommKernel;
 use super::launch::{launch_stats, LaunchParams, LaunchStats};
-use super::unions::{clipped, rank_unions_of};
+use super::unions::rank_unions_of;
 use super::RankTrace;
 use crate::anomalies::StepAnomaly;
 use crate::gpu_time::GpuTime;
@@ -90,12 +90,12 @@ pub fn digest_with(
         .iter()
         .map(|s| {
             let (a, b) = (s.start_ns, s.start_ns + s.dur_ns);
-            let comm = clipped(&u.comm, a, b);
+            let comm = crate::intervals::total_within(&u.comm, a, b);
             StepFigures {
-                compute_ns: clipped(&u.compute, a, b),
+                compute_ns: crate::intervals::total_within(&u.compute, a, b),
                 comm_ns: comm,
-                exposed_comm_ns: comm - clipped(&u.overlapped, a, b),
-                idle_ns: s.dur_ns - clipped(&u.busy, a, b),
+                exposed_comm_ns: comm - crate::intervals::total_within(&u.overlapped, a, b),
+                idle_ns: s.dur_ns - crate::intervals::total_within(&u.busy, a, b),
             }
         })
         .collect();

@@ -8,7 +8,6 @@
 
 use super::collectives::Collective;
 use super::digest::RankDigest;
-use super::unions::clipped;
 
 /// Rank `i`'s (index in rank order) exposed wait at `c`, `rank` its digest.
 pub fn exposed_wait(c: &Collective, i: usize, rank: &RankDigest) -> i64 {
@@ -17,7 +16,7 @@ pub fn exposed_wait(c: &Collective, i: usize, rank: &RankDigest) -> i64 {
         return 0;
     }
     let start = rank.comm[c.kernels[i]].start;
-    wait - clipped(&rank.compute, start, start + wait)
+    wait - crate::intervals::total_within(&rank.compute, start, start + wait)
 }
 
 /// The rank `c` waited for: the last to arrive (the lowest on an exact tie).

@@ -25,7 +25,7 @@ use super::collectives::Collective;
 use super::digest::RankDigest;
 use super::exposed::{exposed_wait, waited_for};
 use super::step_table::StepRow;
-use super::unions::{clipped, RankUnions};
+use super::unions::RankUnions;
 use super::RankTrace;
 use crate::report::fmt_ns;
 use crate::stats::median;
@@ -384,8 +384,8 @@ pub fn before_window(
     BeforeWindow {
         window_start_ns: start,
         window_end_ns: arrival,
-        compute_ns: clipped(&u.compute, start, arrival),
-        gpu_idle_ns: (arrival - start) - clipped(&u.busy, start, arrival),
+        compute_ns: crate::intervals::total_within(&u.compute, start, arrival),
+        gpu_idle_ns: (arrival - start) - crate::intervals::total_within(&u.busy, start, arrival),
         top_kernels,
     }
 }

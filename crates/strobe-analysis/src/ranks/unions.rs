@@ -4,7 +4,7 @@
 //! however many of its devices were busy.
 
 use crate::gpu_time::DeviceUnions;
-use crate::intervals::{intersect, total, union};
+use crate::intervals::{intersect, union};
 use std::borrow::Cow;
 
 /// A rank's unions: its one device's own (borrowed, the usual case), or several devices'
@@ -40,13 +40,4 @@ pub fn rank_unions_of(devs: &[DeviceUnions]) -> RankUnions<'_> {
         comm: Cow::Owned(comm),
         overlapped: Cow::Owned(overlapped),
     }
-}
-
-/// Length of `u ∩ [start, end)`.
-pub fn clipped(u: &[(i64, i64)], start: i64, end: i64) -> i64 {
-    if end <= start {
-        return 0;
-    }
-    let i = u.partition_point(|&(_, e)| e <= start);
-    total(&intersect(&u[i..], &[(start, end)]))
 }
