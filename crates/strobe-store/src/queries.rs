@@ -9,7 +9,7 @@ use crate::reader::Store;
 const NO_LAUNCH: u32 = u32::MAX;
 
 /// Each span's launch call (`Store::launch_table`), over the span ids flows reach.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct LaunchTable {
     /// The first span id `launch` covers.
     first: u32,
