@@ -1,7 +1,7 @@
 //! `strobe bench peers FILE`: Strobe beside the tools users would otherwise reach for, on the
 //! same file in the same session (issue 17.7). Every contender runs as a fresh child process
-//! whose wall time and peak resident memory (`wait4`'s `ru_maxrss`, the child alone) are
-//! taken; Strobe's run is `strobe report FILE` into an empty cache (ingest + report, cold).
+//! whose wall time, peak resident memory (`wait4`'s `ru_maxrss`, the child alone) and peak
+//! anonymous memory (`RssAnon` sampled: what must fit in RAM) are taken; Strobe's run is `strobe report FILE` into an empty cache (ingest + report, cold).
 //! The answer's time is when the child's output ends: Strobe closes its stdout once the
 //! report is out and caches its store after that (`load::after_answer`); for every
 //! other tool it is its exit.
@@ -201,6 +201,28 @@ struct Measured {
     /// Seconds until it exited.
     exit_s: f64,
     peak_rss_mb: f64,
+    /// Its anonymous memory at its highest, sampled every 2 ms (`RssAnon`): the heap, without
+    /// the file pages it maps (the input, a store, a build's scratch files), which the kernel
+    /// can drop or write out.
+    peak_anon_mb: f64,
+}
+
+/// Samples `pid`'s `RssAnon` every 2 ms until `stop`; the highest seen, in MB.
+fn sample_anon(pid: u32, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> std::thread::JoinHandle<f64> {
+    std::thread::spawn(move || {
+        let path = format!("/proc/{pid}/status");
+        let mut peak_kb = 0u64;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Ok(s) = std::fs::read_to_string(&path) {
+                let kb = s.lines().find_map(|l| l.strip_prefix("RssAnon:")).and_then(|v| {
+                    v.split_whitespace().next().and_then(|n| n.parse::<u64>().ok())
+                });
+                peak_kb = peak_kb.max(kb.unwrap_or(0));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        peak_kb as f64 / 1024.0
+    })
 }
 
 /// Runs `cmd` to its end, or says why it failed.
@@ -208,6 +230,8 @@ fn measure(cmd: &mut Command) -> Result<Measured, String> {
     cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
     let t = Instant::now();
     let mut child = cmd.spawn().map_err(|e| e.to_string())?;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let anon = sample_anon(child.id(), stop.clone());
     let err = child.stderr.take().map(|mut e| {
         std::thread::spawn(move || {
             let mut s = String::new();
@@ -220,14 +244,17 @@ fn measure(cmd: &mut Command) -> Result<Measured, String> {
         let _ = std::io::copy(&mut out, &mut std::io::sink());
         answer_s = t.elapsed().as_secs_f64();
     }
-    let (status, maxrss_kb) = wait_with_rusage(&child)?;
+    let waited = wait_with_rusage(&child);
     let exit_s = t.elapsed().as_secs_f64();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let peak_anon_mb = anon.join().unwrap_or(f64::NAN);
+    let (status, maxrss_kb) = waited?;
     let err = err.and_then(|h| h.join().ok()).unwrap_or_default();
     if status != 0 {
         let tail: String = err.lines().rev().take(3).collect::<Vec<_>>().join(" | ");
         return Err(format!("exit {status}: {tail}"));
     }
-    Ok(Measured { answer_s: answer_s.min(exit_s), exit_s, peak_rss_mb: maxrss_kb as f64 / 1024.0 })
+    Ok(Measured { answer_s: answer_s.min(exit_s), exit_s, peak_rss_mb: maxrss_kb as f64 / 1024.0, peak_anon_mb })
 }
 
 /// Reaps `child` with `wait4`, which reports that one child's peak RSS (kB on Linux).
@@ -272,14 +299,15 @@ pub fn run(file: &Path, runs: usize) -> anyhow::Result<()> {
 
     println!("peers on {} ({size:.1} MB), {} runs each, medians (load now: {})", file.display(), runs, load_avg());
     println!(
-        "  {:<18} {:>9} {:>9} {:>9} {:>11} {:>9}  what",
-        "tool", "answer s", "exit s", "MB/s", "peak RSS MB", "× Strobe"
+        "  {:<18} {:>9} {:>9} {:>9} {:>11} {:>12} {:>9}  what",
+        "tool", "answer s", "exit s", "MB/s", "peak RSS MB", "peak anon MB", "× Strobe"
     );
     let mut strobe_s = f64::NAN;
     for make in &peers {
         let mut answers = Vec::new();
         let mut secs = Vec::new();
         let mut rss = Vec::new();
+        let mut anon = Vec::new();
         let mut failed = None;
         let mut label = ("", "");
         for i in 0..runs.max(1) {
@@ -290,6 +318,7 @@ pub fn run(file: &Path, runs: usize) -> anyhow::Result<()> {
                     answers.push(m.answer_s);
                     secs.push(m.exit_s);
                     rss.push(m.peak_rss_mb);
+                    anon.push(m.peak_anon_mb);
                 }
                 Err(e) => {
                     failed = Some(e);
@@ -302,17 +331,19 @@ pub fn run(file: &Path, runs: usize) -> anyhow::Result<()> {
             continue;
         }
         let (a, s, m) = (crate::bench::median(&answers), crate::bench::median(&secs), crate::bench::median(&rss));
+        let anon = crate::bench::median(&anon);
         // ratios and MB/s by the answer: what a user waits for
         if strobe_s.is_nan() {
             strobe_s = a;
         }
         println!(
-            "  {:<18} {:>9.3} {:>9.3} {:>9.0} {:>11.0} {:>9.1}  {}",
+            "  {:<18} {:>9.3} {:>9.3} {:>9.0} {:>11.0} {:>12.0} {:>9.1}  {}",
             label.0,
             a,
             s,
             size / a,
             m,
+            anon,
             a / strobe_s,
             label.1
         );
