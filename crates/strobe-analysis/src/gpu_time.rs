@@ -197,21 +197,41 @@ fn merge_lanes(store: &Store, lanes: &[u32], classes: &mut Classifier, mut f: im
         ready: Vec<ActivitySpan>,
     }
     impl Cursor<'_> {
+        /// Member `i` as GPU activity, or None for what is not.
+        fn activity(&self, i: usize, store: &Store, classes: &mut Classifier) -> Option<ActivitySpan> {
+            let (sid, start, end) = (self.v.span[i], self.v.starts[i], self.v.ends[i]);
+            let m = store.span_meta(sid);
+            let kind = SpanKind::from_u8(m.kind);
+            classes.class(kind, m.name).map(|class| ActivitySpan { start, end, span: sid, kind, class })
+        }
+
         fn pop(&mut self, store: &Store, classes: &mut Classifier) -> Option<ActivitySpan> {
-            while self.ready.is_empty() && self.next < self.v.span.len() {
-                let start = self.v.starts[self.next];
-                while self.next < self.v.span.len() && self.v.starts[self.next] == start {
-                    let (sid, end) = (self.v.span[self.next], self.v.ends[self.next]);
-                    let m = store.span_meta(sid);
-                    let kind = SpanKind::from_u8(m.kind);
-                    if let Some(class) = classes.class(kind, m.name) {
-                        self.ready.push(ActivitySpan { start, end, span: sid, kind, class });
+            let n = self.v.span.len();
+            loop {
+                if let Some(x) = self.ready.pop() {
+                    return Some(x);
+                }
+                let i = self.next;
+                if i >= n {
+                    return None;
+                }
+                let start = self.v.starts[i];
+                if i + 1 == n || self.v.starts[i + 1] != start {
+                    // alone at its start (nearly every member of a stream): nothing to order
+                    self.next += 1;
+                    match self.activity(i, store, classes) {
+                        Some(x) => return Some(x),
+                        None => continue,
+                    }
+                }
+                while self.next < n && self.v.starts[self.next] == start {
+                    if let Some(x) = self.activity(self.next, store, classes) {
+                        self.ready.push(x);
                     }
                     self.next += 1;
                 }
                 self.ready.sort_unstable_by_key(|x| Reverse((x.end, x.span)));
             }
-            self.ready.pop()
         }
     }
     let mut cursors: Vec<Cursor> = Vec::with_capacity(lanes.len());
@@ -238,11 +258,14 @@ fn merge_lanes(store: &Store, lanes: &[u32], classes: &mut Classifier, mut f: im
         }
         next.push(x);
     }
-    while let Some(Reverse((.., i))) = heads.pop() {
+    while let Some(mut top) = heads.peek_mut() {
+        let Reverse((.., i)) = *top;
         f(next[i].expect("a head has its span"));
         next[i] = cursors[i].pop(store, classes);
-        if let Some(y) = &next[i] {
-            heads.push(key(y, i));
+        // the lane's next span takes its place at the top and sinks once (not a pop and a push)
+        match &next[i] {
+            Some(y) => *top = key(y, i),
+            None => drop(std::collections::binary_heap::PeekMut::pop(top)),
         }
     }
 }

@@ -214,9 +214,10 @@ fn sample_anon(pid: u32, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) ->
         let mut peak_kb = 0u64;
         while !stop.load(std::sync::atomic::Ordering::Relaxed) {
             if let Ok(s) = std::fs::read_to_string(&path) {
-                let kb = s.lines().find_map(|l| l.strip_prefix("RssAnon:")).and_then(|v| {
-                    v.split_whitespace().next().and_then(|n| n.parse::<u64>().ok())
-                });
+                let kb = s
+                    .lines()
+                    .find_map(|l| l.strip_prefix("RssAnon:"))
+                    .and_then(|v| v.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()));
                 peak_kb = peak_kb.max(kb.unwrap_or(0));
             }
             std::thread::sleep(std::time::Duration::from_millis(2));
