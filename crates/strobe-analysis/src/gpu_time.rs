@@ -443,17 +443,11 @@ mod tests {
 
     #[test]
     fn the_lanes_merged_give_the_unions_of_all_spans_sorted() {
-        use strobe_model::{IdKey, SourceFormat, TraceMeta};
-        use strobe_store::{Built, SpanInput, StoreBuilder};
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        use crate::test_util::{finished, span, Seeded};
+        use strobe_model::IdKey;
+        let mut rng = Seeded(0x2545_f491_4f6c_dd1d);
         for round in 0..20 {
-            let mut b = StoreBuilder::in_memory();
+            let mut b = strobe_store::StoreBuilder::in_memory();
             let names = [b.intern("gemm"), b.intern("ncclKernel_AllReduce"), b.intern("copy")];
             let cat = b.intern("kernel");
             let cpu = b.lane(LaneKind::CpuThread { pid: IdKey::Num(1), tid: IdKey::Num(1) });
@@ -465,49 +459,22 @@ mod tests {
                     let mut t = 0i64;
                     for _ in 0..(50 + round * 10) {
                         // starts repeat, spans nest and touch, some are empty
-                        t += next(4) as i64 * 5;
-                        let end = t + next(6) as i64 * 5;
-                        let pick = next(3) as usize;
+                        t += rng.below(4) as i64 * 5;
+                        let end = t + rng.below(6) as i64 * 5;
+                        let pick = rng.below(3) as usize;
                         let (kind, class) = match pick {
                             0 => (SpanKind::Kernel, GpuClass::Compute),
                             1 => (SpanKind::Kernel, GpuClass::Comm),
                             _ => (SpanKind::Memcpy, GpuClass::Memory),
                         };
-                        b.push_span(SpanInput {
-                            lane,
-                            start: t,
-                            end,
-                            name: names[pick],
-                            cat,
-                            kind,
-                            flags: 0,
-                            args: b"",
-                            correlation: 0,
-                            copy_dir: None,
-                        })
-                        .unwrap();
+                        b.push_span(span(lane, t, end, names[pick], cat, kind)).unwrap();
                         pushed.push((device, t, end, class));
                     }
                 }
             }
             // a CPU span is no GPU activity
-            let cpu_span = SpanInput {
-                lane: cpu,
-                start: 0,
-                end: 10_000,
-                name: names[0],
-                cat,
-                kind: SpanKind::CpuOp,
-                flags: 0,
-                args: b"",
-                correlation: 0,
-                copy_dir: None,
-            };
-            b.push_span(cpu_span).unwrap();
-            let store = match b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap() {
-                Built::Memory(m) => Store::from_bytes(m).unwrap(),
-                Built::File(p) => Store::open(&p).unwrap(),
-            };
+            b.push_span(span(cpu, 0, 10_000, names[0], cat, SpanKind::CpuOp)).unwrap();
+            let store = finished(b);
             let merged = device_unions(&store);
             let sorted = device_unions_of(gpu_activity(&store));
             assert_eq!(merged.len(), 2);

@@ -22,3 +22,5 @@ pub mod span_durations;
 pub mod stats;
 pub mod steps;
 pub mod streams;
+#[cfg(test)]
+mod test_util;

@@ -50,18 +50,12 @@ pub fn stream_stats(store: &Store) -> Vec<StreamStat> {
 mod tests {
     use super::*;
     use crate::intervals::{total, union};
-    use strobe_model::{SourceFormat, TraceMeta};
-    use strobe_store::{Built, SpanInput, StoreBuilder};
+    use crate::test_util::{finished, span, Seeded};
+    use strobe_store::StoreBuilder;
 
     #[test]
     fn a_streams_busy_time_is_the_union_of_its_gpu_spans() {
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        let mut rng = Seeded(0x2545_f491_4f6c_dd1d);
         let mut b = StoreBuilder::in_memory();
         let (k, a, cat) = (b.intern("gemm"), b.intern("annotation"), b.intern("kernel"));
         let mut want = Vec::new();
@@ -70,34 +64,18 @@ mod tests {
             let (mut iv, mut kernels, mut t) = (Vec::new(), 0u64, 0i64);
             for _ in 0..300 {
                 // nested, touching and empty spans; annotations do not count as busy
-                t += next(4) as i64 * 10;
-                let end = t + next(5) as i64 * 10;
-                let kind = if next(5) == 0 { SpanKind::GpuAnnotation } else { SpanKind::Kernel };
+                t += rng.below(4) as i64 * 10;
+                let end = t + rng.below(5) as i64 * 10;
+                let kind = if rng.below(5) == 0 { SpanKind::GpuAnnotation } else { SpanKind::Kernel };
                 if kind == SpanKind::Kernel {
                     kernels += 1;
                     iv.push((t, end));
                 }
                 let name = if kind == SpanKind::Kernel { k } else { a };
-                let span = SpanInput {
-                    lane,
-                    start: t,
-                    end,
-                    name,
-                    cat,
-                    kind,
-                    flags: 0,
-                    args: b"",
-                    correlation: 0,
-                    copy_dir: None,
-                };
-                b.push_span(span).unwrap();
+                b.push_span(span(lane, t, end, name, cat, kind)).unwrap();
             }
             want.push(StreamStat { device: 0, stream, kernels, busy_ns: total(&union(iv)) });
         }
-        let store = match b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap() {
-            Built::Memory(m) => Store::from_bytes(m).unwrap(),
-            Built::File(p) => Store::open(&p).unwrap(),
-        };
-        assert_eq!(stream_stats(&store), want);
+        assert_eq!(stream_stats(&finished(b)), want);
     }
 }
