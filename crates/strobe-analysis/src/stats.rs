@@ -24,30 +24,25 @@ impl Sample for f64 {
     }
 }
 
-impl Sample for i64 {
-    fn order(&self, other: &Self) -> std::cmp::Ordering {
-        self.cmp(other)
-    }
-    fn midpoint(a: Self, b: Self) -> Self {
-        // in i128: the sum of two large i64 overflows
-        ((a as i128 + b as i128).div_euclid(2)) as i64
-    }
-    fn distance(a: Self, b: Self) -> Self {
-        a.abs_diff(b).min(i64::MAX as u64) as i64
-    }
+/// A signed integer sample; `wide` holds the sum of two (the midpoint's sum of two large
+/// values overflows its own type), `unsigned` their distance.
+macro_rules! signed_sample {
+    ($t:ty, $wide:ty, $unsigned:ty) => {
+        impl Sample for $t {
+            fn order(&self, other: &Self) -> std::cmp::Ordering {
+                self.cmp(other)
+            }
+            fn midpoint(a: Self, b: Self) -> Self {
+                ((a as $wide + b as $wide).div_euclid(2)) as $t
+            }
+            fn distance(a: Self, b: Self) -> Self {
+                a.abs_diff(b).min(<$t>::MAX as $unsigned) as $t
+            }
+        }
+    };
 }
-
-impl Sample for i32 {
-    fn order(&self, other: &Self) -> std::cmp::Ordering {
-        self.cmp(other)
-    }
-    fn midpoint(a: Self, b: Self) -> Self {
-        ((a as i64 + b as i64).div_euclid(2)) as i32
-    }
-    fn distance(a: Self, b: Self) -> Self {
-        a.abs_diff(b).min(i32::MAX as u32) as i32
-    }
-}
+signed_sample!(i64, i128, u64);
+signed_sample!(i32, i64, u32);
 
 impl Sample for u64 {
     fn order(&self, other: &Self) -> std::cmp::Ordering {
