@@ -124,10 +124,10 @@ pub struct DeviceActivity {
     pub spans: Vec<ActivitySpan>,
 }
 
-/// Every span of GPU activity, per device (every device with a GPU stream, sorted). The one
-/// place that decides what counts as GPU activity; busy/idle/overlap and the idle breakdown
-/// all start here. One scan of the GPU lanes: callers that need several figures compute it
-/// once and hand it on (`device_unions_of`, `gpu_time_of`).
+/// Every span of GPU activity, per device (every device with a GPU stream, sorted), gathered;
+/// what counts is `Classifier`'s. Busy/idle/overlap and the idle breakdown read the lanes
+/// merged instead (`device_unions`), without gathering: this is for a caller that wants the
+/// spans themselves (and `device_unions_of` them, which the merge is tested against).
 pub fn gpu_activity(store: &Store) -> Vec<DeviceActivity> {
     let mut per: std::collections::BTreeMap<i64, Vec<ActivitySpan>> = Default::default();
     let mut classes = Classifier::new(store);

@@ -92,7 +92,7 @@ pub fn idle_breakdown(store: &Store, threshold_ns: i64) -> Vec<DeviceIdle> {
     idle_breakdown_of(store, &crate::gpu_time::device_unions(store), threshold_ns)
 }
 
-/// `idle_breakdown` from the device unions already computed (`gpu_time::device_unions_of`):
+/// `idle_breakdown` from the device unions already computed (`gpu_time::device_unions`):
 /// the gaps are those between consecutive busy intervals, so a new threshold costs no scan
 /// of the GPU lanes.
 pub fn idle_breakdown_of(store: &Store, unions: &[DeviceUnions], threshold_ns: i64) -> Vec<DeviceIdle> {
