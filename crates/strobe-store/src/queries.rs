@@ -40,9 +40,14 @@ impl Store {
     pub fn launch_table(&self) -> &LaunchTable {
         self.launches.get_or_init(|| {
             let flows = self.flows();
-            let (Some(lo), Some(hi)) = (flows.first(), flows.last()) else { return LaunchTable::default() };
-            let first = lo.to;
-            let mut launch = vec![NO_LAUNCH; (hi.to - first) as usize + 1];
+            // the range of targets that are spans, found whatever the order (a damaged store's
+            // flows need not be sorted, nor name spans it has): never more than a slot a span
+            let n = self.span_count() as u64;
+            let targets = flows.iter().map(|f| f.to).filter(|&t| (t as u64) < n);
+            let (Some(first), Some(last)) = (targets.clone().min(), targets.max()) else {
+                return LaunchTable::default();
+            };
+            let mut launch = vec![NO_LAUNCH; (last - first) as usize + 1];
             let mut i = 0;
             while i < flows.len() {
                 let to = flows[i].to;
@@ -52,7 +57,9 @@ impl Store {
                 }
                 let group = &flows[i..j];
                 let pick = group.iter().find(|f| f.kind == FLOW_CORRELATION).unwrap_or(&group[0]);
-                launch[(to - first) as usize] = pick.from;
+                if let Some(slot) = to.checked_sub(first).and_then(|k| launch.get_mut(k as usize)) {
+                    *slot = pick.from;
+                }
                 i = j;
             }
             LaunchTable { first, launch }
