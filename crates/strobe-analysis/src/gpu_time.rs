@@ -239,11 +239,14 @@ fn merge_lanes(store: &Store, lanes: &[u32], classes: &mut Classifier, mut f: im
         let v = store.lane_spans(lane);
         let mut c = Cursor { v, next: 0, ready: Vec::new() };
         if !v.starts.is_sorted() {
-            // not a store's order (its members are by start): the lane's spans sorted here
+            // not a store's order (its members are by start; a damaged store's need not be):
+            // the lane's spans gathered and sorted here, then handed out from `ready`
+            let mut all = Vec::new();
             while let Some(x) = c.pop(store, classes) {
-                c.ready.push(x);
+                all.push(x);
             }
-            c.ready.sort_unstable_by_key(|x| Reverse((x.start, x.end, x.span)));
+            all.sort_unstable_by_key(|x| Reverse((x.start, x.end, x.span)));
+            c.ready = all;
         }
         cursors.push(c);
     }
