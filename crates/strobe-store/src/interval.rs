@@ -99,7 +99,7 @@ pub fn query(starts: &[i64], ends: &[i64], max_end: &[i64], t0: i64, t1: i64, mu
 }
 
 #[inline]
-fn overlaps(start: i64, end: i64, t0: i64) -> bool {
+pub(crate) fn overlaps(start: i64, end: i64, t0: i64) -> bool {
     end > t0 || (start == end && start >= t0)
 }
 

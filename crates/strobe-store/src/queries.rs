@@ -100,7 +100,69 @@ impl Store {
         out.dedup_by_key(|x| x.0);
         out.into_iter().map(|x| x.1).collect()
     }
+
+    /// `enclosing_stack` of each of `spans`, in their order, found on all cores by sweeps over
+    /// each lane's members in start order (the spans that hold a time are few on a CPU
+    /// thread), where an interval query per span was the efficiency figures' largest cost.
+    pub fn enclosing_stacks(&self, spans: &[u32]) -> Vec<Vec<u32>> {
+        use rayon::prelude::*;
+        let mut order: Vec<(u32, i64, u32)> =
+            spans.iter().enumerate().map(|(i, &s)| (self.span_meta(s).lane, self.span_start(s), i as u32)).collect();
+        order.par_sort_unstable();
+        // a sweep per chunk of one lane's queries, each begun by one interval query
+        let chunks: Vec<&[(u32, i64, u32)]> =
+            order.chunk_by(|a, b| a.0 == b.0).flat_map(|c| c.chunks(STACKS_PER_SWEEP)).collect();
+        let found: Vec<Vec<(u32, Vec<u32>)>> = chunks.par_iter().map(|c| self.sweep_stacks(spans, c)).collect();
+        let mut out = vec![Vec::new(); spans.len()];
+        for (i, stack) in found.into_iter().flatten() {
+            out[i as usize] = stack;
+        }
+        out
+    }
+
+    /// The stacks of the queries `(lane, start, index into spans)` of one lane, by start.
+    fn sweep_stacks(&self, spans: &[u32], queries: &[(u32, i64, u32)]) -> Vec<(u32, Vec<u32>)> {
+        let Some(&(lane, first, _)) = queries.first() else { return Vec::new() };
+        let v = self.lane_view(lane);
+        // the members holding the first start: what an interval query finds there
+        let mut open: Vec<usize> = Vec::new();
+        crate::interval::query(v.starts, v.ends, v.max_end, first, first.saturating_add(1), |i| open.push(i));
+        let mut next = v.starts.partition_point(|&s| s < first.saturating_add(1));
+        let mut swept = true;
+        let mut out = Vec::with_capacity(queries.len());
+        for &(_, ts, i) in queries {
+            let span = spans[i as usize];
+            // too many open at once (a lane whose spans overlap wholesale): a query each
+            swept = swept && open.len() <= MAX_OPEN;
+            if !swept || ts == i64::MAX {
+                out.push((i, self.enclosing_stack(span)));
+                continue;
+            }
+            // what `query_window(ts, ts + 1)` finds: every member starting before ts + 1 that
+            // overlaps ts. One that overlaps no longer never does again (later times are later)
+            while next < v.starts.len() && v.starts[next] <= ts {
+                open.push(next);
+                next += 1;
+            }
+            open.retain(|&m| crate::interval::overlaps(v.starts[m], v.ends[m], ts));
+            let (depth, te) = (self.span_meta(span).depth as u32, self.span_end(span));
+            let mut stack: Vec<(u32, u32)> = open
+                .iter()
+                .filter(|&&m| v.depth[m] < depth && v.starts[m] <= ts && v.ends[m] >= te)
+                .map(|&m| (v.depth[m], v.span[m]))
+                .collect();
+            stack.sort_unstable();
+            stack.dedup_by_key(|x| x.0);
+            out.push((i, stack.into_iter().map(|x| x.1).collect()));
+        }
+        out
+    }
 }
+
+/// Queries a sweep of `enclosing_stacks` answers (chunks of a lane's run in parallel).
+const STACKS_PER_SWEEP: usize = 4096;
+/// Spans open at once past which a sweep answers by the interval index instead.
+const MAX_OPEN: usize = 256;
 
 #[cfg(test)]
 mod tests {
@@ -273,5 +335,71 @@ mod tests {
         for a in &got {
             serde_json::from_str::<serde_json::Value>(a).unwrap();
         }
+    }
+
+    /// Spans of two CPU threads, nested, crossing, repeated and zero-length, ids in any order.
+    fn thread_store(spans: &[(bool, i64, i64)]) -> Store {
+        let mut b = StoreBuilder::in_memory();
+        let lanes = [
+            b.lane(LaneKind::CpuThread { pid: IdKey::Num(1), tid: IdKey::Num(1) }),
+            b.lane(LaneKind::CpuThread { pid: IdKey::Num(1), tid: IdKey::Num(2) }),
+        ];
+        let name = b.intern("op");
+        for &(second, start, len) in spans {
+            let s = SpanInput {
+                lane: lanes[second as usize],
+                start,
+                end: start + len,
+                name,
+                cat: name,
+                kind: SpanKind::CpuOp,
+                flags: 0,
+                args: b"",
+                correlation: 0,
+                copy_dir: None,
+            };
+            b.push_span(s).unwrap();
+        }
+        match b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap() {
+            Built::Memory(m) => Store::from_bytes(m).unwrap(),
+            Built::File(p) => Store::open(&p).unwrap(),
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn enclosing_stacks_are_each_spans_enclosing_stack(
+            spans in proptest::collection::vec((proptest::bool::ANY, 0i64..400, 0i64..120), 1..300),
+            picks in proptest::collection::vec(0usize..1000, 0..60),
+        ) {
+            let st = thread_store(&spans);
+            let n = st.span_count();
+            // every span, then some again, in an order of their own
+            let asked: Vec<u32> = (0..n as u32).rev().chain(picks.iter().map(|&p| (p % n) as u32)).collect();
+            let got = st.enclosing_stacks(&asked);
+            for (&s, stack) in asked.iter().zip(&got) {
+                proptest::prop_assert_eq!(stack, &st.enclosing_stack(s), "span {}", s);
+            }
+        }
+    }
+
+    #[test]
+    fn enclosing_stacks_past_a_sweeps_queries_and_open_spans() {
+        // a deep thread of 10 000 spans (several sweeps), then 300 spans open at once (past
+        // what a sweep keeps open: answered one by one)
+        let mut spans: Vec<(bool, i64, i64)> = Vec::new();
+        for i in 0..10_000i64 {
+            spans.push((false, i * 10, 10 + (i % 7) * 15));
+        }
+        for i in 0..300i64 {
+            spans.push((true, i, 100_000 - i));
+        }
+        let st = thread_store(&spans);
+        let asked: Vec<u32> = (0..st.span_count() as u32).collect();
+        let got = st.enclosing_stacks(&asked);
+        for (&s, stack) in asked.iter().zip(&got) {
+            assert_eq!(stack, &st.enclosing_stack(s), "span {s}");
+        }
+        assert!(got.iter().any(|s| s.len() > 200), "the open spans enclose each other");
     }
 }

@@ -28,12 +28,7 @@ pub fn open(files: Vec<PathBuf>, hz: f64, after: usize, runs: usize, timeout_s: 
         anyhow::ensure!(r.load_s.is_some(), "bench open --warm: filling the cache timed out");
         // a compressed store is written behind the window (`LoadOptions::write_behind`): the
         // runs start once its file is in the cache, or the first one would ingest again
-        let writing = || strobe_store::cache::writes_in_progress(shared.path());
-        let until = std::time::Instant::now() + Duration::from_secs(timeout_s);
-        while writing() && std::time::Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        anyhow::ensure!(!writing(), "bench open --warm: writing the cache timed out");
+        anyhow::ensure!(written(shared.path(), timeout_s), "bench open --warm: writing the cache timed out");
     }
     println!(
         "  {:>4} {:>8} {:>10} {:>8} {:>8} {:>11} {:>9} {:>9} {:>10} {:>9} {:>9} | {:>13} {:>9}",
@@ -89,6 +84,10 @@ pub fn open(files: Vec<PathBuf>, hz: f64, after: usize, runs: usize, timeout_s: 
         }
         firsts.extend(r.first_frame_s);
         overviews.extend(r.overview_s);
+        // a cold run's store is still being written behind its window: the next run starts
+        // once it is, so that it neither shares the cores with that write nor pulls the
+        // directory from under it
+        anyhow::ensure!(written(cache, timeout_s), "bench open: writing the cache timed out");
     }
     println!(
         "  median over {} runs: first frame {:.3} s, overview {}, load {:.2} s, worst frame {:.2} ms wall, {:.2} ms CPU of the UI thread (bar: < 30 ms)",
@@ -100,6 +99,16 @@ pub fn open(files: Vec<PathBuf>, hz: f64, after: usize, runs: usize, timeout_s: 
         median(&worst_cpu_all)
     );
     Ok(())
+}
+
+/// Waits (at most `timeout_s`) until no store is being written into `cache`; whether none is.
+fn written(cache: &Path, timeout_s: u64) -> bool {
+    let writing = || strobe_store::cache::writes_in_progress(cache);
+    let until = Instant::now() + Duration::from_secs(timeout_s);
+    while writing() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    !writing()
 }
 
 /// utime + stime of a process, in seconds.

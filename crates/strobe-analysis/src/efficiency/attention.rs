@@ -79,6 +79,11 @@ pub fn kept_pairs(lq: f64, lk: f64, causal: bool) -> f64 {
     grow * (grow + 1.0) / 2.0 + (lq - grow).max(0.0) * lk
 }
 
+/// Whether `op` (without `aten::`) is an attention op with a formula.
+pub fn is_attention(op: &str) -> bool {
+    schema(op).is_some()
+}
+
 pub fn attention(op: &str, a: &OpArgs) -> Option<Work> {
     let s = schema(op)?;
     let q = a.tensor(s.q)?;

@@ -84,36 +84,44 @@ fn vector_unit(dtype: &str) -> Unit {
     }
 }
 
+/// A formula: the work of an op (its name without `aten::`) from its recorded shapes.
+pub type Formula = fn(&str, &OpArgs) -> Option<Work>;
+
 /// The work of op `name` (with or without `aten::`), or None when there is no formula for
 /// it or its recorded shapes do not fit the formula.
 pub fn work(name: &str, a: &OpArgs) -> Option<Work> {
+    formula(name)?(name.strip_prefix("aten::").unwrap_or(name), a)
+}
+
+/// The formula for op `name` (with or without `aten::`), decided by the name alone: an op
+/// without one needs its args read only for Kineto's own `flops`.
+pub fn formula(name: &str) -> Option<Formula> {
     let op = name.strip_prefix("aten::").unwrap_or(name);
-    match op {
-        "mm" => gemm(a, 0, 1, None),
-        "addmm" | "_addmm_activation" => gemm(a, 1, 2, Some(0)),
-        "bmm" => gemm(a, 0, 1, None),
-        "baddbmm" => gemm(a, 1, 2, Some(0)),
-        "matmul" => gemm(a, 0, 1, None),
-        "linear" => linear(a),
-        "_scaled_mm" => scaled_mm(a),
+    let f: Formula = match op {
+        "mm" => |_, a| gemm(a, 0, 1, None),
+        "addmm" | "_addmm_activation" => |_, a| gemm(a, 1, 2, Some(0)),
+        "bmm" => |_, a| gemm(a, 0, 1, None),
+        "baddbmm" => |_, a| gemm(a, 1, 2, Some(0)),
+        "matmul" => |_, a| gemm(a, 0, 1, None),
+        "linear" => |_, a| linear(a),
+        "_scaled_mm" => |_, a| scaled_mm(a),
         "convolution" | "_convolution" => {
-            conv(a, ConvArgs { stride: 3, padding: 4, dilation: 5, groups: 8, transposed: Some(6) })
+            |_, a| conv(a, ConvArgs { stride: 3, padding: 4, dilation: 5, groups: 8, transposed: Some(6) })
         }
         "conv1d" | "conv2d" | "conv3d" => {
-            conv(a, ConvArgs { stride: 3, padding: 4, dilation: 5, groups: 6, transposed: None })
+            |_, a| conv(a, ConvArgs { stride: 3, padding: 4, dilation: 5, groups: 6, transposed: None })
         }
         "cudnn_convolution" => {
-            conv_no_bias(a, ConvArgs { stride: 3, padding: 2, dilation: 4, groups: 5, transposed: None })
+            |_, a| conv_no_bias(a, ConvArgs { stride: 3, padding: 2, dilation: 4, groups: 5, transposed: None })
         }
-        "miopen_convolution" => conv(a, ConvArgs { stride: 4, padding: 3, dilation: 5, groups: 6, transposed: None }),
-        "convolution_backward" => conv_backward(a),
-        _ => {
-            if let Some(w) = super::attention::attention(op, a) {
-                return Some(w);
-            }
-            pointwise(op, a)
+        "miopen_convolution" => {
+            |_, a| conv(a, ConvArgs { stride: 4, padding: 3, dilation: 5, groups: 6, transposed: None })
         }
-    }
+        "convolution_backward" => |_, a| conv_backward(a),
+        _ if super::attention::is_attention(op) => super::attention::attention,
+        _ => pointwise(op)?,
+    };
+    Some(f)
 }
 
 /// GEMM dimensions of `a @ b` under matmul's rules: (batch, M, N, K). A 1-d operand is a
@@ -296,85 +304,87 @@ fn tensors(a: &OpArgs) -> Vec<(usize, &[i64])> {
     (0..a.dims.len()).filter_map(|i| a.tensor(i).filter(|_| a.elem(i).is_some()).map(|s| (i, s))).collect()
 }
 
+/// FLOPs `f` per element of input 0; bytes: input 0 read, an output of its size written.
+fn first(a: &OpArgs, f: f64, class: OpClass) -> Option<Work> {
+    let x = a.tensor(0)?;
+    let b = a.tensor_bytes(0)?;
+    Some(Work { flops: f * numel(x), bytes: 2.0 * b, unit: vector_unit(a.dtype(0)), class })
+}
+
 /// Normalisations, softmax, elementwise, copies, reductions, gathers, fused optimizers.
-fn pointwise(op: &str, a: &OpArgs) -> Option<Work> {
-    let first = |f: f64, class: OpClass| -> Option<Work> {
-        // FLOPs `f` per element of input 0; bytes: input 0 read, an output of its size written.
-        let x = a.tensor(0)?;
-        let b = a.tensor_bytes(0)?;
-        Some(Work { flops: f * numel(x), bytes: 2.0 * b, unit: vector_unit(a.dtype(0)), class })
-    };
-    match op {
+fn pointwise(op: &str) -> Option<Formula> {
+    let f: Formula = match op {
         // native_layer_norm(input, normalized_shape, weight, bias, eps) → (out, mean, rstd):
         // 8 FLOP/element (mean 1, variance 3, normalise 2, affine 2).
-        "native_layer_norm" | "layer_norm" => {
-            let w = first(8.0, OpClass::Norm)?;
+        "native_layer_norm" | "layer_norm" => |_, a| {
+            let w = first(a, 8.0, OpClass::Norm)?;
             let extra = a.tensor_bytes(2).unwrap_or(0.0) + a.tensor_bytes(3).unwrap_or(0.0);
             Some(Work { bytes: w.bytes + extra + rows_stats(a), ..w })
-        }
+        },
         // rms_norm(input, normalized_shape, weight, eps): 4 FLOP/element.
-        "rms_norm" | "_fused_rms_norm" => {
-            let w = first(4.0, OpClass::Norm)?;
+        "rms_norm" | "_fused_rms_norm" => |_, a| {
+            let w = first(a, 4.0, OpClass::Norm)?;
             Some(Work { bytes: w.bytes + a.tensor_bytes(2).unwrap_or(0.0), ..w })
-        }
+        },
         "native_batch_norm" | "cudnn_batch_norm" | "miopen_batch_norm" | "native_group_norm" => {
-            first(8.0, OpClass::Norm)
+            |_, a| first(a, 8.0, OpClass::Norm)
         }
         // native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight,
         // bias, output_mask): grad_out and input read, grad_input written; 16 FLOP/element
         // (twice the forward).
-        "native_layer_norm_backward" => {
-            let w = first(16.0, OpClass::Norm)?;
+        "native_layer_norm_backward" => |_, a| {
+            let w = first(a, 16.0, OpClass::Norm)?;
             let wb = a.tensor_bytes(5).unwrap_or(0.0);
             Some(Work { bytes: 1.5 * w.bytes + 3.0 * wb + rows_stats(a), ..w })
-        }
-        "native_batch_norm_backward" | "cudnn_batch_norm_backward" | "miopen_batch_norm_backward" => {
-            let w = first(16.0, OpClass::Norm)?;
+        },
+        "native_batch_norm_backward" | "cudnn_batch_norm_backward" | "miopen_batch_norm_backward" => |_, a| {
+            let w = first(a, 16.0, OpClass::Norm)?;
             Some(Work { bytes: 1.5 * w.bytes, ..w })
-        }
+        },
         // _softmax(self, dim, half_to_float): 5 FLOP/element (max, subtract, exp, sum, divide);
         // input read, output written (fp32 when half_to_float).
-        "_softmax" | "_log_softmax" | "softmax" | "log_softmax" => {
-            let w = first(5.0, OpClass::Softmax)?;
+        "_softmax" | "_log_softmax" | "softmax" | "log_softmax" => |op, a| {
+            let w = first(a, 5.0, OpClass::Softmax)?;
             let half_to_float = op.starts_with('_') && a.flag(2) == Some(true);
             let out = if half_to_float { numel(a.tensor(0)?) * 4.0 } else { w.bytes / 2.0 };
             Some(Work { bytes: w.bytes / 2.0 + out, ..w })
-        }
+        },
         // _softmax_backward_data(grad_output, output, dim, input_dtype): two read, one written.
-        "_softmax_backward_data" | "_log_softmax_backward_data" => {
-            let w = first(4.0, OpClass::Softmax)?;
+        "_softmax_backward_data" | "_log_softmax_backward_data" => |_, a| {
+            let w = first(a, 4.0, OpClass::Softmax)?;
             Some(Work { bytes: 1.5 * w.bytes, ..w })
-        }
-        "copy_" => {
+        },
+        "copy_" => |_, a| {
             // copy_(dst, src): src read, dst written, no FLOPs.
             let bytes = a.tensor_bytes(0)? + a.tensor_bytes(1)?;
             Some(Work { flops: 0.0, bytes, unit: Unit::Fp32, class: OpClass::Copy })
-        }
-        "fill_" | "zero_" => {
+        },
+        "fill_" | "zero_" => |_, a| {
             let bytes = a.tensor_bytes(0)?;
             Some(Work { flops: 0.0, bytes, unit: Unit::Fp32, class: OpClass::Copy })
-        }
-        "embedding" => {
+        },
+        "embedding" => |_, a| {
             // embedding(weight[V, D], indices[…]): one row of D read and written per index.
             let w = a.tensor(0)?;
             let idx = a.tensor(1)?;
             let row = *w.last()? as f64 * a.elem(0)?;
             let bytes = 2.0 * numel(idx) * row + a.tensor_bytes(1)?;
             Some(Work { flops: 0.0, bytes, unit: Unit::Fp32, class: OpClass::Gather })
-        }
-        "embedding_dense_backward" => {
+        },
+        "embedding_dense_backward" => |_, a| {
             // (grad_output[…, D], indices, num_weights, …): grad rows read and accumulated.
             let g = a.tensor(0)?;
             let bytes = 2.0 * a.tensor_bytes(0)? + a.tensor_bytes(1)?;
             Some(Work { flops: numel(g), bytes, unit: Unit::Fp32, class: OpClass::Gather })
-        }
+        },
         "sum" | "mean" | "amax" | "amin" | "max" | "min" | "prod" | "norm" | "linalg_vector_norm" | "var" | "std"
-        | "argmax" | "argmin" | "any" | "all" | "logsumexp" => reduction(op, a),
-        _ if op.starts_with("_fused_adam") => adam(a),
-        _ if op.starts_with("_foreach_") => foreach(a),
-        _ if is_elementwise(op) => elementwise(a),
-        _ => None,
-    }
+        | "argmax" | "argmin" | "any" | "all" | "logsumexp" => |op, a| reduction(op, a),
+        _ if op.starts_with("_fused_adam") => |_, a| adam(a),
+        _ if op.starts_with("_foreach_") => |_, a| foreach(a),
+        _ if is_elementwise(op) => |_, a| elementwise(a),
+        _ => return None,
+    };
+    Some(f)
 }
 
 /// Per-row mean and rstd (fp32) of a norm over the trailing `normalized_shape`.

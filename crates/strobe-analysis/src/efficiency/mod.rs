@@ -16,6 +16,7 @@ pub mod formulas;
 pub mod mfu;
 pub mod ops;
 pub mod peaks;
+mod raw_args;
 pub mod shapes;
 pub mod text;
 

@@ -7,7 +7,7 @@
 //! counted again by its parent. An op's GPU time is the union of its spans' intervals.
 //! Host↔device and peer copies are not counted (`on_device`).
 
-use super::formulas::{matrix_unit, work, Unit, Work};
+use super::formulas::{formula, matrix_unit, Unit, Work};
 use super::shapes::OpArgs;
 use crate::intervals;
 use serde::Serialize;
@@ -53,8 +53,13 @@ pub struct OpRun {
 /// The work of one op span from its args: a formula on the shapes, with Kineto's `flops` in
 /// place of the formula's FLOPs where the trace has them.
 pub fn op_work(name: &str, args: &str) -> Option<(Work, Source)> {
+    let f = formula(name);
+    if f.is_none() && !args.contains("\"flops\"") {
+        // no formula and no Kineto FLOPs: nothing to read (most ops: views, allocations)
+        return None;
+    }
     let a = OpArgs::parse(args)?;
-    let w = work(name, &a);
+    let w = f.and_then(|f| f(name.strip_prefix("aten::").unwrap_or(name), &a));
     match (w, a.kineto_flops) {
         (Some(w), Some(f)) => Some((Work { flops: f, ..w }, Source::Kineto)),
         (Some(w), None) => Some((w, Source::Shapes)),
@@ -110,17 +115,21 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
         .filter_map(|&sid| op_work(store.span_name(sid), &store.span_args(sid)).map(|w| (sid, w)))
         .collect();
     // 2. Ops with a formula that hold another: not owners (their child is).
-    let holds_modeled: std::collections::HashSet<u32> = works
-        .par_iter()
-        .flat_map_iter(|(&sid, _)| store.enclosing_stack(sid).into_iter().filter(|a| works.contains_key(a)))
+    let modeled: Vec<u32> = works.keys().copied().collect();
+    let holds_modeled: std::collections::HashSet<u32> = store
+        .enclosing_stacks(&modeled)
+        .into_par_iter()
+        .flat_map_iter(|stack| stack.into_iter().filter(|a| works.contains_key(a)))
         .collect();
     // 3. Each GPU span to its owner: the stacks found in parallel, then gathered in lane order.
-    let gpu_spans: Vec<u32> = lanes_of(gpu).filter(|&s| on_device(store, s)).collect();
+    let launches = store.launch_table();
+    let gpu_spans: Vec<(u32, u32)> =
+        lanes_of(gpu).filter(|&s| on_device(store, s)).filter_map(|s| Some((s, launches.get(s)?))).collect();
+    let stacks_of_launches = store.enclosing_stacks(&gpu_spans.iter().map(|x| x.1).collect::<Vec<u32>>());
     let found: Vec<Option<(u32, u32, Vec<u32>)>> = gpu_spans
-        .par_iter()
-        .map(|&sid| {
-            let launch = store.launch_of(sid)?;
-            let mut stack = store.enclosing_stack(launch);
+        .into_par_iter()
+        .zip(stacks_of_launches)
+        .map(|((sid, launch), mut stack)| {
             stack.retain(|&s| store.span_kind(s) == SpanKind::CpuOp);
             if store.span_kind(launch) == SpanKind::CpuOp {
                 stack.push(launch);

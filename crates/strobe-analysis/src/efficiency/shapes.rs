@@ -5,8 +5,6 @@
 //! `"Concrete Inputs"` (scalars and scalar lists as text: `"True"`, `"[1, 1]"`, `"0."`).
 //! Kineto's own FLOP estimate (`with_flops=True`) is the `"flops"` arg when it made one.
 
-use serde_json::Value;
-
 /// One argument's recorded shape.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Dims {
@@ -26,55 +24,21 @@ pub struct OpArgs {
     pub kineto_flops: Option<f64>,
 }
 
-/// The args the formulas read. Every other key (strides, ids, sequence numbers…) is skipped
-/// by the parser without building a value for it: building the whole args object was most
-/// of `strobe report`'s time on a large trace.
-#[derive(serde::Deserialize)]
-struct RawArgs {
-    #[serde(rename = "Input Dims", default)]
-    dims: Option<Value>,
-    #[serde(rename = "Input type", default)]
-    types: Option<Value>,
-    #[serde(rename = "Concrete Inputs", default)]
-    concrete: Option<Value>,
-    #[serde(default)]
-    flops: Option<Value>,
-}
-
-fn sizes(v: &Value) -> Option<Vec<i64>> {
-    v.as_array()?.iter().map(|x| x.as_i64()).collect()
-}
-
 impl OpArgs {
-    /// Parses a span's args text; None when it records no shapes (and no `flops`).
+    /// Parses a span's args text; None when it records no shapes (and no `flops`). Only the
+    /// four keys read here are deserialized, straight into their types (`raw_args`); every
+    /// other key (strides, ids, sequence numbers…) is skipped without building a value.
     pub fn parse(args: &str) -> Option<OpArgs> {
         if args.is_empty() || !(args.contains("Input Dims") || args.contains("\"flops\"")) {
             return None;
         }
-        let o: RawArgs = serde_json::from_str(args).ok()?;
-        let dims = o
-            .dims
-            .as_ref()
-            .and_then(|d| d.as_array())
-            .map(|a| {
-                a.iter()
-                    .map(|x| match x.as_array() {
-                        Some(inner) if inner.iter().any(|y| y.is_array()) => {
-                            Dims::List(inner.iter().filter_map(sizes).collect())
-                        }
-                        _ => Dims::Tensor(sizes(x).unwrap_or_default()),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let strings = |v: &Option<Value>| -> Vec<String> {
-            v.as_ref()
-                .and_then(|d| d.as_array())
-                .map(|a| a.iter().map(|x| x.as_str().unwrap_or("").to_string()).collect())
-                .unwrap_or_default()
-        };
-        let kineto_flops = o.flops.as_ref().and_then(|f| f.as_f64()).filter(|f| f.is_finite() && *f >= 0.0);
-        Some(OpArgs { dims, types: strings(&o.types), concrete: strings(&o.concrete), kineto_flops })
+        let o: super::raw_args::RawArgs = serde_json::from_str(args).ok()?;
+        Some(OpArgs {
+            dims: o.dims.map(|d| d.0).unwrap_or_default(),
+            types: o.types.map(|t| t.0).unwrap_or_default(),
+            concrete: o.concrete.map(|c| c.0).unwrap_or_default(),
+            kineto_flops: o.flops.and_then(|f| f.0).filter(|f| f.is_finite() && *f >= 0.0),
+        })
     }
 
     /// Sizes of tensor argument `i` (None when it is absent, a list, or a scalar).
