@@ -568,22 +568,32 @@ impl Store {
         format!("{{\"correlation\":{}{sep}{rest}", a.correlation).into()
     }
 
+    /// `span`'s args text as stored, not decoded: to search before decoding it (`span_args`
+    /// checks the text is UTF-8 and prefixes the correlation id, which this lacks).
+    pub fn span_args_raw(&self, span: u32) -> &[u8] {
+        self.args_bytes(&self.col_at::<ArgsRef>(sid::SPAN_ARGS, span as usize))
+    }
+
     fn args_text(&self, a: &ArgsRef) -> &str {
+        std::str::from_utf8(self.args_bytes(a)).unwrap_or("")
+    }
+
+    fn args_bytes(&self, a: &ArgsRef) -> &[u8] {
         let in_source = a.len & ARGS_IN_SOURCE != 0;
         let len = (a.len & !ARGS_IN_SOURCE) as u64;
         let (b, e) = (a.offset as usize, a.offset.saturating_add(len) as usize);
         let bytes: &[u8] = if in_source {
             match self.source() {
                 Some(m) => m,
-                None => return "",
+                None => return b"",
             }
         } else {
             self.section(sid::ARGS)
         };
         if b > e || e > bytes.len() {
-            return "";
+            return b"";
         }
-        std::str::from_utf8(&bytes[b..e]).unwrap_or("")
+        &bytes[b..e]
     }
 
     /// The mapped source file (for args kept there), or None when it is gone.

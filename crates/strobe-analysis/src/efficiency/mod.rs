@@ -256,16 +256,25 @@ pub fn by_kernel_name(store: &Store, runs: &[OpRun], d: &DevicePeaks) -> Vec<Ker
 
 /// Everything, with the device's ceilings overridden by `ov`.
 pub fn efficiency(store: &Store, ov: PeakOverride) -> Efficiency {
-    efficiency_of(store, &op_runs(store), ov)
+    let t = strobe_store::timing::Phase::start("efficiency: op runs");
+    let runs = op_runs(store);
+    drop(t);
+    efficiency_of(store, &runs, ov)
 }
 
 /// `efficiency` over op instances already found (`op_runs`: the viewer keeps them to link
 /// the figures with the timeline's spans).
 pub fn efficiency_of(store: &Store, runs: &[OpRun], ov: PeakOverride) -> Efficiency {
     let device = DevicePeaks::of(trace_device(store), ov);
+    let t = strobe_store::timing::Phase::start("efficiency: by op name");
     let ops = by_op_name(runs, &device);
+    drop(t);
+    let t = strobe_store::timing::Phase::start("efficiency: by kernel name");
     let kernels = by_kernel_name(store, runs, &device);
+    drop(t);
+    let t = strobe_store::timing::Phase::start("efficiency: step mfu");
     let steps = step_mfu(store, runs, &device);
+    drop(t);
     let mut un: HashMap<&str, (u64, i64)> = HashMap::new();
     for r in runs.iter().filter(|r| r.work.is_none()) {
         let e = un.entry(r.name.as_str()).or_default();

@@ -7,11 +7,11 @@
 //! counted again by its parent. An op's GPU time is the union of its spans' intervals.
 //! Host↔device and peer copies are not counted (`on_device`).
 
-use super::formulas::{formula, matrix_unit, Unit, Work};
+use super::formulas::{formula, matrix_unit, Formula, Unit, Work};
 use super::shapes::OpArgs;
 use crate::intervals;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
-use std::collections::HashMap;
 use strobe_model::{LaneKind, SpanKind};
 use strobe_store::Store;
 
@@ -54,10 +54,17 @@ pub struct OpRun {
 /// place of the formula's FLOPs where the trace has them.
 pub fn op_work(name: &str, args: &str) -> Option<(Work, Source)> {
     let f = formula(name);
-    if f.is_none() && !args.contains("\"flops\"") {
-        // no formula and no Kineto FLOPs: nothing to read (most ops: views, allocations)
+    if f.is_none() && !args.contains(KINETO_FLOPS) {
         return None;
     }
+    work_by(f, name, args)
+}
+
+/// The key of Kineto's own FLOPs, as the args text holds it.
+const KINETO_FLOPS: &str = "\"flops\"";
+
+/// `op_work` with op `name`'s formula (`formulas::formula`) given.
+fn work_by(f: Option<Formula>, name: &str, args: &str) -> Option<(Work, Source)> {
     let a = OpArgs::parse(args)?;
     let w = f.and_then(|f| f(name.strip_prefix("aten::").unwrap_or(name), &a));
     match (w, a.kineto_flops) {
@@ -110,17 +117,35 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
         // each kernel's launch stack only to learn that was most of its efficiency figures
         return Vec::new();
     }
-    let works: HashMap<u32, (Work, Source)> = cpu_ops
+    // each name's formula decided once; an op without one and without Kineto's FLOPs (most
+    // ops: views, allocations) is not read at all
+    let t = strobe_store::timing::Phase::start("efficiency: ops' work");
+    let mut formulas: FxHashMap<u32, Option<Formula>> = FxHashMap::default();
+    for &sid in &cpu_ops {
+        formulas.entry(store.span_meta(sid).name).or_insert_with(|| formula(store.span_name(sid)));
+    }
+    let kineto_flops = memchr::memmem::Finder::new(KINETO_FLOPS);
+    let works: FxHashMap<u32, (Work, Source)> = cpu_ops
         .par_iter()
-        .filter_map(|&sid| op_work(store.span_name(sid), &store.span_args(sid)).map(|w| (sid, w)))
+        .filter_map(|&sid| {
+            let f = formulas[&store.span_meta(sid).name];
+            if f.is_none() && kineto_flops.find(store.span_args_raw(sid)).is_none() {
+                return None;
+            }
+            work_by(f, store.span_name(sid), &store.span_args(sid)).map(|w| (sid, w))
+        })
         .collect();
+    drop(t);
+    let t = strobe_store::timing::Phase::start("efficiency: ops holding ops");
     // 2. Ops with a formula that hold another: not owners (their child is).
     let modeled: Vec<u32> = works.keys().copied().collect();
-    let holds_modeled: std::collections::HashSet<u32> = store
+    let holds_modeled: FxHashSet<u32> = store
         .enclosing_stacks(&modeled)
         .into_par_iter()
         .flat_map_iter(|stack| stack.into_iter().filter(|a| works.contains_key(a)))
         .collect();
+    drop(t);
+    let t = strobe_store::timing::Phase::start("efficiency: GPU spans' owners");
     // 3. Each GPU span to its owner: the stacks found in parallel, then gathered in lane order.
     let launches = store.launch_table();
     let gpu_spans: Vec<(u32, u32)> =
@@ -143,12 +168,14 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
             Some((owner, sid, stack))
         })
         .collect();
-    let mut owned: HashMap<u32, Vec<u32>> = HashMap::new();
-    let mut stacks: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut owned: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+    let mut stacks: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
     for (o, sid, stack) in found.into_iter().flatten() {
         owned.entry(o).or_default().push(sid);
         stacks.entry(o).or_insert(stack);
     }
+    drop(t);
+    let t = strobe_store::timing::Phase::start("efficiency: a run per owner");
     // 4. One run per owner.
     let (starts, ends) = store.span_times();
     let mut out: Vec<OpRun> = owned
@@ -175,5 +202,6 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
         })
         .collect();
     out.sort_by_key(|r| (starts[r.span as usize], r.span));
+    drop(t);
     out
 }
