@@ -21,6 +21,7 @@ pub use queries::LaunchTable;
 mod reader;
 mod runs;
 pub mod scratch;
+mod spare_maps;
 mod strings;
 pub mod timing;
 

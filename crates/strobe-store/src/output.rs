@@ -16,6 +16,8 @@ pub enum Output {
         compress: bool,
         /// When the build's big arrays go to files (`arrays_in_files`).
         scratch: crate::scratch::FilePolicy,
+        /// The build's freed scratch maps, for its next arrays (`spare_maps`).
+        spares: std::sync::Arc<crate::spare_maps::SpareMaps>,
     },
     Memory {
         buf: Vec<u8>,
@@ -38,7 +40,16 @@ impl Output {
         std::fs::create_dir_all(&dir)?;
         let tmp = tempfile::Builder::new().prefix(crate::cache::BUILD_PREFIX).suffix(".tmp").tempfile_in(&dir)?;
         let writer = std::io::BufWriter::with_capacity(1 << 20, tmp.reopen()?);
-        Ok(Output::File { tmp, writer, pos: 0, dest, key, compress: false, scratch: Default::default() })
+        Ok(Output::File {
+            tmp,
+            writer,
+            pos: 0,
+            dest,
+            key,
+            compress: false,
+            scratch: Default::default(),
+            spares: crate::spare_maps::SpareMaps::new(),
+        })
     }
 
     /// From now on, sections of `codec::MIN_COMPRESSED` bytes or more are written compressed
@@ -66,8 +77,8 @@ impl Output {
     /// the heap for a store built in memory.
     pub fn scratch_dir(&self) -> crate::scratch::ScratchDir {
         match self {
-            Output::File { dest, scratch, .. } => match dest.parent() {
-                Some(dir) => crate::scratch::ScratchDir::at(dir).with_policy(*scratch),
+            Output::File { dest, scratch, spares, .. } => match dest.parent() {
+                Some(dir) => crate::scratch::ScratchDir::at(dir).with_policy(*scratch).sharing(spares),
                 None => crate::scratch::ScratchDir::heap(),
             },
             Output::Memory { .. } => crate::scratch::ScratchDir::heap(),

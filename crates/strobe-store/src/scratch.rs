@@ -20,9 +20,11 @@
 //! either. Without a directory (a store built in memory, or a file that cannot be made) the
 //! array is a plain `Vec`.
 
+use crate::spare_maps::{Spare, SpareMaps, SpareRef};
 use std::fs::File;
 use std::marker::PhantomData;
 use std::path::Path;
+use std::sync::{Arc, Weak};
 
 /// Arrays below this many bytes stay on the heap when memory is short: a file and a map for
 /// each small lane or table would cost more than they save.
@@ -39,6 +41,12 @@ pub struct Scratch<T: bytemuck::Pod> {
     dir: Option<std::path::PathBuf>,
     policy: FilePolicy,
     file: Option<File>,
+    /// The build's freed maps (`spare_maps`): where this one's map goes when it is dropped,
+    /// and where a file-backed array first looks for one.
+    spares: Option<SpareRef>,
+    /// In a map, the bytes past `max(len, dirty_end)` are zero; those before it may hold old
+    /// values (a spare's, or values cut off by shrinking).
+    dirty_end: usize,
 }
 
 enum Backing<T> {
@@ -56,6 +64,7 @@ enum Backing<T> {
 pub struct ScratchDir {
     path: Option<std::path::PathBuf>,
     policy: FilePolicy,
+    spares: Option<SpareRef>,
 }
 
 /// When an array of a directory goes to a file.
@@ -76,17 +85,23 @@ pub enum FilePolicy {
 
 impl ScratchDir {
     pub fn heap() -> ScratchDir {
-        ScratchDir { path: None, policy: FilePolicy::WhenShort }
+        ScratchDir { path: None, policy: FilePolicy::WhenShort, spares: None }
     }
 
     /// Arrays in files in `dir` when memory is short (`wants_file`).
     pub fn at(dir: &Path) -> ScratchDir {
-        ScratchDir { path: Some(dir.to_path_buf()), policy: FilePolicy::WhenShort }
+        ScratchDir { path: Some(dir.to_path_buf()), policy: FilePolicy::WhenShort, spares: None }
     }
 
     /// The same directory, its arrays going to files by `policy`.
     pub fn with_policy(self, policy: FilePolicy) -> ScratchDir {
         ScratchDir { policy, ..self }
+    }
+
+    /// The same directory, its arrays' maps kept in `spares` when freed and taken from it
+    /// when made (while `spares` lives: a build's).
+    pub(crate) fn sharing(self, spares: &Arc<SpareMaps>) -> ScratchDir {
+        ScratchDir { spares: Some(Arc::downgrade(spares)), ..self }
     }
 
     pub fn new_array<T: bytemuck::Pod>(&self) -> Scratch<T> {
@@ -109,7 +124,14 @@ impl<T: bytemuck::Pod> Default for Scratch<T> {
 impl<T: bytemuck::Pod> Scratch<T> {
     pub fn new_in(dir: &ScratchDir) -> Scratch<T> {
         assert!(std::mem::size_of::<T>() > 0 && std::mem::align_of::<T>() <= 4096);
-        Scratch { backing: Backing::Heap(Vec::new()), dir: dir.path.clone(), policy: dir.policy, file: None }
+        Scratch {
+            backing: Backing::Heap(Vec::new()),
+            dir: dir.path.clone(),
+            policy: dir.policy,
+            file: None,
+            spares: dir.spares.clone(),
+            dirty_end: 0,
+        }
     }
 
     #[inline]
@@ -147,6 +169,18 @@ impl<T: bytemuck::Pod> Scratch<T> {
         let bytes = values.checked_mul(size).expect("scratch array size overflow");
         let len = self.len();
         let to_file = self.to_file(bytes);
+        if to_file && self.file.is_none() {
+            if let Some(spare) = self.spares.as_ref().and_then(Weak::upgrade).and_then(|p| p.take(bytes)) {
+                let mut map = spare.map;
+                if let Backing::Heap(v) = &self.backing {
+                    map[..len * size].copy_from_slice(bytemuck::cast_slice(v));
+                }
+                self.backing = Backing::Map { map, len, _t: PhantomData };
+                self.file = Some(spare.file);
+                self.dirty_end = spare.written;
+                return;
+            }
+        }
         if let Some(dir) = self.dir.as_deref().filter(|_| to_file) {
             // page multiple: the map's length is the capacity
             match grow_file(dir, &mut self.file, bytes.div_ceil(4096) * 4096) {
@@ -234,7 +268,8 @@ impl<T: bytemuck::Pod> Scratch<T> {
         match &mut s.backing {
             Backing::Heap(v) => v.par_extend(items),
             Backing::Map { .. } => {
-                s.resize_zeroed(n);
+                // every value is written below: old bytes need no zeroing first
+                s.set_len_to_overwrite(n);
                 s.as_mut_slice().par_iter_mut().zip(items).for_each(|(d, x)| *d = x);
             }
         }
@@ -285,9 +320,28 @@ impl<T: bytemuck::Pod> Scratch<T> {
             Backing::Map { map, len, .. } => {
                 let size = std::mem::size_of::<T>();
                 if n < old {
-                    // the file's pages past the length must read as zero if it grows back
-                    map[n * size..old * size].fill(0);
+                    // the values cut off stay until it grows back over them
+                    self.dirty_end = self.dirty_end.max(old * size);
+                } else if self.dirty_end > old * size {
+                    let dirty = old * size..self.dirty_end.min(n * size);
+                    map[dirty].fill(0);
                 }
+                *len = n;
+            }
+        }
+    }
+
+    /// Grows to `n` values whose old bytes are left as they are: for a caller that writes
+    /// every one of them next.
+    fn set_len_to_overwrite(&mut self, n: usize) {
+        let old = self.len();
+        if n > old {
+            self.reserve(n - old);
+        }
+        match &mut self.backing {
+            Backing::Heap(v) => v.resize(n, T::zeroed()),
+            Backing::Map { len, .. } => {
+                self.dirty_end = self.dirty_end.max(*len * std::mem::size_of::<T>());
                 *len = n;
             }
         }
@@ -312,6 +366,18 @@ impl<T: bytemuck::Pod> Scratch<T> {
     /// Whether the values are in a file's pages.
     pub fn in_file(&self) -> bool {
         matches!(self.backing, Backing::Map { .. })
+    }
+}
+
+impl<T: bytemuck::Pod> Drop for Scratch<T> {
+    fn drop(&mut self) {
+        // a map the build can still use goes to its spares, pages and all
+        let Some(spares) = self.spares.as_ref().and_then(Weak::upgrade) else { return };
+        let Some(file) = self.file.take() else { return };
+        if let Backing::Map { map, len, .. } = std::mem::replace(&mut self.backing, Backing::Heap(Vec::new())) {
+            let written = self.dirty_end.max(len * std::mem::size_of::<T>());
+            spares.keep(Spare { file, map, written });
+        }
     }
 }
 
@@ -507,6 +573,71 @@ mod tests {
         }
     }
 
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        // an array made in a freed array's map (its old values still in its pages) behaves as
+        // a Vec too: values it grows over read as zero, whatever the old ones were
+        #[test]
+        fn behaves_as_a_vec_in_a_freed_arrays_map(
+            ops in proptest::collection::vec(op(), 0..24),
+            junk in proptest::collection::vec(1u32..u32::MAX, 1..40_000),
+            keep in 0usize..40_000,
+            n in 0usize..30_000,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let spares = SpareMaps::new();
+            let d = file_dir(dir.path()).sharing(&spares);
+            let free_one = || {
+                let mut a: Scratch<u32> = d.new_array();
+                a.extend_from_slice(&junk);
+                // cut short: values past the length are left in the pages
+                a.resize_zeroed(keep.min(junk.len()));
+            };
+            free_one();
+            prop_assert_eq!(spares.len(), 1);
+            run(&d, &ops);
+            free_one();
+            let z: Scratch<u64> = Scratch::zeroed(&d, n);
+            prop_assert!(z.iter().all(|&x| x == 0));
+            drop(z);
+            free_one();
+            let c = Scratch::par_collected(&d, n, rayon::iter::IntoParallelIterator::into_par_iter(0..n as u32));
+            prop_assert!(c.iter().enumerate().all(|(i, &x)| x == i as u32));
+            drop(c);
+            free_one();
+            let mut g: Scratch<u32> = d.new_array();
+            g.push(7);
+            g.resize_zeroed(n + 1);
+            prop_assert!(g[0] == 7 && g[1..].iter().all(|&x| x == 0));
+        }
+    }
+
+    #[test]
+    fn a_freed_arrays_map_is_taken_by_the_next_array_that_fits() {
+        let dir = tempfile::tempdir().unwrap();
+        let spares = SpareMaps::new();
+        let d = file_dir(dir.path()).sharing(&spares);
+        let mut a: Scratch<u64> = d.new_array();
+        a.resize_zeroed(100_000);
+        a.iter_mut().for_each(|x| *x = u64::MAX);
+        let at = a.as_slice().as_ptr() as usize;
+        drop(a);
+        assert_eq!(spares.len(), 1);
+        // too big for it: a file of its own
+        let big: Scratch<u64> = Scratch::zeroed(&d, 200_000);
+        assert!(big.in_file());
+        assert_eq!(spares.len(), 1);
+        // fits: the same pages, zeroed where it reads them
+        let mut b: Scratch<u32> = d.new_array();
+        b.resize_zeroed(150_000);
+        assert_eq!(b.as_slice().as_ptr() as usize, at);
+        assert_eq!(spares.len(), 0);
+        assert!(b.iter().all(|&x| x == 0));
+        // once the build (the pool) is gone, freed maps are simply released
+        drop(spares);
+        drop((b, big));
+    }
+
     #[test]
     fn files_by_choice_once_past_their_threshold_whatever_the_memory() {
         // (unless STROBE_SCRATCH says otherwise: no test here sets it)
@@ -552,7 +683,7 @@ mod tests {
     /// A directory whose arrays always go to files once big (the tests of the file backing
     /// must not depend on the machine's memory).
     fn file_dir(dir: &Path) -> ScratchDir {
-        ScratchDir { path: Some(dir.to_path_buf()), policy: FilePolicy::Always }
+        ScratchDir { path: Some(dir.to_path_buf()), policy: FilePolicy::Always, spares: None }
     }
 
     #[test]
