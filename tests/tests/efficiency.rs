@@ -131,3 +131,27 @@ fn steps_without_modeled_ops_have_no_mfu() {
         assert!(s.model_flops == 0.0 && s.model_flops.is_sign_positive(), "{}: {}", s.name, s.model_flops);
     }
 }
+
+/// A report whose steps come from `--steps` gives MFU for those steps, not the built-in ones:
+/// `forward` ranges here, each with the FLOPs of the modeled ops that started in it.
+#[test]
+fn mfu_is_per_step_of_the_reports_own_rule() {
+    let store = load("gpt_train.json.gz");
+    let rule = strobe_analysis::steps::StepRule::from_pattern("forward").unwrap();
+    let r = strobe_analysis::report::report_with(&store, 10, &rule, PeakOverride::default());
+    assert!(r.steps.len() >= 2 && r.steps.iter().all(|s| s.name.starts_with("forward (")));
+    let mfu = &r.efficiency.steps;
+    assert_eq!(mfu.len(), r.steps.len());
+    let runs = op_runs(&store);
+    for (s, m) in r.steps.iter().zip(mfu) {
+        assert_eq!((m.name.as_str(), m.dur_ns), (s.name.as_str(), s.dur_ns));
+        let within = |t: i64| t >= s.start_ns && t < s.start_ns + s.dur_ns;
+        let flops: f64 = runs
+            .iter()
+            .filter(|o| !o.recompute && within(store.span_start(o.span)))
+            .filter_map(|o| o.work.as_ref().map(|w| w.flops))
+            .sum();
+        assert!(flops > 0.0);
+        assert_eq!(m.model_flops, flops + 0.0, "{}", s.name);
+    }
+}

@@ -5,7 +5,7 @@ use crate::anomalies::{step_anomalies_in, StepAnomaly};
 use crate::efficiency::{Efficiency, PeakOverride};
 use crate::gpu_time::{device_unions, gpu_time_of, DeviceUnions, GpuTime};
 use crate::kernels::{kernel_stats, KernelStat};
-use crate::steps::{capture_range, find_steps, steps_window, CaptureRange, Step, StepRule};
+use crate::steps::{capture_range, find_steps_in, steps_window, CaptureRange, Step, StepRule};
 use crate::streams::{stream_stats, StreamStat};
 use serde::Serialize;
 use std::fmt::Write;
@@ -81,6 +81,9 @@ pub fn report_with(store: &Store, top: usize, rule: &StepRule, peaks: PeakOverri
 /// found once: the steps and the GPU unions (each a scan of the store).
 pub struct ReportInputs {
     pub steps: Vec<crate::steps::Step>,
+    /// The `cudaProfilerStart`/`Stop` range the steps were kept within (a scan of every span:
+    /// found once for the steps and the report's window).
+    pub capture: Option<crate::steps::CaptureRange>,
     pub unions: Vec<DeviceUnions>,
     /// The union of several devices' busy time (None with one device or none: `busy`).
     all_busy: Option<Vec<(i64, i64)>>,
@@ -91,10 +94,11 @@ impl ReportInputs {
         let phase = |label| strobe_store::timing::Phase::start(label);
         // the steps and one scan of the GPU lanes (for busy/idle/overlap, the steps' window
         // and the idle breakdown) are independent: found side by side
-        let (steps, unions) = rayon::join(
+        let ((steps, capture), unions) = rayon::join(
             || {
                 let _t = phase("report: steps");
-                find_steps(store, rule)
+                let capture = capture_range(store);
+                (find_steps_in(store, rule, capture.as_ref()), capture)
             },
             || {
                 let _t = phase("report: gpu activity");
@@ -103,7 +107,7 @@ impl ReportInputs {
         );
         let all_busy = (unions.len() > 1)
             .then(|| crate::intervals::union(unions.iter().flat_map(|d| d.busy.iter().copied()).collect()));
-        ReportInputs { steps, unions, all_busy }
+        ReportInputs { steps, capture, unions, all_busy }
     }
 
     /// GPU busy time over all devices (the union of `unions`' busy; one device's own).
@@ -144,7 +148,7 @@ pub fn report_from(store: &Store, inputs: &ReportInputs, top: usize, peaks: Peak
         start_ns: span.map(|s| s.0),
         end_ns: span.map(|s| s.1),
         steps_from: steps.first().map(|s| s.source.as_str().to_string()),
-        capture: capture_range(store),
+        capture: inputs.capture.clone(),
     };
     // the analyses are independent scans of the store: on the cold path of a several-rank
     // report the last rank's report is alone on the machine, so it takes every core there is
@@ -184,7 +188,7 @@ pub fn report_from(store: &Store, inputs: &ReportInputs, top: usize, peaks: Peak
                         },
                         || {
                             let _t = phase("report: efficiency");
-                            crate::efficiency::efficiency(store, peaks)
+                            crate::efficiency::efficiency_in_steps(store, &steps, peaks)
                         },
                     )
                 },

@@ -117,6 +117,12 @@ pub fn steps(store: &Store) -> Vec<Step> {
 
 /// Steps by `rule`, sorted by start (then name).
 pub fn find_steps(store: &Store, rule: &StepRule) -> Vec<Step> {
+    find_steps_in(store, rule, capture_range(store).as_ref())
+}
+
+/// `find_steps` with the trace's capture range (`capture_range`) already found: only steps
+/// inside it count.
+pub fn find_steps_in(store: &Store, rule: &StepRule, capture: Option<&CaptureRange>) -> Vec<Step> {
     let cands = candidates(store, rule);
     let chosen: Vec<Candidate> = if rule.pattern.is_some() {
         cands
@@ -128,8 +134,7 @@ pub fn find_steps(store: &Store, rule: &StepRule) -> Vec<Step> {
             .find(|v| !v.is_empty())
             .unwrap_or_default()
     };
-    let capture = capture_range(store);
-    let inside = |s: i64, e: i64| capture.as_ref().is_none_or(|c| s >= c.start_ns && e <= c.end_ns);
+    let inside = |s: i64, e: i64| capture.is_none_or(|c| s >= c.start_ns && e <= c.end_ns);
     let mut out = name_repeats(outermost(chosen));
     out.retain(|s| inside(s.start_ns, s.end_ns()));
     if out.is_empty() && rule.pattern.is_none() {

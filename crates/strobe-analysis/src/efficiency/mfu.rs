@@ -23,8 +23,8 @@ pub struct StepMfu {
     pub hfu: Option<f64>,
 }
 
-pub fn step_mfu(store: &Store, runs: &[OpRun], d: &DevicePeaks) -> Vec<StepMfu> {
-    let steps = crate::steps::steps(store);
+/// MFU in each of `steps`.
+pub fn step_mfu(store: &Store, runs: &[OpRun], steps: &[crate::steps::Step], d: &DevicePeaks) -> Vec<StepMfu> {
     let start = |r: &OpRun| store.span_start(r.span);
     let sorted = runs.windows(2).all(|w| start(&w[0]) <= start(&w[1]));
     steps

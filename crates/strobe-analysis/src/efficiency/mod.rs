@@ -26,6 +26,7 @@ pub use mfu::{step_mfu, StepMfu};
 pub use ops::{op_runs, OpRun, Source};
 pub use peaks::{DevicePeaks, PeakOverride};
 
+use crate::steps::Step;
 use serde::Serialize;
 use std::collections::HashMap;
 use strobe_model::LaneKind;
@@ -254,17 +255,27 @@ pub fn by_kernel_name(store: &Store, runs: &[OpRun], d: &DevicePeaks) -> Vec<Ker
     out
 }
 
-/// Everything, with the device's ceilings overridden by `ov`.
+/// Everything, with the device's ceilings overridden by `ov`, MFU per step of the built-in
+/// step rules (`steps::steps`).
 pub fn efficiency(store: &Store, ov: PeakOverride) -> Efficiency {
+    efficiency_in_steps(store, &crate::steps::steps(store), ov)
+}
+
+/// `efficiency` with MFU for `steps` (a report's steps, found by its rule).
+pub fn efficiency_in_steps(store: &Store, steps: &[Step], ov: PeakOverride) -> Efficiency {
     let t = strobe_store::timing::Phase::start("efficiency: op runs");
     let runs = op_runs(store);
     drop(t);
-    efficiency_of(store, &runs, ov)
+    efficiency_of_in_steps(store, &runs, steps, ov)
 }
 
 /// `efficiency` over op instances already found (`op_runs`: the viewer keeps them to link
 /// the figures with the timeline's spans).
 pub fn efficiency_of(store: &Store, runs: &[OpRun], ov: PeakOverride) -> Efficiency {
+    efficiency_of_in_steps(store, runs, &crate::steps::steps(store), ov)
+}
+
+fn efficiency_of_in_steps(store: &Store, runs: &[OpRun], steps: &[Step], ov: PeakOverride) -> Efficiency {
     let device = DevicePeaks::of(trace_device(store), ov);
     let t = strobe_store::timing::Phase::start("efficiency: by op name");
     let ops = by_op_name(runs, &device);
@@ -273,7 +284,7 @@ pub fn efficiency_of(store: &Store, runs: &[OpRun], ov: PeakOverride) -> Efficie
     let kernels = by_kernel_name(store, runs, &device);
     drop(t);
     let t = strobe_store::timing::Phase::start("efficiency: step mfu");
-    let steps = step_mfu(store, runs, &device);
+    let steps = step_mfu(store, runs, steps, &device);
     drop(t);
     let mut un: HashMap<&str, (u64, i64)> = HashMap::new();
     for r in runs.iter().filter(|r| r.work.is_none()) {
