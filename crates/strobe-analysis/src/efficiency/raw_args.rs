@@ -15,19 +15,19 @@ use std::fmt;
 #[derive(serde::Deserialize)]
 pub(super) struct RawArgs {
     #[serde(rename = "Input Dims", default)]
-    pub dims: Option<DimsList>,
+    pub dims: Option<List<Dims>>,
     #[serde(rename = "Input type", default)]
-    pub types: Option<StrList>,
+    pub types: Option<List<Text>>,
     #[serde(rename = "Concrete Inputs", default)]
-    pub concrete: Option<StrList>,
+    pub concrete: Option<List<Text>>,
     #[serde(default)]
     pub flops: Option<Number>,
 }
 
-/// `"Input Dims"`: one entry per argument (not a list: no entries).
-pub(super) struct DimsList(pub Vec<Dims>);
-/// A list of strings (entries that are not strings: `""`; not a list: no entries).
-pub(super) struct StrList(pub Vec<String>);
+/// A list's members (not a list: none). `"Input Dims"` holds one entry per argument.
+pub(super) struct List<T>(pub Vec<T>);
+/// A string, or `""` for anything else.
+pub(super) struct Text(pub String);
 /// Any JSON number as an f64 (anything else: None).
 pub(super) struct Number(pub Option<f64>);
 
@@ -39,20 +39,23 @@ enum Item {
     Other,
 }
 
-macro_rules! skip_others {
-    ($out:expr) => {
-        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+/// Visitor methods for the JSON kinds a visitor does not keep: each reads as `$out`, lists
+/// and objects skipped to their end.
+macro_rules! others_read_as {
+    ($out:expr; $($kind:ident),*) => { $( others_read_as!(@ $kind $out); )* };
+    (@ bool $out:expr) => { fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> { Ok($out) } };
+    (@ i64 $out:expr) => { fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> { Ok($out) } };
+    (@ u64 $out:expr) => { fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> { Ok($out) } };
+    (@ f64 $out:expr) => { fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> { Ok($out) } };
+    (@ str $out:expr) => { fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> { Ok($out) } };
+    (@ unit $out:expr) => { fn visit_unit<E>(self) -> Result<Self::Value, E> { Ok($out) } };
+    (@ seq $out:expr) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
+            while s.next_element::<IgnoredAny>()?.is_some() {}
             Ok($out)
         }
-        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-            Ok($out)
-        }
-        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-            Ok($out)
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok($out)
-        }
+    };
+    (@ map $out:expr) => {
         fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
             while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
             Ok($out)
@@ -60,9 +63,23 @@ macro_rules! skip_others {
     };
 }
 
-/// An i64 where the number is one (`Value::as_i64`: an integer within i64).
-fn int_of_u64(v: u64) -> Option<i64> {
-    i64::try_from(v).ok()
+/// `Deserialize` for a type read by its visitor from any JSON value.
+macro_rules! from_any {
+    ($($t:ty => $v:expr),* $(,)?) => {$(
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+                d.deserialize_any($v)
+            }
+        }
+    )*};
+}
+
+from_any!(Item => ItemVisitor, Dims => DimsVisitor, Text => TextVisitor, Number => NumberVisitor);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<List<T>, D::Error> {
+        d.deserialize_any(ListVisitor(std::marker::PhantomData))
+    }
 }
 
 struct ItemVisitor;
@@ -75,25 +92,20 @@ impl<'de> Visitor<'de> for ItemVisitor {
         Ok(Item::Int(v))
     }
     fn visit_u64<E>(self, v: u64) -> Result<Item, E> {
-        Ok(int_of_u64(v).map_or(Item::Other, Item::Int))
+        // `Value::as_i64`: an integer within i64
+        Ok(i64::try_from(v).map_or(Item::Other, Item::Int))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Item, A::Error> {
         let mut ints = Some(Vec::new());
         while let Some(x) = s.next_element::<Item>()? {
             match (x, &mut ints) {
-                (Item::Int(v), Some(v_all)) => v_all.push(v),
+                (Item::Int(v), Some(all)) => all.push(v),
                 _ => ints = None,
             }
         }
         Ok(Item::Ints(ints))
     }
-    skip_others!(Item::Other);
-}
-
-impl<'de> Deserialize<'de> for Item {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Item, D::Error> {
-        d.deserialize_any(ItemVisitor)
-    }
+    others_read_as!(Item::Other; bool, f64, str, unit, map);
 }
 
 /// One dims entry: a list holding a list is a tensor list (its members that are lists of
@@ -124,51 +136,24 @@ impl<'de> Visitor<'de> for DimsVisitor {
             None => Dims::Tensor(Vec::new()),
         })
     }
-    fn visit_i64<E>(self, _: i64) -> Result<Dims, E> {
-        Ok(Dims::Tensor(Vec::new()))
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Dims, E> {
-        Ok(Dims::Tensor(Vec::new()))
-    }
-    skip_others!(Dims::Tensor(Vec::new()));
+    others_read_as!(Dims::Tensor(Vec::new()); bool, i64, u64, f64, str, unit, map);
 }
 
-impl<'de> Deserialize<'de> for Dims {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Dims, D::Error> {
-        d.deserialize_any(DimsVisitor)
-    }
-}
-
-struct DimsListVisitor;
-impl<'de> Visitor<'de> for DimsListVisitor {
-    type Value = DimsList;
+struct ListVisitor<T>(std::marker::PhantomData<T>);
+impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
+    type Value = List<T>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of dims")
+        f.write_str("a list")
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<DimsList, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<List<T>, A::Error> {
         let mut out = Vec::with_capacity(s.size_hint().unwrap_or(4));
-        while let Some(d) = s.next_element::<Dims>()? {
-            out.push(d);
+        while let Some(x) = s.next_element::<T>()? {
+            out.push(x);
         }
-        Ok(DimsList(out))
+        Ok(List(out))
     }
-    fn visit_i64<E>(self, _: i64) -> Result<DimsList, E> {
-        Ok(DimsList(Vec::new()))
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<DimsList, E> {
-        Ok(DimsList(Vec::new()))
-    }
-    skip_others!(DimsList(Vec::new()));
+    others_read_as!(List(Vec::new()); bool, i64, u64, f64, str, unit, map);
 }
-
-impl<'de> Deserialize<'de> for DimsList {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<DimsList, D::Error> {
-        d.deserialize_any(DimsListVisitor)
-    }
-}
-
-/// A string, or `""` for anything else.
-struct Text(String);
 
 struct TextVisitor;
 impl<'de> Visitor<'de> for TextVisitor {
@@ -179,63 +164,7 @@ impl<'de> Visitor<'de> for TextVisitor {
     fn visit_str<E>(self, v: &str) -> Result<Text, E> {
         Ok(Text(v.to_string()))
     }
-    fn visit_bool<E>(self, _: bool) -> Result<Text, E> {
-        Ok(Text(String::new()))
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Text, E> {
-        Ok(Text(String::new()))
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Text, E> {
-        Ok(Text(String::new()))
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Text, E> {
-        Ok(Text(String::new()))
-    }
-    fn visit_unit<E>(self) -> Result<Text, E> {
-        Ok(Text(String::new()))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Text, A::Error> {
-        while s.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Text(String::new()))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Text, A::Error> {
-        while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Text(String::new()))
-    }
-}
-
-impl<'de> Deserialize<'de> for Text {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
-        d.deserialize_any(TextVisitor)
-    }
-}
-
-struct StrListVisitor;
-impl<'de> Visitor<'de> for StrListVisitor {
-    type Value = StrList;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of strings")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<StrList, A::Error> {
-        let mut out = Vec::with_capacity(s.size_hint().unwrap_or(4));
-        while let Some(Text(t)) = s.next_element::<Text>()? {
-            out.push(t);
-        }
-        Ok(StrList(out))
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<StrList, E> {
-        Ok(StrList(Vec::new()))
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<StrList, E> {
-        Ok(StrList(Vec::new()))
-    }
-    skip_others!(StrList(Vec::new()));
-}
-
-impl<'de> Deserialize<'de> for StrList {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<StrList, D::Error> {
-        d.deserialize_any(StrListVisitor)
-    }
+    others_read_as!(Text(String::new()); bool, i64, u64, f64, unit, seq, map);
 }
 
 struct NumberVisitor;
@@ -253,29 +182,7 @@ impl<'de> Visitor<'de> for NumberVisitor {
     fn visit_f64<E>(self, v: f64) -> Result<Number, E> {
         Ok(Number(Some(v)))
     }
-    fn visit_bool<E>(self, _: bool) -> Result<Number, E> {
-        Ok(Number(None))
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Number, E> {
-        Ok(Number(None))
-    }
-    fn visit_unit<E>(self) -> Result<Number, E> {
-        Ok(Number(None))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Number, A::Error> {
-        while s.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Number(None))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Number, A::Error> {
-        while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Number(None))
-    }
-}
-
-impl<'de> Deserialize<'de> for Number {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Number, D::Error> {
-        d.deserialize_any(NumberVisitor)
-    }
+    others_read_as!(Number(None); bool, str, unit, seq, map);
 }
 
 #[cfg(test)]

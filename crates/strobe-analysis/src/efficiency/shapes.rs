@@ -35,8 +35,8 @@ impl OpArgs {
         let o: super::raw_args::RawArgs = serde_json::from_str(args).ok()?;
         Some(OpArgs {
             dims: o.dims.map(|d| d.0).unwrap_or_default(),
-            types: o.types.map(|t| t.0).unwrap_or_default(),
-            concrete: o.concrete.map(|c| c.0).unwrap_or_default(),
+            types: o.types.map(|t| t.0.into_iter().map(|x| x.0).collect()).unwrap_or_default(),
+            concrete: o.concrete.map(|c| c.0.into_iter().map(|x| x.0).collect()).unwrap_or_default(),
             kineto_flops: o.flops.and_then(|f| f.0).filter(|f| f.is_finite() && *f >= 0.0),
         })
     }
