@@ -90,15 +90,9 @@ impl Store {
         let (ts, te) = (self.span_start(span), self.span_end(span));
         let v = self.lane_view(m.lane);
         let mut out: Vec<(u32, u32)> = Vec::new();
-        self.query_window(m.lane, ts, ts + 1, |i| {
-            let d = v.depth[i];
-            if d < m.depth as u32 && v.starts[i] <= ts && v.ends[i] >= te {
-                out.push((d, v.span[i]));
-            }
-        });
-        out.sort_unstable();
-        out.dedup_by_key(|x| x.0);
-        out.into_iter().map(|x| x.1).collect()
+        // (at the last representable time the window is empty, as it wrapped to before)
+        self.query_window(m.lane, ts, ts.saturating_add(1), |i| out.extend(holding(&v, i, m.depth as u32, ts, te)));
+        outermost_first(out)
     }
 
     /// `enclosing_stack` of each of `spans`, in their order, found on all cores by sweeps over
@@ -146,17 +140,23 @@ impl Store {
             }
             open.retain(|&m| crate::interval::overlaps(v.starts[m], v.ends[m], ts));
             let (depth, te) = (self.span_meta(span).depth as u32, self.span_end(span));
-            let mut stack: Vec<(u32, u32)> = open
-                .iter()
-                .filter(|&&m| v.depth[m] < depth && v.starts[m] <= ts && v.ends[m] >= te)
-                .map(|&m| (v.depth[m], v.span[m]))
-                .collect();
-            stack.sort_unstable();
-            stack.dedup_by_key(|x| x.0);
-            out.push((i, stack.into_iter().map(|x| x.1).collect()));
+            out.push((i, outermost_first(open.iter().filter_map(|&m| holding(&v, m, depth, ts, te)).collect())));
         }
         out
     }
+}
+
+/// Member `m` of lane view `v` as (depth, span) if it encloses a span of `depth` from `ts`
+/// to `te`: shallower, starting at or before it, ending at or after it.
+fn holding(v: &crate::reader::LaneView<'_>, m: usize, depth: u32, ts: i64, te: i64) -> Option<(u32, u32)> {
+    (v.depth[m] < depth && v.starts[m] <= ts && v.ends[m] >= te).then(|| (v.depth[m], v.span[m]))
+}
+
+/// The enclosing spans found as (depth, span), outermost first, one per depth (the lowest id).
+fn outermost_first(mut found: Vec<(u32, u32)>) -> Vec<u32> {
+    found.sort_unstable();
+    found.dedup_by_key(|x| x.0);
+    found.into_iter().map(|x| x.1).collect()
 }
 
 /// Queries a sweep of `enclosing_stacks` answers (chunks of a lane's run in parallel).

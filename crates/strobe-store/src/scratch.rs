@@ -376,11 +376,10 @@ impl<T: bytemuck::Pod> Drop for Scratch<T> {
         let Some(file) = self.file.take() else { return };
         if let Backing::Map { map, len, .. } = std::mem::replace(&mut self.backing, Backing::Heap(Vec::new())) {
             let written = self.dirty_end.max(len * std::mem::size_of::<T>());
-            // kept pages are dirty: where memory is short they would be written out to be
-            // reclaimed, so there they go back at once, as they did before spares were kept
-            let short = memory::own_anonymous()
-                .is_some_and(|heap| memory_is_short(heap, written as u64, memory::available(), memory::cgroup_limit()));
-            if !short {
+            // kept pages are dirty: where memory is short (as if they were more heap) they
+            // would be written out to be reclaimed, so there they go back at once, as they did
+            // before spares were kept
+            if !wants_file(written) {
                 spares.keep(Spare { file, map, written });
             }
         }

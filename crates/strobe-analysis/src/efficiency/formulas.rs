@@ -90,7 +90,12 @@ pub type Formula = fn(&str, &OpArgs) -> Option<Work>;
 /// The work of op `name` (with or without `aten::`), or None when there is no formula for
 /// it or its recorded shapes do not fit the formula.
 pub fn work(name: &str, a: &OpArgs) -> Option<Work> {
-    formula(name)?(name.strip_prefix("aten::").unwrap_or(name), a)
+    apply(formula(name)?, name, a)
+}
+
+/// `f`, the formula of op `name` (with or without `aten::`), on its shapes.
+pub fn apply(f: Formula, name: &str, a: &OpArgs) -> Option<Work> {
+    f(name.strip_prefix("aten::").unwrap_or(name), a)
 }
 
 /// The formula for op `name` (with or without `aten::`), decided by the name alone: an op

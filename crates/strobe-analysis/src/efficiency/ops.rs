@@ -7,7 +7,7 @@
 //! counted again by its parent. An op's GPU time is the union of its spans' intervals.
 //! Host↔device and peer copies are not counted (`on_device`).
 
-use super::formulas::{formula, matrix_unit, Formula, Unit, Work};
+use super::formulas::{apply, formula, matrix_unit, Formula, Unit, Work};
 use super::shapes::OpArgs;
 use crate::intervals;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -50,23 +50,14 @@ pub struct OpRun {
     pub recompute: bool,
 }
 
-/// The work of one op span from its args: a formula on the shapes, with Kineto's `flops` in
-/// place of the formula's FLOPs where the trace has them.
-pub fn op_work(name: &str, args: &str) -> Option<(Work, Source)> {
-    let f = formula(name);
-    if f.is_none() && !args.contains(KINETO_FLOPS) {
-        return None;
-    }
-    work_by(f, name, args)
-}
-
 /// The key of Kineto's own FLOPs, as the args text holds it.
 const KINETO_FLOPS: &str = "\"flops\"";
 
-/// `op_work` with op `name`'s formula (`formulas::formula`) given.
-fn work_by(f: Option<Formula>, name: &str, args: &str) -> Option<(Work, Source)> {
+/// The work of one op span from its args: `f`, its name's formula (`formulas::formula`), on
+/// the shapes, with Kineto's `flops` in place of the formula's FLOPs where the trace has them.
+pub fn op_work(f: Option<Formula>, name: &str, args: &str) -> Option<(Work, Source)> {
     let a = OpArgs::parse(args)?;
-    let w = f.and_then(|f| f(name.strip_prefix("aten::").unwrap_or(name), &a));
+    let w = f.and_then(|f| apply(f, name, &a));
     match (w, a.kineto_flops) {
         (Some(w), Some(f)) => Some((Work { flops: f, ..w }, Source::Kineto)),
         (Some(w), None) => Some((w, Source::Shapes)),
@@ -132,7 +123,7 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
             if f.is_none() && kineto_flops.find(store.span_args_raw(sid)).is_none() {
                 return None;
             }
-            work_by(f, store.span_name(sid), &store.span_args(sid)).map(|w| (sid, w))
+            op_work(f, store.span_name(sid), &store.span_args(sid)).map(|w| (sid, w))
         })
         .collect();
     drop(t);
