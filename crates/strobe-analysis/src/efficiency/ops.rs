@@ -8,7 +8,7 @@
 //! Host↔device and peer copies are not counted (`on_device`).
 
 use super::formulas::{apply, formula, matrix_unit, Formula, Unit, Work};
-use super::shapes::OpArgs;
+use super::shapes::{OpArgs, KINETO_FLOPS_KEY};
 use crate::intervals;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
@@ -49,9 +49,6 @@ pub struct OpRun {
     /// A forward op run again during the backward pass (activation checkpointing).
     pub recompute: bool,
 }
-
-/// The key of Kineto's own FLOPs, as the args text holds it.
-const KINETO_FLOPS: &str = "\"flops\"";
 
 /// The work of one op span from its args: `f`, its name's formula (`formulas::formula`), on
 /// the shapes, with Kineto's `flops` in place of the formula's FLOPs where the trace has them.
@@ -115,7 +112,7 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
     for &sid in &cpu_ops {
         formulas.entry(store.span_meta(sid).name).or_insert_with(|| formula(store.span_name(sid)));
     }
-    let kineto_flops = memchr::memmem::Finder::new(KINETO_FLOPS);
+    let kineto_flops = memchr::memmem::Finder::new(KINETO_FLOPS_KEY);
     let works: FxHashMap<u32, (Work, Source)> = cpu_ops
         .par_iter()
         .filter_map(|&sid| {

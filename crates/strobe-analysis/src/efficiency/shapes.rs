@@ -24,12 +24,16 @@ pub struct OpArgs {
     pub kineto_flops: Option<f64>,
 }
 
+/// Kineto's own FLOPs key as the args text holds it: an op's args are parsed only when they
+/// hold it or `Input Dims` (`op_runs` looks for it in the raw bytes before parsing).
+pub const KINETO_FLOPS_KEY: &str = "\"flops\"";
+
 impl OpArgs {
     /// Parses a span's args text; None when it records no shapes (and no `flops`). Only the
     /// four keys read here are deserialized, straight into their types (`raw_args`); every
     /// other key (strides, ids, sequence numbers…) is skipped without building a value.
     pub fn parse(args: &str) -> Option<OpArgs> {
-        if args.is_empty() || !(args.contains("Input Dims") || args.contains("\"flops\"")) {
+        if args.is_empty() || !(args.contains("Input Dims") || args.contains(KINETO_FLOPS_KEY)) {
             return None;
         }
         let o: super::raw_args::RawArgs = serde_json::from_str(args).ok()?;
