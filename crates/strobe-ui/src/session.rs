@@ -66,9 +66,13 @@ pub struct Fold {
 pub enum FoldGroup {
     Trace,
     /// The GPU's device id.
-    Gpu { arg: i64 },
+    Gpu {
+        arg: i64,
+    },
     /// The process's position in the trace.
-    Process { arg: usize },
+    Process {
+        arg: usize,
+    },
     Counters,
     Series,
     Profiler,

@@ -129,7 +129,9 @@ impl StrobeApp {
             Command::ToggleShortcuts => self.timeline_state.show_shortcuts ^= true,
             Command::ShowNotes => self.bottom_tab = BottomTab::Notes,
             Command::FindTrack => self.track_finder.open(),
-            Command::RevealLane { trace, lane } => self.timeline.reveal_lane(&mut self.timeline_state, &self.ws, trace, lane),
+            Command::RevealLane { trace, lane } => {
+                self.timeline.reveal_lane(&mut self.timeline_state, &self.ws, trace, lane)
+            }
             Command::TogglePin { trace, lane } => self.timeline_state.toggle_pin(trace, lane),
             Command::SetPipeline(p) => {
                 // a pipeline just found: what the user came for is its table

@@ -170,7 +170,8 @@ impl StrobeApp {
         self.timeline_state.fold_cpu_groups = self.ws.traces.len() >= 2;
         if self.ws.traces.len() >= 3 {
             // many ranks: each starts as its summary lane; expand the ones to read
-            self.timeline_state.collapsed = self.ws.traces.iter().map(|t| crate::timeline::GroupKey::Trace(t.id)).collect();
+            self.timeline_state.collapsed =
+                self.ws.traces.iter().map(|t| crate::timeline::GroupKey::Trace(t.id)).collect();
         }
         self.timeline_state.fit_pending = true;
     }

@@ -184,8 +184,7 @@ impl TimelineView {
             fd.text(Clip::Plot, at, Align2::CENTER_BOTTOM, label, FontId::proportional(13.0), MEASURE);
         }
         if let Some((t0, t1)) = sel.range {
-            let (xa, xb) =
-                (st.view.x_of(t0, plot.min.x).max(plot.min.x), st.view.x_of(t1, plot.min.x).min(plot.max.x));
+            let (xa, xb) = (st.view.x_of(t0, plot.min.x).max(plot.min.x), st.view.x_of(t1, plot.min.x).min(plot.max.x));
             if xb > xa {
                 let r = Rect::from_x_y_ranges(xa..=xb, body.y_range());
                 fd.rect_filled(Clip::Pane, r, Color32::from_rgba_unmultiplied(120, 160, 255, 18));
