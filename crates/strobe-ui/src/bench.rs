@@ -4,7 +4,7 @@
 //! compute kernels, NCCL and copies on a GPU, ops with launch calls on a CPU thread.
 
 use crate::commands::{Command, Highlight, Selection};
-use crate::timeline::{FrameInput, FrameStats, GroupKey, TimelineView, LABEL_W};
+use crate::timeline::{FrameInput, FrameStats, GroupKey, TimelineState, TimelineView, LABEL_W};
 use crate::workspace::{Trace, Workspace};
 use std::time::Instant;
 use strobe_analysis::stats;
@@ -178,6 +178,9 @@ struct Rig<'a> {
     ws: &'a Workspace,
     sel: Selection,
     hl: Highlight,
+    /// The view state the app would hold: the timeline's moves (`Command::SetView`) land here.
+    st: TimelineState,
+    sender: crate::commands::CommandSender,
     /// What `prepare` is handed in the timeline's frames (taken from a first frame).
     input: Option<FrameInput>,
 }
@@ -198,6 +201,8 @@ impl<'a> Rig<'a> {
             ws,
             sel: Selection::default(),
             hl: Highlight::default(),
+            st: TimelineState::default(),
+            sender: crate::commands::command_channel().0,
             input: None,
         }
     }
@@ -213,10 +218,22 @@ impl<'a> Rig<'a> {
                 if want_input {
                     got = Some(FrameInput::new(ui, ui.available_rect_before_wrap()));
                 }
-                tl.ui(ui, &mut crate::view_ctx::ViewCtx::new(self.ws, &self.sel, &self.hl, &mut cmds))
+                let shared = crate::view_ctx::Shared {
+                    ws: self.ws,
+                    sel: &self.sel,
+                    highlight: &self.hl,
+                    state: &self.st,
+                    sender: &self.sender,
+                };
+                tl.ui(ui, &mut crate::view_ctx::ViewCtx::new(shared, &mut cmds))
             });
         });
         let build = t0.elapsed().as_secs_f64() * 1e3;
+        for c in cmds {
+            if let Command::SetView { view, scroll_y, .. } = c {
+                (self.st.view, self.st.scroll_y, self.st.fit_pending) = (view, scroll_y, false);
+            }
+        }
         let t1 = Instant::now();
         // no painter here to upload textures to
         o.textures_delta.clear();
@@ -229,27 +246,27 @@ impl<'a> Rig<'a> {
     /// `frames` frames, panning a pixel after each: their times and the last frame's stats;
     /// then `prepare` alone over the same frames (apart, so it warms nothing for the others).
     fn pan_frames(&mut self, tl: &mut TimelineView, frames: usize) -> (Vec<Times>, Vec<f64>, FrameStats) {
-        let start = tl.view;
+        let start = self.st.view;
         let mut out = Vec::with_capacity(frames);
         let mut stats = tl.stats;
         for _ in 0..frames {
             out.push(self.frame(tl));
             stats = tl.stats;
-            tl.view.t0 += tl.view.npp; // pan one pixel
+            self.st.view.t0 += self.st.view.npp; // pan one pixel
         }
-        let end = tl.view;
-        tl.view = start;
+        let end = self.st.view;
+        self.st.view = start;
         let mut prepare = Vec::with_capacity(frames);
         if let Some(fi) = self.input {
             for _ in 0..frames {
                 let t = Instant::now();
-                let fd = std::hint::black_box(tl.prepare(self.ws, &self.sel, &self.hl, &fi));
+                let fd = std::hint::black_box(tl.prepare(&self.st, self.ws, &self.sel, &self.hl, &fi));
                 prepare.push(t.elapsed().as_secs_f64() * 1e3);
                 drop(fd);
-                tl.view.t0 += tl.view.npp;
+                self.st.view.t0 += self.st.view.npp;
             }
         }
-        tl.view = end;
+        self.st.view = end;
         (out, prepare, stats)
     }
 }
@@ -280,13 +297,13 @@ pub fn frame_bench(store: Store, plot_width: f32, frames: usize) -> Vec<FrameTim
     ];
     let mut out = Vec::new();
     // warm up fonts and layout
-    tl.fit_pending = true;
+    rig.st.fit_pending = true;
     for _ in 0..3 {
         rig.frame(&mut tl);
     }
     for (label, a, b) in zooms {
-        tl.view.origin = t_min;
-        tl.view.fit(a, b, tl.plot_width);
+        rig.st.view.origin = t_min;
+        rig.st.view.fit(a, b, tl.plot_width);
         let (times, prepare, stats) = rig.pan_frames(&mut tl, frames.max(1));
         let (median_ms, p90_ms, max_ms) = spread(&times, |t| t.build);
         out.push(FrameTiming {
@@ -336,15 +353,15 @@ pub fn workspace_frame_bench(ws: &Workspace, plot_width: f32, frames: usize) -> 
         ("whole trace, every rank collapsed", true, false),
     ] {
         let mut tl = TimelineView::default();
+        rig.st = TimelineState::default();
         if collapse {
-            tl.collapsed.extend(ws.traces.iter().map(|t| GroupKey::Trace(t.id)));
+            rig.st.collapsed.extend(ws.traces.iter().map(|t| GroupKey::Trace(t.id)));
         }
-        tl.fit_pending = true;
         for _ in 0..3 {
             rig.frame(&mut tl); // fonts, layout, the fit
         }
         if scroll_mid {
-            tl.scroll_y = tl.layout.content_h / 2.0;
+            rig.st.scroll_y = tl.layout.content_h / 2.0;
         }
         let (times, prepare, stats) = rig.pan_frames(&mut tl, frames.max(1));
         let (median_ms, p90_ms, max_ms) = spread(&times, |t| t.build);

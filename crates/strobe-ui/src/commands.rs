@@ -1,10 +1,12 @@
 //! What panes ask for. Panes never change shared state themselves: they push commands, and
 //! the app applies them once per frame, so a click in the kernel table and a click on the
-//! timeline take the same path.
+//! timeline take the same path. A worker thread sends them through a `CommandSender`.
 
+use crate::timeline::{GroupKey, View};
 use crate::workspace::{SpanRef, TraceId};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::{mpsc, Arc, OnceLock};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
@@ -26,6 +28,19 @@ pub enum Command {
         t0: i64,
         t1: i64,
     },
+    /// Centre the view on `t` (absolute ns), keeping the zoom.
+    CenterOn(i64),
+    /// The timeline moved its window or scroll. `from` is the window it moved: when another
+    /// command has set the window since, that one stands.
+    SetView {
+        from: View,
+        view: View,
+        scroll_y: f32,
+    },
+    /// The label column's width (px).
+    SetLabelWidth(f32),
+    /// Fold an open group, open a folded one.
+    ToggleFold(GroupKey),
     /// Fit everything.
     FitAll,
     /// Show a rank's step: `[t0, t1)` in that trace's own clock; expand it and scroll to it.
@@ -56,6 +71,21 @@ pub enum Command {
     /// The in-app file browser.
     ShowBrowser,
     CloseAll,
+    /// A mark (empty `note`) or a named note at `t` (shared axis); `name_it`: the Notes tab
+    /// focuses its name.
+    AddMark {
+        t: i64,
+        note: String,
+        name_it: bool,
+    },
+    /// Mark `index`'s (in time order) new note.
+    RenameMark {
+        index: usize,
+        note: String,
+    },
+    DeleteMark(usize),
+    /// The Notes tab has focused the note just added.
+    NoteFocused,
     ClearMarks,
     /// Save the session to this file (None: ask where).
     SaveSession(Option<PathBuf>),
@@ -82,6 +112,47 @@ pub enum Command {
     SetStepPattern(String),
     /// The pipeline the open traces form (None: none), found on a worker thread.
     SetPipeline(Option<std::sync::Arc<crate::pipeline::PipelineView>>),
+}
+
+/// A clonable way to send commands from any thread (a worker's finished job); the app
+/// applies them with the panes' on the next frame, and a send wakes the UI for it.
+#[derive(Clone)]
+pub struct CommandSender {
+    tx: mpsc::Sender<Command>,
+    /// Set on the first frame (the app is made before egui's context reaches it).
+    repaint: Arc<OnceLock<egui::Context>>,
+}
+
+/// The app's end of a `CommandSender`.
+pub struct CommandReceiver {
+    rx: mpsc::Receiver<Command>,
+    repaint: Arc<OnceLock<egui::Context>>,
+}
+
+/// A connected sender and receiver.
+pub fn command_channel() -> (CommandSender, CommandReceiver) {
+    let (tx, rx) = mpsc::channel();
+    let repaint = Arc::new(OnceLock::new());
+    (CommandSender { tx, repaint: repaint.clone() }, CommandReceiver { rx, repaint })
+}
+
+impl CommandSender {
+    pub fn send(&self, c: Command) {
+        // the app is gone (closing): nobody is left to apply it
+        if self.tx.send(c).is_ok() {
+            if let Some(ctx) = self.repaint.get() {
+                ctx.request_repaint();
+            }
+        }
+    }
+}
+
+impl CommandReceiver {
+    /// Everything sent since the last call; `ctx` is the one a send wakes from now on.
+    pub fn drain(&self, ctx: &egui::Context) -> impl Iterator<Item = Command> + '_ {
+        let _ = self.repaint.set(ctx.clone());
+        self.rx.try_iter()
+    }
 }
 
 /// What is selected; every pane reads it.

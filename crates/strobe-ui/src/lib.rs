@@ -20,6 +20,7 @@ pub mod load_summary;
 pub mod loader;
 pub mod memory;
 pub mod notes;
+pub mod panes;
 pub mod pipeline;
 pub mod ranks;
 pub mod sample;

@@ -8,8 +8,7 @@
 //! taken from the session file's folder).
 
 use crate::app::BottomTab;
-use crate::timeline::marks::Mark;
-use crate::timeline::{GroupKey, TimelineView};
+use crate::timeline::{GroupKey, TimelineState};
 use crate::workspace::{TraceId, Workspace};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -24,14 +23,14 @@ pub struct Session {
     pub version: u32,
     /// Every open document (traces in rank order, then snapshot, stats, ncu).
     pub files: Vec<PathBuf>,
-    pub view: Option<ViewState>,
+    /// The time window, scroll, label column and marks, as the app holds them.
+    #[serde(flatten)]
+    pub timeline: TimelineState,
     /// Groups toggled from how they start.
     pub folds: Vec<Fold>,
     pub pinned: Vec<LaneRef>,
-    pub marks: Vec<Mark>,
-    /// `recorded`, `step_start` or `collective_end`.
-    pub alignment: Option<String>,
-    pub label_w: Option<f32>,
+    #[serde(with = "alignment")]
+    pub alignment: Option<Alignment>,
     pub bottom_tab: Option<BottomTab>,
     pub panels: Option<PanelSizes>,
 }
@@ -53,23 +52,54 @@ impl PanelSizes {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ViewState {
-    pub origin: i64,
-    pub t0: f64,
-    pub npp: f64,
-    pub scroll_y: f32,
-}
-
 /// A folded (or unfolded) group: the trace by its index in `files`, the group by kind.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Fold {
     pub file: usize,
-    /// `trace`, `gpu`, `process`, `counters`, `series`, `profiler`.
-    pub group: String,
-    /// The GPU's device id or the process's position; 0 otherwise.
-    #[serde(default)]
-    pub arg: i64,
+    #[serde(flatten)]
+    pub group: FoldGroup,
+}
+
+/// `GroupKey` without its trace: `{"group": "gpu", "arg": 0}`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "group", rename_all = "lowercase")]
+pub enum FoldGroup {
+    Trace,
+    /// The GPU's device id.
+    Gpu {
+        arg: i64,
+    },
+    /// The process's position in the trace.
+    Process {
+        arg: usize,
+    },
+    Counters,
+    Series,
+    Profiler,
+}
+
+impl FoldGroup {
+    fn of(k: GroupKey) -> (TraceId, FoldGroup) {
+        match k {
+            GroupKey::Trace(id) => (id, FoldGroup::Trace),
+            GroupKey::Gpu(id, d) => (id, FoldGroup::Gpu { arg: d }),
+            GroupKey::Process(id, p) => (id, FoldGroup::Process { arg: p }),
+            GroupKey::Counters(id) => (id, FoldGroup::Counters),
+            GroupKey::Series(id) => (id, FoldGroup::Series),
+            GroupKey::Profiler(id) => (id, FoldGroup::Profiler),
+        }
+    }
+
+    fn key(self, id: TraceId) -> GroupKey {
+        match self {
+            FoldGroup::Trace => GroupKey::Trace(id),
+            FoldGroup::Gpu { arg } => GroupKey::Gpu(id, arg),
+            FoldGroup::Process { arg } => GroupKey::Process(id, arg),
+            FoldGroup::Counters => GroupKey::Counters(id),
+            FoldGroup::Series => GroupKey::Series(id),
+            FoldGroup::Profiler => GroupKey::Profiler(id),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -79,15 +109,36 @@ pub struct LaneRef {
     pub lane: String,
 }
 
-fn alignment_of(s: &str) -> Option<Alignment> {
-    [Alignment::Recorded, Alignment::StepStart, Alignment::CollectiveEnd].into_iter().find(|a| a.as_str() == s)
+/// The rank alignment by its snake_case name (`recorded`, `step_start`, `collective_end`).
+mod alignment {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use strobe_analysis::ranks::align::Alignment;
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(remote = "Alignment", rename_all = "snake_case")]
+    enum AlignmentDef {
+        Recorded,
+        StepStart,
+        CollectiveEnd,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    struct Named(#[serde(with = "AlignmentDef")] Alignment);
+
+    pub fn serialize<S: Serializer>(a: &Option<Alignment>, s: S) -> Result<S::Ok, S::Error> {
+        a.map(Named).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Alignment>, D::Error> {
+        Ok(Option::<Named>::deserialize(d)?.map(|n| n.0))
+    }
 }
 
 impl Session {
     /// What `ws` and the panes show now.
     pub fn capture(
         ws: &Workspace,
-        tl: &TimelineView,
+        st: &TimelineState,
         alignment: Alignment,
         tab: BottomTab,
         panels: Option<PanelSizes>,
@@ -96,22 +147,15 @@ impl Session {
         files.extend(ws.memory.as_ref().map(|m| m.path.clone()));
         files.extend(ws.ncu.as_ref().map(|n| n.path.clone()));
         let file_of = |id: TraceId| ws.index_of(id);
-        let folds = tl
+        let folds = st
             .collapsed
             .iter()
-            .filter_map(|k| {
-                let (id, group, arg) = match *k {
-                    GroupKey::Trace(id) => (id, "trace", 0),
-                    GroupKey::Gpu(id, d) => (id, "gpu", d),
-                    GroupKey::Process(id, p) => (id, "process", p as i64),
-                    GroupKey::Counters(id) => (id, "counters", 0),
-                    GroupKey::Series(id) => (id, "series", 0),
-                    GroupKey::Profiler(id) => (id, "profiler", 0),
-                };
-                Some(Fold { file: file_of(id)?, group: group.into(), arg })
+            .filter_map(|&k| {
+                let (id, group) = FoldGroup::of(k);
+                Some(Fold { file: file_of(id)?, group })
             })
             .collect();
-        let pinned = tl
+        let pinned = st
             .pinned
             .iter()
             .filter_map(|&(id, lane)| {
@@ -119,24 +163,21 @@ impl Session {
                 Some(LaneRef { file: file_of(id)?, lane: t.store.lanes.get(lane as usize)?.name.clone() })
             })
             .collect();
-        let v = tl.view;
         Session {
             version: VERSION,
             files,
-            view: Some(ViewState { origin: v.origin, t0: v.t0, npp: v.npp, scroll_y: tl.scroll_y }),
+            timeline: st.clone(),
             folds,
             pinned,
-            marks: tl.marks.list.clone(),
-            alignment: Some(alignment.as_str().to_string()),
-            label_w: Some(tl.label_w),
+            alignment: Some(alignment),
             bottom_tab: Some(tab),
             panels,
         }
     }
 
-    /// Applies the view state to the panes once the files are open (`ws` holds them).
-    /// Returns the alignment to use, if the session names one.
-    pub fn apply(&self, ws: &Workspace, tl: &mut TimelineView) -> Option<Alignment> {
+    /// Applies the view state to `st` once the files are open (`ws` holds them). Returns the
+    /// alignment to use, if the session names one.
+    pub fn apply(&self, ws: &Workspace, st: &mut TimelineState) -> Option<Alignment> {
         // a file of several ranks is listed once per rank, in rank order: its n-th entry is
         // its n-th trace
         let id_of = |file: usize| -> Option<TraceId> {
@@ -144,23 +185,8 @@ impl Session {
             let nth = self.files[..file].iter().filter(|f| *f == p).count();
             ws.traces.iter().filter(|t| &t.path == p).nth(nth).map(|t| t.id)
         };
-        tl.collapsed = self
-            .folds
-            .iter()
-            .filter_map(|f| {
-                let id = id_of(f.file)?;
-                Some(match f.group.as_str() {
-                    "trace" => GroupKey::Trace(id),
-                    "gpu" => GroupKey::Gpu(id, f.arg),
-                    "process" => GroupKey::Process(id, usize::try_from(f.arg).ok()?),
-                    "counters" => GroupKey::Counters(id),
-                    "series" => GroupKey::Series(id),
-                    "profiler" => GroupKey::Profiler(id),
-                    _ => return None,
-                })
-            })
-            .collect();
-        tl.pinned = self
+        st.collapsed = self.folds.iter().filter_map(|f| Some(f.group.key(id_of(f.file)?))).collect();
+        st.pinned = self
             .pinned
             .iter()
             .filter_map(|l| {
@@ -169,19 +195,19 @@ impl Session {
                 Some((id, lane as u32))
             })
             .collect();
-        tl.marks.list = self.marks.clone();
-        tl.marks.list.sort_by_key(|m| m.t);
-        if let Some(w) = self.label_w.filter(|w| w.is_finite()) {
-            tl.label_w = w;
+        let saved = &self.timeline;
+        st.marks = saved.marks.clone();
+        st.marks.list.sort_by_key(|m| m.t);
+        if saved.label_w.is_finite() {
+            st.label_w = saved.label_w;
         }
-        if let Some(v) = self.view.filter(|v| v.npp.is_finite() && v.npp > 0.0 && v.t0.is_finite()) {
-            tl.view.origin = v.origin;
-            tl.view.t0 = v.t0;
-            tl.view.npp = v.npp;
-            tl.scroll_y = if v.scroll_y.is_finite() { v.scroll_y.max(0.0) } else { 0.0 };
-            tl.fit_pending = false;
+        let v = saved.view;
+        if v.npp.is_finite() && v.npp > 0.0 && v.t0.is_finite() {
+            st.view = v;
+            st.scroll_y = if saved.scroll_y.is_finite() { saved.scroll_y.max(0.0) } else { 0.0 };
+            st.fit_pending = false;
         }
-        self.alignment.as_deref().and_then(alignment_of)
+        self.alignment
     }
 
     pub fn is_session_file(p: &Path) -> bool {
@@ -191,8 +217,15 @@ impl Session {
     /// Reads a session; relative file paths are taken from the session file's folder.
     pub fn read(path: &Path) -> Result<Session, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut s: Session =
-            serde_json::from_str(&text).map_err(|e| format!("{}: not a Strobe session: {e}", path.display()))?;
+        let not_one = |e: serde_json::Error| format!("{}: not a Strobe session: {e}", path.display());
+        let mut json: serde_json::Value = serde_json::from_str(&text).map_err(not_one)?;
+        // files written before the scroll had its own field kept it in the window's
+        if let Some(y) = json.pointer("/view/scroll_y").cloned() {
+            if let Some(o) = json.as_object_mut() {
+                o.entry("scroll_y").or_insert(y);
+            }
+        }
+        let mut s: Session = serde_json::from_value(json).map_err(not_one)?;
         let dir = path.parent().unwrap_or(Path::new("."));
         for f in &mut s.files {
             if f.is_relative() {
@@ -232,15 +265,20 @@ mod tests {
     #[test]
     fn round_trips_with_relative_paths() {
         let dir = tempfile::tempdir().unwrap();
+        let mut timeline = TimelineState {
+            view: crate::timeline::View { origin: 5, t0: 1.5, npp: 100.0 },
+            scroll_y: 20.0,
+            label_w: 300.0,
+            ..Default::default()
+        };
+        timeline.marks.add(42, "slow step".into());
         let s = Session {
             version: VERSION,
             files: vec![dir.path().join("rank0.json.gz"), PathBuf::from("/elsewhere/x.pickle")],
-            view: Some(ViewState { origin: 5, t0: 1.5, npp: 100.0, scroll_y: 20.0 }),
-            folds: vec![Fold { file: 0, group: "gpu".into(), arg: 0 }],
+            timeline,
+            folds: vec![Fold { file: 0, group: FoldGroup::Gpu { arg: 0 } }],
             pinned: vec![LaneRef { file: 0, lane: "GPU 0 · stream 7".into() }],
-            marks: vec![Mark { t: 42, note: "slow step".into() }],
-            alignment: Some("step_start".into()),
-            label_w: Some(300.0),
+            alignment: Some(Alignment::StepStart),
             bottom_tab: Some(BottomTab::Ranks),
             panels: Some(PanelSizes { bottom: 321.0, details: 400.0 }),
         };

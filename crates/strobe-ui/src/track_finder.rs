@@ -42,7 +42,8 @@ impl TrackFinder {
         out
     }
 
-    pub fn ui(&mut self, ctx: &egui::Context, cx: &mut ViewCtx, pinned: &[(TraceId, u32)]) {
+    pub fn ui(&mut self, ctx: &egui::Context, cx: &mut ViewCtx) {
+        let pinned = &cx.state.pinned;
         if !self.open {
             return;
         }

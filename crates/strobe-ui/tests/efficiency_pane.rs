@@ -49,7 +49,7 @@ fn the_step_strip_shows_each_step_and_a_click_zooms_to_it() {
         );
     }
     // the viewer opened on the steps: the window starts near the first and ends near the last
-    let (w0, w1) = h.state().timeline().view.window(h.state().timeline().plot_width);
+    let (w0, w1) = h.state().timeline_state().view.window(h.state().timeline().plot_width);
     let (a, b) = (steps[0]["start_ns"].as_i64().unwrap(), {
         let l = &steps[steps.len() - 1];
         l["start_ns"].as_i64().unwrap() + l["dur_ns"].as_i64().unwrap()
@@ -62,11 +62,11 @@ fn the_step_strip_shows_each_step_and_a_click_zooms_to_it() {
     let tl = h.state().timeline();
     let plot =
         tl.layout.rows.iter().find(|r| matches!(r.kind, strobe_ui::timeline::RowKind::Steps { .. })).unwrap().clone();
-    let x = tl.view.x_of((s + e) / 2, tl.last_plot().min.x);
+    let x = h.state().timeline_state().view.x_of((s + e) / 2, tl.last_plot().min.x);
     let y = tl.last_plot().min.y + plot.y + plot.h / 2.0;
     click_at(&mut h, egui::pos2(x, y));
     let tl = h.state().timeline();
-    let (w0, w1) = tl.view.window(tl.plot_width);
+    let (w0, w1) = h.state().timeline_state().view.window(tl.plot_width);
     assert!(w0 <= s && e <= w1 && (w1 - w0) < (e - s) * 2, "zoomed to ProfilerStep#3: {w0}..{w1}");
 }
 

@@ -256,7 +256,7 @@ fn launches_link_to_timeline_spans_by_name_and_order() {
     assert_eq!(h.state().sel.span, Some(span(7)));
     assert_eq!(h.state().kernel_sol().unwrap().selected, Some(6));
     assert_eq!(h.state().sel.kernel.as_ref().map(|k| k.1.clone()), Some(name(seq[7])), "its kernel is highlighted");
-    let (w0, w1) = h.state().timeline().view.window(h.state().timeline().plot_width);
+    let (w0, w1) = h.state().timeline_state().view.window(h.state().timeline().plot_width);
     assert!(w0 <= st.span_start(seq[7]) && st.span_end(seq[7]) <= w1, "revealed");
     h.get_by_label("#19").click();
     h.run_steps(3);
@@ -271,6 +271,6 @@ fn click_span(h: &mut Harness<'static, strobe_ui::StrobeApp>, r: strobe_ui::work
     let d = (b - a).max(1);
     h.state_mut().push(strobe_ui::commands::Command::ZoomTo { t0: a - d, t1: b + d });
     h.run_steps(2);
-    let p = h.state().timeline().span_pos(&h.state().ws, r).expect("the span is on screen");
+    let p = h.state().timeline().span_pos(h.state().timeline_state(), &h.state().ws, r).expect("the span is on screen");
     common::click_at(h, p);
 }

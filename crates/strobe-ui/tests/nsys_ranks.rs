@@ -48,7 +48,7 @@ fn a_session_of_it_reopens_each_rank_as_it_was() {
     let mut h = harness(app_with_ranks(&[FILE]));
     let r1 = trace_id(&h, 1);
     let ctx = h.ctx.clone();
-    h.state_mut().timeline_mut().collapsed.insert(GroupKey::Gpu(r1, 0));
+    h.state_mut().timeline_state_mut().collapsed.insert(GroupKey::Gpu(r1, 0));
     h.run_steps(2);
     let before = h.state().session();
     assert_eq!(before.files.len(), 2, "the file once per rank: {:?}", before.files);
@@ -68,8 +68,8 @@ fn a_session_of_it_reopens_each_rank_as_it_was() {
     let after = app.session();
     assert_eq!(after.files, before.files);
     assert_eq!(after.folds, before.folds, "rank 1's GPU folded, on rank 1");
-    assert!(app.timeline().collapsed.contains(&GroupKey::Gpu(app.ws.traces[1].id, 0)));
-    assert!(!app.timeline().collapsed.contains(&GroupKey::Gpu(app.ws.traces[0].id, 0)));
+    assert!(app.timeline_state().collapsed.contains(&GroupKey::Gpu(app.ws.traces[1].id, 0)));
+    assert!(!app.timeline_state().collapsed.contains(&GroupKey::Gpu(app.ws.traces[0].id, 0)));
 }
 
 #[test]

@@ -25,7 +25,7 @@ fn steps_extent() -> (i64, i64) {
 
 fn window(h: &Harness<'static, StrobeApp>) -> (i64, i64) {
     let tl = h.state().timeline();
-    tl.view.window(tl.plot_width)
+    h.state().timeline_state().view.window(tl.plot_width)
 }
 
 #[test]
@@ -47,7 +47,7 @@ fn the_first_frames_draw_the_trace_and_the_view_moves_onto_the_steps_when_they_a
     // the opening fit on the steps: their extent and a fiftieth of it each side, to a pixel
     let (a, b) = steps_extent();
     let (w0, w1) = window(&h);
-    let (pad, px) = ((b - a) / 50, h.state().timeline().view.npp.ceil() as i64);
+    let (pad, px) = ((b - a) / 50, h.state().timeline_state().view.npp.ceil() as i64);
     let (fit0, fit1) = (a - pad, b + pad);
     assert!(
         (first.0 - fit0).abs() > 2 * px || (first.1 - fit1).abs() > 2 * px,

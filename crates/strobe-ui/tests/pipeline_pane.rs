@@ -146,9 +146,9 @@ fn clicking_a_cell_shows_that_stages_rank_and_step() {
     // the other ranks open (so the timeline is taller than its area and can scroll), this one folded
     let others: Vec<_> = h.state().ws.traces.iter().map(|t| t.id).filter(|&x| x != id).collect();
     for x in others {
-        h.state_mut().timeline_mut().collapsed.remove(&GroupKey::Trace(x));
+        h.state_mut().timeline_state_mut().collapsed.remove(&GroupKey::Trace(x));
     }
-    h.state_mut().timeline_mut().collapsed.insert(GroupKey::Trace(id));
+    h.state_mut().timeline_state_mut().collapsed.insert(GroupKey::Trace(id));
     h.run_steps(2);
     let label = format!("{name} stage {stage} rank {rank}: ");
     let at = h.get_by_label_contains(&label).rect().center();
@@ -158,10 +158,10 @@ fn clicking_a_cell_shows_that_stages_rank_and_step() {
     let step = t.steps().iter().find(|x| x.name == name).unwrap();
     assert_eq!(step.dur_ns, i(&w["step_ns"]), "the oracle's step");
     let (a, b) = t.range_to_shared((step.start_ns, step.start_ns + step.dur_ns));
-    let (w0, w1) = app.timeline().view.window(app.timeline().plot_width);
+    let (w0, w1) = app.timeline_state().view.window(app.timeline().plot_width);
     assert!(w0 <= a && b <= w1, "the step on screen: {w0}..{w1} vs {a}..{b}");
     assert!(w1 - w0 < (b - a) * 2, "zoomed to the step: {}", w1 - w0);
-    assert!(!app.timeline().collapsed.contains(&GroupKey::Trace(id)), "its rank expanded");
+    assert!(!app.timeline_state().collapsed.contains(&GroupKey::Trace(id)), "its rank expanded");
     // its header scrolled to the top
     let header = app
         .timeline()
@@ -170,5 +170,5 @@ fn clicking_a_cell_shows_that_stages_rank_and_step() {
         .iter()
         .find(|r| matches!(r.kind, RowKind::Header { key: GroupKey::Trace(x), .. } if x == id))
         .unwrap();
-    assert_eq!(app.timeline().scroll_y, header.y);
+    assert_eq!(app.timeline_state().scroll_y, header.y);
 }

@@ -59,14 +59,14 @@ fn clicking_a_cell_shows_that_ranks_step_in_the_timeline() {
     let (start, dur) = (s3["start_ns"].as_i64().unwrap(), s3["dur_ns"].as_i64().unwrap());
     let off = h.state().ws.traces[1].offset_ns;
     let id = trace_id(&h, 1);
-    h.state_mut().timeline_mut().collapsed.insert(GroupKey::Trace(id));
+    h.state_mut().timeline_state_mut().collapsed.insert(GroupKey::Trace(id));
     h.get_by_label("ProfilerStep#3 rank 1: 60.350 *").click();
     h.run_steps(3);
     let app = h.state();
-    let (w0, w1) = app.timeline().view.window(app.timeline().plot_width);
+    let (w0, w1) = app.timeline_state().view.window(app.timeline().plot_width);
     assert!(w0 <= start + off && start + off + dur <= w1, "step on screen: {w0}..{w1}");
     assert!(w1 - w0 < dur * 2, "zoomed to the step, not the whole trace: {}", w1 - w0);
-    assert!(!app.timeline().collapsed.contains(&GroupKey::Trace(trace_id(&h, 1))), "rank 1 expanded");
+    assert!(!app.timeline_state().collapsed.contains(&GroupKey::Trace(trace_id(&h, 1))), "rank 1 expanded");
 }
 
 #[test]
@@ -89,7 +89,7 @@ fn stragglers_and_diff_sections() {
 fn collapsed_rank_is_a_summary_lane() {
     let mut h = harness();
     let id = trace_id(&h, 0);
-    h.state_mut().timeline_mut().collapsed.insert(GroupKey::Trace(id));
+    h.state_mut().timeline_state_mut().collapsed.insert(GroupKey::Trace(id));
     h.run_steps(2);
     let p1 = trace_id(&h, 1);
     let rows = &h.state().timeline().layout.rows;
@@ -127,7 +127,7 @@ fn queue_length_and_memcpy_bandwidth_are_counter_lanes() {
     let want = expected();
     // the group starts collapsed; a click on its header opens it
     let id = trace_id(&h, 0);
-    h.state_mut().timeline_mut().collapsed.insert(GroupKey::Series(id));
+    h.state_mut().timeline_state_mut().collapsed.insert(GroupKey::Series(id));
     h.run_steps(2);
     let app = h.state();
     let series = app.ws.traces[0].series();

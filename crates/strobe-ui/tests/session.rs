@@ -18,8 +18,8 @@ fn a_saved_session_reopens_as_it_was_left() {
     {
         let app = h.state_mut();
         let start = app.ws.extent().unwrap().0;
-        app.timeline_mut().collapsed.insert(GroupKey::Gpu(r1, 0));
-        app.timeline_mut().marks.add(start + 5_000_000, "slow here".into());
+        app.timeline_state_mut().collapsed.insert(GroupKey::Gpu(r1, 0));
+        app.timeline_state_mut().marks.add(start + 5_000_000, "slow here".into());
         app.set_bottom_tab(BottomTab::Ranks);
         app.apply(Command::TogglePin { trace: r0, lane: stream7 }, &ctx);
         app.apply(Command::ZoomTo { t0: start + 1_000_000, t1: start + 3_000_000 }, &ctx);
@@ -54,13 +54,13 @@ fn a_saved_session_reopens_as_it_was_left() {
         assert!(after.folds.contains(f), "{f:?} kept");
     }
     assert_eq!(after.pinned, before.pinned, "the pinned lane, by name");
-    assert_eq!(after.marks, before.marks);
+    assert_eq!(after.timeline.marks, before.timeline.marks);
     assert_eq!(after.alignment, before.alignment);
     assert_eq!(app.bottom_tab(), BottomTab::Ranks);
     let panels = after.panels.expect("panel sizes");
     assert!((panels.bottom - dragged.bottom).abs() < 0.5, "bottom panel {panels:?}");
     assert!((panels.details - dragged.details).abs() < 0.5, "details panel {panels:?}");
-    let (v0, v1) = (before.view.unwrap(), after.view.unwrap());
+    let (v0, v1) = (before.timeline.view, after.timeline.view);
     assert_eq!((v0.origin, v0.t0, v0.npp), (v1.origin, v1.t0, v1.npp), "the same window");
     let offsets2: Vec<i64> = app.ws.traces.iter().map(|t| t.offset_ns).collect();
     assert_eq!(offsets2, offsets, "the ranks aligned the same way");

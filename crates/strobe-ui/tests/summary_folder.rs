@@ -56,7 +56,7 @@ fn summary_folder_gives_the_ranks_views_and_opens_a_rank_on_click() {
     assert!(t.path.ends_with("ddp_rank1.json.gz"));
     let offs = want["offsets"]["collective_end"].as_array().unwrap();
     assert_eq!(t.offset_ns, offs[1].as_i64().unwrap(), "the rank's offset from the merge");
-    let (w0, w1) = app.timeline().view.window(app.timeline().plot_width);
+    let (w0, w1) = app.timeline_state().view.window(app.timeline().plot_width);
     assert!(w0 <= start + t.offset_ns && start + t.offset_ns + dur <= w1, "step on screen: {w0}..{w1}");
     assert!(w1 - w0 < dur * 2, "zoomed to the step");
 }

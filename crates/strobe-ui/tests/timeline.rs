@@ -9,7 +9,7 @@ use strobe_ui::commands::{Command, Highlight, Selection};
 use strobe_ui::timeline::frame::Draw;
 use strobe_ui::timeline::hover::Hover;
 use strobe_ui::timeline::{
-    FrameDraw, FrameInput, GroupKey, Palette, Row, RowKind, TimelineView, LABEL_W, ROW_H, RULER_H,
+    FrameDraw, FrameInput, GroupKey, Palette, Row, RowKind, TimelineState, TimelineView, LABEL_W, ROW_H, RULER_H,
 };
 use strobe_ui::workspace::{SpanRef, Workspace};
 use strobe_ui::{Settings, StrobeApp};
@@ -50,18 +50,23 @@ fn f_on_an_aligned_rank_frames_the_selected_span() {
     h.key_press(egui::Key::F);
     h.run_steps(2);
     let tl = &h.state().timeline();
-    let (w0, w1) = tl.view.window(tl.plot_width);
+    let (w0, w1) = h.state().timeline_state().view.window(tl.plot_width);
     assert!(w0 <= a && b <= w1, "span {a}..{b} (shared axis) not in the view {w0}..{w1}");
     assert!(w1 - w0 < 4 * (b - a).max(1_000), "zoomed onto the span: window {} ns for {} ns", w1 - w0, b - a);
 }
 
 /// A frame of `tl` prepared without a window: a pane 1600 px wide and tall enough for every
 /// row, the pointer at `pointer`.
-fn prepare_all(tl: &mut TimelineView, ws: &Workspace, sel: &Selection, pointer: Option<Pos2>) -> FrameDraw {
+fn prepare_all(
+    (tl, st): (&mut TimelineView, &TimelineState),
+    ws: &Workspace,
+    sel: &Selection,
+    pointer: Option<Pos2>,
+) -> FrameDraw {
     let full = Rect::from_min_size(Pos2::ZERO, vec2(1600.0, tl.layout.content_h + RULER_H + 1.0));
-    tl.place(full);
+    tl.place(full, st.label_w);
     let input = FrameInput { full, pointer, char_w: 6.0, palette: Palette::of(&egui::Visuals::dark()) };
-    tl.prepare(ws, sel, &Highlight::default(), &input)
+    tl.prepare(st, ws, sel, &Highlight::default(), &input)
 }
 
 /// The first phase alone (no window, no painter): gpt_train's rows against the oracles
@@ -75,8 +80,9 @@ fn prepare_lays_out_and_draws_gpt_train() {
     let ws = &app.ws;
     let st = &ws.traces[0].store;
     let mut tl = TimelineView::default();
-    tl.lay_out(ws);
-    tl.place(Rect::from_min_size(Pos2::ZERO, vec2(1600.0, tl.layout.content_h + RULER_H + 1.0)));
+    let mut state = TimelineState::default();
+    tl.lay_out(&state, ws);
+    tl.place(Rect::from_min_size(Pos2::ZERO, vec2(1600.0, tl.layout.content_h + RULER_H + 1.0)), state.label_w);
     let rows = tl.layout.rows.clone();
     let lane_kind = |r: &Row| match r.kind {
         RowKind::Lane { lane, .. } => Some(st.lanes[lane as usize].kind.clone()),
@@ -129,8 +135,8 @@ fn prepare_lays_out_and_draws_gpt_train() {
     assert_eq!(checked, 2, "both python threads of pid 632 are lanes");
 
     // whole trace: every lane is drawn, at most one item per pixel of each of its depth rows
-    tl.fit_all(ws);
-    let fd = prepare_all(&mut tl, ws, &Selection::default(), None);
+    state.fit_all(ws, tl.plot_width);
+    let fd = prepare_all((&mut tl, &state), ws, &Selection::default(), None);
     let lanes = rows.iter().filter(|r| matches!(r.kind, RowKind::Lane { .. })).count();
     assert_eq!(fd.stats.lanes_drawn, lanes);
     let depth_rows: f32 =
@@ -150,9 +156,9 @@ fn prepare_lays_out_and_draws_gpt_train() {
         .unwrap();
     let r = SpanRef { trace: ws.traces[0].id, span };
     let sel = Selection { span: Some(r), ..Default::default() };
-    tl.reveal(ws, r);
-    let p = tl.span_pos(ws, r).expect("the kernel is on screen");
-    let fd = prepare_all(&mut tl, ws, &sel, Some(p));
+    tl.reveal(&mut state, ws, r);
+    let p = tl.span_pos(&state, ws, r).expect("the kernel is on screen");
+    let fd = prepare_all((&mut tl, &state), ws, &sel, Some(p));
     match fd.hover {
         Some(Hover::Item { trace: 0, span: s, item }) => {
             assert_eq!(s, span);

@@ -71,29 +71,29 @@ fn load_error_shows_in_window() {
 fn zoom_and_pan_keys_change_the_window() {
     let mut h = harness(app_with(&["gpt_train.json.gz"]));
     let w = h.state().timeline().plot_width;
-    let before = h.state().timeline().view.window(w);
+    let before = h.state().timeline_state().view.window(w);
     for _ in 0..3 {
         h.key_press(egui::Key::W);
     }
     h.run_steps(2);
-    let after_w = h.state().timeline().view.window(w);
+    let after_w = h.state().timeline_state().view.window(w);
     assert!(after_w.1 - after_w.0 < before.1 - before.0, "W zooms in: {before:?} -> {after_w:?}");
     h.key_press(egui::Key::S);
     h.run_steps(2);
-    let after_s = h.state().timeline().view.window(w);
+    let after_s = h.state().timeline_state().view.window(w);
     assert!(after_s.1 - after_s.0 > after_w.1 - after_w.0, "S zooms out");
     h.key_press(egui::Key::D);
     h.run_steps(2);
-    let after_d = h.state().timeline().view.window(w);
+    let after_d = h.state().timeline_state().view.window(w);
     assert!(after_d.0 > after_s.0, "D pans right");
     h.key_press(egui::Key::A);
     h.run_steps(2);
-    let after_a = h.state().timeline().view.window(w);
+    let after_a = h.state().timeline_state().view.window(w);
     assert!(after_a.0 < after_d.0, "A pans left");
     // M marks a time
     h.key_press(egui::Key::M);
     h.run_steps(1);
-    assert_eq!(h.state().timeline().marks.len(), 1);
+    assert_eq!(h.state().timeline_state().marks.len(), 1);
 }
 
 /// Zoom and pan stop at the trace plus a tenth of it each side (a 4.6 s trace never shows
@@ -115,7 +115,7 @@ fn zoom_and_pan_are_bounded_to_the_trace() {
         h.key_press(egui::Key::S);
     }
     h.run_steps(2);
-    let (w0, w1) = h.state().timeline().view.window(w);
+    let (w0, w1) = h.state().timeline_state().view.window(w);
     let margin = (b - a) / 10;
     assert!(w1 - w0 <= (b - a) + 2 * margin + 2_000, "zoomed out to {} ns for a {} ns trace", w1 - w0, b - a);
     for _ in 0..5 {
@@ -125,7 +125,7 @@ fn zoom_and_pan_are_bounded_to_the_trace() {
         h.key_press(egui::Key::D);
     }
     h.run_steps(2);
-    let (_, w1) = h.state().timeline().view.window(w);
+    let (_, w1) = h.state().timeline_state().view.window(w);
     assert!(w1 <= b + margin + 2_000, "panned to {w1}, past the trace's end {b} + margin");
 }
 
@@ -147,7 +147,7 @@ fn search_highlights_and_steps() {
     h.get_by_label("1 / 30 matches");
     // the selected match is in view
     let w = h.state().timeline().plot_width;
-    let (a, b) = h.state().timeline().view.window(w);
+    let (a, b) = h.state().timeline_state().view.window(w);
     assert!(st.span_start(sel.span) >= a && st.span_end(sel.span) <= b);
 }
 
@@ -287,7 +287,7 @@ fn memory_water_level_peak_jumps_to_its_moment() {
     let label = format!("peak {:.2} GiB ▸", peak.peak_allocated_bytes.unwrap() as f64 / (1u64 << 30) as f64);
     h.get_by_label(&label).click();
     h.run_steps(3);
-    let v = h.state().timeline().view;
+    let v = h.state().timeline_state().view;
     let (w0, w1) = v.window(h.state().timeline().plot_width);
     assert!(w0 <= peak.at_ns && peak.at_ns < w1, "peak at {} not in view {w0}..{w1}", peak.at_ns);
     assert!(w1 - w0 <= 2_000_001, "zoomed in: {}", w1 - w0);

@@ -15,7 +15,7 @@ impl StrobeApp {
             }
             Command::RevealSpan(r) => {
                 self.sel.span = Some(r);
-                self.timeline.reveal(&self.ws, r);
+                self.timeline.reveal(&mut self.timeline_state, &self.ws, r);
                 self.select_launch_of_span(r);
             }
             Command::ClearSelection => {
@@ -32,21 +32,24 @@ impl StrobeApp {
                 }
             }
             Command::SelectNcuLaunch(i) => self.select_ncu_launch(i),
-            Command::ZoomTo { t0, t1 } => {
-                let w = self.timeline.plot_width;
-                self.timeline.view.fit(t0, t1, w);
+            Command::ZoomTo { t0, t1 } => self.timeline_state.view.fit(t0, t1, self.timeline.plot_width),
+            Command::CenterOn(t) => {
+                let w = (self.timeline_state.view.npp * self.timeline.plot_width as f64) as i64;
+                self.timeline_state.view.fit(t - w / 2, t + w / 2, self.timeline.plot_width);
             }
-            Command::FitAll => self.timeline.fit_all(&self.ws),
+            Command::SetView { from, view, scroll_y } => self.set_view(from, view, scroll_y),
+            Command::SetLabelWidth(w) => self.timeline_state.label_w = w,
+            Command::ToggleFold(key) => self.timeline_state.toggle(key),
+            Command::FitAll => self.timeline_state.fit_all(&self.ws, self.timeline.plot_width),
             Command::ShowRankStep { trace, t0, t1 } => {
                 let Some(t) = self.ws.trace(trace) else { return };
                 let pad = (t1 - t0) / 40;
                 let (t0, t1) = t.range_to_shared((t0 - pad, t1 + pad));
-                let w = self.timeline.plot_width;
-                self.timeline.view.fit(t0, t1, w);
+                self.timeline_state.view.fit(t0, t1, self.timeline.plot_width);
                 // asked for right after the trace opened (a rank from summaries): this range,
                 // not the whole-trace fit the opening queued
-                self.timeline.fit_pending = false;
-                self.timeline.show_trace(trace);
+                self.timeline_state.fit_pending = false;
+                self.timeline.show_trace(&mut self.timeline_state, trace);
             }
             Command::AreaSelected { t0, t1, lanes } => {
                 self.area.compute(&self.ws, t0, t1, &lanes);
@@ -71,7 +74,24 @@ impl StrobeApp {
                     t.set_idle_threshold(ns);
                 }
             }
-            Command::ClearMarks => self.timeline.marks.clear(),
+            Command::AddMark { t, note, name_it } => {
+                let i = self.timeline_state.marks.add(t, note);
+                if name_it {
+                    self.timeline_state.note_to_name = Some(i);
+                }
+            }
+            Command::RenameMark { index, note } => {
+                if let Some(m) = self.timeline_state.marks.list.get_mut(index) {
+                    m.note = note;
+                }
+            }
+            Command::DeleteMark(i) => {
+                if i < self.timeline_state.marks.len() {
+                    self.timeline_state.marks.list.remove(i);
+                }
+            }
+            Command::NoteFocused => self.timeline_state.note_to_name = None,
+            Command::ClearMarks => self.timeline_state.marks.clear(),
             Command::SetStepPattern(p) => {
                 let rule = if p.trim().is_empty() {
                     Ok(strobe_analysis::steps::StepRule::default())
@@ -106,11 +126,13 @@ impl StrobeApp {
                     d.save_file()
                 }));
             }
-            Command::ToggleShortcuts => self.timeline.show_shortcuts = !self.timeline.show_shortcuts,
+            Command::ToggleShortcuts => self.timeline_state.show_shortcuts ^= true,
             Command::ShowNotes => self.bottom_tab = BottomTab::Notes,
             Command::FindTrack => self.track_finder.open(),
-            Command::RevealLane { trace, lane } => self.timeline.reveal_lane(&self.ws, trace, lane),
-            Command::TogglePin { trace, lane } => self.timeline.toggle_pin(trace, lane),
+            Command::RevealLane { trace, lane } => {
+                self.timeline.reveal_lane(&mut self.timeline_state, &self.ws, trace, lane)
+            }
+            Command::TogglePin { trace, lane } => self.timeline_state.toggle_pin(trace, lane),
             Command::SetPipeline(p) => {
                 // a pipeline just found: what the user came for is its table
                 if p.is_some()
@@ -126,6 +148,18 @@ impl StrobeApp {
                 self.ws.pipeline = p;
             }
         }
+    }
+
+    /// The timeline's own move of the window and scroll. A window another command set in
+    /// this frame (a jump from a pane) stands: the timeline moved the one it saw.
+    fn set_view(&mut self, from: crate::timeline::View, view: crate::timeline::View, scroll_y: f32) {
+        let st = &mut self.timeline_state;
+        if st.view == from {
+            st.view = view;
+        }
+        st.scroll_y = scroll_y;
+        // the timeline does the opening fit before it moves anything else
+        st.fit_pending = false;
     }
 
     /// The ranks pane's clock offsets to the traces (the timeline draws with them).
@@ -207,7 +241,7 @@ impl StrobeApp {
             let name = st.string(st.span_meta(r.span).name).to_string();
             self.select_kernel(r.trace, &name);
             self.sel.span = Some(r);
-            self.timeline.reveal(&self.ws, r);
+            self.timeline.reveal(&mut self.timeline_state, &self.ws, r);
         } else if let Some((t, name)) = match_timeline_kernel(&self.ws, &ncu_name) {
             self.select_kernel(t, &name);
         }
@@ -244,7 +278,7 @@ impl StrobeApp {
         if let Some((_, sid)) = best {
             let r = SpanRef { trace, span: sid };
             self.sel.span = Some(r);
-            self.timeline.reveal(&self.ws, r);
+            self.timeline.reveal(&mut self.timeline_state, &self.ws, r);
         }
     }
 }

@@ -2,7 +2,6 @@
 
 use super::{OpenMode, StrobeApp};
 use crate::commands::Command;
-use crate::view_ctx::ViewCtx;
 
 impl StrobeApp {
     pub(super) fn top_bar(&mut self, ui: &mut egui::Ui, cmds: &mut Vec<Command>) {
@@ -15,8 +14,7 @@ impl StrobeApp {
                 }
                 if !self.ws.traces.is_empty() {
                     ui.separator();
-                    let hl = self.highlight().clone();
-                    self.search.ui(ui, &mut ViewCtx::new(&self.ws, &self.sel, &hl, cmds));
+                    self.search.ui(ui, &mut view_ctx!(self, cmds));
                     ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                         ui.weak("W/S zoom · A/D pan · F fit · M mark · Shift-drag area · / search · ? all keys");
                     });
@@ -76,8 +74,8 @@ impl StrobeApp {
     }
 
     fn view_menu(&mut self, ui: &mut egui::Ui, cmds: &mut Vec<Command>) {
-        if ui.checkbox(&mut self.timeline.show_bands, "Overlap and idle bands").changed() {
-            self.settings.show_bands = self.timeline.show_bands;
+        if ui.checkbox(&mut self.timeline_state.show_bands, "Overlap and idle bands").changed() {
+            self.settings.show_bands = self.timeline_state.show_bands;
         }
         ui.horizontal(|ui| {
             ui.label("Idle threshold (µs)");

@@ -73,7 +73,7 @@ impl StrobeApp {
     pub fn session(&self) -> crate::session::Session {
         crate::session::Session::capture(
             &self.ws,
-            &self.timeline,
+            &self.timeline_state,
             self.ranks.alignment,
             self.bottom_tab,
             self.panel_sizes,
@@ -99,7 +99,7 @@ impl StrobeApp {
             return;
         }
         let Some(s) = self.pending_session.take() else { return };
-        if let Some(a) = s.apply(&self.ws, &mut self.timeline) {
+        if let Some(a) = s.apply(&self.ws, &mut self.timeline_state) {
             self.ranks.alignment = a;
         }
         if let Some(t) = s.bottom_tab {
@@ -167,12 +167,13 @@ impl StrobeApp {
         // ids are stable: the selection and folds survive a rank inserted before them
         self.ws.add_trace(t);
         // ranks side by side: their GPU lanes one above the other; a click opens a CPU group
-        self.timeline.fold_cpu_groups = self.ws.traces.len() >= 2;
+        self.timeline_state.fold_cpu_groups = self.ws.traces.len() >= 2;
         if self.ws.traces.len() >= 3 {
             // many ranks: each starts as its summary lane; expand the ones to read
-            self.timeline.collapsed = self.ws.traces.iter().map(|t| crate::timeline::GroupKey::Trace(t.id)).collect();
+            self.timeline_state.collapsed =
+                self.ws.traces.iter().map(|t| crate::timeline::GroupKey::Trace(t.id)).collect();
         }
-        self.timeline.fit_pending = true;
+        self.timeline_state.fit_pending = true;
     }
 
     /// Closes every document and forgets what referred to them.
@@ -194,8 +195,7 @@ impl StrobeApp {
         self.ranks_shown = false;
         self.pipeline = Default::default();
         self.pipeline_shown = false;
-        self.timeline.collapsed.clear();
-        self.timeline.marks.clear();
+        self.timeline_state.forget_documents();
         self.bottom_tab = BottomTab::Kernels;
     }
 }

@@ -61,7 +61,7 @@ impl StrobeApp {
             }
             if let (Some((a, b)), Some((t0, _))) = (view, self.ws.extent()) {
                 let w = self.timeline.plot_width;
-                self.timeline.view.fit(t0 + (a * 1e6) as i64, t0 + (b * 1e6) as i64, w);
+                self.timeline_state.view.fit(t0 + (a * 1e6) as i64, t0 + (b * 1e6) as i64, w);
             }
             return;
         }

@@ -5,7 +5,7 @@
 use super::frame::Link;
 use super::hover::{hover_text, Hover};
 use super::layout::RowKind;
-use super::TimelineView;
+use super::{TimelineState, TimelineView};
 use crate::commands::{Command, Selection};
 use crate::workspace::{SpanRef, Workspace};
 use egui::{Key, Rect, Sense, Ui};
@@ -23,40 +23,42 @@ const SNAP_PX: f32 = 8.0;
 impl TimelineView {
     /// The shared-axis time at `x`, snapped to the nearest edge of the span under the pointer
     /// (last frame's hover) or of a mark, when one is within `SNAP_PX`.
-    pub(super) fn snap(&self, ws: &Workspace, x: f32, plot: Rect) -> i64 {
-        let t = self.view.t_of(x, plot.min.x);
-        let mut edges: Vec<i64> = self.marks.list.iter().map(|m| m.t).collect();
+    pub(super) fn snap(&self, st: &TimelineState, ws: &Workspace, x: f32, plot: Rect) -> i64 {
+        let t = st.view.t_of(x, plot.min.x);
+        let mut edges: Vec<i64> = st.marks.list.iter().map(|m| m.t).collect();
         if let Some(Hover::Item { trace, item, .. }) = self.last_hover {
             if let Some(tr) = ws.traces.get(trace) {
                 edges.extend([tr.to_shared(item.start), tr.to_shared(item.end)]);
             }
         }
-        let near = |e: &i64| (self.view.x_of(*e, plot.min.x) - x).abs();
+        let near = |e: &i64| (st.view.x_of(*e, plot.min.x) - x).abs();
         edges.into_iter().filter(|e| near(e) <= SNAP_PX).min_by(|a, b| near(a).total_cmp(&near(b))).unwrap_or(t)
     }
 
-    /// Drags, wheel and keys: moves the view and the scroll, and asks for what the keys mean.
+    /// Drags, wheel and keys: moves the frame's view and scroll, and asks for what the keys
+    /// mean.
     pub(super) fn handle_input(
         &mut self,
         ui: &Ui,
         r: &Responses,
-        plot: Rect,
+        st: &mut TimelineState,
         ws: &Workspace,
         sel: &Selection,
         cmds: &mut Vec<Command>,
     ) {
+        let plot = self.last_plot;
         let (resp, ruler_resp) = (&r.body, &r.ruler);
         let (shift, ctrl, pointer) = ui.input(|i| (i.modifiers.shift, i.modifiers.command, i.pointer.hover_pos()));
         // Ctrl-drag: measure from one span edge to another
         if resp.drag_started() && ctrl {
             if let Some(p) = resp.interact_pointer_pos() {
-                let t = self.snap(ws, p.x.max(plot.min.x), plot);
+                let t = self.snap(st, ws, p.x.max(plot.min.x), plot);
                 self.measure = Some(super::Measure { t0: t, t1: t, dragging: true });
             }
         }
         if let Some(mut m) = self.measure.filter(|m| m.dragging) {
             if let Some(p) = pointer {
-                m.t1 = self.snap(ws, p.x.clamp(plot.min.x, plot.max.x), plot);
+                m.t1 = self.snap(st, ws, p.x.clamp(plot.min.x, plot.max.x), plot);
             }
             if resp.drag_stopped() {
                 m.dragging = false;
@@ -69,24 +71,24 @@ impl TimelineView {
         // dragging: pan, or shift-drag to select an area
         if resp.drag_started() && shift {
             if let Some(p) = resp.interact_pointer_pos() {
-                self.area_drag = Some((p, self.view.t_of(p.x.max(plot.min.x), plot.min.x)));
+                self.area_drag = Some((p, st.view.t_of(p.x.max(plot.min.x), plot.min.x)));
             }
         }
         if resp.dragged() || ruler_resp.dragged() {
             let d = if resp.dragged() { resp.drag_delta() } else { ruler_resp.drag_delta() };
             if self.area_drag.is_none() {
-                self.view.t0 -= d.x as f64 * self.view.npp;
+                st.view.t0 -= d.x as f64 * st.view.npp;
                 if resp.dragged() {
-                    self.scroll_y -= d.y;
+                    st.scroll_y -= d.y;
                 }
             }
         }
         if resp.drag_stopped() {
             if let Some((p0, ta)) = self.area_drag.take() {
                 if let Some(p1) = resp.interact_pointer_pos().or(pointer) {
-                    let tb = self.view.t_of(p1.x.max(plot.min.x), plot.min.x);
+                    let tb = st.view.t_of(p1.x.max(plot.min.x), plot.min.x);
                     let (t0, t1) = (ta.min(tb), ta.max(tb));
-                    let top = plot.min.y - self.scroll_y;
+                    let top = plot.min.y - st.scroll_y;
                     let (ya, yb) = (p0.y.min(p1.y) - top, p0.y.max(p1.y) - top);
                     let lanes: Vec<(crate::workspace::TraceId, u32)> = self
                         .layout
@@ -112,10 +114,10 @@ impl TimelineView {
         if hovered {
             let (zoom, scroll) = ui.input(|i| (i.zoom_delta(), i.smooth_scroll_delta));
             if zoom != 1.0 {
-                self.view.zoom_at(1.0 / zoom as f64, anchor);
+                st.view.zoom_at(1.0 / zoom as f64, anchor);
             } else {
-                self.scroll_y -= scroll.y;
-                self.view.t0 -= scroll.x as f64 * self.view.npp;
+                st.scroll_y -= scroll.y;
+                st.view.t0 -= scroll.x as f64 * st.view.npp;
             }
         }
         if ui.ctx().egui_wants_keyboard_input() {
@@ -126,12 +128,12 @@ impl TimelineView {
             (n(Key::W), n(Key::S), n(Key::A), n(Key::D), n(Key::F), n(Key::M), n(Key::Escape))
         });
         for _ in 0..w {
-            self.view.zoom_at(0.8, anchor);
+            st.view.zoom_at(0.8, anchor);
         }
         for _ in 0..s {
-            self.view.zoom_at(1.25, anchor);
+            st.view.zoom_at(1.25, anchor);
         }
-        self.view.t0 += (d - a) as f64 * 0.15 * plot.width() as f64 * self.view.npp;
+        st.view.t0 += (d - a) as f64 * 0.15 * plot.width() as f64 * st.view.npp;
         if f > 0 {
             if let Some(r) = sel.span {
                 if let Some((a, b)) = ws.span_range_shared(r) {
@@ -145,12 +147,11 @@ impl TimelineView {
             }
         }
         if m > 0 {
-            let t = self.view.t_of(plot.min.x + anchor, plot.min.x);
+            let t = st.view.t_of(plot.min.x + anchor, plot.min.x);
             let named = ui.input(|i| i.modifiers.shift);
-            let i = self.marks.add(t, if named { "note".into() } else { String::new() });
+            cmds.push(Command::AddMark { t, note: if named { "note".into() } else { String::new() }, name_it: named });
             if named {
                 // Shift+M: a note, named in the Notes tab
-                self.note_to_name = Some(i);
                 cmds.push(Command::ShowNotes);
             }
         }
@@ -196,6 +197,7 @@ impl TimelineView {
         ui: &Ui,
         resp: &egui::Response,
         (hover, links): (Option<Hover>, &[Link]),
+        st: &TimelineState,
         ws: &Workspace,
         cmds: &mut Vec<Command>,
     ) {
@@ -256,9 +258,9 @@ impl TimelineView {
                 _ => {
                     // header rows toggle collapse
                     if let Some(p) = resp.interact_pointer_pos() {
-                        if let Some(r) = self.layout.row_at(p.y - self.last_plot.min.y, self.scroll_y) {
+                        if let Some(r) = self.layout.row_at(p.y - self.last_plot.min.y, st.scroll_y) {
                             if let RowKind::Header { key, .. } = r.kind {
-                                self.toggle(key);
+                                cmds.push(Command::ToggleFold(key));
                             } else {
                                 cmds.push(Command::ClearSelection);
                             }

@@ -14,7 +14,9 @@ pub struct Mark {
     pub note: String,
 }
 
+/// Saved as the bare list (the layout sessions have always had).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct Marks {
     /// In time order.
     pub list: Vec<Mark>,

@@ -23,6 +23,7 @@ mod nvtx_gpu;
 pub mod pipeline_strip;
 mod prepare;
 pub mod ruler;
+pub mod state;
 mod step_strip;
 pub mod view;
 
@@ -34,7 +35,7 @@ pub use frame::{FrameDraw, FrameInput, FrameStats, Palette};
 use input::Responses;
 pub use lanes::truncate;
 pub use layout::{GroupKey, Layout, Row, RowKind};
-use std::collections::HashSet;
+pub use state::TimelineState;
 pub use view::{View, MAX_NPP, MIN_NPP};
 
 pub const ROW_H: f32 = 18.0;
@@ -72,41 +73,23 @@ pub struct Measure {
     pub dragging: bool,
 }
 
+/// The timeline pane's own state: what it measured or is in the middle of. The window, the
+/// scroll, marks, folds and pins are the app's (`TimelineState`, read through `ViewCtx`).
 pub struct TimelineView {
-    /// The visible window of the shared axis.
-    pub view: View,
     /// Width of the plot area in the last frame (px).
     pub plot_width: f32,
-    pub scroll_y: f32,
-    /// Groups toggled from how they start (`GroupKey::starts_folded`).
-    pub collapsed: HashSet<GroupKey>,
     /// Scroll this trace's header to the top on the next frame.
     pub scroll_to_trace: Option<TraceId>,
-    /// CPU process groups start folded (ranks side by side: their GPUs one above the other).
-    pub fold_cpu_groups: bool,
-    pub show_bands: bool,
-    /// Marks and named notes (shared axis).
-    pub marks: marks::Marks,
-    /// A note just added with Shift+M: the Notes tab focuses its name.
-    pub note_to_name: Option<usize>,
     pub stats: FrameStats,
-    /// Fit the whole workspace at the next frame (after a load).
-    pub fit_pending: bool,
     /// The view the opening fit left while some trace's steps were still due: when they
     /// arrive and the view is still this one (nobody moved it), the fit is redone on them.
     opening_fit: Option<OpeningFit>,
     /// Scroll so this lane is visible at the next frame.
     pub scroll_to_lane: Option<(TraceId, u32)>,
-    /// The keyboard-shortcut sheet is shown (`?`).
-    pub show_shortcuts: bool,
-    /// The label column's width (drag its edge).
-    pub label_w: f32,
     /// The Ctrl-drag measure (shared axis), until Esc.
     pub measure: Option<Measure>,
     /// What the pointer was over in the last frame (a measure snaps to its edges).
     last_hover: Option<hover::Hover>,
-    /// Lanes pinned to the top (they stay while the rest scrolls).
-    pub pinned: Vec<(TraceId, u32)>,
     /// A lane just revealed, flashed for a moment so the eye finds it.
     pub flash: Option<(TraceId, u32, std::time::Instant)>,
     area_drag: Option<(Pos2, i64)>,
@@ -119,24 +102,13 @@ pub struct TimelineView {
 impl Default for TimelineView {
     fn default() -> Self {
         TimelineView {
-            view: View::default(),
             plot_width: 1000.0,
-            scroll_y: 0.0,
-            collapsed: HashSet::new(),
             scroll_to_trace: None,
-            fold_cpu_groups: false,
-            show_bands: true,
-            marks: marks::Marks::default(),
-            note_to_name: None,
             stats: FrameStats::default(),
-            fit_pending: true,
             opening_fit: None,
             scroll_to_lane: None,
-            show_shortcuts: false,
-            label_w: LABEL_W,
             measure: None,
             last_hover: None,
-            pinned: Vec::new(),
             flash: None,
             area_drag: None,
             layout: Layout::default(),
@@ -147,87 +119,41 @@ impl Default for TimelineView {
 
 impl TimelineView {
     /// Lays out the rows of every open trace (cheap: lanes are few).
-    pub fn lay_out(&mut self, ws: &Workspace) {
-        self.layout = Layout::new(ws, |k| self.is_collapsed(k), self.show_bands, &self.pinned);
-    }
-
-    /// Whether a group is folded: groups that start folded are open when toggled, the others
-    /// folded.
-    pub fn is_collapsed(&self, key: GroupKey) -> bool {
-        self.collapsed.contains(&key) != key.starts_folded(self.fold_cpu_groups)
-    }
-
-    /// Folds an open group, opens a folded one.
-    pub fn toggle(&mut self, key: GroupKey) {
-        if !self.collapsed.remove(&key) {
-            self.collapsed.insert(key);
-        }
+    pub fn lay_out(&mut self, st: &TimelineState, ws: &Workspace) {
+        self.layout = Layout::new(ws, |k| st.is_collapsed(k), st.show_bands, &st.pinned);
     }
 
     /// Expands trace `id` and scrolls its header to the top (on the next layout).
-    pub fn show_trace(&mut self, id: TraceId) {
-        self.collapsed.remove(&GroupKey::Trace(id));
+    pub fn show_trace(&mut self, st: &mut TimelineState, id: TraceId) {
+        st.collapsed.remove(&GroupKey::Trace(id));
         self.scroll_to_trace = Some(id);
-    }
-
-    /// The first fit after a load: the steps when there are (not the CUDA-init prologue),
-    /// else everything.
-    pub fn fit_opening(&mut self, ws: &Workspace) {
-        match (ws.steps_extent(), ws.extent()) {
-            (Some((a, b)), Some((origin, _))) => {
-                self.view.origin = origin;
-                let pad = (b - a) / 50;
-                self.view.fit(a - pad, b + pad, self.plot_width);
-            }
-            _ => self.fit_all(ws),
-        }
-    }
-
-    pub fn fit_all(&mut self, ws: &Workspace) {
-        if let Some((a, b)) = ws.extent() {
-            self.view.origin = a;
-            let pad = (b - a) / 50;
-            self.view.fit(a - pad, b + pad, self.plot_width);
-        }
     }
 
     /// Centre `span` and zoom so that it takes about a third of the view (never zooming out
     /// past what is shown when it already reads well).
-    pub fn reveal(&mut self, ws: &Workspace, r: SpanRef) {
+    pub fn reveal(&mut self, st: &mut TimelineState, ws: &Workspace, r: SpanRef) {
         let Some((a, b)) = ws.span_range_shared(r) else { return };
         let d = (b - a).max(1);
-        let (w0, w1) = self.view.window(self.plot_width);
-        let px = d as f64 / self.view.npp;
+        let (w0, w1) = st.view.window(self.plot_width);
+        let px = d as f64 / st.view.npp;
         if a < w0 || b > w1 || px < 20.0 || px > self.plot_width as f64 * 0.9 {
             let pad = d.max(2_000);
-            self.view.fit(a - pad, b + pad, self.plot_width);
+            st.view.fit(a - pad, b + pad, self.plot_width);
         }
-        if let Some(st) = ws.store(r.trace) {
-            self.reveal_lane(ws, r.trace, st.span_meta(r.span).lane);
+        if let Some(s) = ws.store(r.trace) {
+            self.reveal_lane(st, ws, r.trace, s.span_meta(r.span).lane);
         }
     }
 
     /// Shows lane `lane` of trace `id`: unfolds the groups it is in, scrolls it into view on
     /// the next frame and flashes it (every jump ends here, so none lands off screen).
-    pub fn reveal_lane(&mut self, ws: &Workspace, id: TraceId, lane: u32) {
-        let Some(t) = ws.trace(id) else { return };
-        for key in layout::Groups::containing(t, lane) {
-            if self.is_collapsed(key) {
-                self.toggle(key);
-            }
+    pub fn reveal_lane(&mut self, st: &mut TimelineState, ws: &Workspace, id: TraceId, lane: u32) {
+        if ws.trace(id).is_none() {
+            return;
         }
+        st.unfold_to(ws, id, lane);
         self.scroll_to_lane = Some((id, lane));
         self.flash = Some((id, lane, std::time::Instant::now()));
-    }
-
-    /// Pins a lane to the top, or unpins it.
-    pub fn toggle_pin(&mut self, id: TraceId, lane: u32) {
-        match self.pinned.iter().position(|&p| p == (id, lane)) {
-            Some(i) => {
-                self.pinned.remove(i);
-            }
-            None => self.pinned.push((id, lane)),
-        }
     }
 
     /// How opaque the flash over a revealed lane is now (it fades over a second).
@@ -240,7 +166,7 @@ impl TimelineView {
     /// Where a span's start row is on screen in the last frame (its middle, at the start
     /// when the span is wider than the plot): what a click on it would hit. None when its
     /// lane is not laid out (collapsed) or it lies outside the plot.
-    pub fn span_pos(&self, ws: &Workspace, r: SpanRef) -> Option<Pos2> {
+    pub fn span_pos(&self, st: &TimelineState, ws: &Workspace, r: SpanRef) -> Option<Pos2> {
         let (a, b) = ws.span_range_shared(r)?;
         let m = ws.store(r.trace)?.span_meta(r.span);
         let y = self.layout.lane_y.get(&(r.trace, m.lane))?;
@@ -248,9 +174,9 @@ impl TimelineView {
         if !plot.is_positive() {
             return None; // no frame yet
         }
-        let (x0, x1) = (self.view.x_of(a, plot.min.x), self.view.x_of(b, plot.min.x));
+        let (x0, x1) = (st.view.x_of(a, plot.min.x), st.view.x_of(b, plot.min.x));
         let x = ((x0 + x1) / 2.0).clamp(x0.max(plot.min.x) + 1.0, x1.min(plot.max.x) - 1.0);
-        let p = pos2(x, plot.min.y - self.scroll_y + y + m.depth as f32 * ROW_H + ROW_H / 2.0);
+        let p = pos2(x, plot.min.y - st.scroll_y + y + m.depth as f32 * ROW_H + ROW_H / 2.0);
         plot.contains(p).then_some(p)
     }
 
@@ -259,30 +185,30 @@ impl TimelineView {
         self.last_plot
     }
 
-    /// Puts the pane at `full` (screen): the plot's width and place for this frame's zooms and
-    /// for `span_pos`.
-    pub fn place(&mut self, full: Rect) -> frame::Areas {
-        let areas = frame::Areas::of(full, self.label_w);
+    /// Puts the pane at `full` (screen) with a `label_w` label column: the plot's width and
+    /// place for this frame's zooms and for `span_pos`.
+    pub fn place(&mut self, full: Rect, label_w: f32) -> frame::Areas {
+        let areas = frame::Areas::of(full, label_w);
         self.plot_width = areas.plot.width().max(10.0);
         self.last_plot = areas.plot;
         areas
     }
 
     /// Scrolls to what the last commands asked to see: a trace's header, a span's lane.
-    fn scroll_to_targets(&mut self, body_h: f32) {
+    fn scroll_to_targets(&mut self, st: &mut TimelineState, body_h: f32) {
         if let Some(id) = self.scroll_to_trace.take() {
             let key = GroupKey::Trace(id);
             let header = self.layout.rows.iter().find(|r| matches!(r.kind, RowKind::Header { key: k, .. } if k == key));
             if let Some(r) = header {
-                self.scroll_y = r.y;
+                st.scroll_y = r.y;
             }
         }
         if let Some(key) = self.scroll_to_lane.take() {
             if let Some(&y) = self.layout.lane_y.get(&key) {
                 // the rows under the pinned ones are hidden too
-                let top = self.scroll_y + self.layout.pinned_h;
-                if y < top || y + ROW_H > self.scroll_y + body_h {
-                    self.scroll_y = (y - self.layout.pinned_h - (body_h - self.layout.pinned_h) * 0.3).max(0.0);
+                let top = st.scroll_y + self.layout.pinned_h;
+                if y < top || y + ROW_H > st.scroll_y + body_h {
+                    st.scroll_y = (y - self.layout.pinned_h - (body_h - self.layout.pinned_h) * 0.3).max(0.0);
                 }
             } else {
                 // not laid out yet (its groups unfold on this layout): try next frame
@@ -292,10 +218,20 @@ impl TimelineView {
     }
 
     /// One frame: layout, input, prepare, paint, then what clicks on the painted frame mean.
+    /// The frame works on a copy of the shared state (input moves the view, the frame draws
+    /// the moved one) and hands what it changed back as commands.
     pub fn ui(&mut self, ui: &mut Ui, cx: &mut ViewCtx) {
         let (ws, sel, hl) = (cx.ws, cx.sel, cx.highlight);
+        let mut st = cx.state.clone();
         let mut cmds = Vec::new();
-        self.frame_ui(ui, (ws, sel, hl), &mut cmds);
+        self.frame_ui(ui, &mut st, (ws, sel, hl), &mut cmds);
+        let seen = cx.state;
+        if (st.view, st.scroll_y, st.fit_pending) != (seen.view, seen.scroll_y, seen.fit_pending) {
+            cx.emit(Command::SetView { from: seen.view, view: st.view, scroll_y: st.scroll_y });
+        }
+        if st.label_w != seen.label_w {
+            cx.emit(Command::SetLabelWidth(st.label_w));
+        }
         for c in cmds {
             cx.emit(c);
         }
@@ -304,38 +240,39 @@ impl TimelineView {
     fn frame_ui(
         &mut self,
         ui: &mut Ui,
+        st: &mut TimelineState,
         (ws, sel, hl): (&Workspace, &crate::commands::Selection, &crate::commands::Highlight),
         cmds: &mut Vec<Command>,
     ) {
-        let areas = self.place(ui.available_rect_before_wrap());
-        if self.fit_pending && !ws.traces.is_empty() {
-            self.fit_opening(ws);
-            self.fit_pending = false;
+        let areas = self.place(ui.available_rect_before_wrap(), st.label_w);
+        if st.fit_pending && !ws.traces.is_empty() {
+            st.fit_opening(ws, self.plot_width);
+            st.fit_pending = false;
             let steps_due = ws.traces.iter().any(|t| !t.derived.steps.is_ready());
             self.opening_fit = steps_due.then_some(OpeningFit::Fitted);
         } else if let Some(OpeningFit::Left(v)) = self.opening_fit {
             if ws.traces.iter().all(|t| t.derived.steps.is_ready()) {
-                if self.view == v {
-                    self.fit_opening(ws);
+                if st.view == v {
+                    st.fit_opening(ws, self.plot_width);
                 }
                 self.opening_fit = None;
             }
         }
-        self.lay_out(ws);
-        self.scroll_to_targets(areas.body.height());
+        self.lay_out(st, ws);
+        self.scroll_to_targets(st, areas.body.height());
         let resp = Responses {
             body: ui.interact(areas.body, ui.scope_id().with("timeline_body"), Sense::click_and_drag()),
             ruler: ui.interact(areas.ruler, ui.scope_id().with("timeline_ruler"), Sense::click_and_drag()),
         };
-        self.handle_input(ui, &resp, areas.plot, ws, sel, cmds);
+        self.handle_input(ui, &resp, st, ws, sel, cmds);
         if let Some(extent) = ws.extent() {
-            self.view.bound_to(extent, self.plot_width);
+            st.view.bound_to(extent, self.plot_width);
         }
         if let Some(OpeningFit::Fitted) = self.opening_fit {
-            self.opening_fit = Some(OpeningFit::Left(self.view));
+            self.opening_fit = Some(OpeningFit::Left(st.view));
         }
         let max_scroll = (self.layout.content_h - areas.body.height() + 40.0).max(0.0);
-        self.scroll_y = self.scroll_y.clamp(0.0, max_scroll);
+        st.scroll_y = st.scroll_y.clamp(0.0, max_scroll);
 
         // the label column's edge: drag to widen the labels
         let grip = Rect::from_x_y_ranges(areas.plot.min.x - 3.0..=areas.plot.min.x + 3.0, areas.body.y_range());
@@ -344,18 +281,18 @@ impl TimelineView {
             ui.ctx().set_cursor_icon(egui::CursorIcon::ResizeHorizontal);
         }
         if g.dragged() {
-            self.label_w = (self.label_w + g.drag_delta().x).clamp(MIN_LABEL_W, areas.full.width() * 0.6);
+            st.label_w = (st.label_w + g.drag_delta().x).clamp(MIN_LABEL_W, areas.full.width() * 0.6);
         }
         if self.flash_alpha() > 0 {
             ui.ctx().request_repaint();
         } else {
             self.flash = None;
         }
-        let mut fd = self.prepare(ws, sel, hl, &FrameInput::new(ui, areas.full));
+        let mut fd = self.prepare(st, ws, sel, hl, &FrameInput::new(ui, areas.full));
         self.stats = fd.stats;
         let (hover, links) = (fd.hover, std::mem::take(&mut fd.links));
         self.last_hover = hover;
         fd.paint(ui);
-        self.handle_clicks(ui, &resp.body, (hover, &links), ws, cmds);
+        self.handle_clicks(ui, &resp.body, (hover, &links), st, ws, cmds);
     }
 }

@@ -6,20 +6,27 @@ use super::colors::{MARK, MEASURE};
 use super::frame::{Areas, Clip, FrameDraw, FrameInput};
 use super::lanes::{truncate, LaneCtx, LanePainter};
 use super::layout::RowKind;
-use super::{bands, counters, flows, memory_level, ruler, TimelineView, ROW_H};
+use super::{bands, counters, flows, memory_level, ruler, TimelineState, TimelineView, ROW_H};
 use crate::commands::{Highlight, Selection};
 use crate::workspace::Workspace;
 use egui::{pos2, Align2, Color32, FontId, Rect, Shape, Stroke};
 
 impl TimelineView {
-    /// One frame of the laid-out rows (`lay_out` first) at the current view and scroll.
-    pub fn prepare(&self, ws: &Workspace, sel: &Selection, hl: &Highlight, input: &FrameInput) -> FrameDraw {
-        let a = Areas::of(input.full, self.label_w);
+    /// One frame of the laid-out rows (`lay_out` first) at `st`'s view and scroll.
+    pub fn prepare(
+        &self,
+        st: &TimelineState,
+        ws: &Workspace,
+        sel: &Selection,
+        hl: &Highlight,
+        input: &FrameInput,
+    ) -> FrameDraw {
+        let a = Areas::of(input.full, st.label_w);
         let (body, plot, pal) = (a.body, a.plot, input.palette);
         let mut fd = FrameDraw { areas: Some(a), ..Default::default() };
         fd.rect_filled(Clip::Pane, body, pal.bg);
         // grid lines under everything
-        let ticks = ruler::ticks(&self.view, plot);
+        let ticks = ruler::ticks(&st.view, plot);
         for (x, _, major) in &ticks {
             if *major {
                 fd.vline(Clip::Pane, *x, body.y_range(), Stroke::new(1.0, pal.grid));
@@ -28,15 +35,15 @@ impl TimelineView {
         let pointer = input.pointer.filter(|p| body.contains(*p));
         let cx = LaneCtx { body, plot, pointer, char_w: input.char_w, pal, hl, sel };
         let mut lp = LanePainter::default();
-        let top = body.min.y - self.scroll_y;
+        let top = body.min.y - st.scroll_y;
         let pinned_bottom = body.min.y + self.layout.pinned_h;
         // device-wide idle tint behind the stream lanes
-        if self.show_bands {
-            bands::device_tint(&mut lp, &cx, ws, &self.layout.rows, &self.view, top);
+        if st.show_bands {
+            bands::device_tint(&mut lp, &cx, ws, &self.layout.rows, &st.view, top);
         }
         let separator = Stroke::new(0.5, pal.faint);
         for r in &self.layout.rows {
-            let y0 = body.min.y + self.layout.row_y(r, self.scroll_y);
+            let y0 = body.min.y + self.layout.row_y(r, st.scroll_y);
             let y1 = y0 + r.h;
             // off screen, or scrolled under the pinned rows
             if y1 < body.min.y || y0 > body.max.y || (r.y >= self.layout.pinned_h && y0 < pinned_bottom) {
@@ -55,7 +62,7 @@ impl TimelineView {
                 | RowKind::Pipeline { trace } => Some(trace),
             };
             let t = trace.map(|ti| &ws.traces[ti]);
-            let tv = t.map(|t| self.view.for_trace(t)).unwrap_or(self.view);
+            let tv = t.map(|t| st.view.for_trace(t)).unwrap_or(st.view);
             if let Some(label) = pending_label(&r.kind).filter(|_| t.is_some_and(|t| !t.derived.overview_ready())) {
                 pending_row(&mut fd, &cx, label, (y0, y1));
                 continue;
@@ -129,10 +136,10 @@ impl TimelineView {
         for (p, s, c) in labels {
             fd.text(Clip::Plot, p, Align2::LEFT_CENTER, s, FontId::monospace(11.0), c);
         }
-        flows::p2p(&mut fd, ws, sel, &self.layout, &self.view, (plot, top));
-        flows::draw(&mut fd, ws, sel, &self.layout, &self.view, (plot, top));
-        self.overlays(&mut fd, sel, input, a);
-        ruler::draw(&mut fd, &pal, a.ruler, plot, &self.view, &ticks);
+        flows::p2p(&mut fd, ws, sel, &self.layout, &st.view, (plot, top));
+        flows::draw(&mut fd, ws, sel, &self.layout, &st.view, (plot, top));
+        self.overlays(st, &mut fd, sel, input, a);
+        ruler::draw(&mut fd, &pal, a.ruler, plot, &st.view, &ticks);
         // label gutter separator
         fd.vline(Clip::Pane, plot.min.x, body.y_range(), Stroke::new(1.0, pal.separator));
         if ws.traces.is_empty() {
@@ -151,21 +158,21 @@ impl TimelineView {
     }
 
     /// Marks, the selected time range and the area being dragged, over the rows.
-    fn overlays(&self, fd: &mut FrameDraw, sel: &Selection, input: &FrameInput, a: Areas) {
+    fn overlays(&self, st: &TimelineState, fd: &mut FrameDraw, sel: &Selection, input: &FrameInput, a: Areas) {
         let (body, plot) = (a.body, a.plot);
-        for (i, m) in self.marks.list.iter().enumerate() {
-            let x = self.view.x_of(m.t, plot.min.x);
+        for (i, m) in st.marks.list.iter().enumerate() {
+            let x = st.view.x_of(m.t, plot.min.x);
             if x >= plot.min.x && x <= plot.max.x {
                 fd.vline(Clip::Pane, x, body.y_range(), Stroke::new(1.0, MARK));
                 // staggered so neighbouring marks' labels do not sit on each other
                 let at = pos2(x + 2.0, body.min.y + 2.0 + (i % 3) as f32 * 13.0);
-                let label = self.marks.label(i, self.view.origin);
+                let label = st.marks.label(i, st.view.origin);
                 fd.text(Clip::Pane, at, Align2::LEFT_TOP, label, FontId::proportional(11.0), MARK);
             }
         }
         if let Some(m) = self.measure {
             let (t0, t1) = (m.t0.min(m.t1), m.t0.max(m.t1));
-            let (xa, xb) = (self.view.x_of(t0, plot.min.x), self.view.x_of(t1, plot.min.x));
+            let (xa, xb) = (st.view.x_of(t0, plot.min.x), st.view.x_of(t1, plot.min.x));
             let y = body.min.y + 40.0;
             let stroke = Stroke::new(1.5, MEASURE);
             for x in [xa, xb] {
@@ -177,8 +184,7 @@ impl TimelineView {
             fd.text(Clip::Plot, at, Align2::CENTER_BOTTOM, label, FontId::proportional(13.0), MEASURE);
         }
         if let Some((t0, t1)) = sel.range {
-            let (xa, xb) =
-                (self.view.x_of(t0, plot.min.x).max(plot.min.x), self.view.x_of(t1, plot.min.x).min(plot.max.x));
+            let (xa, xb) = (st.view.x_of(t0, plot.min.x).max(plot.min.x), st.view.x_of(t1, plot.min.x).min(plot.max.x));
             if xb > xa {
                 let r = Rect::from_x_y_ranges(xa..=xb, body.y_range());
                 fd.rect_filled(Clip::Pane, r, Color32::from_rgba_unmultiplied(120, 160, 255, 18));

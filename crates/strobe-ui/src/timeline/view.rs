@@ -8,7 +8,7 @@ pub const MAX_NPP: f64 = 1e13;
 
 /// The visible time window: `t0` is relative to `origin` (absolute ns) so f64 keeps ns
 /// precision even for epoch-based clocks; `npp` is ns per pixel.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct View {
     pub origin: i64,
     pub t0: f64,
