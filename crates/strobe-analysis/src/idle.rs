@@ -162,7 +162,7 @@ fn breakdown(store: &Store, unions: &[DeviceUnions], threshold_ns: i64, keep_gap
 mod tests {
     use super::*;
     use strobe_model::{IdKey, LaneKind, SourceFormat, SpanKind, TraceMeta};
-    use strobe_store::{Built, SpanInput, StoreBuilder};
+    use strobe_store::{SpanInput, StoreBuilder};
 
     #[test]
     fn breakdown_classifies_gaps() {
@@ -204,10 +204,7 @@ mod tests {
             })
             .unwrap();
         }
-        let store = match b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap() {
-            Built::Memory(m) => Store::from_bytes(m).unwrap(),
-            Built::File(p) => Store::open(&p).unwrap(),
-        };
+        let store = b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap().into_store().unwrap();
         let d = &idle_breakdown(&store, 10)[0];
         assert_eq!(d.gaps.len(), 3);
         assert_eq!((d.kernel_wait_ns, d.host_wait_ns, d.other_ns, d.idle_ns, d.long_gaps), (5, 100, 100, 205, 2));

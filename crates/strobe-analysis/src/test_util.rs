@@ -2,7 +2,7 @@
 //! store, and a small seeded generator for spans that are random but the same every run.
 
 use strobe_model::{SourceFormat, SpanKind, TraceMeta};
-use strobe_store::{Built, SpanInput, Store, StoreBuilder};
+use strobe_store::{SpanInput, Store, StoreBuilder};
 
 /// A span of `lane` with no flags, args, correlation or copy direction.
 pub fn span(lane: u32, start: i64, end: i64, name: u32, cat: u32, kind: SpanKind) -> SpanInput<'static> {
@@ -11,10 +11,7 @@ pub fn span(lane: u32, start: i64, end: i64, name: u32, cat: u32, kind: SpanKind
 
 /// `b` finished as a Kineto trace's store.
 pub fn finished(b: StoreBuilder) -> Store {
-    match b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap() {
-        Built::Memory(m) => Store::from_bytes(m).unwrap(),
-        Built::File(p) => Store::open(&p).unwrap(),
-    }
+    b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap().into_store().unwrap()
 }
 
 /// xorshift64: `below(m)` is in 0..m.

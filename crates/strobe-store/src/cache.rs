@@ -107,12 +107,9 @@ pub fn output_for(dir: Option<&Path>, key: [u64; 4]) -> Output {
     Output::memory_with_key(key)
 }
 
-/// Opens what `finish` built.
-pub fn open_built(b: crate::builder::Built) -> Result<Store, crate::reader::StoreError> {
-    match b {
-        crate::builder::Built::File(p) => Store::open(&p),
-        crate::builder::Built::Memory(v) => Store::from_bytes(v),
-    }
+/// Opens what `finish` built (`Built::into_store`).
+pub fn open_built(b: crate::output::Built) -> Result<Store, crate::reader::StoreError> {
+    b.into_store()
 }
 
 /// Removes the temp files of builds that never finished: a process that exits while a store

@@ -6,10 +6,10 @@
 //! of detail built and only its writing left, for a window that draws it before a compressed
 //! file is written.
 
-use crate::builder::{build_lane_lod, put_section, put_section_parts, Built};
+use crate::builder::{build_lane_lod, put_section, put_section_parts};
 use crate::format::*;
 use crate::lod::{LodItem, LodLevel};
-use crate::output::Output;
+use crate::output::{Built, Output};
 use crate::reader::{section_part, Backing, Part, Pending, Store};
 use crate::scratch::{Scratch, ScratchDir};
 use rayon::prelude::*;

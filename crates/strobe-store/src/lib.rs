@@ -25,9 +25,9 @@ mod spare_maps;
 mod strings;
 pub mod timing;
 
-pub use builder::{Built, FlowEnd, FlowInput, SpanInput, StoreBuilder};
+pub use builder::{FlowEnd, FlowInput, SpanInput, StoreBuilder};
 pub use format::{CounterSeries, FlowRec, LaneDesc, LaneIndex, Names, SpanMeta, FLOW_CORRELATION, FLOW_EXPLICIT};
 pub use lod::LodItem;
-pub use output::Output;
+pub use output::{Built, Output};
 pub use reader::{LaneSpans, LaneView, Store, StoreError};
 pub use strings::Interner;

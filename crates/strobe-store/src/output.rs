@@ -144,7 +144,7 @@ impl Output {
         }
     }
 
-    pub fn finish(self) -> std::io::Result<crate::builder::Built> {
+    pub fn finish(self) -> std::io::Result<Built> {
         match self {
             Output::File { tmp, mut writer, dest, .. } => {
                 // No fsync: the rename makes the store appear whole or not at all, and a store
@@ -152,9 +152,25 @@ impl Output {
                 writer.flush()?;
                 drop(writer);
                 tmp.persist(&dest).map_err(|e| e.error)?;
-                Ok(crate::builder::Built::File(dest))
+                Ok(Built::File(dest))
             }
-            Output::Memory { buf, .. } => Ok(crate::builder::Built::Memory(buf)),
+            Output::Memory { buf, .. } => Ok(Built::Memory(buf)),
+        }
+    }
+}
+
+/// What `StoreBuilder::finish` produced: the bytes in memory, or the path of the written store file.
+pub enum Built {
+    File(std::path::PathBuf),
+    Memory(Vec<u8>),
+}
+
+impl Built {
+    /// The store opened from where it was built.
+    pub fn into_store(self) -> Result<crate::reader::Store, crate::reader::StoreError> {
+        match self {
+            Built::File(p) => crate::reader::Store::open(&p),
+            Built::Memory(v) => crate::reader::Store::from_bytes(v),
         }
     }
 }

@@ -216,10 +216,7 @@ mod tests {
                 to_ts: 0,
             });
         }
-        let st = match b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap() {
-            Built::Memory(m) => Store::from_bytes(m).unwrap(),
-            Built::File(p) => Store::open(&p).unwrap(),
-        };
+        let st = b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap().into_store().unwrap();
         (st, cpu, gpu)
     }
 
@@ -360,10 +357,7 @@ mod tests {
             };
             b.push_span(s).unwrap();
         }
-        match b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap() {
-            Built::Memory(m) => Store::from_bytes(m).unwrap(),
-            Built::File(p) => Store::open(&p).unwrap(),
-        }
+        b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap().into_store().unwrap()
     }
 
     proptest::proptest! {

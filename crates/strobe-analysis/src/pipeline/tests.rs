@@ -8,7 +8,7 @@ use super::schedule::Schedule;
 use crate::ranks::RankTrace;
 use crate::steps::{Step, StepSource};
 use strobe_model::{DistributedInfo, IdKey, LaneKind, SourceFormat, SpanKind, TraceMeta};
-use strobe_store::{Built, SpanInput, Store, StoreBuilder};
+use strobe_store::{SpanInput, Store, StoreBuilder};
 
 const TF: i64 = 1_000_000;
 const TB: i64 = 2_000_000;
@@ -40,10 +40,7 @@ fn store(rank: i64, evs: &[Ev]) -> Store {
     }
     let mut meta = TraceMeta::new(SourceFormat::Kineto, "t");
     meta.distributed = Some(DistributedInfo { rank: Some(rank), ..Default::default() });
-    match b.finish(&meta).unwrap() {
-        Built::Memory(m) => Store::from_bytes(m).unwrap(),
-        Built::File(p) => Store::open(&p).unwrap(),
-    }
+    b.finish(&meta).unwrap().into_store().unwrap()
 }
 
 fn call(name: &str, peer: usize, s: i64) -> Ev {

@@ -105,7 +105,7 @@ fn series(store: &Store, keep_points: bool) -> Vec<QueueSeries> {
 mod tests {
     use super::*;
     use strobe_model::{IdKey, SourceFormat, TraceMeta};
-    use strobe_store::{Built, SpanInput, StoreBuilder};
+    use strobe_store::{SpanInput, StoreBuilder};
 
     /// The series by its definition: +1 at each launch, −1 at each start, sorted by time
     /// with a launch before a start at one instant; one point per instant.
@@ -158,10 +158,7 @@ mod tests {
                 b.push_span(span(cpu, launch, launch + 3, l, cr, SpanKind::CudaRuntime)).unwrap();
                 b.push_span(span(gpu, start, start + 5, k, ck, SpanKind::Kernel)).unwrap();
             }
-            let store = match b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap() {
-                Built::Memory(m) => Store::from_bytes(m).unwrap(),
-                Built::File(p) => Store::open(&p).unwrap(),
-            };
+            let store = b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap().into_store().unwrap();
             let q = queue_length(&store);
             assert_eq!(q.len(), 1);
             let want = by_definition(&ops);

@@ -4,7 +4,7 @@
 use super::align::Alignment;
 use super::report::multi_rank_report;
 use strobe_model::{DistributedInfo, IdKey, LaneKind, SourceFormat, SpanKind, TraceMeta};
-use strobe_store::{Built, SpanInput, Store, StoreBuilder};
+use strobe_store::{SpanInput, Store, StoreBuilder};
 
 const NCCL: &str = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
 
@@ -41,10 +41,7 @@ fn rank_store(rank: Option<i64>, steps: &[(&str, i64, i64)], kernels: &[(&str, i
     }
     let mut meta = TraceMeta::new(SourceFormat::Kineto, "t");
     meta.distributed = rank.map(|r| DistributedInfo { rank: Some(r), ..Default::default() });
-    match b.finish(&meta).unwrap() {
-        Built::Memory(m) => Store::from_bytes(m).unwrap(),
-        Built::File(p) => Store::open(&p).unwrap(),
-    }
+    b.finish(&meta).unwrap().into_store().unwrap()
 }
 
 #[test]

@@ -30,7 +30,7 @@ pub fn follow_flow(ws: &Workspace, r: SpanRef, forward: bool) -> Option<SpanRef>
 mod tests {
     use super::*;
     use strobe_model::{IdKey, LaneKind, SourceFormat, SpanKind, TraceMeta};
-    use strobe_store::{Built, SpanInput, Store, StoreBuilder};
+    use strobe_store::{SpanInput, StoreBuilder};
 
     #[test]
     fn steps_along_a_lane_and_its_flows() {
@@ -47,10 +47,7 @@ mod tests {
         push(&mut b, cpu, "cudaLaunchKernel", (10, 20), SpanKind::CudaRuntime, 1);
         push(&mut b, cpu, "cudaLaunchKernel", (30, 40), SpanKind::CudaRuntime, 2);
         push(&mut b, gpu, "k", (50, 60), SpanKind::Kernel, 1);
-        let st = match b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap() {
-            Built::Memory(m) => Store::from_bytes(m).unwrap(),
-            Built::File(p) => Store::open(&p).unwrap(),
-        };
+        let st = b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap().into_store().unwrap();
         let find = |lane: u32, start: i64| {
             let v = st.lane_view(lane);
             v.span[v.starts.iter().position(|&s| s == start).unwrap()]
