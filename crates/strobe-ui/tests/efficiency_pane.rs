@@ -79,7 +79,7 @@ fn the_ops_figures_arrive_after_the_trace_is_shown() {
     else {
         panic!("the sample is a trace")
     };
-    let t = strobe_ui::workspace::Trace::new(common::sample("gpt_train.json.gz"), *store, 10_000);
+    let t = strobe_ui::workspace::Trace::new(common::sample("gpt_train.json.gz"), *store, &common::ten_microseconds());
     let t0 = std::time::Instant::now();
     while t.ops().is_none() {
         assert!(t0.elapsed() < std::time::Duration::from_secs(120), "the figures never came");

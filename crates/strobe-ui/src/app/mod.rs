@@ -39,6 +39,18 @@ pub struct Settings {
     pub step_pattern: String,
 }
 
+impl Settings {
+    /// The figure settings these remembered ones give (a pattern that is not a regex: the
+    /// built-in step rules).
+    pub fn figure_settings(&self) -> crate::workspace::FigureSettings {
+        let step_rule = strobe_analysis::steps::StepRule::from_pattern(self.step_pattern.trim())
+            .ok()
+            .filter(|_| !self.step_pattern.trim().is_empty())
+            .unwrap_or_default();
+        crate::workspace::FigureSettings { step_rule, idle_threshold_ns: (self.idle_threshold_us * 1e3) as i64 }
+    }
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Settings {
@@ -117,11 +129,12 @@ pub struct StrobeApp {
 
 impl StrobeApp {
     pub fn new(cache_dir: Option<PathBuf>, settings: Settings) -> StrobeApp {
-        let thr = (settings.idle_threshold_us * 1e3) as i64;
+        let mut ws = Workspace::default();
+        ws.set_figure_settings(settings.figure_settings());
         let mut timeline = TimelineView::default();
         timeline.show_bands = settings.show_bands;
         StrobeApp {
-            ws: Workspace::default(),
+            ws,
             sel: Selection::default(),
             settings,
             screenshot: None,
@@ -132,7 +145,7 @@ impl StrobeApp {
             search: SearchBar::default(),
             area: AreaTable::default(),
             browser: FileBrowser::default(),
-            loader: Loader::new(cache_dir, thr),
+            loader: Loader::new(cache_dir),
             kernel_sol: None,
             memory: None,
             ranks: crate::ranks::RanksPane::default(),
@@ -272,7 +285,6 @@ impl StrobeApp {
             let hl = if self.kernel_highlight.active { &self.kernel_highlight } else { &self.search_highlight };
             let mut cx = ViewCtx::new(&self.ws, &self.sel, hl, &mut cmds);
             self.ranks.update(&mut cx, &ctx);
-            self.pipeline.update(&mut cx, &ctx, &self.ranks.step_rule);
         }
         let dropped: Vec<PathBuf> = ctx.input(|i| {
             i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty()).collect()

@@ -311,10 +311,10 @@ impl TimelineView {
         if self.fit_pending && !ws.traces.is_empty() {
             self.fit_opening(ws);
             self.fit_pending = false;
-            let steps_due = ws.traces.iter().any(|t| !t.derived.steps.is_ready());
+            let steps_due = ws.traces.iter().any(|t| !t.derived.steps_ready());
             self.opening_fit = steps_due.then_some(OpeningFit::Fitted);
         } else if let Some(OpeningFit::Left(v)) = self.opening_fit {
-            if ws.traces.iter().all(|t| t.derived.steps.is_ready()) {
+            if ws.traces.iter().all(|t| t.derived.steps_ready()) {
                 if self.view == v {
                     self.fit_opening(ws);
                 }
