@@ -27,9 +27,9 @@ fn opening_two_ranks_runs_each_analysis_once_per_trace() {
     step_until(&mut h, settled);
     assert!(settled(h.state()), "everything computed: errors {:?}", h.state().errors());
     // the panes read their figures: a few more frames, every tab drawn once
-    for tab in ["Kernels", "Efficiency", "Ranks", "Load summary", "Kernels"] {
-        use egui_kittest::kittest::Queryable;
-        h.get_by_label(tab).click();
+    use strobe_ui::app::BottomTab;
+    for tab in [BottomTab::Efficiency, BottomTab::Ranks, BottomTab::Pipeline, BottomTab::Load, BottomTab::Kernels] {
+        h.state_mut().set_bottom_tab(tab);
         h.run_steps(3);
     }
 
