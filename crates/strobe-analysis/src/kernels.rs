@@ -13,12 +13,18 @@ pub struct KernelStat {
     pub min_ns: i64,
     pub max_ns: i64,
     pub pct_kernel_time: f64,
+    /// The name's string id in the store.
+    #[serde(skip)]
+    pub name_id: u32,
+    /// The longest of its kernels (the first of them in lane order, where several are).
+    #[serde(skip)]
+    pub longest_span: u32,
 }
 
 /// Every kernel name with its statistics, by total time (descending), then name.
 pub fn kernel_stats(store: &Store) -> Vec<KernelStat> {
-    // name → (count, total, min, max)
-    let mut by_name: rustc_hash::FxHashMap<u32, (u64, i64, i64, i64)> = Default::default();
+    // name → (count, total, min, (max, its first span))
+    let mut by_name: rustc_hash::FxHashMap<u32, (u64, i64, i64, (i64, u32))> = Default::default();
     let mut all = 0i64;
     for (lane, desc) in store.lanes.iter().enumerate() {
         if !matches!(desc.kind, LaneKind::GpuStream { .. }) {
@@ -33,17 +39,21 @@ pub fn kernel_stats(store: &Store) -> Vec<KernelStat> {
             }
             let d = end - start;
             all += d;
-            let e = by_name.entry(m.name).or_insert((0u64, 0i64, i64::MAX, i64::MIN));
+            let e = by_name.entry(m.name).or_insert((0u64, 0i64, i64::MAX, (i64::MIN, sid)));
             e.0 += 1;
             e.1 += d;
             e.2 = e.2.min(d);
-            e.3 = e.3.max(d);
+            if d > e.3 .0 {
+                e.3 = (d, sid);
+            }
         }
     }
     let mut out: Vec<KernelStat> = by_name
         .into_iter()
-        .map(|(name, (count, total, min, max))| KernelStat {
+        .map(|(name, (count, total, min, (max, longest_span)))| KernelStat {
             name: store.string(name).to_string(),
+            name_id: name,
+            longest_span,
             count,
             total_ns: total,
             mean_ns: total / count as i64,

@@ -5,6 +5,7 @@ pub mod anomalies;
 pub mod diff;
 pub mod efficiency;
 pub mod export;
+pub mod figures;
 pub mod gpu_time;
 pub mod idle;
 pub mod intervals;

@@ -395,6 +395,8 @@ mod tests {
             min_ns: 1,
             max_ns: 1,
             pct_kernel_time: 0.0,
+            name_id: 0,
+            longest_span: 0,
         };
         let (a, b) = (vec![stat("relu"), stat(KINETO_SOFTMAX)], vec![stat("gemm")]);
         let lists: [&[KernelStat]; 2] = [&a, &b];

@@ -1,12 +1,13 @@
 //! `strobe report`: the answers to "is the GPU idle, what is it running, does comm overlap"
 //! for one trace, as data (JSON) and as text.
 
-use crate::anomalies::{step_anomalies_in, StepAnomaly};
+use crate::anomalies::StepAnomaly;
 use crate::efficiency::{Efficiency, PeakOverride};
-use crate::gpu_time::{device_unions, gpu_time_of, DeviceUnions, GpuTime};
-use crate::kernels::{kernel_stats, KernelStat};
-use crate::steps::{capture_range, find_steps_in, steps_window, CaptureRange, Step, StepRule};
-use crate::streams::{stream_stats, StreamStat};
+use crate::figures::TraceFigures;
+use crate::gpu_time::GpuTime;
+use crate::kernels::KernelStat;
+use crate::steps::{steps_window, CaptureRange, Step, StepRule};
+use crate::streams::StreamStat;
 use serde::Serialize;
 use std::fmt::Write;
 use strobe_model::LoadSummary;
@@ -74,57 +75,16 @@ pub fn report(store: &Store, top: usize) -> Report {
 /// The report with steps found by `rule` (`--steps REGEX`) and the device's ceilings
 /// overridden by `peaks` (`--peak-tflops`, `--peak-gbps`).
 pub fn report_with(store: &Store, top: usize, rule: &StepRule, peaks: PeakOverride) -> Report {
-    report_from(store, &ReportInputs::of(store, rule), top, peaks)
+    report_from(store, &TraceFigures::new(rule.clone(), peaks), top)
 }
 
-/// What the report and a several-rank report's digest of the same store both start from,
-/// found once: the steps and the GPU unions (each a scan of the store).
-pub struct ReportInputs {
-    pub steps: Vec<crate::steps::Step>,
-    /// The `cudaProfilerStart`/`Stop` range the steps were kept within (a scan of every span:
-    /// found once for the steps and the report's window).
-    pub capture: Option<crate::steps::CaptureRange>,
-    pub unions: Vec<DeviceUnions>,
-    /// The union of several devices' busy time (None with one device or none: `busy`).
-    all_busy: Option<Vec<(i64, i64)>>,
-}
-
-impl ReportInputs {
-    pub fn of(store: &Store, rule: &StepRule) -> ReportInputs {
-        let phase = |label| strobe_store::timing::Phase::start(label);
-        // the steps and one scan of the GPU lanes (for busy/idle/overlap, the steps' window
-        // and the idle breakdown) are independent: found side by side
-        let ((steps, capture), unions) = rayon::join(
-            || {
-                let _t = phase("report: steps");
-                let capture = capture_range(store);
-                (find_steps_in(store, rule, capture.as_ref()), capture)
-            },
-            || {
-                let _t = phase("report: gpu activity");
-                device_unions(store)
-            },
-        );
-        let all_busy = (unions.len() > 1)
-            .then(|| crate::intervals::union(unions.iter().flat_map(|d| d.busy.iter().copied()).collect()));
-        ReportInputs { steps, capture, unions, all_busy }
-    }
-
-    /// GPU busy time over all devices (the union of `unions`' busy; one device's own).
-    pub fn busy(&self) -> &[(i64, i64)] {
-        match (&self.all_busy, self.unions.first()) {
-            (Some(b), _) => b,
-            (None, Some(d)) => &d.busy,
-            (None, None) => &[],
-        }
-    }
-}
-
-/// The report from its inputs already found.
-pub fn report_from(store: &Store, inputs: &ReportInputs, top: usize, peaks: PeakOverride) -> Report {
-    let phase = |label| strobe_store::timing::Phase::start(label);
-    let (steps, unions, busy) = (&inputs.steps, &inputs.unions, inputs.busy());
-    let steps = steps.clone();
+/// The report from the trace's figures, computing those not there yet.
+pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
+    // the steps and the one scan of the GPU lanes (for busy/idle/overlap, the steps' window
+    // and the idle breakdown) are independent: found side by side
+    rayon::join(|| figs.steps(store), || figs.activity(store));
+    let steps = figs.steps(store).to_vec();
+    let unions = &figs.activity(store).unions;
     let span = steps_window(&steps);
     let in_steps = match span {
         Some((a, b)) => unions
@@ -148,73 +108,36 @@ pub fn report_from(store: &Store, inputs: &ReportInputs, top: usize, peaks: Peak
         start_ns: span.map(|s| s.0),
         end_ns: span.map(|s| s.1),
         steps_from: steps.first().map(|s| s.source.as_str().to_string()),
-        capture: inputs.capture.clone(),
+        capture: figs.capture(store).cloned(),
     };
     // the analyses are independent scans of the store: on the cold path of a several-rank
     // report the last rank's report is alone on the machine, so it takes every core there is
     use rayon::join;
-    let ((step_anomalies, mut k), ((peaks_mem, streams), (idle, efficiency))) = join(
+    join(
+        || join(|| figs.step_anomalies(store), || figs.kernels(store)),
         || {
             join(
-                || {
-                    let _t = phase("report: step anomalies");
-                    step_anomalies_in(store, &steps, None, crate::anomalies::DEFAULT_K, busy)
-                },
-                || {
-                    let _t = phase("report: kernel stats");
-                    kernel_stats(store)
-                },
-            )
-        },
-        || {
-            join(
-                || {
-                    join(
-                        || {
-                            let _t = phase("report: memory peaks");
-                            crate::memory_level::memory_peaks(store)
-                        },
-                        || {
-                            let _t = phase("report: stream stats");
-                            stream_stats(store)
-                        },
-                    )
-                },
-                || {
-                    join(
-                        || {
-                            let _t = phase("report: idle breakdown");
-                            crate::idle::idle_totals_of(store, unions, crate::idle::DEFAULT_THRESHOLD_NS)
-                        },
-                        || {
-                            let _t = phase("report: efficiency");
-                            crate::efficiency::efficiency_in_steps(store, &steps, peaks)
-                        },
-                    )
-                },
+                || join(|| figs.memory_peaks(store), || figs.streams(store)),
+                || join(|| figs.idle_totals(store), || figs.efficiency(store)),
             )
         },
     );
-    k.truncate(top);
-    let mut gpus = gpu_time_of(unions);
-    for m in peaks_mem {
-        if let Some(g) = gpus.iter_mut().find(|g| g.device == m.device) {
-            g.memory = Some(m);
-        }
-    }
+    let mut top_kernels = figs.kernels(store).to_vec();
+    top_kernels.truncate(top);
     Report {
         format: store.meta.format.as_str().to_string(),
         source: store.meta.source.clone(),
         events: store.meta.load.events,
-        gpus,
-        top_kernels: k,
-        streams,
+        gpus: figs.gpus(store),
+        top_kernels,
+        streams: figs.streams(store).to_vec(),
         steps,
         window,
         in_steps,
-        step_anomalies,
-        idle_breakdown: idle
-            .into_iter()
+        step_anomalies: figs.step_anomalies(store).to_vec(),
+        idle_breakdown: figs
+            .idle_totals(store)
+            .iter()
             .map(|d| IdleSplit {
                 device: d.device,
                 threshold_ns: d.threshold_ns,
@@ -225,7 +148,7 @@ pub fn report_from(store: &Store, inputs: &ReportInputs, top: usize, peaks: Peak
                 gaps_over_threshold: d.long_gaps,
             })
             .collect(),
-        efficiency,
+        efficiency: figs.efficiency(store).clone(),
         load: store.meta.load.clone(),
     }
 }

@@ -3,7 +3,24 @@
 //! on 2 cores runs alone on one), and (on Linux) the process's anonymous memory as each phase
 //! ends: where memory goes.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
+
+/// Whether the lines are also kept in `KEPT` (`keep_lines`).
+static KEEPING: AtomicBool = AtomicBool::new(false);
+static KEPT: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// From now on every phase's line is also kept in this process, whether `STROBE_TIMING` is set
+/// or not: what a test reads back (`kept_lines`) to see which analyses ran, and how often.
+pub fn keep_lines() {
+    KEEPING.store(true, Ordering::Relaxed);
+}
+
+/// The lines kept since `keep_lines`, in the order their phases ended.
+pub fn kept_lines() -> Vec<String> {
+    KEPT.lock().map(|k| k.clone()).unwrap_or_default()
+}
 
 pub struct Phase {
     label: &'static str,
@@ -21,7 +38,7 @@ impl Phase {
     pub fn start(label: &'static str) -> Phase {
         let t = Instant::now();
         EPOCH.get_or_init(|| t);
-        let on = std::env::var_os("STROBE_TIMING").is_some();
+        let on = KEEPING.load(Ordering::Relaxed) || std::env::var_os("STROBE_TIMING").is_some();
         Phase { label, t, cpu: if on { process_cpu() } else { 0.0 }, on }
     }
 }
@@ -33,11 +50,16 @@ impl Drop for Phase {
             let at = EPOCH.get().map(|e| e.elapsed().as_secs_f64() * 1e3).unwrap_or(0.0);
             let wall = self.t.elapsed().as_secs_f64();
             let cores = (process_cpu() - self.cpu) / wall.max(1e-9);
-            eprintln!(
-                "[timing] {:<28} {:8.1} ms{anon}  ends at {at:7.0} ms  cores {cores:4.2}",
-                self.label,
-                wall * 1e3
-            );
+            let line =
+                format!("[timing] {:<28} {:8.1} ms{anon}  ends at {at:7.0} ms  cores {cores:4.2}", self.label, wall * 1e3);
+            if KEEPING.load(Ordering::Relaxed) {
+                if let Ok(mut k) = KEPT.lock() {
+                    k.push(line.clone());
+                }
+            }
+            if std::env::var_os("STROBE_TIMING").is_some() {
+                eprintln!("{line}");
+            }
         }
     }
 }

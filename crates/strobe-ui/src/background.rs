@@ -3,53 +3,9 @@
 //! The thread runs on a pool that leaves one core to the UI, at a lower priority, so the
 //! frames drawn meanwhile keep their budget.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
-/// A value that arrives once, computed off the UI thread. Clones share it.
-pub struct Later<T>(Arc<OnceLock<T>>);
-
-impl<T> Default for Later<T> {
-    fn default() -> Self {
-        Later(Arc::new(OnceLock::new()))
-    }
-}
-
-impl<T> Clone for Later<T> {
-    fn clone(&self) -> Self {
-        Later(self.0.clone())
-    }
-}
-
-impl<T> Later<T> {
-    /// Already there (what a user's action recomputes on the spot).
-    pub fn ready(v: T) -> Later<T> {
-        let l = Later::default();
-        let _ = l.0.set(v);
-        l
-    }
-
-    /// The value, once it has arrived.
-    pub fn get(&self) -> Option<&T> {
-        self.0.get()
-    }
-
-    /// The value, computing it with `f` unless it is there; waits while another thread
-    /// computes it (`OnceLock::get_or_init`), so it is computed once.
-    pub fn get_or_init(&self, f: impl FnOnce() -> T) -> &T {
-        self.0.get_or_init(f)
-    }
-
-    pub fn is_ready(&self) -> bool {
-        self.0.get().is_some()
-    }
-}
-
-impl<T> Later<Vec<T>> {
-    /// The list, empty until it arrives (what a pane draws meanwhile).
-    pub fn slice(&self) -> &[T] {
-        self.0.get().map(|v| v.as_slice()).unwrap_or(&[])
-    }
-}
+pub use strobe_analysis::figures::Later;
 
 /// The pool the analyses thread's parallel work runs on: every core but one (one at
 /// least), its threads at a lower scheduling priority than the UI's.

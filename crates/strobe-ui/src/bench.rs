@@ -279,7 +279,7 @@ fn spread(times: &[Times], f: impl Fn(&Times) -> f64) -> (f64, f64, f64) {
 /// Builds `frames` frames of the timeline at each zoom (whole trace, mid, 2 ms, deep) with a
 /// `plot_width`-pixel plot, panning a pixel per frame; returns timings.
 pub fn frame_bench(store: Store, plot_width: f32, frames: usize) -> Vec<FrameTiming> {
-    let trace = Trace::new("synthetic".into(), store, strobe_analysis::idle::DEFAULT_THRESHOLD_NS);
+    let trace = Trace::new("synthetic".into(), store, &Default::default());
     // the frames are measured alone, with every row the figures add (bands, steps)
     trace.wait_for_analyses();
     let (t_min, t_max) = (trace.t_min, trace.t_max);
@@ -493,6 +493,7 @@ pub fn heat_map_bench(
         diff: None,
         from_summaries: true,
         report,
+        pipeline: None,
     };
     let ctx = egui::Context::default();
     let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(size.0, size.1));
@@ -513,6 +514,74 @@ pub fn heat_map_bench(
         if f >= 3 {
             out.push((build, t1.elapsed().as_secs_f64() * 1e3));
         }
+    }
+    out
+}
+
+/// Frame times of the whole app while a new step rule is applied (`step_rule_frames_bench`).
+pub struct StepRuleFrames {
+    /// Each frame's wall and UI-thread CPU time (ms) from the change until its figures are in.
+    pub wall: Vec<f64>,
+    pub cpu: Vec<f64>,
+    /// From the change to the first frame with every trace's steps, their anomalies and the
+    /// per-op figures found again (s); None when it timed out.
+    pub settle_s: Option<f64>,
+}
+
+/// Opens `files` in a headless `StrobeApp` (1920×1080), waits for every figure, then sets
+/// the step rule to `pattern` (View ▸ Steps) and runs the app's frames at `hz` until the
+/// figures under it are in: what a user sees while the steps are found again.
+pub fn step_rule_frames_bench(
+    files: Vec<std::path::PathBuf>,
+    cache_dir: Option<std::path::PathBuf>,
+    patterns: &[&str],
+    hz: f64,
+    timeout: std::time::Duration,
+) -> Vec<StepRuleFrames> {
+    let ctx = egui::Context::default();
+    let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(1920.0, 1080.0));
+    let mut app = crate::StrobeApp::new(cache_dir, crate::Settings::default());
+    let t0 = Instant::now();
+    let frame = |app: &mut crate::StrobeApp| {
+        let f0 = Instant::now();
+        let c0 = thread_cpu_ns();
+        let input =
+            egui::RawInput { screen_rect: Some(screen), time: Some(t0.elapsed().as_secs_f64()), ..Default::default() };
+        let mut o = ctx.run_ui(input, |ui| app.frame(ui));
+        o.textures_delta.clear();
+        std::hint::black_box(ctx.tessellate(o.shapes, o.pixels_per_point));
+        let cpu = c0.zip(thread_cpu_ns()).map(|(a, b)| b.saturating_sub(a) as f64 / 1e6);
+        (f0.elapsed().as_secs_f64() * 1e3, cpu)
+    };
+    let settled = |app: &crate::StrobeApp| {
+        !app.loader.busy() && !app.ws.traces.is_empty() && app.ws.traces.iter().all(|t| !t.derived.pending())
+    };
+    app.open_files(files, false, &egui::Context::default());
+    while !settled(&app) && t0.elapsed() < timeout {
+        frame(&mut app);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let period = std::time::Duration::from_secs_f64(1.0 / hz.max(1.0));
+    let mut out = Vec::new();
+    for p in patterns {
+        let c0 = Instant::now();
+        app.push(crate::commands::Command::SetStepPattern(p.to_string()));
+        let mut r = StepRuleFrames { wall: Vec::new(), cpu: Vec::new(), settle_s: None };
+        loop {
+            let f0 = Instant::now();
+            let (ms, cpu) = frame(&mut app);
+            r.wall.push(ms);
+            r.cpu.extend(cpu);
+            if settled(&app) {
+                r.settle_s = Some(c0.elapsed().as_secs_f64());
+                break;
+            }
+            if c0.elapsed() > timeout {
+                break;
+            }
+            std::thread::sleep(period.saturating_sub(f0.elapsed()));
+        }
+        out.push(r);
     }
     out
 }

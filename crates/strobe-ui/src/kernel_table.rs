@@ -121,7 +121,7 @@ impl KernelTable {
             .labelled_by(lab.id);
             self.refresh(ws);
             match self.shown(ws) {
-                Some(t) if !t.derived.kernels.is_ready() => {
+                Some(t) if !t.derived.kernels_ready() => {
                     ui.spinner();
                     ui.weak("measuring kernels…");
                 }

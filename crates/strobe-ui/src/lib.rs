@@ -12,6 +12,7 @@ pub mod commands;
 pub mod details;
 pub mod documents;
 pub mod efficiency_pane;
+pub mod figures;
 pub mod file_browser;
 pub mod jobs;
 pub mod kernel_sol;

@@ -7,7 +7,7 @@
 //! letting all 64 map their sources together (`strobe bench ranks --pool`).
 
 use crate::documents::{Document, MemoryDoc, NcuDoc};
-use crate::workspace::Trace;
+use crate::workspace::{FigureSettings, Trace};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver, TryRecvError};
@@ -80,18 +80,16 @@ pub struct Loader {
     pub jobs: Vec<Job>,
     pub cache_dir: Option<PathBuf>,
     pub no_cache: bool,
-    pub idle_threshold_ns: i64,
     slots: Arc<Slots>,
 }
 
 impl Loader {
-    pub fn new(cache_dir: Option<PathBuf>, idle_threshold_ns: i64) -> Loader {
+    pub fn new(cache_dir: Option<PathBuf>) -> Loader {
         let limit = std::thread::available_parallelism().map_or(2, |n| n.get()).max(2);
         Loader {
             jobs: Vec::new(),
             cache_dir,
             no_cache: false,
-            idle_threshold_ns,
             slots: Arc::new(Slots { limit, ..Slots::default() }),
         }
     }
@@ -100,13 +98,13 @@ impl Loader {
         !self.jobs.is_empty()
     }
 
-    /// Starts loading `path`; `repaint` is called when the result is ready.
-    pub fn start(&mut self, path: &Path, batch: u64, repaint: impl Fn() + Send + 'static) {
+    /// Starts loading `path`, a trace's figures to compute under `settings`; `repaint` is
+    /// called when the result is ready.
+    pub fn start(&mut self, path: &Path, batch: u64, settings: FigureSettings, repaint: impl Fn() + Send + 'static) {
         let progress = Arc::new(Progress::default());
         let (tx, rx) = channel();
         let opts = self.options(Some(progress.clone()));
         let p = path.to_path_buf();
-        let thr = self.idle_threshold_ns;
         let slots = Arc::clone(&self.slots);
         std::thread::Builder::new()
             .name("strobe-load".into())
@@ -114,7 +112,7 @@ impl Loader {
                 slots.acquire();
                 let cancelled = opts.progress.as_ref().is_some_and(|p| p.cancel.load(Ordering::Relaxed));
                 let r =
-                    if cancelled { Err(format!("{}: cancelled", p.display())) } else { load_document(&p, &opts, thr) };
+                    if cancelled { Err(format!("{}: cancelled", p.display())) } else { load_document(&p, &opts, &settings) };
                 slots.release();
                 let _ = tx.send(r);
                 repaint();
@@ -134,8 +132,8 @@ impl Loader {
     }
 
     /// Loads one file on this thread (tests, benchmarks).
-    pub fn load_blocking(&self, path: &Path) -> Result<Document, String> {
-        load_document(path, &self.options(None), self.idle_threshold_ns)
+    pub fn load_blocking(&self, path: &Path, settings: &FigureSettings) -> Result<Document, String> {
+        load_document(path, &self.options(None), settings)
     }
 
     /// Finished loads since the last call.
@@ -162,12 +160,12 @@ impl Loader {
 
 /// Opens one file of any kind and derives what its pane shows (what the loader thread runs;
 /// tests and benchmarks call it directly).
-pub fn load_document(path: &Path, opts: &LoadOptions, idle_threshold_ns: i64) -> Result<Document, String> {
+pub fn load_document(path: &Path, opts: &LoadOptions, settings: &FigureSettings) -> Result<Document, String> {
     if let Some(procs) = strobe_import::nsys_window_ranks(path, opts) {
         let stores = strobe_import::load_nsys_processes(path, &procs, opts).map_err(|e| e.to_string())?;
         let traces = stores
             .into_iter()
-            .map(|s| s.map(|s| Trace::new(path.to_path_buf(), s, idle_threshold_ns)).map_err(|e| e.to_string()))
+            .map(|s| s.map(|s| Trace::new(path.to_path_buf(), s, settings)).map_err(|e| e.to_string()))
             .collect::<Result<Vec<_>, _>>()?;
         return Ok(Document::Ranks(traces));
     }
@@ -176,7 +174,7 @@ pub fn load_document(path: &Path, opts: &LoadOptions, idle_threshold_ns: i64) ->
     let stop = || format!("{}: loading cancelled", path.display());
     let path = path.to_path_buf();
     Ok(match source {
-        Source::Trace(store) => Document::Trace(Box::new(Trace::new(path, *store, idle_threshold_ns))),
+        Source::Trace(store) => Document::Trace(Box::new(Trace::new(path, *store, settings))),
         Source::MemorySnapshot(snapshot) => {
             if cancelled() {
                 return Err(stop());

@@ -2,13 +2,13 @@
 //! what the analyses derived from them. Built once per file on the loader thread; panes only
 //! read it.
 
-use crate::background::Later;
+pub use crate::figures::{DerivedSeries, DeviceBands, FigureSettings, NvtxGpu, OpFigures};
+use crate::figures::{spawn_analyses, Derived};
 use std::path::PathBuf;
 use std::sync::Arc;
-use strobe_analysis::gpu_time::{self, DeviceUnions, GpuTime};
-use strobe_analysis::idle::{self, DeviceIdle, IdleGap};
-use strobe_analysis::intervals::subtract;
-use strobe_analysis::kernels::{self, KernelStat};
+use strobe_analysis::gpu_time::{DeviceUnions, GpuTime};
+use strobe_analysis::idle::DeviceIdle;
+use strobe_analysis::kernels::KernelStat;
 use strobe_store::Store;
 
 /// An open trace, for as long as it is open: positions change when a rank is inserted before
@@ -21,346 +21,6 @@ pub struct TraceId(pub u32);
 pub struct SpanRef {
     pub trace: TraceId,
     pub span: u32,
-}
-
-/// Per-device bands for the timeline: comm under compute, comm alone, idle gaps.
-#[derive(Clone, Debug, Default)]
-pub struct DeviceBands {
-    pub device: i64,
-    pub overlapped: Vec<(i64, i64)>,
-    pub exposed_comm: Vec<(i64, i64)>,
-}
-
-/// A time series derived from the trace and drawn as a counter lane (a step function).
-#[derive(Clone, Debug, Default)]
-pub struct DerivedSeries {
-    pub name: String,
-    pub ts: Vec<i64>,
-    pub vals: Vec<f64>,
-}
-
-/// Everything the panes show about one trace that is not drawn straight from the store. All
-/// of it arrives after the trace is on screen (`Trace::new`), so the first frame waits for
-/// no analysis: the overview (GPU time, idle breakdown, top kernels, memory peaks, steps,
-/// NVTX projection) comes first, from a pool a step below the UI's priority, then the rest
-/// from the analyses thread. Clones share what is filled; panes read without blocking and
-/// show what is there.
-#[derive(Clone)]
-pub struct Derived {
-    /// GPU busy time per device and the unions it is measured on.
-    pub activity: Later<Activity>,
-    /// The idle breakdown at `idle_threshold_ns` (replaced when a user changes it).
-    pub idle: Later<IdleFigures>,
-    pub idle_threshold_ns: i64,
-    pub kernels: Later<Vec<KernelStat>>,
-    /// Each GPU's memory water level peaks (from the trace's `[memory]` / nsys counters).
-    pub memory: Later<Vec<strobe_analysis::memory_level::MemoryPeak>>,
-    /// The iterations (`strobe_analysis::steps`: ProfilerStep, NVTX, a user pattern, or
-    /// inferred) and the odd ones among them (the step strip).
-    pub steps: Later<Vec<strobe_analysis::steps::Step>>,
-    pub step_anomalies: Later<Vec<strobe_analysis::anomalies::StepAnomaly>>,
-    /// HTA's queue length per stream and memcpy bandwidth per device, as counter lanes.
-    pub series: Later<Vec<DerivedSeries>>,
-    /// The per-op figures (`Trace::ops`).
-    pub ops: Later<OpFigures>,
-    /// CPU ranges projected onto the GPU work they launched, by (device, start).
-    pub nvtx_gpu: Later<NvtxGpu>,
-}
-
-/// The CPU ranges projected onto the GPU (`strobe_analysis::nvtx_gpu::project`), indexed for
-/// drawing: a frame reads the ranges in its window and each device's depth, without a pass
-/// over all of them (a long nsys export projects ~10⁵ ranges).
-#[derive(Default)]
-pub struct NvtxGpu {
-    /// Sorted by (device, start).
-    pub ranges: Vec<strobe_analysis::nvtx_gpu::ProjectedRange>,
-    /// Per range: the latest end among its device's ranges up to it (non-decreasing within
-    /// a device), so the first range that can reach a window is a binary search.
-    pub max_end: Vec<i64>,
-    /// Per device: its deepest row.
-    pub depth: Vec<(i64, u32)>,
-}
-
-impl NvtxGpu {
-    pub fn new(ranges: Vec<strobe_analysis::nvtx_gpu::ProjectedRange>) -> NvtxGpu {
-        let mut max_end: Vec<i64> = Vec::with_capacity(ranges.len());
-        let mut depth: Vec<(i64, u32)> = Vec::new();
-        for (i, p) in ranges.iter().enumerate() {
-            let same = i > 0 && ranges[i - 1].device == p.device;
-            max_end.push(if same { max_end[i - 1].max(p.end_ns) } else { p.end_ns });
-            match depth.last_mut() {
-                Some(d) if d.0 == p.device => d.1 = d.1.max(p.depth),
-                _ => depth.push((p.device, p.depth)),
-            }
-        }
-        NvtxGpu { ranges, max_end, depth }
-    }
-
-    /// Device `device`'s ranges (sorted by start) and their running max ends, and where they
-    /// start in `ranges`.
-    pub fn of_device(&self, device: i64) -> (usize, &[strobe_analysis::nvtx_gpu::ProjectedRange], &[i64]) {
-        let lo = self.ranges.partition_point(|p| p.device < device);
-        let hi = self.ranges.partition_point(|p| p.device <= device);
-        (lo, &self.ranges[lo..hi], &self.max_end[lo..hi])
-    }
-}
-
-/// What the GPUs were busy with: per device its busy time, the unions of its compute,
-/// communication and copies, and the timeline's bands drawn from them.
-#[derive(Default)]
-pub struct Activity {
-    pub gpu: Vec<GpuTime>,
-    pub unions: Vec<DeviceUnions>,
-    pub bands: Vec<DeviceBands>,
-}
-
-impl Activity {
-    pub fn compute(store: &Store) -> Activity {
-        // GPU activity is scanned once per load; every figure below and a later idle
-        // threshold change (`Trace::set_idle_threshold`) start from these unions
-        let unions = gpu_time::device_unions(store);
-        let bands = unions
-            .iter()
-            .map(|u| DeviceBands {
-                device: u.device,
-                overlapped: u.overlapped.clone(),
-                exposed_comm: subtract(&u.comm, &u.compute),
-            })
-            .collect();
-        let gpu = gpu_time::gpu_time_of(&unions);
-        Activity { gpu, unions, bands }
-    }
-}
-
-/// The idle breakdown per device at one threshold, and the gaps at least that long (what
-/// the timeline marks).
-#[derive(Default)]
-pub struct IdleFigures {
-    pub devices: Vec<DeviceIdle>,
-    pub long_gaps: Vec<(i64, Vec<IdleGap>)>,
-}
-
-impl IdleFigures {
-    pub fn compute(store: &Store, unions: &[DeviceUnions], threshold_ns: i64) -> IdleFigures {
-        let devices = idle::idle_breakdown_of(store, unions, threshold_ns);
-        let long_gaps = long_gaps(&devices);
-        IdleFigures { devices, long_gaps }
-    }
-}
-
-/// Work per op from the recorded shapes against the device's peaks, MFU per step, and the
-/// links between the figures and the timeline. The slowest of a load's analyses (0.3 s on 2
-/// cores for a 1 GB trace, most of it reading the ops' recorded shapes): computed after the
-/// trace is on screen, not before.
-pub struct OpFigures {
-    pub efficiency: strobe_analysis::efficiency::Efficiency,
-    /// The efficiency figures per kernel name (the kernel table's columns).
-    pub kernel_efficiency: std::collections::HashMap<String, strobe_analysis::efficiency::figures::Figures>,
-    /// Per op name, its instances' CPU spans, longest GPU time first (a roofline point
-    /// selects the first), and per CPU span its op name (a selected span marks its point).
-    pub op_spans: std::collections::HashMap<String, Vec<u32>>,
-    pub op_of_span: std::collections::HashMap<u32, String>,
-}
-
-impl OpFigures {
-    pub fn compute(store: &Store) -> OpFigures {
-        let runs = strobe_analysis::efficiency::ops::op_runs(store);
-        let efficiency = strobe_analysis::efficiency::efficiency_of(store, &runs, Default::default());
-        let kernel_efficiency = efficiency.kernels.iter().map(|k| (k.name.clone(), k.figures.clone())).collect();
-        let mut by_op: std::collections::HashMap<String, Vec<(i64, u32)>> = Default::default();
-        let mut op_of_span = std::collections::HashMap::new();
-        for r in runs.iter().filter(|r| r.work.is_some()) {
-            by_op.entry(r.name.clone()).or_default().push((r.gpu_ns, r.span));
-            op_of_span.insert(r.span, r.name.clone());
-        }
-        let op_spans = by_op
-            .into_iter()
-            .map(|(n, mut v)| {
-                v.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-                (n, v.into_iter().map(|x| x.1).collect())
-            })
-            .collect();
-        OpFigures { efficiency, kernel_efficiency, op_spans, op_of_span }
-    }
-}
-
-impl Derived {
-    /// Nothing computed yet (`fill_overview`, `fill_later` compute it).
-    pub fn new(idle_threshold_ns: i64) -> Derived {
-        Derived {
-            activity: Later::default(),
-            idle: Later::default(),
-            idle_threshold_ns,
-            kernels: Later::default(),
-            memory: Later::default(),
-            steps: Later::default(),
-            step_anomalies: Later::default(),
-            series: Later::default(),
-            ops: Later::default(),
-            nvtx_gpu: Later::default(),
-        }
-    }
-
-    /// Computes the overview's figures not yet there, waiting for those another thread is
-    /// computing: what the panes show first, the timeline's rows among them (its bands,
-    /// step strip, memory level and NVTX projection), so they arrive together. Two chains
-    /// run side by side on the caller's pool; neither waits for a figure of the other.
-    pub fn fill_overview(&self, store: &Store) {
-        use strobe_store::timing::Phase;
-        rayon::join(
-            || {
-                let activity = self.activity.get_or_init(|| {
-                    let _t = Phase::start("ui: gpu activity, unions");
-                    Activity::compute(store)
-                });
-                self.idle.get_or_init(|| {
-                    let _t = Phase::start("ui: idle breakdown");
-                    IdleFigures::compute(store, &activity.unions, self.idle_threshold_ns)
-                });
-                self.memory.get_or_init(|| {
-                    let _t = Phase::start("ui: memory peaks");
-                    strobe_analysis::memory_level::memory_peaks(store)
-                });
-            },
-            || {
-                self.kernels.get_or_init(|| {
-                    let _t = Phase::start("ui: kernel stats");
-                    kernels::kernel_stats(store)
-                });
-                self.default_steps(store);
-                self.nvtx_gpu.get_or_init(|| {
-                    let _t = Phase::start("ui: nvtx projection");
-                    NvtxGpu::new(strobe_analysis::nvtx_gpu::project(store))
-                });
-            },
-        );
-    }
-
-    /// The steps by the built-in rules, found unless there (or set by `set_steps`).
-    fn default_steps(&self, store: &Store) -> &[strobe_analysis::steps::Step] {
-        self.steps.get_or_init(|| {
-            let _t = strobe_store::timing::Phase::start("ui: steps");
-            strobe_analysis::steps::find_steps(store, &strobe_analysis::steps::StepRule::default())
-        })
-    }
-
-    /// Every overview figure not there set to none: an analysis failed.
-    fn give_up_overview(&self) {
-        self.activity.get_or_init(Activity::default);
-        self.idle.get_or_init(IdleFigures::default);
-        self.kernels.get_or_init(Vec::new);
-        self.memory.get_or_init(Vec::new);
-        self.steps.get_or_init(Vec::new);
-        self.nvtx_gpu.get_or_init(NvtxGpu::default);
-    }
-
-    /// Whether the overview's figures are all there.
-    pub fn overview_ready(&self) -> bool {
-        self.activity.is_ready()
-            && self.idle.is_ready()
-            && self.kernels.is_ready()
-            && self.memory.is_ready()
-            && self.steps.is_ready()
-            && self.nvtx_gpu.is_ready()
-    }
-
-    /// Computes every figure not yet there, waiting for those another thread is computing:
-    /// what blocking opens wait for.
-    pub fn fill_all(&self, store: &Store) {
-        self.fill_overview(store);
-        self.fill_later(store, &|| false);
-    }
-
-    /// Whether some figure has not arrived yet.
-    pub fn pending(&self) -> bool {
-        !(self.overview_ready() && self.step_anomalies.is_ready() && self.series.is_ready() && self.ops.is_ready())
-    }
-
-    /// Finds the steps by `rule` (a user's pattern, or the built-in rules) and their
-    /// anomalies, on the spot (a user asked).
-    pub fn set_steps(&mut self, store: &Store, rule: &strobe_analysis::steps::StepRule) {
-        let steps = strobe_analysis::steps::find_steps(store, rule);
-        self.step_anomalies = Later::ready(step_anomalies(store, &steps));
-        self.steps = Later::ready(steps);
-    }
-
-    /// Computes the figures after the overview not yet there (the analyses thread runs it
-    /// on a clone, which shares what it fills), waiting for one another thread computes.
-    /// Once `gone()` says the trace was closed, the figures not begun are left unset.
-    fn fill_later(&self, store: &Store, gone: &dyn Fn() -> bool) {
-        use strobe_store::timing::Phase;
-        if gone() {
-            return;
-        }
-        let steps = self.default_steps(store);
-        self.step_anomalies.get_or_init(|| {
-            let _t = Phase::start("ui: step anomalies");
-            step_anomalies(store, steps)
-        });
-        if gone() {
-            return;
-        }
-        self.series.get_or_init(|| {
-            let _t = Phase::start("ui: derived series");
-            derived_series(store)
-        });
-        if gone() {
-            return;
-        }
-        self.ops.get_or_init(|| {
-            let _t = Phase::start("ui: per-op figures");
-            OpFigures::compute(store)
-        });
-    }
-}
-
-fn step_anomalies(
-    store: &Store,
-    steps: &[strobe_analysis::steps::Step],
-) -> Vec<strobe_analysis::anomalies::StepAnomaly> {
-    strobe_analysis::anomalies::step_anomalies(store, steps, None, strobe_analysis::anomalies::DEFAULT_K)
-}
-
-fn derived_series(store: &Store) -> Vec<DerivedSeries> {
-    let mut out = Vec::new();
-    for q in strobe_analysis::ranks::queue::queue_length(store) {
-        out.push(DerivedSeries {
-            name: format!("queue length · GPU {} stream {}", q.device, q.stream),
-            ts: q.points.iter().map(|p| p.0).collect(),
-            vals: q.points.iter().map(|p| p.1 as f64).collect(),
-        });
-    }
-    for b in strobe_analysis::ranks::memcpy_bandwidth::memcpy_bandwidth(store) {
-        out.push(DerivedSeries {
-            name: format!("GB/s · GPU {} {}", b.device, b.name),
-            ts: b.points.iter().map(|p| p.0).collect(),
-            vals: b.points.iter().map(|p| p.1).collect(),
-        });
-    }
-    out
-}
-
-/// Computes `derived` behind the first frame: the overview on the overview pool (it is what
-/// a user reads first), then the rest on the analyses thread. A panicking analysis leaves its
-/// figures unset (the panes go on without them), not the app down.
-fn spawn_analyses(derived: &Derived, store: &Arc<Store>) {
-    let (d, store) = (derived.clone(), store.clone());
-    crate::background::spawn_overview(move || {
-        // the trace holds the store too: when only this job does, it was closed (an Open
-        // that replaced it) and its figures would only slow the next load
-        if Arc::strong_count(&store) == 1 {
-            return;
-        }
-        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| d.fill_overview(&store))).is_err() {
-            // the hook printed why: the figures not there read as none, so the panes stop
-            // saying they are being measured (and the app stops repainting for them)
-            d.give_up_overview();
-        }
-        crate::background::spawn("strobe-analyses", move || {
-            let gone = || Arc::strong_count(&store) == 1;
-            d.fill_later(&store, &gone)
-        });
-    });
 }
 
 /// "rank N · file" where the rank is known, else the file name.
@@ -390,10 +50,10 @@ pub struct Trace {
 }
 
 impl Trace {
-    /// A loaded trace, its figures computed behind the first frame (`Derived`), its store
-    /// written behind it where it is still to write.
-    pub fn new(path: PathBuf, store: Store, idle_threshold_ns: i64) -> Trace {
-        let t = Trace::unanalysed(path, store, idle_threshold_ns);
+    /// A loaded trace, its figures computed under `settings` behind the first frame
+    /// (`Derived`), its store written behind it where it is still to write.
+    pub fn new(path: PathBuf, store: Store, settings: &FigureSettings) -> Trace {
+        let t = Trace::unanalysed(path, store, settings);
         if t.store.is_pending() {
             // built now, its file still to write (`LoadOptions::write_behind`: a compressed
             // store): cached behind the first frame, at the analyses' low priority
@@ -410,7 +70,7 @@ impl Trace {
 
     /// A trace whose figures nobody computes until asked (`wait_for_analyses`): the frames
     /// drawn before they arrive, in tests.
-    pub fn unanalysed(path: PathBuf, store: Store, idle_threshold_ns: i64) -> Trace {
+    pub fn unanalysed(path: PathBuf, store: Store, settings: &FigureSettings) -> Trace {
         let store = Arc::new(store);
         let (t_min, t_max) = activity_extent(&store);
         let label = trace_label(&path, store.meta.distributed.as_ref().and_then(|d| d.rank));
@@ -420,7 +80,7 @@ impl Trace {
             path,
             label,
             store,
-            derived: Derived::new(idle_threshold_ns),
+            derived: Derived::new(settings),
             t_min,
             t_max,
             offset_ns: 0,
@@ -435,7 +95,7 @@ impl Trace {
 
     /// The per-op figures, waiting for (or doing) the computation: tests and headless tools.
     pub fn ops_blocking(&self) -> &OpFigures {
-        self.derived.ops.get_or_init(|| OpFigures::compute(&self.store))
+        self.derived.ops.get_or_init(|| OpFigures::of(&self.store, &self.derived.analysis))
     }
 
     /// Every figure the analyses thread fills, waiting for (or doing) what is not there.
@@ -450,7 +110,7 @@ impl Trace {
 
     /// The devices' compute / communication / copy unions (none until the overview arrives).
     pub fn unions(&self) -> &[DeviceUnions] {
-        self.derived.activity.get().map(|a| a.unions.as_slice()).unwrap_or(&[])
+        self.derived.analysis.activity_ready().map(|a| a.unions.as_slice()).unwrap_or(&[])
     }
 
     /// The timeline's overlap bands per device (none until the overview arrives).
@@ -465,17 +125,17 @@ impl Trace {
 
     /// The kernels by total time (none until the overview arrives).
     pub fn kernels(&self) -> &[KernelStat] {
-        self.derived.kernels.slice()
+        self.derived.analysis.kernels_ready().unwrap_or(&[])
     }
 
     /// Each GPU's memory water level peak (none until the overview arrives).
     pub fn memory_peaks(&self) -> &[strobe_analysis::memory_level::MemoryPeak] {
-        self.derived.memory.slice()
+        self.derived.analysis.memory_peaks_ready().unwrap_or(&[])
     }
 
     /// The iterations (none until the overview arrives).
     pub fn steps(&self) -> &[strobe_analysis::steps::Step] {
-        self.derived.steps.slice()
+        self.derived.analysis.steps_ready().unwrap_or(&[])
     }
 
     /// The derived counter series (none until they arrive).
@@ -495,16 +155,16 @@ impl Trace {
 
     /// The odd steps (none until they arrive).
     pub fn step_anomalies(&self) -> &[strobe_analysis::anomalies::StepAnomaly] {
-        self.derived.step_anomalies.slice()
+        self.derived.analysis.step_anomalies_ready().unwrap_or(&[])
     }
 
-    /// The idle breakdown again at threshold `ns`, on the spot (a user asked); waits for
-    /// the unions when they are still being computed.
-    pub fn set_idle_threshold(&mut self, ns: i64) {
-        let store = &self.store;
-        let activity = self.derived.activity.get_or_init(|| Activity::compute(store));
-        self.derived.idle = Later::ready(IdleFigures::compute(store, &activity.unions, ns));
-        self.derived.idle_threshold_ns = ns;
+    /// The figures under `settings` from now on: what they change is computed again behind
+    /// the frames (nothing when the figures are already under them).
+    pub fn set_figure_settings(&mut self, settings: &FigureSettings) {
+        if !self.derived.is_under(settings) {
+            self.derived = self.derived.under(settings);
+            spawn_analyses(&self.derived, &self.store);
+        }
     }
 }
 
@@ -529,12 +189,6 @@ fn activity_extent(store: &Store) -> (i64, i64) {
     extent(true).or_else(|| extent(false)).unwrap_or((0, 1))
 }
 
-fn long_gaps(idle: &[DeviceIdle]) -> Vec<(i64, Vec<IdleGap>)> {
-    idle.iter()
-        .map(|d| (d.device, d.gaps.iter().filter(|g| g.end - g.start >= d.threshold_ns).copied().collect()))
-        .collect()
-}
-
 /// Every open document: the traces (in rank order) and the snapshot, memory_stats() dump and
 /// Nsight Compute report that have panes of their own (one of each; opening another replaces it).
 #[derive(Default)]
@@ -552,9 +206,14 @@ pub struct Workspace {
     /// The pipeline the traces form, when they do (`pipeline::PipelinePane` finds it): the
     /// timeline stacks the ranks in its stage order and draws its microbatches and bubbles.
     pub pipeline: Option<std::sync::Arc<crate::pipeline::PipelineView>>,
+    /// Whether `pipeline` is settled for the open traces (found, or known to be none).
+    pub pipeline_settled: bool,
     /// A folder of rank summaries (`strobe summarize`): the ranks pane merges them, the
     /// ranks' traces open one by one on demand.
     pub summaries: Option<PathBuf>,
+    /// What every trace's figures are computed under (the step rule, the idle threshold):
+    /// the one place they are kept; `set_figure_settings` changes them.
+    settings: FigureSettings,
 }
 
 impl Workspace {
@@ -631,20 +290,43 @@ impl Workspace {
                 .or_else(|| strobe_analysis::ranks::identity::rank_from_file_name(&p));
             (rank.unwrap_or(i64::MAX), p.into_owned())
         };
+        // loaded under other settings (they changed during its load): its figures follow
+        t.set_figure_settings(&self.settings);
         self.next_id += 1;
         t.id = TraceId(self.next_id);
         let id = t.id;
         let k = key(&t);
         let at = self.traces.partition_point(|x| key(x) <= k);
         self.traces.insert(at, t);
+        self.pipeline_settled = false;
         self.generation += 1;
         id
+    }
+
+    /// What the figures are computed under.
+    pub fn figure_settings(&self) -> &FigureSettings {
+        &self.settings
+    }
+
+    /// Every trace's figures under `settings` from now on, those they change computed again
+    /// behind the frames.
+    pub fn set_figure_settings(&mut self, settings: FigureSettings) {
+        for t in &mut self.traces {
+            t.set_figure_settings(&settings);
+        }
+        if settings.step_pattern() != self.settings.step_pattern() {
+            // the pipeline's steps are found again with the ranks' figures
+            self.pipeline_settled = false;
+        }
+        self.settings = settings;
+        self.generation += 1;
     }
 
     /// Closes every trace (the snapshot and ncu documents stay).
     pub fn close_traces(&mut self) {
         self.traces.clear();
         self.pipeline = None;
+        self.pipeline_settled = false;
         self.generation += 1;
     }
 }

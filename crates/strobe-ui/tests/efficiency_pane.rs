@@ -79,13 +79,13 @@ fn the_ops_figures_arrive_after_the_trace_is_shown() {
     else {
         panic!("the sample is a trace")
     };
-    let t = strobe_ui::workspace::Trace::new(common::sample("gpt_train.json.gz"), *store, 10_000);
+    let t = strobe_ui::workspace::Trace::new(common::sample("gpt_train.json.gz"), *store, &common::ten_microseconds());
     let t0 = std::time::Instant::now();
     while t.ops().is_none() {
         assert!(t0.elapsed() < std::time::Duration::from_secs(120), "the figures never came");
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    let direct = strobe_ui::workspace::OpFigures::compute(&t.store);
+    let direct = strobe_ui::workspace::OpFigures::of(&t.store, &strobe_analysis::figures::TraceFigures::default());
     let got = t.ops().unwrap();
     assert!(!got.efficiency.ops.is_empty());
     assert_eq!(got.efficiency, direct.efficiency);

@@ -98,6 +98,7 @@ fn many_ranks_paint_only_the_visible_cells() {
         diff: None,
         from_summaries: true,
         report,
+        pipeline: None,
     };
     let ctx = egui::Context::default();
     let input = egui::RawInput {

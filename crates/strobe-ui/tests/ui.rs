@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{app_with, harness, sample};
+use common::{app_with, harness, sample, step_until};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use std::path::PathBuf;
@@ -184,7 +184,7 @@ fn area_selection_lists_names() {
     let lanes: Vec<_> = (0..h.state().ws.traces[0].store.lanes.len() as u32).map(|l| (id, l)).collect();
     let ctx = h.ctx.clone();
     h.state_mut().apply(Command::AreaSelected { t0, t1, lanes }, &ctx);
-    h.run_steps(2);
+    step_until(&mut h, |a| !a.area().busy());
     let rows = &h.state().area().rows;
     assert!(!rows.is_empty());
     let nccl: u64 = rows.iter().filter(|r| r.name.starts_with("ncclDevKernel_AllReduce")).map(|r| r.count).sum();
@@ -192,7 +192,7 @@ fn area_selection_lists_names() {
     let total: u64 = rows.iter().map(|r| r.count).sum();
     // pivot by name (a click, as a user does): one row per name, the same spans
     h.get_by_label("name").click();
-    h.run_steps(2);
+    step_until(&mut h, |a| !a.area().busy());
     let rows = &h.state().area().rows;
     let names: std::collections::HashSet<&str> = rows.iter().map(|r| r.key.as_str()).collect();
     assert_eq!(names.len(), rows.len(), "one row per name");
@@ -203,7 +203,7 @@ fn area_selection_lists_names() {
     // `args.stream == 17` (counted over the JSON with python: NCCL's 30 kernels)
     assert!(h.state().area().arg_keys.iter().any(|k| k == "stream"));
     h.state_mut().apply(Command::AreaPivot(strobe_ui::area::Pivot::Arg("stream".into())), &ctx);
-    h.run_steps(2);
+    step_until(&mut h, |a| !a.area().busy());
     let rows = &h.state().area().rows;
     assert_eq!(rows.iter().map(|r| r.count).sum::<u64>(), total, "every span in some row, (none) included");
     let s17 = rows.iter().find(|r| r.key == "17").expect("a stream 17 row");

@@ -118,6 +118,21 @@ pub enum BenchWhat {
         #[arg(long)]
         warm: bool,
     },
+    /// Open FILES in the headless app (from a cache filled beforehand), wait for every figure,
+    /// then set View ▸ Steps to --pattern and back to the built-in rules --runs times, running
+    /// the app's frames at --hz while the steps and what follows them are found again: every
+    /// frame's time (the UI thread must not do that work) and the time until they are in.
+    Steps {
+        files: Vec<PathBuf>,
+        #[arg(long, default_value = "ProfilerStep#\\d+")]
+        pattern: String,
+        #[arg(long, default_value_t = 60.0)]
+        hz: f64,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        #[arg(long, default_value_t = 300)]
+        timeout_s: u64,
+    },
     /// The viewer's CPU use while idle: starts `strobe FILE` (needs a display: under Xvfb set
     /// DISPLAY), waits --warmup seconds for it to load and settle, then reads the process's
     /// CPU time (utime + stime of /proc/PID/stat) over --seconds with no input.
@@ -188,6 +203,9 @@ pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
         }
         BenchWhat::Idle { file, seconds, warmup, runs } => crate::bench_app::idle(&file, seconds, warmup, runs, cache),
         BenchWhat::Frame { spans, frames } => frame(spans, frames),
+        BenchWhat::Steps { files, pattern, hz, runs, timeout_s } => {
+            crate::bench_app::steps(files, &pattern, hz, runs, timeout_s)
+        }
         BenchWhat::Memory { file, runs, frames } => memory(&file, runs, frames),
         BenchWhat::Ranks { ranks: n, size_mb, dir, frames, runs, pool, from } => {
             crate::bench_ranks::run(&crate::bench_ranks::Opts { n, size_mb, dir, frames, runs, pool, from })

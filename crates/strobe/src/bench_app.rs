@@ -1,4 +1,4 @@
-//! `strobe bench open` and `strobe bench idle`: the whole viewer's responsiveness. `open`
+//! `strobe bench open`, `steps` and `idle`: the whole viewer's responsiveness. `open`
 //! runs the app headless (`strobe_ui::bench::open_frames_bench`) while a file loads; `idle`
 //! starts the real window and reads its CPU time while nothing happens.
 
@@ -167,5 +167,65 @@ pub fn idle(file: &Path, seconds: f64, warmup: f64, runs: usize, cache: Option<&
         pcts.push(pct);
     }
     println!("  median over {} runs: {:.2} % of one core", pcts.len(), median(&pcts));
+    Ok(())
+}
+
+/// `strobe bench steps`: frames while the step rule changes (`step_rule_frames_bench`).
+pub fn steps(files: Vec<PathBuf>, pattern: &str, hz: f64, runs: usize, timeout_s: u64) -> anyhow::Result<()> {
+    anyhow::ensure!(!files.is_empty(), "bench steps: name the files to open");
+    let size: u64 = files.iter().map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0)).sum();
+    let cache = tempfile::tempdir()?;
+    // the stores cached first: the runs measure the step rule, not an ingest
+    let fill = strobe_ui::bench::open_frames_bench(
+        files.clone(),
+        Some(cache.path().to_path_buf()),
+        hz,
+        1,
+        Duration::from_secs(timeout_s),
+    );
+    anyhow::ensure!(fill.load_s.is_some(), "bench steps: the first open timed out");
+    anyhow::ensure!(written(cache.path(), timeout_s), "bench steps: writing the cache timed out");
+    println!(
+        "View > Steps set to {pattern:?} and back, {runs} time(s), on {} file(s), {:.1} MB, headless app at {hz} Hz \
+         (1920x1080); each change's frames until its figures are in:",
+        files.len(),
+        size as f64 / 1e6
+    );
+    println!(
+        "  {:>4} {:>24} {:>7} {:>10} {:>10} {:>9} {:>13} {:>9}",
+        "run", "rule", "frames", "median ms", "worst ms", "> 16 ms", "cpu: worst ms", "settle s"
+    );
+    let mut patterns = Vec::new();
+    for _ in 0..runs {
+        patterns.push(pattern);
+        patterns.push("");
+    }
+    let results = strobe_ui::bench::step_rule_frames_bench(
+        files,
+        Some(cache.path().to_path_buf()),
+        &patterns,
+        hz,
+        Duration::from_secs(timeout_s),
+    );
+    let mut worst_all: Vec<f64> = Vec::new();
+    for (i, (r, p)) in results.iter().zip(&patterns).enumerate() {
+        let worst = r.wall.iter().cloned().fold(0.0, f64::max);
+        worst_all.push(worst);
+        let over = r.wall.iter().filter(|&&ms| ms > 16.0).count();
+        let cpu_worst = r.cpu.iter().cloned().fold(0.0, f64::max);
+        let rule = if p.is_empty() { "(built-in rules)".to_string() } else { p.to_string() };
+        println!(
+            "  {:>4} {:>24} {:>7} {:>10.2} {:>10.2} {:>9} {:>13.2} {:>9}",
+            i + 1,
+            rule,
+            r.wall.len(),
+            median(&r.wall),
+            worst,
+            over,
+            cpu_worst,
+            r.settle_s.map(|s| format!("{s:.2}")).unwrap_or_else(|| "timeout".into())
+        );
+    }
+    println!("  worst frame over all changes: {:.2} ms", worst_all.iter().cloned().fold(0.0, f64::max));
     Ok(())
 }

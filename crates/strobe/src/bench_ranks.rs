@@ -77,16 +77,16 @@ struct Open {
 /// Opens `files` as the GUI does: `Loader::start` per file (a thread each), polled until all
 /// are in. With `pool`, at most that many loads run at once (workers over `load_document`).
 fn open_all(files: &[PathBuf], cache: &Path, pool: Option<usize>) -> anyhow::Result<Open> {
-    let thr = strobe_analysis::idle::DEFAULT_THRESHOLD_NS;
+    let settings = strobe_ui::workspace::FigureSettings::default();
     let peak = AnonPeak::start();
     let t = Instant::now();
     let mut first_s = None;
     let mut traces = Vec::with_capacity(files.len());
     match pool {
         None => {
-            let mut loader = Loader::new(Some(cache.to_path_buf()), thr);
+            let mut loader = Loader::new(Some(cache.to_path_buf()));
             for f in files {
-                loader.start(f, 0, || {});
+                loader.start(f, 0, settings.clone(), || {});
             }
             while loader.busy() {
                 for ev in loader.poll() {
@@ -109,11 +109,11 @@ fn open_all(files: &[PathBuf], cache: &Path, pool: Option<usize>) -> anyhow::Res
             std::thread::scope(|s| -> anyhow::Result<()> {
                 for _ in 0..k.max(1) {
                     let tx = tx.clone();
-                    let (next, opts) = (&next, &opts);
+                    let (next, opts, settings) = (&next, &opts, &settings);
                     s.spawn(move || loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(f) = files.get(i) else { break };
-                        let r = match strobe_ui::loader::load_document(f, opts, thr) {
+                        let r = match strobe_ui::loader::load_document(f, opts, settings) {
                             Ok(Document::Trace(tr)) => Ok(*tr),
                             Ok(_) => Err(format!("{}: not a trace", f.display())),
                             Err(e) => Err(format!("{}: {e}", f.display())),

@@ -269,13 +269,9 @@ pub fn efficiency_in_steps(store: &Store, steps: &[Step], ov: PeakOverride) -> E
     efficiency_of_in_steps(store, &runs, steps, ov)
 }
 
-/// `efficiency` over op instances already found (`op_runs`: the viewer keeps them to link
-/// the figures with the timeline's spans).
-pub fn efficiency_of(store: &Store, runs: &[OpRun], ov: PeakOverride) -> Efficiency {
-    efficiency_of_in_steps(store, runs, &crate::steps::steps(store), ov)
-}
-
-fn efficiency_of_in_steps(store: &Store, runs: &[OpRun], steps: &[Step], ov: PeakOverride) -> Efficiency {
+/// `efficiency_in_steps` over op instances already found (`op_runs`: the viewer keeps them
+/// to link the figures with the timeline's spans).
+pub fn efficiency_of_in_steps(store: &Store, runs: &[OpRun], steps: &[Step], ov: PeakOverride) -> Efficiency {
     let device = DevicePeaks::of(trace_device(store), ov);
     let t = strobe_store::timing::Phase::start("efficiency: by op name");
     let ops = by_op_name(runs, &device);

@@ -70,21 +70,20 @@ pub struct RankDigest {
 
 /// The digest of `r` whose single-trace figures per device are `gpus` (`report.gpus`).
 pub fn digest(r: &RankTrace, gpus: &[GpuTime], top_kernels: usize) -> RankDigest {
-    digest_with(r, gpus, top_kernels, crate::gpu_time::device_unions(r.store), None)
+    digest_with(r, gpus, top_kernels, &crate::gpu_time::device_unions(r.store), None)
 }
 
-/// `digest` from the store's device unions already computed (taken: a one-device rank's
-/// compute union moves into the digest, not copied) and, when the rank's report found them on
-/// the same steps, its step anomalies (named for the rank here).
+/// `digest` from the store's device unions already computed and, when the rank's figures found
+/// them on the same steps, its step anomalies (named for the rank here).
 pub fn digest_with(
     r: &RankTrace,
     gpus: &[GpuTime],
     top_kernels: usize,
-    mut devices: Vec<crate::gpu_time::DeviceUnions>,
-    anomalies: Option<Vec<crate::anomalies::StepAnomaly>>,
+    devices: &[crate::gpu_time::DeviceUnions],
+    anomalies: Option<&[crate::anomalies::StepAnomaly]>,
 ) -> RankDigest {
     let store = r.store;
-    let u = rank_unions_of(&devices);
+    let u = rank_unions_of(devices);
     let step_figures = r
         .steps
         .iter()
@@ -101,16 +100,14 @@ pub fn digest_with(
         .collect();
     let comm = super::collectives::comm_kernels_with_windows(store, r.steps, &u, top_kernels);
     let step_anomalies = match anomalies {
-        Some(a) => a.into_iter().map(|a| crate::anomalies::with_rank(a, Some(r.rank))).collect(),
+        Some(a) => a.iter().map(|a| crate::anomalies::with_rank(a.clone(), Some(r.rank))).collect(),
         None => crate::anomalies::step_anomalies_in(store, r.steps, Some(r.rank), crate::anomalies::DEFAULT_K, &u.busy),
     };
     // the compute union is kept; the rest is freed before the launch pairs are gathered
-    let merged = match u.compute {
-        std::borrow::Cow::Owned(c) => Some(c),
-        std::borrow::Cow::Borrowed(_) => None,
+    let compute = {
+        let u = u;
+        u.compute.into_owned()
     };
-    let compute = merged.unwrap_or_else(|| std::mem::take(&mut devices[0].compute));
-    drop(devices);
     RankDigest {
         rank: r.rank,
         source: r.source.to_string(),

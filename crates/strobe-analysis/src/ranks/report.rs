@@ -10,12 +10,15 @@ use super::collectives::{match_digests, Collective};
 use super::digest::{digest_with, RankDigest};
 use super::identity::{identify, identify_ranks, RankFrom};
 use super::launch::LaunchStats;
-use super::memcpy_bandwidth::{memcpy_bandwidth, BandwidthSeries};
-use super::queue::{queue_summary, QueueSeries};
+use super::memcpy_bandwidth::BandwidthSeries;
+use super::queue::QueueSeries;
 use super::step_table::{rank_summaries_of, step_table_of, RankStepSummary, StepRow};
 use super::straggler::{find_stragglers_of, StepStraggler, Straggler, StragglerParams, StragglerPattern};
 use super::RankTrace;
+use crate::efficiency::PeakOverride;
+use crate::figures::TraceFigures;
 use crate::gpu_time::GpuTime;
+use crate::pipeline::Pipeline;
 use crate::report::{fmt_ns, Report};
 use crate::steps::StepRule;
 use rayon::prelude::*;
@@ -115,6 +118,21 @@ pub fn multi_rank_report_with(
     multi_rank_report_from_parts(traces, parts, how, top, opts)
 }
 
+/// The several-rank report over traces whose figures are already kept (the viewer's), with
+/// the pipeline they form: each rank's parts read its figures, and no rank's single-trace
+/// report is made (the viewer shows each trace's own figures).
+pub fn multi_rank_analysis(
+    traces: &[(&str, &Store, &TraceFigures)],
+    how: Alignment,
+    opts: &RankOptions,
+) -> (MultiRankReport, Option<Pipeline>) {
+    let pairs: Vec<(&str, &Store)> = traces.iter().map(|t| (t.0, t.1)).collect();
+    let ids = ranks_of(&pairs);
+    let parts_of = |i: usize, rank: i64| rank_parts_of(rank, traces[i].0, traces[i].1, traces[i].2, None, opts);
+    let parts: Vec<RankParts> = (0..traces.len()).into_par_iter().map(|i| parts_of(i, ids[i].rank)).collect();
+    merge_parts(&pairs, parts, how, opts, &parts_of)
+}
+
 /// What one rank contributes to the several-rank report, found from its store alone: its
 /// digest, single-trace report, queue lengths, copy bandwidth and the steps the digest was
 /// made from. A caller that loads the ranks one by one can make each rank's parts as soon as
@@ -122,24 +140,39 @@ pub fn multi_rank_report_with(
 pub struct RankParts {
     rank: i64,
     digest: RankDigest,
-    report: Report,
+    report: Option<Report>,
     queues: RankQueues,
     bandwidth: RankBandwidth,
     steps: Vec<crate::steps::Step>,
 }
 
 /// Rank `rank`'s parts (`rank` as `identify_ranks` will name it; parts made under another
-/// number are made again by `multi_rank_report_from_parts`).
+/// number are made again by `multi_rank_report_from_parts`). Its figures are found for the
+/// parts alone and let go with them.
 pub fn rank_parts(rank: i64, source: &str, store: &Store, top: usize, opts: &RankOptions) -> RankParts {
+    let figs = TraceFigures::new(opts.steps.clone(), PeakOverride::default());
+    rank_parts_of(rank, source, store, &figs, Some(top), opts)
+}
+
+/// Rank `rank`'s parts from its figures (found by `opts.steps`), with its single-trace report
+/// of `top` kernels, or none.
+fn rank_parts_of(
+    rank: i64,
+    source: &str,
+    store: &Store,
+    figs: &TraceFigures,
+    top: Option<usize>,
+    opts: &RankOptions,
+) -> RankParts {
     // the queues and copies are scans of their own: beside the report, not after it
-    let ((digest, report, steps), (queues, bandwidth)) = rayon::join(
-        || digest_and_report(rank, source, store, top, opts),
+    let ((digest, report, steps), (streams, copies)) = rayon::join(
+        || digest_and_report(rank, source, store, figs, top, opts),
         || {
             let _t = Phase::start("ranks: queues, copy bandwidth");
-            let (streams, copies) = rayon::join(|| queue_summary(store), || memcpy_bandwidth(store));
-            (RankQueues { rank, streams }, RankBandwidth { rank, copies })
+            rayon::join(|| figs.queue_summary(store).to_vec(), || figs.copy_bandwidth(store).to_vec())
         },
     );
+    let (queues, bandwidth) = (RankQueues { rank, streams }, RankBandwidth { rank, copies });
     RankParts { rank, digest, report, queues, bandwidth, steps }
 }
 
@@ -158,23 +191,28 @@ pub fn multi_rank_report_from_parts(
     top: usize,
     opts: &RankOptions,
 ) -> MultiRankReport {
+    let remake = |i: usize, rank: i64| rank_parts(rank, traces[i].0, traces[i].1, top, opts);
+    merge_parts(traces, parts, how, opts, &remake).0
+}
+
+/// The report from each trace's parts (in the order of `traces`), and the pipeline the
+/// ranks form; `remake(i, rank)` makes trace `i`'s parts again under another rank number.
+fn merge_parts(
+    traces: &[(&str, &Store)],
+    parts: Vec<RankParts>,
+    how: Alignment,
+    opts: &RankOptions,
+    remake: &(dyn Fn(usize, i64) -> RankParts + Sync),
+) -> (MultiRankReport, Option<Pipeline>) {
     let ids = ranks_of(traces);
     // a part made under another rank number than the traces together give (two traces
     // claiming one rank fall back to their order) is made again under the right one
     let per_rank: Vec<RankParts> = parts
         .into_par_iter()
         .enumerate()
-        .map(
-            |(i, p)| {
-                if p.rank == ids[i].rank {
-                    p
-                } else {
-                    rank_parts(ids[i].rank, traces[i].0, traces[i].1, top, opts)
-                }
-            },
-        )
+        .map(|(i, p)| if p.rank == ids[i].rank { p } else { remake(i, ids[i].rank) })
         .collect();
-    let mut extras: Vec<Option<(Report, RankQueues, RankBandwidth)>> = Vec::with_capacity(per_rank.len());
+    let mut extras: Vec<Option<(Option<Report>, RankQueues, RankBandwidth)>> = Vec::with_capacity(per_rank.len());
     let mut digests = Vec::with_capacity(per_rank.len());
     let mut steps: Vec<Vec<crate::steps::Step>> = Vec::with_capacity(per_rank.len());
     for p in per_rank {
@@ -189,7 +227,7 @@ pub fn multi_rank_report_from_parts(
     // the pipeline (its microbatches are read from the ranks' spans)
     for (e, &i) in out.ranks.iter_mut().zip(&order) {
         if let Some((report, q, b)) = extras[i].take() {
-            e.report = Some(report);
+            e.report = report;
             out.queue_length.push(q);
             out.memcpy_bandwidth.push(b);
         }
@@ -201,41 +239,45 @@ pub fn multi_rank_report_from_parts(
         .map(|(&i, e)| RankTrace { rank: e.rank, source: traces[i].0, store: traces[i].1, steps: &steps[i] })
         .collect();
     let _t = Phase::start("ranks: pipeline");
-    out.pipeline = crate::pipeline::analyze(&ranks, &opts.microbatches).map(|p| p.report);
-    out
+    let pipeline = crate::pipeline::analyze(&ranks, &opts.microbatches);
+    out.pipeline = pipeline.as_ref().map(|p| p.report.clone());
+    (out, pipeline)
 }
 
 /// Each trace's digest (in the order given) and identity: the per-rank half of the report,
-/// what `strobe summarize` writes. The per-device figures come from the rank's single-trace
-/// report, as in `multi_rank_report_with`.
+/// what `strobe summarize` writes. The per-device figures are those of the rank's
+/// single-trace report, as in `multi_rank_report_with`.
 pub fn rank_digests(traces: &[(&str, &Store)], opts: &RankOptions) -> Vec<(RankDigest, super::identity::RankIdentity)> {
     let ids = ranks_of(traces);
     (0..traces.len())
         .into_par_iter()
         .map(|i| {
             let (source, store) = traces[i];
-            (digest_and_report(ids[i].rank, source, store, 1, opts).0, ids[i].clone())
+            let figs = TraceFigures::new(opts.steps.clone(), PeakOverride::default());
+            (digest_and_report(ids[i].rank, source, store, &figs, None, opts).0, ids[i].clone())
         })
         .collect()
 }
 
-/// One rank's digest, its single-trace report and the steps the digest was made from. The
-/// two share what both start from (the steps, the GPU unions and, on the same steps, the
-/// step anomalies), found once: each is a scan of the store.
+/// One rank's digest, its single-trace report of `top` kernels (None: no report) and the steps
+/// the digest was made from, all from the rank's figures: the steps, the GPU unions and, on
+/// the same steps, the step anomalies are found once for both.
 fn digest_and_report(
     rank: i64,
     source: &str,
     store: &Store,
-    top: usize,
+    figs: &TraceFigures,
+    top: Option<usize>,
     opts: &RankOptions,
-) -> (RankDigest, Report, Vec<crate::steps::Step>) {
-    let inputs = crate::report::ReportInputs::of(store, &opts.steps);
-    let steps = super::distinct_steps(inputs.steps.clone());
-    let report = crate::report::report_from(store, &inputs, top, Default::default());
+) -> (RankDigest, Option<Report>, Vec<crate::steps::Step>) {
+    let report = top.map(|top| crate::report::report_from(store, figs, top));
+    let found = figs.steps(store);
+    let steps = super::distinct_steps(found.to_vec());
+    let gpus = figs.gpus(store);
+    let anomalies = (steps == found).then(|| figs.step_anomalies(store));
     let r = RankTrace { rank, source, store, steps: &steps };
     let _t = Phase::start("ranks: digest");
-    let anomalies = (steps == inputs.steps).then(|| report.step_anomalies.clone());
-    let d = digest_with(&r, &report.gpus, opts.straggler.top_kernels, inputs.unions, anomalies);
+    let d = digest_with(&r, &gpus, opts.straggler.top_kernels, &figs.activity(store).unions, anomalies);
     (d, report, steps)
 }
 

@@ -3,7 +3,7 @@
 use super::{BottomTab, StrobeApp};
 use crate::commands::{Command, Highlight, Selection};
 use crate::workspace::{SpanRef, TraceId};
-use strobe_model::{LaneKind, SpanKind};
+use strobe_model::SpanKind;
 
 impl StrobeApp {
     /// Applies one command (what every pane's clicks turn into).
@@ -52,14 +52,14 @@ impl StrobeApp {
                 self.timeline.show_trace(&mut self.timeline_state, trace);
             }
             Command::AreaSelected { t0, t1, lanes } => {
-                self.area.compute(&self.ws, t0, t1, &lanes);
+                self.area.compute(&self.ws, t0, t1, &lanes, ctx);
                 self.sel.range = Some((t0, t1));
                 self.bottom_tab = BottomTab::Area;
             }
             Command::ApplyAlignment(offsets) => self.apply_alignment(offsets),
             Command::AreaPivot(p) => {
                 self.area.pivot = p;
-                self.area.regroup(&self.ws);
+                self.area.regroup(ctx);
             }
             Command::SearchResults(h) => self.search_highlight = h,
             Command::OpenFiles(p) => self.open_files(p, true, ctx),
@@ -69,10 +69,12 @@ impl StrobeApp {
             Command::CloseAll => self.close_all(),
             Command::FocusSearch => self.search.focus_request = true,
             Command::SetIdleThreshold(ns) => {
-                self.loader.idle_threshold_ns = ns;
-                for t in &mut self.ws.traces {
-                    t.set_idle_threshold(ns);
-                }
+                // the breakdown at the new threshold comes from the analyses' threads
+                let settings = crate::workspace::FigureSettings {
+                    idle_threshold_ns: ns,
+                    ..self.ws.figure_settings().clone()
+                };
+                self.ws.set_figure_settings(settings);
             }
             Command::AddMark { t, note, name_it } => {
                 let i = self.timeline_state.marks.add(t, note);
@@ -99,12 +101,11 @@ impl StrobeApp {
                     strobe_analysis::steps::StepRule::from_pattern(p.trim())
                 };
                 match rule {
-                    Ok(rule) => {
-                        for t in &mut self.ws.traces {
-                            t.derived.set_steps(&t.store, &rule);
-                        }
-                        self.ws.generation += 1;
-                        self.ranks.step_rule = rule;
+                    // every trace's steps, and what follows them, from the analyses' threads
+                    Ok(step_rule) => {
+                        let settings =
+                            crate::workspace::FigureSettings { step_rule, ..self.ws.figure_settings().clone() };
+                        self.ws.set_figure_settings(settings);
                     }
                     Err(e) => self.errors.push(e),
                 }
@@ -146,6 +147,7 @@ impl StrobeApp {
                     self.bottom_tab = BottomTab::Ranks;
                 }
                 self.ws.pipeline = p;
+                self.ws.pipeline_settled = true;
             }
         }
     }
@@ -186,12 +188,10 @@ impl StrobeApp {
         self.apply_pending(ctx);
     }
 
-    /// Finds the pipeline on this thread and hands it to the workspace (tests).
+    /// Finds the pipeline on this thread and hands it to the workspace (tests): the rank
+    /// comparison finds it, its alignment applied with it.
     pub fn settle_pipeline_blocking(&mut self, ctx: &egui::Context) {
-        let mut cmds = Vec::new();
-        self.pipeline.update_blocking(&self.ws, &self.ranks.step_rule, &mut cmds);
-        self.pending.extend(cmds);
-        self.apply_pending(ctx);
+        self.settle_ranks_blocking(ctx);
     }
 
     /// Links the kernel pane's launches to the open traces' kernel spans when the workspace
@@ -247,35 +247,27 @@ impl StrobeApp {
         }
     }
 
-    /// Highlights every occurrence of kernel `name` in `trace` and jumps to the longest.
+    /// Highlights every occurrence of kernel `name` in `trace` and jumps to the longest: both
+    /// read off the trace's kernel figures (nothing until they arrive), not a pass over its
+    /// spans.
     pub fn select_kernel(&mut self, trace: TraceId, name: &str) {
-        let Some(st) = self.ws.store(trace) else { return };
-        let mut mask = vec![false; st.string_count()];
-        let mut any = false;
-        for i in 0..st.string_count() as u32 {
-            if st.string(i) == name {
-                mask[i as usize] = true;
-                any = true;
+        let Some(t) = self.ws.trace(trace) else { return };
+        let stats: Vec<&strobe_analysis::kernels::KernelStat> = t.kernels().iter().filter(|k| k.name == name).collect();
+        let mut mask = vec![false; t.store.string_count()];
+        for k in &stats {
+            if let Some(m) = mask.get_mut(k.name_id as usize) {
+                *m = true;
             }
         }
-        let mut best: Option<(i64, u32)> = None;
-        for (lane, d) in st.lanes.iter().enumerate() {
-            if !matches!(d.kind, LaneKind::GpuStream { .. }) {
-                continue;
-            }
-            for &sid in st.lane_spans(lane as u32).span {
-                let m = st.span_meta(sid);
-                if mask[m.name as usize] && SpanKind::from_u8(m.kind) == SpanKind::Kernel {
-                    let dur = st.span_end(sid) - st.span_start(sid);
-                    if best.map(|b| dur > b.0).unwrap_or(true) {
-                        best = Some((dur, sid));
-                    }
-                }
-            }
-        }
-        self.kernel_highlight = Highlight { names: [(trace, mask)].into_iter().collect(), active: any };
+        // the first longest, as the figures order the names
+        let best = stats.iter().fold(None::<&&strobe_analysis::kernels::KernelStat>, |b, k| match b {
+            Some(b) if b.max_ns >= k.max_ns => Some(b),
+            _ => Some(k),
+        });
+        let longest = best.map(|k| k.longest_span);
+        self.kernel_highlight = Highlight { names: [(trace, mask)].into_iter().collect(), active: !stats.is_empty() };
         self.sel.kernel = Some((trace, name.to_string()));
-        if let Some((_, sid)) = best {
+        if let Some(sid) = longest {
             let r = SpanRef { trace, span: sid };
             self.sel.span = Some(r);
             self.timeline.reveal(&mut self.timeline_state, &self.ws, r);

@@ -130,11 +130,12 @@ pub struct StrobeApp {
 
 impl StrobeApp {
     pub fn new(cache_dir: Option<PathBuf>, settings: Settings) -> StrobeApp {
-        let thr = (settings.idle_threshold_us * 1e3) as i64;
+        let mut ws = Workspace::default();
+        ws.set_figure_settings(settings.figure_settings());
         let timeline_state = TimelineState { show_bands: settings.show_bands, ..Default::default() };
         let (sender, received) = crate::commands::command_channel();
         StrobeApp {
-            ws: Workspace::default(),
+            ws,
             sel: Selection::default(),
             settings,
             screenshot: None,
@@ -148,7 +149,7 @@ impl StrobeApp {
             load_summary: Default::default(),
             notes: Default::default(),
             browser: FileBrowser::default(),
-            loader: Loader::new(cache_dir, thr),
+            loader: Loader::new(cache_dir),
             kernel_sol: None,
             memory: None,
             ranks: crate::ranks::RanksPane::default(),
@@ -209,7 +210,6 @@ impl StrobeApp {
         {
             let mut cx = view_ctx!(self, &mut cmds);
             self.ranks.update(&mut cx, &ctx);
-            self.pipeline.update(&mut cx, &ctx, &self.ranks.step_rule);
         }
         let dropped: Vec<PathBuf> = ctx.input(|i| {
             i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).filter(|p| !p.as_os_str().is_empty()).collect()

@@ -58,7 +58,7 @@ impl StrobeApp {
         }
         for p in files {
             let c = ctx.clone();
-            self.loader.start(&p, batch, move || c.request_repaint());
+            self.loader.start(&p, batch, self.ws.figure_settings().clone(), move || c.request_repaint());
             self.remember(&p);
         }
     }
@@ -119,7 +119,7 @@ impl StrobeApp {
 
     /// Loads a file on this thread and adds it (tests, benchmarks).
     pub fn open_blocking(&mut self, path: &std::path::Path) -> Result<(), String> {
-        let d = self.loader.load_blocking(path)?;
+        let d = self.loader.load_blocking(path, self.ws.figure_settings())?;
         self.add_document(d);
         // blocking means whole: the figures a loader's open leaves to the analyses thread too
         for t in &self.ws.traces {
@@ -157,13 +157,7 @@ impl StrobeApp {
         }
     }
 
-    pub fn add_trace(&mut self, mut t: crate::workspace::Trace) {
-        if let Ok(rule) = strobe_analysis::steps::StepRule::from_pattern(self.settings.step_pattern.trim()) {
-            if !self.settings.step_pattern.trim().is_empty() {
-                t.derived.set_steps(&t.store, &rule);
-                self.ranks.step_rule = rule;
-            }
-        }
+    pub fn add_trace(&mut self, t: crate::workspace::Trace) {
         // ids are stable: the selection and folds survive a rank inserted before them
         self.ws.add_trace(t);
         // ranks side by side: their GPU lanes one above the other; a click opens a CPU group

@@ -34,7 +34,7 @@ impl StrobeApp {
         if self.loader.busy()
             || self.ws.traces.iter().any(|t| t.derived.pending())
             || self.ranks.busy()
-            || self.pipeline.busy()
+            || (crate::pipeline::PipelinePane::applies(&self.ws) && !self.ws.pipeline_settled)
             || (self.ws.traces.is_empty()
                 && self.ws.summaries.is_none()
                 && self.errors.is_empty()

@@ -15,6 +15,18 @@ pub struct Settings {
     pub step_pattern: String,
 }
 
+impl Settings {
+    /// The figure settings these remembered ones give (a pattern that is not a regex: the
+    /// built-in step rules).
+    pub fn figure_settings(&self) -> crate::workspace::FigureSettings {
+        let step_rule = strobe_analysis::steps::StepRule::from_pattern(self.step_pattern.trim())
+            .ok()
+            .filter(|_| !self.step_pattern.trim().is_empty())
+            .unwrap_or_default();
+        crate::workspace::FigureSettings { step_rule, idle_threshold_ns: (self.idle_threshold_us * 1e3) as i64 }
+    }
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Settings {

@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use strobe_analysis::diff::{diff, TraceDiff};
 use strobe_analysis::ranks::align::Alignment;
-use strobe_analysis::ranks::report::{multi_rank_report_with, MultiRankReport};
+use strobe_analysis::figures::TraceFigures;
+use strobe_analysis::ranks::report::{multi_rank_analysis, MultiRankReport, RankOptions};
 use strobe_store::Store;
 
 /// What the figures were computed for: the traces (in workspace order) and the alignment.
@@ -47,12 +48,13 @@ pub struct Computed {
     pub heat: heat_map::HeatIndex,
     /// Merged from a summary folder (the ranks' traces are not loaded).
     pub from_summaries: bool,
+    /// The pipeline the open traces form (None: none, or from summaries); it goes to the
+    /// workspace (`Command::SetPipeline`) once installed.
+    pub pipeline: Option<Arc<crate::pipeline::PipelineView>>,
 }
 
 pub struct RanksPane {
     pub alignment: Alignment,
-    /// How each rank's steps are found (View ▸ Steps).
-    pub step_rule: strobe_analysis::steps::StepRule,
     pub metric: Metric,
     pub computed: Option<Computed>,
     key: Option<Key>,
@@ -80,7 +82,6 @@ impl Default for RanksPane {
     fn default() -> Self {
         RanksPane {
             alignment: Alignment::CollectiveEnd,
-            step_rule: Default::default(),
             metric: Metric::StepTime,
             computed: None,
             key: None,
@@ -94,16 +95,17 @@ impl Default for RanksPane {
     }
 }
 
-fn compute(
-    traces: Vec<(TraceId, PathBuf, Arc<Store>)>,
-    how: Alignment,
-    rule: strobe_analysis::steps::StepRule,
-) -> Computed {
+/// One open trace as the comparison reads it: its id, its path, its store and its figures.
+type RankInput = (TraceId, PathBuf, Arc<Store>, TraceFigures);
+
+/// The comparison of the open traces from their own figures (found once per trace, shared
+/// with every pane), and the pipeline they form.
+fn compute(traces: Vec<RankInput>, how: Alignment, rule: strobe_analysis::steps::StepRule) -> Computed {
     // each rank by its own name: a file of several ranks (an nsys export's processes) names
     // each by its rank, as `strobe report` does by its pid
     let names: Vec<String> = traces
         .iter()
-        .map(|(_, path, store)| {
+        .map(|(_, path, store, _)| {
             let p = path.display().to_string();
             match store.meta.distributed.as_ref().and_then(|d| d.rank) {
                 Some(r) if traces.iter().filter(|u| u.1 == *path).count() > 1 => format!("{p} (rank {r})"),
@@ -111,18 +113,26 @@ fn compute(
             }
         })
         .collect();
-    let pairs: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(traces.iter().map(|t| &*t.2)).collect();
-    let opts = strobe_analysis::ranks::report::RankOptions { steps: rule, ..Default::default() };
-    let report = multi_rank_report_with(&pairs, how, 20, &opts);
+    let inputs: Vec<(&str, &Store, &TraceFigures)> =
+        names.iter().zip(&traces).map(|(n, t)| (n.as_str(), &*t.2, &t.3)).collect();
+    let opts = RankOptions { steps: rule, ..Default::default() };
+    let (report, pipeline) = multi_rank_analysis(&inputs, how, &opts);
     let index_of_rank: Vec<usize> =
         report.ranks.iter().map(|r| names.iter().position(|n| *n == r.source).unwrap_or(0)).collect();
     let diff = (traces.len() == 2).then(|| {
         let (a, b) = (index_of_rank[0], index_of_rank[1]);
         diff(&traces[a].2, &traces[b].2)
     });
-    let trace_of_rank = index_of_rank.iter().map(|&i| Some(traces[i].0)).collect();
+    let trace_of_rank: Vec<Option<TraceId>> = index_of_rank.iter().map(|&i| Some(traces[i].0)).collect();
+    let pipeline = pipeline.and_then(|p| {
+        let trace_of = |rank: i64| {
+            let i = report.ranks.iter().position(|e| e.rank == rank)?;
+            trace_of_rank[i]
+        };
+        crate::pipeline::PipelineView::of(p, trace_of).map(Arc::new)
+    });
     let heat = heat_map::HeatIndex::new(&report);
-    Computed { report, trace_of_rank, diff, heat, from_summaries: false }
+    Computed { report, trace_of_rank, diff, heat, from_summaries: false, pipeline }
 }
 
 /// The report merged from the summaries in `dir`.
@@ -130,7 +140,14 @@ fn compute_summaries(dir: PathBuf, how: Alignment, rule: strobe_analysis::steps:
     let opts = strobe_analysis::ranks::report::RankOptions { steps: rule, ..Default::default() };
     let report = strobe_cluster::merge_dir(&dir, how, &opts).map_err(|e| format!("{e:#}"))?;
     let heat = heat_map::HeatIndex::new(&report);
-    Ok(Computed { trace_of_rank: vec![None; report.ranks.len()], report, diff: None, heat, from_summaries: true })
+    Ok(Computed {
+        trace_of_rank: vec![None; report.ranks.len()],
+        report,
+        diff: None,
+        heat,
+        from_summaries: true,
+        pipeline: None,
+    })
 }
 
 /// Where rank `source` (the path its summary recorded) is on this machine: as recorded, else
@@ -160,8 +177,8 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-fn inputs(ws: &Workspace) -> Vec<(TraceId, PathBuf, Arc<Store>)> {
-    ws.traces.iter().map(|t| (t.id, t.path.clone(), Arc::clone(&t.store))).collect()
+fn inputs(ws: &Workspace) -> Vec<RankInput> {
+    ws.traces.iter().map(|t| (t.id, t.path.clone(), Arc::clone(&t.store), t.derived.analysis.clone())).collect()
 }
 
 impl RanksPane {
@@ -178,7 +195,7 @@ impl RanksPane {
             traces: if summaries.is_some() { Vec::new() } else { ws.traces.iter().map(|t| t.id).collect() },
             summaries,
             alignment: self.alignment,
-            steps: self.step_rule.pattern.as_ref().map(|r| r.as_str().to_string()),
+            steps: ws.figure_settings().step_pattern().map(str::to_string),
         }
     }
 
@@ -192,6 +209,9 @@ impl RanksPane {
         if !Self::applies(ws) {
             self.computed = None;
             self.key = None;
+            if ws.pipeline.is_some() {
+                cx.emit(Command::SetPipeline(None));
+            }
             return;
         }
         let want = self.wanted(ws);
@@ -201,7 +221,7 @@ impl RanksPane {
         self.after_overviews =
             stale && want.summaries.is_none() && ws.traces.iter().any(|t| !t.derived.overview_ready());
         if stale && self.pending.is_none() && !self.after_overviews {
-            let (how, rule) = (want.alignment, self.step_rule.clone());
+            let (how, rule) = (want.alignment, ws.figure_settings().step_rule.clone());
             let job = match want.summaries.clone() {
                 Some(dir) => Pending::spawn_ui(ctx, move || compute_summaries(dir, how, rule)),
                 None => {
@@ -294,9 +314,10 @@ impl RanksPane {
         if self.key.as_ref() == Some(&want) {
             return;
         }
+        let rule = ws.figure_settings().step_rule.clone();
         let c = match want.summaries.clone() {
-            Some(dir) => compute_summaries(dir, want.alignment, self.step_rule.clone()),
-            None => Ok(compute(inputs(ws), want.alignment, self.step_rule.clone())),
+            Some(dir) => compute_summaries(dir, want.alignment, rule),
+            None => Ok(compute(inputs(ws), want.alignment, rule)),
         };
         self.install(want, c, &mut |c| cmds.push(c));
         self.link_traces(ws, &mut |c| cmds.push(c));
@@ -317,6 +338,7 @@ impl RanksPane {
         if !offsets.is_empty() {
             emit(Command::ApplyAlignment(offsets));
         }
+        emit(Command::SetPipeline(c.pipeline.clone()));
         self.linked.clear();
         self.computed = Some(c);
     }

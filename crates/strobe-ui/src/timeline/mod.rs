@@ -248,10 +248,10 @@ impl TimelineView {
         if st.fit_pending && !ws.traces.is_empty() {
             st.fit_opening(ws, self.plot_width);
             st.fit_pending = false;
-            let steps_due = ws.traces.iter().any(|t| !t.derived.steps.is_ready());
+            let steps_due = ws.traces.iter().any(|t| !t.derived.steps_ready());
             self.opening_fit = steps_due.then_some(OpeningFit::Fitted);
         } else if let Some(OpeningFit::Left(v)) = self.opening_fit {
-            if ws.traces.iter().all(|t| t.derived.steps.is_ready()) {
+            if ws.traces.iter().all(|t| t.derived.steps_ready()) {
                 if st.view == v {
                     st.fit_opening(ws, self.plot_width);
                 }

@@ -54,7 +54,11 @@ mod tests {
         };
         let (l1, l2, k1) = (find(cpu, 10), find(cpu, 30), find(gpu, 50));
         let mut ws = Workspace::default();
-        let id = ws.add_trace(crate::workspace::Trace::new("t".into(), st, 1000));
+        let id = ws.add_trace(crate::workspace::Trace::new(
+            "t".into(),
+            st,
+            &crate::workspace::FigureSettings { idle_threshold_ns: 1000, ..Default::default() },
+        ));
         let at = |span| SpanRef { trace: id, span };
         assert_eq!(step_on_lane(&ws, at(l1), true), Some(at(l2)), "the next launch, not its parent");
         assert_eq!(step_on_lane(&ws, at(l2), false), Some(at(l1)));

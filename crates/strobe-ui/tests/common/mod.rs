@@ -43,7 +43,7 @@ pub fn unanalysed(file: &str) -> strobe_ui::workspace::Trace {
     let Ok(strobe_import::Source::Trace(store)) = strobe_import::open(&sample(file), &opts) else {
         panic!("{file} is a trace")
     };
-    strobe_ui::workspace::Trace::unanalysed(sample(file), *store, 10_000)
+    strobe_ui::workspace::Trace::unanalysed(sample(file), *store, &ten_microseconds())
 }
 
 /// `app_with` plus the ranks pane's comparison and its clock alignment applied.
@@ -117,4 +117,9 @@ pub fn raise_bottom_panel(h: &mut Harness<'static, StrobeApp>, dy: f32) {
     }
     mouse_button(h, edge - egui::vec2(0.0, dy), false);
     h.run_steps(2);
+}
+
+/// Figure settings with the default step rule and the 10 µs idle threshold.
+pub fn ten_microseconds() -> strobe_ui::workspace::FigureSettings {
+    strobe_ui::workspace::FigureSettings { idle_threshold_ns: 10_000, ..Default::default() }
 }
