@@ -2,9 +2,10 @@
 //! length-prefixed `BlockHeader` followed by `PayloadSize` bytes of payload. The payload
 //! holds the block's items (sources, then kernel results, then range, cmdlist and graph
 //! results), each a u32 little-endian length and a message. Lengths are checked against the
-//! bytes present before anything is sliced.
+//! bytes present before anything is sliced, and every message is decoded knowing its absolute
+//! offset, so an error names the byte where the broken length or message starts.
 
-use super::wire::{err, Reader, Result, WireError};
+use super::messages::{self, BlockHeader, FileHeader};
 
 pub const MAGIC: &[u8; 4] = b"NVR\0";
 
@@ -12,17 +13,30 @@ pub const MAGIC: &[u8; 4] = b"NVR\0";
 /// Another version is refused as unsupported, so the caller can fall back to `ncu`.
 pub const KNOWN_VERSIONS: [u64; 1] = [7];
 
+/// Corrupt or truncated data: what went wrong and the absolute byte offset it was found at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Corrupt {
+    pub offset: usize,
+    pub what: String,
+}
+
+pub type Result<T> = std::result::Result<T, Corrupt>;
+
+pub fn err<T>(offset: usize, what: impl Into<String>) -> Result<T> {
+    Err(Corrupt { offset, what: what.into() })
+}
+
 /// Why a report was not read.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RepError {
     /// A well-formed report of a version this reader does not know.
     Unsupported(String),
     /// Corrupt or truncated data.
-    Bad(WireError),
+    Bad(Corrupt),
 }
 
-impl From<WireError> for RepError {
-    fn from(e: WireError) -> RepError {
+impl From<Corrupt> for RepError {
+    fn from(e: Corrupt) -> RepError {
         RepError::Bad(e)
     }
 }
@@ -36,9 +50,9 @@ impl std::fmt::Display for RepError {
     }
 }
 
-/// One block: its header message and its payload, with their absolute offsets.
+/// One block: its decoded header and its payload, with the payload's absolute offset.
 pub struct Block<'a> {
-    pub header: Reader<'a>,
+    pub header: BlockHeader,
     pub payload: &'a [u8],
     pub payload_offset: usize,
 }
@@ -59,20 +73,14 @@ fn prefixed<'a>(bytes: &'a [u8], at: usize, what: &str) -> Result<&'a [u8]> {
 /// Checks the magic and the FileHeader version; returns the offset of the first block.
 pub fn file_header(bytes: &[u8]) -> std::result::Result<usize, RepError> {
     if !bytes.starts_with(MAGIC) {
-        return Err(RepError::Bad(WireError {
+        return Err(RepError::Bad(Corrupt {
             offset: 0,
             what: "not an Nsight Compute report: it does not start with `NVR\\0`".into(),
         }));
     }
     let h = prefixed(bytes, 4, "file header")?;
-    let mut r = Reader::new(h, 8);
-    let mut version = None;
-    while let Some(f) = r.next_field()? {
-        if f.number == 1 {
-            version = Some(f.varint("FileHeader")?);
-        }
-    }
-    let Some(version) = version else {
+    let header: FileHeader = messages::decode(h, 8, "file header")?;
+    let Some(version) = header.version else {
         return err(8, "the file header has no version").map_err(RepError::Bad);
     };
     if !KNOWN_VERSIONS.contains(&version) {
@@ -94,15 +102,16 @@ impl<'a> Blocks<'a> {
         Blocks { bytes, pos: start }
     }
 
-    /// The next block; `payload_size` is read from the header by `messages`.
-    pub fn next_block(&mut self, payload_size: impl Fn(Reader<'a>) -> Result<u64>) -> Result<Option<Block<'a>>> {
+    /// The next block, its header decoded.
+    pub fn next_block(&mut self) -> Result<Option<Block<'a>>> {
         if self.pos >= self.bytes.len() {
             return Ok(None);
         }
         let at = self.pos;
         let h = prefixed(self.bytes, at, "block header")?;
         let header_offset = at + 4;
-        let size = payload_size(Reader::new(h, header_offset))?;
+        let header: BlockHeader = messages::decode(h, header_offset, "block header")?;
+        let size = header.payload_size;
         let payload_offset = header_offset + h.len();
         let left = (self.bytes.len() - payload_offset) as u64;
         if size > left {
@@ -110,7 +119,7 @@ impl<'a> Blocks<'a> {
         }
         let payload = &self.bytes[payload_offset..payload_offset + size as usize];
         self.pos = payload_offset + size as usize;
-        Ok(Some(Block { header: Reader::new(h, header_offset), payload, payload_offset }))
+        Ok(Some(Block { header, payload, payload_offset }))
     }
 }
 
@@ -125,8 +134,8 @@ impl<'a> Items<'a> {
     pub fn new(payload: &'a [u8], base: usize) -> Items<'a> {
         Items { payload, base, pos: 0 }
     }
-    /// The next item as a reader over its message, named `what` in errors.
-    pub fn next_item(&mut self, what: &str) -> Result<Reader<'a>> {
+    /// The next item's message bytes and their absolute offset; `what` names it in errors.
+    pub fn next_item(&mut self, what: &str) -> Result<(&'a [u8], usize)> {
         let at = self.base + self.pos;
         let Some(len) = self.payload.get(self.pos..self.pos + 4) else {
             return err(at, format!("block payload ends before the length of a {what}"));
@@ -138,6 +147,6 @@ impl<'a> Items<'a> {
         }
         let start = self.pos + 4;
         self.pos = start + n;
-        Ok(Reader::new(&self.payload[start..start + n], self.base + start))
+        Ok((&self.payload[start..start + n], self.base + start))
     }
 }

@@ -15,23 +15,42 @@
 //! from the session details when a result lacks them. As in the raw page, every launch has
 //! every metric any launch has (without a value where it has none).
 
-use super::messages::{MetricValue, ProcessInfo, ProfileResult, SessionDetails};
-use super::wire::{err, Result};
+use super::framing::{err, Result};
+use super::messages::{text, MetricValue, ProcessInfo, ProfileResult, SessionDetails};
 use crate::ncu_csv::parse_number;
 use std::collections::{BTreeMap, BTreeSet};
 use strobe_model::ncu::{NcuLaunch, NcuLayout, NcuMetric, NcuReport};
 
-/// One kernel result and the process its block belongs to.
+/// One kernel result, the process its block belongs to, and the result's absolute offset
+/// (errors about its contents name it).
 pub struct Decoded {
     pub result: ProfileResult,
     pub process: Option<ProcessInfo>,
+    pub offset: usize,
 }
 
-pub fn report(results: Vec<Decoded>, strings: &[String], sessions: &[SessionDetails]) -> Result<NcuReport> {
+/// A device of the session details: its id and its named attribute values.
+struct Device {
+    id: u64,
+    attributes: Vec<(String, MetricValue)>,
+}
+
+/// Every session's devices, each attribute that has both a name and a value.
+fn devices(sessions: Vec<SessionDetails>) -> Vec<Device> {
+    let all = sessions.into_iter().flat_map(|s| s.devices);
+    all.map(|d| Device {
+        id: d.id,
+        attributes: d.attributes.into_iter().filter_map(|a| Some((text(a.name?), a.value?.value?))).collect(),
+    })
+    .collect()
+}
+
+pub fn report(results: Vec<Decoded>, strings: &[String], sessions: Vec<SessionDetails>) -> Result<NcuReport> {
     let session_pid = sessions.iter().find_map(|s| s.process_id);
+    let devices = devices(sessions);
     let mut launches = Vec::with_capacity(results.len());
     for (i, d) in results.into_iter().enumerate() {
-        launches.push(launch(i as u64, d, strings, sessions, session_pid)?);
+        launches.push(launch(i as u64, d, strings, &devices, session_pid)?);
     }
     // The raw page is a table: a launch without some metric has an empty cell.
     let all: BTreeSet<String> = launches.iter().flat_map(|l| l.metrics.keys().cloned()).collect();
@@ -47,33 +66,31 @@ pub fn report(results: Vec<Decoded>, strings: &[String], sessions: &[SessionDeta
     Ok(NcuReport { layout: NcuLayout::Raw, launches })
 }
 
-fn launch(
-    id: u64,
-    d: Decoded,
-    strings: &[String],
-    sessions: &[SessionDetails],
-    session_pid: Option<u64>,
-) -> Result<NcuLaunch> {
+fn launch(id: u64, d: Decoded, strings: &[String], devices: &[Device], session_pid: Option<u64>) -> Result<NcuLaunch> {
     let r = d.result;
     let mut metrics = BTreeMap::new();
     for m in &r.metrics {
-        let Some(name) = usize::try_from(m.name_id).ok().and_then(|i| strings.get(i)) else {
+        let name_id = m.name_id.unwrap_or(u64::MAX);
+        let Some(name) = usize::try_from(name_id).ok().and_then(|i| strings.get(i)) else {
             return err(
-                m.offset,
-                format!("metric name id {} is beyond the report's string table ({} strings)", m.name_id, strings.len()),
+                d.offset,
+                format!(
+                    "kernel result: metric name id {name_id} is beyond the report's string table ({} strings)",
+                    strings.len()
+                ),
             );
         };
         if name.contains(':') {
             continue;
         }
         // ncu prints `no data` for a metric with neither a value nor instance values.
-        let empty = if m.has_list { "" } else { "no data" };
-        metrics.entry(name.clone()).or_insert_with(|| metric(name, m.value.as_ref(), empty));
+        let empty = if m.instances.is_some() { "" } else { "no data" };
+        let value = m.value.as_ref().and_then(|v| v.value.as_ref());
+        metrics.entry(name.clone()).or_insert_with(|| metric(name, value, empty));
     }
     let num = |k: &str| metrics.get(k).and_then(|m: &NcuMetric| m.value);
     let device = num("device__attribute_device_index").or_else(|| num("launch__device_id"));
     // Device attributes the result does not carry, from the session's device list.
-    let devices: Vec<_> = sessions.iter().flat_map(|s| &s.devices).collect();
     let dev = match device {
         Some(d) => devices.iter().find(|x| x.id as f64 == d),
         None if devices.len() == 1 => devices.first(),
@@ -95,24 +112,25 @@ fn launch(
         };
     let p = d.process.unwrap_or_default();
     let name = if !r.demangled.is_empty() {
-        drop_literal_casts(&r.demangled)
+        drop_literal_casts(&text(r.demangled))
     } else if !r.function.is_empty() {
-        r.function
+        text(r.function)
     } else {
-        r.mangled
+        text(r.mangled)
     };
+    let process = p.name.map(text);
     Ok(NcuLaunch {
         id,
         name,
         process_id: p.pid.or(session_pid).and_then(|v| i64::try_from(v).ok()),
-        process: p.name.as_deref().map(file_name).unwrap_or_default().to_string(),
-        host: p.host.unwrap_or_default(),
+        process: process.as_deref().map(file_name).unwrap_or_default().to_string(),
+        host: p.host.map(text).unwrap_or_default(),
         device: device.filter(|v| v.fract() == 0.0 && *v >= 0.0 && *v <= u32::MAX as f64).map(|v| v as u32),
         cc,
         context: r.context.and_then(|v| i64::try_from(v).ok()),
         stream: r.stream.and_then(|v| i64::try_from(v).ok()),
-        grid: r.grid,
-        block: r.block,
+        grid: r.grid.as_ref().map(|g| g.xyz()),
+        block: r.block.as_ref().map(|b| b.xyz()),
         kernel_time: None,
         metrics,
     })
@@ -129,10 +147,13 @@ fn metric(name: &str, v: Option<&MetricValue>, empty: &str) -> NcuMetric {
     let (value, raw) = match v {
         None => (None, empty.to_string()),
         // Text values: a number only where the text is one (as the CSV path reads it).
-        Some(MetricValue::Text(s)) => (parse_number(s), s.clone()),
+        Some(MetricValue::Text(b)) => {
+            let s = String::from_utf8_lossy(b);
+            (parse_number(&s), s.into_owned())
+        }
         Some(MetricValue::Float(f)) => (Some(f64::from(*f)), number_text(f64::from(*f))),
         Some(MetricValue::Double(f)) => (Some(*f), number_text(*f)),
-        Some(MetricValue::Uint(u)) => (Some(*u as f64), u.to_string()),
+        Some(MetricValue::Uint32(u) | MetricValue::Uint64(u)) => (Some(*u as f64), u.to_string()),
     };
     NcuMetric { value: value.filter(|v| v.is_finite()), unit: unit_of(name).to_string(), raw, raw_unit: String::new() }
 }

@@ -3,15 +3,14 @@
 //! --csv --page raw` would print, without needing `ncu`. `ncu --import` stays the fallback
 //! for report versions this reader does not know.
 //!
-//! - `framing`: the container (`NVR\0`, file header, blocks, length-prefixed items).
-//! - `wire`: a bounded protobuf wire reader.
-//! - `messages`: the few report messages Strobe reads.
+//! - `framing`: the container (`NVR\0`, file header, blocks, length-prefixed items) and the
+//!   byte offsets errors name.
+//! - `messages`: the few report messages Strobe reads, as `prost` messages.
 //! - `mapping`: those messages → launches, names, metrics and units.
 
 mod framing;
 mod mapping;
 mod messages;
-mod wire;
 
 use crate::ImportError;
 use framing::{Blocks, Items, RepError};
@@ -112,9 +111,9 @@ fn parse_rep(bytes: &[u8]) -> Result<NcuReport, RepError> {
     let mut results = Vec::new();
     let mut other_results = 0u64;
     let mut blocks = Blocks::new(bytes, start);
-    while let Some(b) = blocks.next_block(messages::payload_size)? {
-        let h = messages::block_header(b.header)?;
-        strings.extend(h.strings);
+    while let Some(b) = blocks.next_block()? {
+        let h = b.header;
+        strings.extend(h.string_table.into_iter().flat_map(|t| t.strings).map(messages::text));
         sessions.extend(h.session);
         let mut items = Items::new(b.payload, b.payload_offset);
         // Every item takes at least its 4-byte length, so a huge count ends at the payload's end.
@@ -122,10 +121,14 @@ fn parse_rep(bytes: &[u8]) -> Result<NcuReport, RepError> {
             items.next_item("source")?;
         }
         for _ in 0..h.num_results {
-            let r = messages::profile_result(items.next_item("kernel result")?)?;
-            results.push(mapping::Decoded { result: r, process: h.process.clone() });
+            let (item, offset) = items.next_item("kernel result")?;
+            let result = messages::decode(item, offset, "kernel result")?;
+            results.push(mapping::Decoded { result, process: h.process.clone(), offset });
         }
-        other_results += h.num_range_results + h.num_cmdlist_results + h.num_graph_results;
+        // counts from the file: a corrupt one may be near u64::MAX
+        for n in [h.num_range_results, h.num_cmdlist_results, h.num_graph_results] {
+            other_results = other_results.saturating_add(n);
+        }
     }
     if results.is_empty() {
         let what = if other_results > 0 {
@@ -133,9 +136,9 @@ fn parse_rep(bytes: &[u8]) -> Result<NcuReport, RepError> {
         } else {
             "the report holds no kernel results".to_string()
         };
-        return Err(RepError::Bad(wire::WireError { offset: bytes.len(), what }));
+        return Err(RepError::Bad(framing::Corrupt { offset: bytes.len(), what }));
     }
-    Ok(mapping::report(results, &strings, &sessions)?)
+    Ok(mapping::report(results, &strings, sessions)?)
 }
 
 #[cfg(test)]

@@ -6,7 +6,11 @@
 //! Limits: declared lengths are checked against the remaining bytes before anything is
 //! allocated; MARK nesting, stack depth and container element counts are bounded.
 
+mod containers;
+mod memo;
 mod reader;
+mod run;
+mod scalars;
 mod split;
 
 pub use reader::{parse, parse_with, KeepAll, Limits, Pickle, PickleError, Sink, Value, WideInt};

@@ -1,3 +1,5 @@
+use super::memo::Memo;
+use super::run::run;
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 
@@ -117,7 +119,7 @@ pub struct Pickle {
     dict_items: Vec<Vec<(Value, Value)>>,
     wides: Vec<WideInt>,
     /// Dicts a sink replaced, by dict index (memo references resolve through this).
-    replaced: FxHashMap<u32, Value>,
+    pub(super) replaced: FxHashMap<u32, Value>,
     /// Lists that hold nothing but `Ext(first) .. Ext(first + len)`, by list index, as
     /// `(first, len)`: their `seqs` entry stays empty. A snapshot's trace is such a list, tens
     /// of millions of sink values in order; kept whole it cost 16 bytes an entry and copies
@@ -220,7 +222,7 @@ impl Pickle {
             _ => None,
         }
     }
-    fn items_of(&self, dict: u32) -> &[(Value, Value)] {
+    pub(super) fn items_of(&self, dict: u32) -> &[(Value, Value)] {
         match self.dict_slots[dict as usize] {
             NO_ITEMS => &[],
             j => &self.dict_items[j as usize],
@@ -233,6 +235,33 @@ impl Pickle {
             self.dict_items.push(Vec::new());
         }
         &mut self.dict_items[*slot as usize]
+    }
+    pub(super) fn new_str_owned(&mut self, s: String) -> Value {
+        self.strs.push(s.into());
+        Value::Str((self.strs.len() - 1) as u32)
+    }
+    pub(super) fn new_bytes(&mut self, b: &[u8]) -> Value {
+        self.bytes.push(b.into());
+        Value::Bytes((self.bytes.len() - 1) as u32)
+    }
+    pub(super) fn new_wide(&mut self, w: WideInt) -> Value {
+        self.wides.push(w);
+        Value::Wide((self.wides.len() - 1) as u32)
+    }
+    /// How many dicts were made (stored or handed to a sink).
+    pub(super) fn dict_count(&self) -> usize {
+        self.dict_slots.len()
+    }
+    /// The arena's sizes, for `STROBE_TIMING`.
+    pub(super) fn counts(&self) -> String {
+        format!(
+            "{} dicts ({} with items), {} lists/tuples, {} strings, {} bytes",
+            self.dict_slots.len(),
+            self.dict_items.len(),
+            self.seqs.len(),
+            self.strs.len(),
+            self.bytes.len()
+        )
     }
     pub(super) fn new_seq(&mut self, items: Vec<Value>, tuple: bool) -> Value {
         self.seqs.push(items);
@@ -342,7 +371,8 @@ impl Pickle {
 pub(super) struct Cur<'a> {
     pub d: &'a [u8],
     pub p: usize,
-    op_at: usize,
+    /// Where the opcode being run starts (errors name it).
+    pub op_at: usize,
 }
 
 impl<'a> Cur<'a> {
@@ -350,7 +380,7 @@ impl<'a> Cur<'a> {
         PickleError { offset: self.op_at, what: what.into() }
     }
     #[inline]
-    fn take(&mut self, n: usize) -> Result<&'a [u8], PickleError> {
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8], PickleError> {
         if n > self.d.len() - self.p {
             return Err(self.err(format!(
                 "truncated: needs {n} bytes, {} left (declared length larger than the file?)",
@@ -362,23 +392,23 @@ impl<'a> Cur<'a> {
         Ok(s)
     }
     #[inline]
-    fn u8(&mut self) -> Result<u8, PickleError> {
+    pub fn u8(&mut self) -> Result<u8, PickleError> {
         Ok(self.take(1)?[0])
     }
     #[inline]
-    fn u16(&mut self) -> Result<u16, PickleError> {
+    pub fn u16(&mut self) -> Result<u16, PickleError> {
         Ok(u16::from_le_bytes(self.take(2)?.try_into().unwrap()))
     }
     #[inline]
-    fn u32(&mut self) -> Result<u32, PickleError> {
+    pub fn u32(&mut self) -> Result<u32, PickleError> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
     }
     #[inline]
-    fn u64(&mut self) -> Result<u64, PickleError> {
+    pub fn u64(&mut self) -> Result<u64, PickleError> {
         Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap()))
     }
     /// A protocol-0 text argument: the bytes up to the next newline (which is consumed).
-    fn line(&mut self) -> Result<&'a [u8], PickleError> {
+    pub fn line(&mut self) -> Result<&'a [u8], PickleError> {
         match self.d[self.p..].iter().position(|&b| b == b'\n') {
             Some(n) => {
                 let s = &self.d[self.p..self.p + n];
@@ -388,118 +418,9 @@ impl<'a> Cur<'a> {
             None => Err(self.err("truncated: text argument without its newline")),
         }
     }
-    fn len64(&mut self) -> Result<usize, PickleError> {
+    pub fn len64(&mut self) -> Result<usize, PickleError> {
         let n = self.u64()?;
         usize::try_from(n).map_err(|_| self.err(format!("declared length {n} too large")))
-    }
-}
-
-fn refused(op: u8) -> Option<&'static str> {
-    Some(match op {
-        b'c' => "GLOBAL",
-        0x93 => "STACK_GLOBAL",
-        b'R' => "REDUCE",
-        b'b' => "BUILD",
-        0x81 => "NEWOBJ",
-        0x92 => "NEWOBJ_EX",
-        b'i' => "INST",
-        b'o' => "OBJ",
-        b'P' => "PERSID",
-        b'Q' => "BINPERSID",
-        0x82 => "EXT1",
-        0x83 => "EXT2",
-        0x84 => "EXT4",
-        0x97 => "NEXT_BUFFER",
-        0x98 => "READONLY_BUFFER",
-        _ => return None,
-    })
-}
-
-/// The memo, 8 bytes a slot instead of a `Value`'s 16 (a snapshot memoizes tens of millions
-/// of values): a tag in the high 32 bits and an index in the low ones. Numbers, which
-/// Python's pickler never memoizes but a hand-made pickle may, sit in `nums`.
-pub(super) struct Memo {
-    slots: Vec<u64>,
-    nums: Vec<Value>,
-    /// The key of `slots[0]`: a chunk's first own key (0 elsewhere).
-    pub base: usize,
-    /// Keys `[start, start + len)` a spliced chunk made (`start` is `usize::MAX` without one);
-    /// the keys after them sit `len` slots lower.
-    pub hole: (usize, usize),
-}
-
-impl Memo {
-    /// The slot of memo key `key` (`None` in the hole).
-    #[inline]
-    fn local(&self, mode: u8, key: usize) -> Option<usize> {
-        match mode {
-            CHUNK => Some(key - self.base),
-            AFTER if key >= self.hole.0 => key.checked_sub(self.hole.0 + self.hole.1).map(|k| self.hole.0 + k),
-            _ => Some(key),
-        }
-    }
-    /// The key MEMOIZE gives next.
-    #[inline]
-    pub fn next_key(&self) -> usize {
-        self.base + self.slots.len() + self.hole.1
-    }
-    /// The value of a key below any hole, as stored.
-    pub fn value(&self, key: usize) -> Option<Value> {
-        self.get(key.checked_sub(self.base)?)
-    }
-    /// The slot of a value that refers by index (or carries no payload); `None` for numbers.
-    pub(super) fn packed_ref(v: Value) -> Option<u64> {
-        let (tag, i) = match v {
-            Value::None => (0, 0),
-            Value::Bool(b) => (1, b as u32),
-            Value::Str(i) => (2, i),
-            Value::Bytes(i) => (3, i),
-            Value::List(i) => (4, i),
-            Value::Tuple(i) => (5, i),
-            Value::Dict(i) => (6, i),
-            Value::Ext(i) => (7, i),
-            Value::Wide(i) => (8, i),
-            Value::Int(_) | Value::UInt(_) | Value::Float(_) => return None,
-        };
-        Some((tag << 32) | i as u64)
-    }
-    fn pack(&mut self, v: Value) -> u64 {
-        Self::packed_ref(v).unwrap_or_else(|| {
-            self.nums.push(v);
-            (9 << 32) | (self.nums.len() - 1) as u64
-        })
-    }
-    fn unpack(&self, x: u64) -> Value {
-        match x >> 32 {
-            0..=8 => Self::unpack_ref(x),
-            _ => self.nums[x as u32 as usize],
-        }
-    }
-    /// A slot [`Memo::packed_ref`] made.
-    #[inline]
-    pub(super) fn unpack_ref(x: u64) -> Value {
-        let i = x as u32;
-        match x >> 32 {
-            0 => Value::None,
-            1 => Value::Bool(i != 0),
-            2 => Value::Str(i),
-            3 => Value::Bytes(i),
-            4 => Value::List(i),
-            5 => Value::Tuple(i),
-            6 => Value::Dict(i),
-            7 => Value::Ext(i),
-            _ => Value::Wide(i),
-        }
-    }
-    fn push(&mut self, v: Value) {
-        let x = self.pack(v);
-        self.slots.push(x);
-    }
-    fn set(&mut self, i: usize, v: Value) {
-        self.slots[i] = self.pack(v);
-    }
-    fn get(&self, i: usize) -> Option<Value> {
-        self.slots.get(i).map(|&x| self.unpack(x))
     }
 }
 
@@ -514,13 +435,10 @@ const SHARED_STR_LEN: usize = 64;
 
 const NO_ITEMS: u32 = u32::MAX;
 
-/// How often `Sink::reached` is called.
-const TICK_BYTES: usize = 1 << 20;
-
 /// Decodes a whole pickle, handing each filled dict to `sink`.
 pub fn parse_with(data: &[u8], limits: Limits, sink: &mut impl Sink) -> Result<Pickle, PickleError> {
-    let mut st = State::new(data, data.len())?;
-    match run::<SEQ>(&mut st, limits, sink, &|_| NO_SPLIT)? {
+    let mut st = State::new(data, data.len(), limits)?;
+    match run::<SEQ>(&mut st, sink, &|_| NO_SPLIT)? {
         Ended::Stop => Ok(st.finish()),
         // only a chunk or a spliced parse ends otherwise
         _ => Err(st.c.err("parse ended early")),
@@ -587,24 +505,26 @@ pub(super) struct ChunkState<'a> {
 /// A parse that can stop and go on: the sequential parse, and each side of a split one.
 pub(super) struct State<'a> {
     pub c: Cur<'a>,
+    pub limits: Limits,
     pub out: Pickle,
     pub stack: Vec<Value>,
-    marks: Vec<usize>,
+    pub marks: Vec<usize>,
     pub memo: Memo,
-    sparse_memo: FxHashMap<u64, Value>,
+    pub sparse_memo: FxHashMap<u64, Value>,
     pub short_strs: ShortStrs<'a>,
-    next_tick: usize,
+    /// The offset of the next progress and split poll.
+    pub next_tick: usize,
     /// Where a `SEQ` run stops for a split (`SPLIT_PENDING` until its poll names one).
     pub split_at: usize,
-    memo_pages: strobe_store::prefault::Prefault,
-    dict_pages: strobe_store::prefault::Prefault,
+    pub memo_pages: strobe_store::prefault::Prefault,
+    pub dict_pages: strobe_store::prefault::Prefault,
     pub chunk: Option<ChunkState<'a>>,
 }
 
 impl<'a> State<'a> {
     /// A parse of `data` from its start; `span`: how many of its bytes this side will read
     /// (what its big vectors are sized by).
-    pub fn new(data: &'a [u8], span: usize) -> Result<State<'a>, PickleError> {
+    pub fn new(data: &'a [u8], span: usize, limits: Limits) -> Result<State<'a>, PickleError> {
         let c = Cur { d: data, p: 0, op_at: 0 };
         if data.is_empty() {
             return Err(c.err("empty file (not a pickle)"));
@@ -612,7 +532,7 @@ impl<'a> State<'a> {
         let mut out = Pickle::default();
         // Sized for a snapshot's rate (about one memo entry per 30 bytes) so that the big vectors
         // do not grow by copying; pages never written are never touched.
-        let memo = Memo { slots: Vec::with_capacity(span / 32), nums: Vec::new(), base: 0, hole: (usize::MAX, 0) };
+        let memo = Memo::with_capacity(span / 32);
         // a snapshot's trace entries are one dict each, 70–90 bytes apart
         out.dict_slots.reserve(span / 48);
         // both filled one slot per object, in order: their fresh pages mapped on another core
@@ -620,6 +540,7 @@ impl<'a> State<'a> {
         let dict_pages = strobe_store::prefault::Prefault::spare_of(&out.dict_slots);
         Ok(State {
             c,
+            limits,
             out,
             stack: Vec::with_capacity(64),
             marks: Vec::new(),
@@ -637,511 +558,6 @@ impl<'a> State<'a> {
     pub fn finish(self) -> Pickle {
         self.out
     }
-}
-
-/// Runs opcodes from `st.c.p` until STOP, an error, or (by `MODE`) a split or a chunk's end.
-/// `poll(offset)`, called about once per MiB: for `SEQ`, the split offset once known; for
-/// `CHUNK`, `NO_SPLIT` to stop.
-pub(super) fn run<'a, const MODE: u8>(
-    st: &mut State<'a>,
-    limits: Limits,
-    sink: &mut impl Sink,
-    poll: &dyn Fn(usize) -> usize,
-) -> Result<Ended, PickleError> {
-    let State {
-        c,
-        out,
-        stack,
-        marks,
-        memo,
-        sparse_memo,
-        short_strs,
-        next_tick,
-        split_at,
-        memo_pages,
-        dict_pages,
-        chunk,
-    } = st;
-    macro_rules! pop {
-        () => {
-            match stack.pop() {
-                Some(v) => v,
-                None => return Err(c.err("stack underflow")),
-            }
-        };
-    }
-    macro_rules! push {
-        ($v:expr) => {{
-            if stack.len() >= limits.max_stack {
-                return Err(c.err(format!("stack deeper than {} values", limits.max_stack)));
-            }
-            stack.push($v);
-        }};
-    }
-    macro_rules! pop_mark {
-        () => {
-            match marks.pop() {
-                Some(m) if m <= stack.len() => m,
-                _ => return Err(c.err("no MARK on the stack")),
-            }
-        };
-    }
-    // Equal short strings share one index: a snapshot writes `'N/A'` and its action names
-    // afresh in millions of trace entries, and one copy each is what a reader needs.
-    macro_rules! new_str {
-        ($b:expr) => {{
-            let b: &'a [u8] = $b;
-            str_value(out, short_strs, b).map_err(|e| c.err(e))?
-        }};
-    }
-    macro_rules! new_bytes {
-        ($b:expr) => {{
-            out.bytes.push($b.into());
-            Value::Bytes((out.bytes.len() - 1) as u32)
-        }};
-    }
-    macro_rules! new_wide {
-        ($len:expr, $negative:expr) => {{
-            out.wides.push(WideInt { offset: c.op_at, len: $len, negative: $negative });
-            Value::Wide((out.wides.len() - 1) as u32)
-        }};
-    }
-    macro_rules! new_seq {
-        ($v:expr, $tuple:expr) => {{
-            out.new_seq($v, $tuple)
-        }};
-    }
-    // Memo keys: in a chunk, those below `memo.base` are the part before it (read from the
-    // file); after a splice, those the chunk made are a hole.
-    macro_rules! memo_put {
-        ($idx:expr, $v:expr) => {{
-            let idx = $idx as u64;
-            let v: Value = $v;
-            if MODE == CHUNK && (v == OUTER || (idx as usize) < memo.base) {
-                return Ok(Ended::ChunkEnd);
-            }
-            let local = match memo.local(MODE, idx as usize) {
-                Some(l) => l,
-                None => return Ok(Ended::Hole),
-            };
-            if local < memo.slots.len() {
-                memo.set(local, v);
-            } else if local == memo.slots.len() {
-                if memo.slots.len() >= limits.max_memo {
-                    return Err(c.err("memo too large"));
-                }
-                memo.push(v);
-            } else {
-                if MODE == CHUNK {
-                    return Ok(Ended::ChunkEnd); // keys out of order: the splice keeps only dense ones
-                }
-                if sparse_memo.len() >= limits.max_memo {
-                    return Err(c.err("memo too large"));
-                }
-                sparse_memo.insert(idx, v);
-            }
-        }};
-    }
-    macro_rules! memo_get {
-        ($idx:expr) => {{
-            let idx = $idx as u64;
-            if MODE == CHUNK && (idx as usize) < memo.base {
-                let ch = chunk.as_mut().expect("a chunk run has its state");
-                ch.prefix.get(out, short_strs, idx as u32).map_err(|e| c.err(e))?
-            } else {
-                let local = match memo.local(MODE, idx as usize) {
-                    Some(l) => l,
-                    None => return Ok(Ended::Hole),
-                };
-                match memo.get(local).or_else(|| sparse_memo.get(&idx).copied()) {
-                    Some(Value::Dict(d)) if !out.replaced.is_empty() && out.items_of(d).is_empty() => {
-                        out.replaced.get(&d).copied().unwrap_or(Value::Dict(d))
-                    }
-                    Some(v) => v,
-                    None => return Err(c.err(format!("memo key {idx} was never stored"))),
-                }
-            }
-        }};
-    }
-
-    loop {
-        c.op_at = c.p;
-        if MODE == CHUNK && stack.first() != Some(&OUTER) {
-            return Ok(Ended::ChunkEnd);
-        }
-        if c.p >= *next_tick {
-            if MODE == SEQ && c.p == *split_at {
-                // the next run goes on from here, sequentially unless a chunk is spliced in
-                *split_at = NO_SPLIT;
-                return Ok(Ended::AtSplit);
-            }
-            *next_tick = c.p + TICK_BYTES;
-            if MODE == SEQ && *split_at == SPLIT_PENDING {
-                *split_at = poll(c.p);
-            }
-            if MODE == SEQ && *split_at < c.p {
-                *split_at = NO_SPLIT; // passed (the scan read the opcodes otherwise)
-            }
-            if MODE == SEQ && *split_at < *next_tick {
-                *next_tick = *split_at;
-            }
-            if MODE == CHUNK && poll(c.p) == NO_SPLIT {
-                return Ok(Ended::ChunkEnd);
-            }
-            memo_pages.advance(memo.slots.len() * 8);
-            dict_pages.advance(out.dict_slots.len() * 4);
-            sink.reached(c.p).map_err(|e| c.err(e))?;
-        }
-        let op = match c.take(1) {
-            Ok(b) => b[0],
-            Err(_) => return Err(c.err("truncated: ended before STOP")),
-        };
-        match op {
-            0x80 => {
-                let v = c.u8()?;
-                if v > 5 {
-                    return Err(c.err(format!("unsupported pickle protocol {v}")));
-                }
-            }
-            0x95 => {
-                c.u64()?; // FRAME: length hint only
-            }
-            b'.' => {
-                if MODE == CHUNK {
-                    return Ok(Ended::ChunkEnd);
-                }
-                let v = pop!();
-                out.root = Some(v);
-                if std::env::var_os("STROBE_TIMING").is_some() {
-                    eprintln!(
-                        "[timing] pickle: {} memo slots, {} dicts ({} with items), {} lists/tuples, {} strings, {} bytes",
-                        memo.slots.len(),
-                        out.dict_slots.len(),
-                        out.dict_items.len(),
-                        out.seqs.len(),
-                        out.strs.len(),
-                        out.bytes.len()
-                    );
-                }
-                return Ok(Ended::Stop);
-            }
-            b'(' => {
-                if marks.len() >= limits.max_marks {
-                    return Err(c.err(format!("nesting deeper than {} MARKs", limits.max_marks)));
-                }
-                marks.push(stack.len());
-            }
-            b'0' => {
-                pop!();
-            }
-            b'1' => {
-                let m = pop_mark!();
-                stack.truncate(m);
-            }
-            b'2' => {
-                let v = *stack.last().ok_or_else(|| c.err("stack underflow"))?;
-                if MODE == CHUNK && v == OUTER {
-                    return Ok(Ended::ChunkEnd);
-                }
-                push!(v);
-            }
-            b'N' => push!(Value::None),
-            0x88 => push!(Value::Bool(true)),
-            0x89 => push!(Value::Bool(false)),
-            b'J' => {
-                let v = c.u32()? as i32 as i64;
-                push!(Value::Int(v))
-            }
-            b'K' => {
-                let v = c.u8()? as i64;
-                push!(Value::Int(v))
-            }
-            b'M' => {
-                let v = c.u16()? as i64;
-                push!(Value::Int(v))
-            }
-            0x8a | 0x8b => {
-                // LONG1 / LONG4: two's-complement little-endian of any length (LONG4's length
-                // is a signed 32-bit count, checked against the bytes left before use)
-                let n = if op == 0x8a { c.u8()? as i64 } else { c.u32()? as i32 as i64 };
-                if n < 0 {
-                    return Err(c.err(format!("LONG4 with negative length {n}")));
-                }
-                let b = c.take(n as usize)?;
-                let v = match long_le(b) {
-                    Long::Fits(v) => v,
-                    Long::Wide { negative } => new_wide!(b.len(), negative),
-                };
-                push!(v)
-            }
-            b'I' | b'L' => {
-                // INT / LONG (protocols 0 and 1): a decimal line; `I01`/`I00` are True/False;
-                // LONG may end in the Python 2 `L` suffix
-                let line = c.line()?;
-                let v = match (op, line) {
-                    (b'I', b"01") => Value::Bool(true),
-                    (b'I', b"00") => Value::Bool(false),
-                    _ => {
-                        let digits = if op == b'L' { line.strip_suffix(b"L").unwrap_or(line) } else { line };
-                        match text_int(digits) {
-                            Some(Long::Fits(v)) => v,
-                            Some(Long::Wide { negative }) => new_wide!(digits.len(), negative),
-                            None => {
-                                return Err(c.err(format!(
-                                    "INT/LONG argument {:?} is not an integer",
-                                    String::from_utf8_lossy(&line[..line.len().min(40)])
-                                )))
-                            }
-                        }
-                    }
-                };
-                push!(v)
-            }
-            b'V' => {
-                // UNICODE (protocol 0): a raw-unicode-escape line (Python 3 writes every str so)
-                let line = c.line()?;
-                let text = raw_unicode_escape(line).ok_or_else(|| c.err("UNICODE argument has a bad \\u escape"))?;
-                out.strs.push(text.into());
-                push!(Value::Str((out.strs.len() - 1) as u32))
-            }
-            b'F' => {
-                // FLOAT (protocol 0): a decimal line
-                let line = c.line()?;
-                let v = std::str::from_utf8(line)
-                    .ok()
-                    .and_then(|t| t.trim().parse::<f64>().ok())
-                    .ok_or_else(|| c.err("FLOAT argument is not a number"))?;
-                push!(Value::Float(v))
-            }
-            b'p' | b'g' => {
-                // PUT / GET (protocol 0): a decimal memo key
-                let line = c.line()?;
-                let key = std::str::from_utf8(line)
-                    .ok()
-                    .and_then(|t| t.trim().parse::<u64>().ok())
-                    .ok_or_else(|| c.err("PUT/GET argument is not a memo key"))?;
-                if op == b'p' {
-                    let v = *stack.last().ok_or_else(|| c.err("stack underflow"))?;
-                    memo_put!(key, v)
-                } else {
-                    push!(memo_get!(key))
-                }
-            }
-            b'G' => {
-                let v = f64::from_be_bytes(c.take(8)?.try_into().unwrap());
-                push!(Value::Float(v))
-            }
-            0x8c => {
-                let n = c.u8()? as usize;
-                let b = c.take(n)?;
-                push!(new_str!(b))
-            }
-            b'X' => {
-                let n = c.u32()? as usize;
-                let b = c.take(n)?;
-                push!(new_str!(b))
-            }
-            0x8d => {
-                let n = c.len64()?;
-                let b = c.take(n)?;
-                push!(new_str!(b))
-            }
-            b'U' => {
-                // SHORT_BINSTRING (Python 2 str): read as text where valid, bytes otherwise.
-                let n = c.u8()? as usize;
-                let b = c.take(n)?;
-                let v = if std::str::from_utf8(b).is_ok() { new_str!(b) } else { new_bytes!(b) };
-                push!(v)
-            }
-            b'T' => {
-                let n = c.u32()? as i32;
-                if n < 0 {
-                    return Err(c.err("negative string length"));
-                }
-                let b = c.take(n as usize)?;
-                let v = if std::str::from_utf8(b).is_ok() { new_str!(b) } else { new_bytes!(b) };
-                push!(v)
-            }
-            b'C' => {
-                let n = c.u8()? as usize;
-                let b = c.take(n)?;
-                push!(new_bytes!(b))
-            }
-            b'B' => {
-                let n = c.u32()? as usize;
-                let b = c.take(n)?;
-                push!(new_bytes!(b))
-            }
-            0x8e | 0x96 => {
-                let n = c.len64()?;
-                let b = c.take(n)?;
-                push!(new_bytes!(b))
-            }
-            b']' => push!(new_seq!(Vec::new(), false)),
-            b')' => push!(new_seq!(Vec::new(), true)),
-            b'}' => {
-                let d = out.new_dict(Vec::new());
-                push!(d)
-            }
-            0x8f => push!(new_seq!(Vec::new(), false)), // EMPTY_SET: read as a list
-            b'l' | b't' | 0x91 => {
-                // LIST, TUPLE, FROZENSET (as a tuple)
-                let m = pop_mark!();
-                let items = stack.split_off(m);
-                push!(new_seq!(items, op != b'l'))
-            }
-            0x85..=0x87 => {
-                let n = (op - 0x84) as usize;
-                if stack.len() < n {
-                    return Err(c.err("stack underflow"));
-                }
-                let items = stack.split_off(stack.len() - n);
-                push!(new_seq!(items, true))
-            }
-            b'd' => {
-                let m = pop_mark!();
-                let items = stack.split_off(m);
-                if !items.len().is_multiple_of(2) {
-                    return Err(c.err("DICT with an odd number of items"));
-                }
-                let d = out.new_dict(items.chunks(2).map(|p| (p[0], p[1])).collect());
-                push!(d)
-            }
-            b'a' => {
-                let v = pop!();
-                match stack.last() {
-                    Some(&OUTER) if MODE == CHUNK => {
-                        if !commit(chunk, &[v], c.p, memo) {
-                            return Ok(Ended::ChunkEnd);
-                        }
-                    }
-                    Some(&Value::List(i)) => out.append(i, &[v]),
-                    _ => return Err(c.err("APPEND to something that is not a list")),
-                }
-            }
-            b'e' | 0x90 => {
-                // APPENDS, ADDITEMS (sets are read as lists)
-                let m = pop_mark!();
-                match m.checked_sub(1).map(|j| stack[j]) {
-                    Some(OUTER) if MODE == CHUNK => {
-                        if !commit(chunk, &stack[m..], c.p, memo) {
-                            return Ok(Ended::ChunkEnd);
-                        }
-                        stack.truncate(m);
-                    }
-                    Some(Value::List(i)) => {
-                        out.append(i, &stack[m..]);
-                        stack.truncate(m);
-                    }
-                    _ => return Err(c.err("APPENDS to something that is not a list")),
-                }
-            }
-            b's' => {
-                let v = pop!();
-                let k = pop!();
-                match stack.last() {
-                    Some(&Value::Dict(i)) => out.items_mut(i).push((k, v)),
-                    _ => return Err(c.err("SETITEM on something that is not a dict")),
-                }
-            }
-            b'u' => {
-                let m = pop_mark!();
-                if !(stack.len() - m).is_multiple_of(2) {
-                    return Err(c.err("SETITEMS with an odd number of items"));
-                }
-                match m.checked_sub(1).map(|j| stack[j]) {
-                    Some(Value::Dict(i)) => {
-                        // The usual dict is filled by one batch: the sink sees it on the stack
-                        // and, if it takes it, the dict is never stored.
-                        let first_batch = out.items_of(i).is_empty();
-                        let seen =
-                            if first_batch { sink.dict_done(out, &stack[m..]).map_err(|e| c.err(e))? } else { None };
-                        let nv = match seen {
-                            Some(nv) => {
-                                stack.truncate(m);
-                                Some(nv)
-                            }
-                            None => {
-                                let d = out.items_mut(i);
-                                d.reserve_exact((stack.len() - m) / 2);
-                                let mut it = stack.drain(m..);
-                                while let (Some(k), Some(v)) = (it.next(), it.next()) {
-                                    d.push((k, v));
-                                }
-                                drop(it);
-                                if first_batch {
-                                    None // seen above, and kept
-                                } else {
-                                    sink.dict_done(out, &out.flat_items(Value::Dict(i))).map_err(|e| c.err(e))?
-                                }
-                            }
-                        };
-                        if let Some(nv) = nv {
-                            if !out.items_of(i).is_empty() {
-                                *out.items_mut(i) = Vec::new();
-                            }
-                            // Point the memo at the replacement: it is nearly always among the
-                            // last entries (MEMOIZE right after EMPTY_DICT); else remember it.
-                            let from = memo.slots.len().saturating_sub(256);
-                            let packed = Memo::packed_ref(Value::Dict(i));
-                            match memo.slots[from..].iter().rposition(|x| Some(*x) == packed) {
-                                Some(p) => memo.set(from + p, nv),
-                                None => {
-                                    out.replaced.insert(i, nv);
-                                }
-                            }
-                            stack[m - 1] = nv;
-                        }
-                    }
-                    _ => return Err(c.err("SETITEMS on something that is not a dict")),
-                }
-            }
-            b'h' => {
-                let i = c.u8()?;
-                push!(memo_get!(i))
-            }
-            b'j' => {
-                let i = c.u32()?;
-                push!(memo_get!(i))
-            }
-            b'q' => {
-                let i = c.u8()?;
-                let v = *stack.last().ok_or_else(|| c.err("stack underflow"))?;
-                memo_put!(i, v)
-            }
-            b'r' => {
-                let i = c.u32()?;
-                let v = *stack.last().ok_or_else(|| c.err("stack underflow"))?;
-                memo_put!(i, v)
-            }
-            0x94 => {
-                let v = *stack.last().ok_or_else(|| c.err("stack underflow"))?;
-                let i = memo.next_key();
-                memo_put!(i, v)
-            }
-            _ => {
-                if let Some(name) = refused(op) {
-                    return Err(c.err(format!(
-                        "opcode {name} (0x{op:02x}) builds Python objects; Strobe reads plain-data pickles only and never executes them"
-                    )));
-                }
-                return Err(c.err(format!("unsupported pickle opcode 0x{op:02x} (not a plain-data pickle?)")));
-            }
-        }
-    }
-}
-
-/// A batch a chunk appends to [`OUTER`]: taken (and the chunk's commit moved past it) when it
-/// is the chunk's next sink values in order; anything else ends the chunk before it.
-fn commit(chunk: &mut Option<ChunkState>, items: &[Value], end: usize, memo: &Memo) -> bool {
-    let Some(ch) = chunk else { return false };
-    let Some(next) = ch.next_ext.checked_add(items.len() as u32) else { return false };
-    if !items.iter().enumerate().all(|(j, v)| *v == Value::Ext(ch.next_ext + j as u32)) {
-        return false;
-    }
-    ch.next_ext = next;
-    ch.commit = Some((end, next, memo.next_key()));
-    true
 }
 
 /// An integer as the reader keeps it: a 64-bit value, or "too wide" with its sign.
@@ -1184,7 +600,7 @@ pub(super) fn long_le(b: &[u8]) -> Long {
 
 /// Python's raw-unicode-escape: each byte is a Latin-1 character, except `\\uXXXX` and
 /// `\\UXXXXXXXX` (the encoder escapes backslashes and newlines that way too).
-fn raw_unicode_escape(b: &[u8]) -> Option<String> {
+pub(super) fn raw_unicode_escape(b: &[u8]) -> Option<String> {
     let mut out = String::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
@@ -1206,7 +622,7 @@ fn raw_unicode_escape(b: &[u8]) -> Option<String> {
 
 /// A protocol-0 INT/LONG argument as `int(text, 0)` reads it: optional sign, then decimal
 /// digits (or a `0x`/`0o`/`0b` prefix), `_` between digits, surrounding whitespace.
-fn text_int(t: &[u8]) -> Option<Long> {
+pub(super) fn text_int(t: &[u8]) -> Option<Long> {
     let t = t.trim_ascii();
     let (negative, t) = match t.first() {
         Some(b'-') => (true, &t[1..]),

@@ -11,10 +11,12 @@
 //! whatever this module does not follow (an old protocol's text opcodes, a memo key written
 //! twice, a file above 4 GiB) just means no split, or a chunk that stops early.
 
+use super::memo::Memo;
 use super::reader::{
-    long_le, run, str_value, ChunkState, Ended, Limits, Long, Memo, Pickle, PickleError, ShortStrs, Sink, State, Value,
-    AFTER, CHUNK, NO_SPLIT, OUTER, SEQ, SPLIT_PENDING,
+    long_le, str_value, ChunkState, Ended, Limits, Long, Pickle, PickleError, ShortStrs, Sink, State, Value, AFTER,
+    CHUNK, NO_SPLIT, OUTER, SEQ, SPLIT_PENDING,
 };
+use super::run::run;
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -514,7 +516,7 @@ pub fn parse_split<S: SplitSink>(
         let helper = std::thread::Builder::new()
             .name("strobe-pickle-chunk".into())
             .spawn_scoped(s, move || chunk(data, limits, target, at, accepted, part));
-        let mut st = State::new(data, target)?;
+        let mut st = State::new(data, target, limits)?;
         if helper.is_err() {
             st.split_at = NO_SPLIT;
         } else if wait {
@@ -535,7 +537,7 @@ pub fn parse_split<S: SplitSink>(
             }
         };
         let t_first = strobe_store::timing::Phase::start("pickle: first thread to the split");
-        let first = run::<SEQ>(&mut st, limits, sink, &poll);
+        let first = run::<SEQ>(&mut st, sink, &poll);
         drop(t_first);
         if !matches!(first, Ok(Ended::AtSplit)) {
             // the helper stops at its next poll once the split is given up
@@ -552,7 +554,7 @@ pub fn parse_split<S: SplitSink>(
         }
         let spliced = match chunk {
             Some(ch) if ch.at == st.c.p && ch.depth == st.stack.len() && ch.base == st.memo.next_key() => {
-                let Some(&Value::List(list)) = st.stack.last() else { return go_on(st, limits, sink) };
+                let Some(&Value::List(list)) = st.stack.last() else { return go_on(st, sink) };
                 let memo = &st.memo;
                 let prefix_value = |key: u32| memo.value(key as usize);
                 let first = sink.splice(&st.out, ch.part, &ch.pk, ch.len, &prefix_value).map_err(|e| st.c.err(e))?;
@@ -566,9 +568,9 @@ pub fn parse_split<S: SplitSink>(
             _ => false,
         };
         if !spliced {
-            return go_on(st, limits, sink);
+            return go_on(st, sink);
         }
-        match run::<AFTER>(&mut st, limits, sink, &|_| NO_SPLIT)? {
+        match run::<AFTER>(&mut st, sink, &|_| NO_SPLIT)? {
             Ended::Stop => Ok(st.finish()),
             Ended::Hole => {
                 // the rest refers back into the chunk: read the whole pickle in order
@@ -582,8 +584,8 @@ pub fn parse_split<S: SplitSink>(
 }
 
 /// The first thread's parse from where it stopped, in order.
-fn go_on<S: Sink>(mut st: State<'_>, limits: Limits, sink: &mut S) -> Result<Pickle, PickleError> {
-    match run::<SEQ>(&mut st, limits, sink, &|_| NO_SPLIT)? {
+fn go_on<S: Sink>(mut st: State<'_>, sink: &mut S) -> Result<Pickle, PickleError> {
+    match run::<SEQ>(&mut st, sink, &|_| NO_SPLIT)? {
         Ended::Stop => Ok(st.finish()),
         other => Err(st.c.err(format!("parse ended early ({other:?})"))),
     }
@@ -621,7 +623,7 @@ fn chunk<P: Sink>(
         std::thread::sleep(std::time::Duration::from_micros(50));
     }
     let base = split.made_at.len();
-    let mut st = State::new(data, data.len() - split.at).ok()?;
+    let mut st = State::new(data, data.len() - split.at, limits).ok()?;
     st.c.p = split.at;
     st.memo.base = base;
     st.stack.push(OUTER);
@@ -630,7 +632,7 @@ fn chunk<P: Sink>(
     // stops at its next MiB once the first thread has given the split up
     let poll = |_| if at.load(Ordering::Acquire) == split.at { split.at } else { NO_SPLIT };
     // an error ends the chunk as its end does: the first thread reads on from the last batch
-    let _ = run::<CHUNK>(&mut st, limits, &mut part, &poll);
+    let _ = run::<CHUNK>(&mut st, &mut part, &poll);
     part.chunk_ends();
     let (end, len, memo_end) = st.chunk.as_ref()?.commit?;
     if at.load(Ordering::Acquire) != split.at {
