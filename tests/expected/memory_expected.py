@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""Independent oracle for `strobe report <snapshot.pickle> --json` (issue #5).
+"""Independent oracle for `strobe report <snapshot.pickle> --json`.
 
 Reads a torch.cuda.memory._dump_snapshot pickle with the standard library's pickle module and an
 Unpickler that refuses every global (snapshots are plain data), and computes the figures by the
-issue's definitions, written out here from scratch:
+definitions of docs/memory.md, written out here from scratch:
 
   reserved = sum(segment.total_size); allocated = sum(size of active_allocated blocks);
   awaiting free = sum(size of active_awaiting_free / active_pending_free blocks);
   inactive = sum(size of inactive blocks); fragmentation = 1 - largest_inactive / inactive;
   rounding waste = sum(size - requested_size) over active_allocated blocks.
-  Replay (DESIGN.md units): allocated in requested bytes (alloc +, free_completed -), anchored so
-  it ends at sum(requested_size or size) of non-inactive blocks; reserved (segment_alloc/map +,
-  segment_free/unmap -) anchored at sum(total_size). Peaks include the state before entry 0.
+  Replay (docs/architecture.md units): allocated in requested bytes (alloc +, free_completed -),
+  anchored so it ends at sum(requested_size or size) of non-inactive blocks; reserved
+  (segment_alloc/map +, segment_free/unmap -) anchored at sum(total_size). Peaks include the
+  state before entry 0.
   Allocator state at entry k (the state after k entries; an OOM entry's state is the one before
   it): start from the final segments and blocks and undo entries n-1 .. k: alloc removes the block
   at addr; free_completed puts back a block of the entry's size at addr; segment_alloc removes the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent oracle for sample-traces/nsys_ddp_2proc.sqlite (issue 14.3): one rank per
+"""Independent oracle for sample-traces/nsys_ddp_2proc.sqlite: one rank per
 process of the report (pid order: both share GPU 0), each rank's NVTX steps `step_N` that lie
 inside its own cudaProfilerStart..Stop, and the step anomalies by docs/ranks.md's rule
 (modified z = 0.6745 (dur - median) / max(MAD, median // 100, 1) >= 3.5, >= 5 steps; median

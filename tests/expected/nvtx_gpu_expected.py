@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent oracle for the NVTX / record_function GPU projection (issue 14.2) of a Kineto
+"""Independent oracle for the NVTX / record_function GPU projection of a Kineto
 trace. Stdlib only. A CPU range (cat user_annotation) of process P covers the GPU events
 (cat kernel, gpu_memcpy, gpu_memset) whose launching runtime/driver call (same
 args.correlation) is on any thread of P and starts inside the range (start <= ts <= end).

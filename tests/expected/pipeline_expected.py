@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent figures of a pipeline-parallel set of Kineto traces (issue 16), stdlib only.
+"""Independent figures of a pipeline-parallel set of Kineto traces, stdlib only.
 
 Usage: pipeline_expected.py OUT.json RANK0.json.gz RANK1.json.gz ...
 

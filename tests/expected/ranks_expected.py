@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent oracle for Strobe's multi-rank analyses (issue 7), from raw Kineto events.
+"""Independent oracle for Strobe's multi-rank analyses, from raw Kineto events.
 
 Plain Python (stdlib only), sharing no code with the Rust crates.  Definitions:
 

@@ -22,7 +22,7 @@ for file in $CHROME; do
   echo "tests/expected/$stem.chrome.json"
 done
 
-# Memory snapshots (issue #5): stdlib pickle with every global refused.
+# Memory snapshots: stdlib pickle with every global refused.
 # Legacy layouts and the wrapped ring buffer: made by tests/tools/make_legacy_snapshots.py
 # (mem_yiyi_legacy is a real torch 2.0-era snapshot).
 for stem in mem_train mem_oom mem_frag mem_expandable_oom mem_silmont mem_cranberrii mem_frag_oom mem_cache_held_oom \
@@ -32,7 +32,7 @@ for stem in mem_train mem_oom mem_frag mem_expandable_oom mem_silmont mem_cranbe
   echo "tests/expected/$stem.memory.json"
 done
 
-# Nsight Compute CSV exports (issue #6): per-launch SOL/roofline figures.
+# Nsight Compute CSV exports: per-launch SOL/roofline figures.
 NCU="ncu_raw.csv ncu_details.csv ncu_xplacer_cfd_097K.log ncu_llmperf_details.csv
      ncu_llmperf_metrics.csv ncu_llmperf_section_occupancy.csv ncu_llmperf_section_roofline.csv
      ncu_llmperf_raw_error_only.csv"
@@ -42,11 +42,11 @@ for file in $NCU; do
   echo "tests/expected/$stem.ncu.json"
 done
 
-# Per-op efficiency from recorded shapes (issue 15).
+# Per-op efficiency from recorded shapes.
 python3 tests/expected/efficiency_expected.py sample-traces/gpt_train.json.gz > tests/expected/gpt_train.efficiency.json
 echo "tests/expected/gpt_train.efficiency.json"
 
-# Several ranks (issue 7): alignment, collectives, rank-step table, stragglers; and trace diff.
+# Several ranks: alignment, collectives, rank-step table, stragglers; and trace diff.
 python3 tests/expected/ranks_expected.py ranks sample-traces/ddp_rank0.json.gz sample-traces/ddp_rank1.json.gz \
   > tests/expected/ddp.ranks.json
 python3 tests/expected/ranks_expected.py ranks sample-traces/hta_sampled_rank0.json.gz \

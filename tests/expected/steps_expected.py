@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent oracle for steps and step anomalies of an Nsight Systems export (issue 14).
+"""Independent oracle for steps and step anomalies of an Nsight Systems export.
 
 Stdlib only (sqlite3), sharing no code with the Rust crates.  Definitions (docs/ranks.md):
 - Steps: NVTX ranges (rows of NVTX_EVENTS with an end) whose text reads as an iteration:

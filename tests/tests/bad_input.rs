@@ -70,7 +70,7 @@ fn event_ranges(text: &[u8]) -> Vec<(usize, usize)> {
 }
 
 /// A trace cut anywhere (a killed job, a partial copy) opens with every complete event before
-/// the cut and says where it stopped (issue 12.9).
+/// the cut and says where it stopped.
 #[test]
 fn truncated_json_keeps_every_complete_event() {
     let t = real_trace_text();

@@ -130,7 +130,7 @@ fn nesting_counts(s: &Store) -> (u64, u64) {
     (num(" ending after their parent"), num(" starting inside a slice"))
 }
 
-/// Depth is true nesting depth (issue 12.8): CPU threads of real Kineto traces and a synthetic
+/// Depth is true nesting depth: CPU threads of real Kineto traces and a synthetic
 /// trace of near-miss ends, ranges opened inside calls and chains of overlaps, against the
 /// oracle's independent reading of the rule (tests/expected/README.md, "Nesting").
 #[test]

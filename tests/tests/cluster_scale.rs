@@ -1,4 +1,4 @@
-//! The thousand-rank path at test size (issue 18 item 4): synthetic rank summaries scaled from
+//! The thousand-rank path at test size: synthetic rank summaries scaled from
 //! the real DDP rank 0 (`strobe_cluster::synthetic`, written with `strobe summarize`'s writer)
 //! with one planted straggler — a kernel `extra` longer before the last collective of steps
 //! 40–60 — merged from Parquet alone. The expectations follow from what was planted, not

@@ -1,5 +1,5 @@
-//! An Nsight Systems export's store is written compressed (issue 17.4: the cache ≤ 0.5× the
-//! export) and reads as the raw store of the same export does; a JSON trace's store stays
+//! An Nsight Systems export's store is written compressed (the cache must stay ≤ 0.5×
+//! the export) and reads as the raw store of the same export does; a JSON trace's store stays
 //! raw. A compressed section damaged on disk is refused on open, or reads as zeros (and the
 //! store is removed, to be rebuilt), never a panic.
 

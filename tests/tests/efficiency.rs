@@ -120,7 +120,7 @@ fn overrides_replace_the_ceilings() {
 }
 
 /// An nsys report has no CPU ops, so no step's FLOPs are known: MFU is absent for every step
-/// (the header used to show "MFU -0.0%", an empty sum's sign), not zero.
+/// (an empty sum's sign would show as "MFU -0.0%"), not zero.
 #[test]
 fn steps_without_modeled_ops_have_no_mfu() {
     let store = load("nsys_gpt_single.sqlite");

@@ -1,4 +1,4 @@
-//! `strobe export` (issue #8): rows checked against the independent oracle
+//! `strobe export`: rows checked against the independent oracle
 //! (tests/expected/chrome_expected.py, kineto_expected.py) on real traces, and against rows
 //! written by hand for the small fixtures `sample-traces/export_*.json`.
 

@@ -91,9 +91,9 @@ fn gzip_corrupt_deflate_stream_ends() {
     assert!(e.contains("corrupt"), "{e}");
 }
 
-/// A mutated nsys export whose runtime table claims a rowid near 2⁶² (so the importer's
-/// up-front reservation asked for 15 GB: 2²⁸ spans, the old cap) and whose page 55 holds a
-/// record header longer than its payload. The reservation is now bounded by the file's size
+/// A mutated nsys export whose runtime table claims a rowid near 2⁶² (an up-front
+/// reservation sized by the rowid, even capped at 2²⁸ spans, asks for 15 GB) and whose page 55
+/// holds a record header longer than its payload. The reservation is bounded by the file's size
 /// (no row takes less than 8 bytes of it); the damaged record is an error naming the table,
 /// the page and the row.
 #[test]

@@ -1,4 +1,4 @@
-//! Memory snapshots (issue #5): exact figures against the independent Python oracle
+//! Memory snapshots: exact figures against the independent Python oracle
 //! (`tests/expected/memory_expected.py`, stdlib pickle with globals refused), peak reserved
 //! against `memory_stats()`, and hostile pickles.
 

@@ -1,4 +1,4 @@
-//! record_function / NVTX ranges projected onto the GPU (issue 14.2) against
+//! record_function / NVTX ranges projected onto the GPU against
 //! tests/expected/nvtx_gpu_expected.py (stdlib Python over the trace's JSON: the GPU events
 //! whose launch, on any thread of the range's process, starts inside the range).
 

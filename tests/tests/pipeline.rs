@@ -1,4 +1,4 @@
-//! Pipeline parallelism (issue 16) on the recorded 4-stage gloo traces (GPipe; 1F1B with the
+//! Pipeline parallelism on the recorded 4-stage gloo traces (GPipe; 1F1B with the
 //! stages on ranks 1, 3, 0, 2), against figures computed independently by
 //! tests/expected/pipeline_expected.py from the raw Kineto events; and a DDP pair, which has
 //! no pipeline.

@@ -1,4 +1,4 @@
-//! Several ranks side by side (issue 7) on the real 2-rank DDP traces and the public HTA
+//! Several ranks side by side on the real 2-rank DDP traces and the public HTA
 //! sampled pair, against figures computed independently by tests/expected/ranks_expected.py
 //! (plain Python over the raw Kineto events).
 

@@ -1,4 +1,4 @@
-//! Steps, step anomalies and ranks from Nsight Systems (issue 14), against figures computed
+//! Steps, step anomalies and ranks from Nsight Systems, against figures computed
 //! independently: tests/expected/steps_expected.py (stdlib Python over the export's own
 //! tables) and plain SQL counts.
 

@@ -1,4 +1,4 @@
-//! Parquet summaries (issue 18): the report merged from per-rank summaries gives the same JSON
+//! Parquet summaries: the report merged from per-rank summaries gives the same JSON
 //! sections as `strobe report` on the traces themselves (the reference is the trace path, whose
 //! figures tests/tests/ranks.rs checks against ranks_expected.py), on the real 2-rank DDP and
 //! HTA pairs and an 8-rank set made of copies; summaries stay small; bad summaries are errors

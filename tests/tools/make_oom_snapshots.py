@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Records two real CUDA OOM snapshots that the bundled samples lack (issue #5 verdicts):
+"""Records two real CUDA OOM snapshots that the bundled samples lack (OOM verdicts):
 
   frag_oom     the cached free memory on the failing stream could hold the request, but only in
                5 MiB pieces (every other block of each 20 MiB segment freed): `fragmentation`.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The foreign-file sweep over the shared traces (issue 12.10; CI runs it when ../shared/traces
+"""The foreign-file sweep over the shared traces (CI runs it when ../shared/traces
 exists). Stdlib only.
 
 Every file under TRACES_DIR goes through `strobe report --json`:

@@ -1,4 +1,4 @@
-//! A synthetic job of many ranks for the scale test and benchmark (issue 18 item 4): every
+//! A synthetic job of many ranks for the scale test and benchmark: every
 //! rank's digest is one real rank's digest (the template, e.g. from a trace of sample-traces)
 //! scaled to `steps` steps by repeating its steps in turn, with a clock offset per rank, a small
 //! arrival jitter at every collective, and — on one planted rank — a slow kernel before the
@@ -39,7 +39,7 @@ pub struct Job {
 }
 
 impl Job {
-    /// `ranks` × `steps` with the straggler of the issue's example: rank ranks/3 slow on
+    /// `ranks` × `steps` with one planted straggler: rank ranks/3 slow on
     /// steps 40–60 by a fifth of the template's step.
     pub fn with_straggler(ranks: usize, steps: usize, template: &RankDigest) -> Job {
         let step = template.steps.iter().map(|s| s.dur_ns).max().unwrap_or(0);

@@ -5,7 +5,7 @@
 //! Why: an Nsight Systems export is millions of short rows of integers, and SQLite's
 //! `SELECT` costs about 300 ns a row on this project's 2-core reference machine (its VDBE
 //! loop, `sqlite3_column_*` calls), most of an nsys import. Decoding a leaf page's records
-//! here costs a small fraction of that (`strobe bench` figures in the README).
+//! here costs a small fraction of that (`strobe bench` figures in docs/benchmarks.md).
 //!
 //! Only what a plain full scan of an ordinary rowid table needs is read: the 100-byte
 //! header, table b-tree interior and leaf pages, overflow chains and records. Anything else

@@ -1,7 +1,7 @@
 //! Plain types of a CUDA caching-allocator snapshot (`torch.cuda.memory._dump_snapshot`) and of a
 //! `torch.cuda.memory_stats()` dump. Sizes are bytes as the source wrote them: blocks carry the
-//! rounded `size` and the `requested_size`; trace entries carry the requested size (see DESIGN.md,
-//! "Memory snapshot replay: mind the units").
+//! rounded `size` and the `requested_size`; trace entries carry the requested size (see
+//! docs/architecture.md, "Memory snapshot replay: mind the units").
 
 use std::collections::BTreeMap;
 

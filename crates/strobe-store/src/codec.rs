@@ -1,5 +1,5 @@
 //! Compressed sections. An Nsight Systems export holds ~48 bytes a row and its store's
-//! columns ~94: raw, its cache would be twice the export (issue 17.4 asks ≤ 0.5×). A JSON
+//! columns ~94: raw, its cache would be twice the export (it must stay ≤ 0.5×). A JSON
 //! trace's ~200 bytes an event make its columns a third of the file, so its stores stay raw
 //! and reopen with no copy; an importer asks for compression (`Output::compress_sections`).
 //!

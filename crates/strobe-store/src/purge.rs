@@ -4,7 +4,7 @@
 //! its v3, which the binary links; 10 in v2) before giving it back, and gives it back only when
 //! later allocations come by. A build frees big blocks all the time (a grown span vector's old
 //! block, the parse's waves, the staged spans once they are columns), and those stayed resident
-//! on top of what is live. On 2 cores of the device machine, the 1.08 GB Kineto trace peaked at
+//! on top of what is live. On a 2-core machine, the 1.08 GB Kineto trace peaked at
 //! 392–416 MB of anonymous memory with 1000 ms, 290–304 MB with 10 ms and 269–274 MB with 0;
 //! 0 cost 5 % more CPU time (freed pages faulted in again), 10 ms about none (median of 3).
 //! Outside builds the default stays: the timeline's frames free and reuse buffers every few

@@ -1,4 +1,4 @@
-//! The memory pane (issue #5) with egui_kittest: open a snapshot pickle, see the summary, the
+//! The memory pane with egui_kittest: open a snapshot pickle, see the summary, the
 //! OOM verdict and the segment map.
 
 mod common;

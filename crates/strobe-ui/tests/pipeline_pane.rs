@@ -1,4 +1,4 @@
-//! Pipeline parallelism in the viewer (issue 16) with egui_kittest, on the 4 recorded 1F1B
+//! Pipeline parallelism in the viewer with egui_kittest, on the 4 recorded 1F1B
 //! ranks (tests/tools/record_pp4.py runs stages 0..3 on ranks 1, 3, 0, 2): the timeline stacks
 //! the ranks in stage order with the stage on each header, the shaded bubble parts add up to
 //! the figures, the Pipeline tab shows the stage × step heat map and a click on a cell shows

@@ -1,4 +1,4 @@
-//! Ranks side by side (issue #7) with egui_kittest: two DDP ranks open, the Ranks tab shows
+//! Ranks side by side with egui_kittest: two DDP ranks open, the Ranks tab shows
 //! the alignment, the rank × step heat map with the straggler starred, a cell click shows that
 //! rank's step in the timeline, the stragglers' evidence and the A/B diff. Expected figures
 //! from tests/expected/ddp.ranks.json (tests/expected/ranks_expected.py, independent).

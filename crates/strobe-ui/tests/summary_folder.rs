@@ -1,4 +1,4 @@
-//! A folder of rank summaries (`strobe summarize`, issue 18) opened in the viewer: the ranks
+//! A folder of rank summaries (`strobe summarize`) opened in the viewer: the ranks
 //! views come from the summaries alone (no trace loads), with the figures the traces give
 //! (tests/expected/ddp.ranks.json, tests/expected/ranks_expected.py, independent); a click on
 //! a cell opens that rank's trace from the path its summary recorded and shows the step; a

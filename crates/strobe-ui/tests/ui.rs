@@ -258,7 +258,7 @@ fn truncated_trace_opens_with_a_warning() {
 }
 
 /// The memory water level of a `profile_memory=True` trace sits in its GPU's group, and its
-/// peak label brings the moment of the peak into view (issue 12.6).
+/// peak label brings the moment of the peak into view.
 #[test]
 fn memory_water_level_peak_jumps_to_its_moment() {
     let mut h = harness(app_with(&["gpt_train.json.gz"]));

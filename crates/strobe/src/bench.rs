@@ -72,7 +72,7 @@ pub enum BenchWhat {
         #[arg(long, default_value_t = 60)]
         frames: usize,
     },
-    /// Many ranks at once (issue 7): generate N rank files of about SIZE_MB from the 2-rank DDP
+    /// Many ranks at once: generate N rank files of about SIZE_MB from the 2-rank DDP
     /// sample (even ranks from rank 0, odd from rank 1, `distributedInfo.rank` set), open them
     /// all in parallel as the GUI does (cold, into a fresh cache; then warm, from it) with wall
     /// time and peak memory, time the multi-rank report, then build timeline frames with all open.
@@ -99,7 +99,7 @@ pub enum BenchWhat {
         from: Vec<PathBuf>,
     },
     /// Open FILES in the headless app and run its frames at --hz while the loader works and
-    /// --after frames past it: the worst frame (issue bar: a 1 GB snapshot opens with every
+    /// --after frames past it: the worst frame (target: a 1 GB snapshot opens with every
     /// frame under 30 ms), and the time to the first frame that draws the file. The cache is
     /// a fresh temporary one, so traces are ingested cold, unless --warm.
     Open {
@@ -152,7 +152,7 @@ pub enum BenchWhat {
         #[arg(long, default_value_t = 3)]
         runs: usize,
     },
-    /// Thousand-rank merge (issue 18): generate N synthetic rank summaries of --steps steps
+    /// Thousand-rank merge: generate N synthetic rank summaries of --steps steps
     /// (scaled from --from, one planted straggler) into --dir, then merge them as `strobe
     /// report DIR` does in fresh processes: median time and peak RSS.
     Cluster {

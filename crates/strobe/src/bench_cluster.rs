@@ -1,4 +1,4 @@
-//! `strobe bench cluster`: the thousand-rank bar of issue 18 — merging 1 000 rank summaries of
+//! `strobe bench cluster`: the thousand-rank bar — merging 1 000 rank summaries of
 //! 100 steps each (`strobe report SUMMARY_DIR`) takes under 10 s and 2 GB. The summaries are
 //! synthetic (`strobe_cluster::synthetic`), scaled from a real rank of sample-traces and
 //! written with `strobe summarize`'s writer, one rank a planted straggler. Each merge runs in a
@@ -109,7 +109,7 @@ pub fn once(dir: &Path) -> anyhow::Result<()> {
 
 /// `strobe bench heat-map`: the ranks pane's heat map over the merged summaries of `o.dir`
 /// (generated as for `cluster` when missing), headless at 1600×1000, paging down through the
-/// ranks a screen at a time: per-frame CPU time (issue bar: ≤ 4 ms at 1 000 × 100).
+/// ranks a screen at a time: per-frame CPU time (target: ≤ 4 ms at 1 000 × 100).
 pub fn heat_map(o: Opts, frames: usize, cache: Option<&Path>) -> anyhow::Result<()> {
     ensure(&o, cache)?;
     let r = strobe_cluster::merge_dir(&o.dir, Alignment::CollectiveEnd, &RankOptions::default())?;

@@ -1,5 +1,5 @@
 //! `strobe bench peers FILE`: Strobe beside the tools users would otherwise reach for, on the
-//! same file in the same session (issue 17.7). Every contender runs as a fresh child process
+//! same file, in one run. Every contender runs as a fresh child process
 //! whose wall time, peak resident memory (`wait4`'s `ru_maxrss`, the child alone) and peak
 //! anonymous memory (`RssAnon` sampled: what must fit in RAM) are taken; Strobe's run is `strobe report FILE` into an empty cache (ingest + report, cold).
 //! The answer's time is when the child's output ends: Strobe closes its stdout once the

@@ -1,4 +1,4 @@
-//! `strobe bench ranks`: the 64-rank bar of issue 7 ("64 ranks of 50 MB each must open and
+//! `strobe bench ranks`: the 64-rank bar ("64 ranks of 50 MB each must open and
 //! stay responsive"). Rank files are the real 2-rank DDP sample scaled with `scale`, each
 //! saying its rank in `distributedInfo`; they open through the GUI's own loader (one thread
 //! per file, store, then the derived analyses), then the multi-rank report runs over them and

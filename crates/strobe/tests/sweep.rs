@@ -1,4 +1,4 @@
-//! The foreign-file sweep (issue 12.10): every file in `sample-traces/` — real files from other
+//! The foreign-file sweep: every file in `sample-traces/` — real files from other
 //! projects, other tool versions and the project's own fixtures — opens with `strobe report`.
 //! Exit 0 for every profile; exit 2 with a message naming the file only for what is not a
 //! profile; and the Kineto ones give the figures of the independent oracle in tests/expected.

@@ -1,7 +1,7 @@
 //! Memory snapshot analysis, per device: the allocator's final figures, a replay of the trace
 //! (allocated and reserved bytes after each entry), peaks, and a verdict for each OOM. The
-//! definitions are issue #5's; units follow DESIGN.md ("Memory snapshot replay: mind the
-//! units"): allocations replay in requested bytes, segments in segment bytes.
+//! definitions are docs/memory.md's; units follow docs/architecture.md ("Memory snapshot
+//! replay: mind the units"): allocations replay in requested bytes, segments in segment bytes.
 
 mod allocations;
 pub mod frames;

@@ -135,8 +135,8 @@ fn the_parse_stopping_early_stops_the_inflater() {
 /// than the text): an event, 4.5 GiB of whitespace, an event, compressed on the fly (no file
 /// is written). Both events are read, the trailer checks, nothing is noted. Ignored by
 /// default (slow in a debug build): `cargo test --release -p strobe-import past_4_gib --
-/// --ignored` takes 2.2–2.3 s and 75 MB peak RSS here (2026-12-06), its pages reused behind
-/// the parse (2026-12-03, `STROBE_GZ_REUSE=0`: 13.7 s and 4.7 GB).
+/// --ignored` takes about 2.2 s and 75 MB peak RSS, its pages reused behind the parse;
+/// without page reuse (`STROBE_GZ_REUSE=0`), 13.7 s and 4.7 GB.
 #[test]
 #[ignore]
 fn a_gzip_text_past_4_gib() {

@@ -2,7 +2,7 @@
 //! bytes in memory are whole from the start; a gzip source is inflated by a thread of its
 //! own into one reserved stretch of address space, and the parse reads whatever has been
 //! published so far, so it starts on the first megabytes instead of waiting for the whole
-//! file (issue 17.2). Published bytes are never written again and never move, so every slice
+//! file. Published bytes are never written again and never move, so every slice
 //! handed out stays valid while later bytes arrive.
 //!
 //! Fresh pages are slow to fault in (the kernel zeroes each one; on the machines measured that

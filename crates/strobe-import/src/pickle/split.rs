@@ -1,4 +1,4 @@
-//! A pickle read by two threads (issue 17.5): the opcode stream is one sequential machine, so
+//! A pickle read by two threads: the opcode stream is one sequential machine, so
 //! the second thread first runs a cheap copy of it over the first part — opcode lengths, the
 //! stack's shape and where each memoised object was made, no values — to find a point `at` where
 //! the stack ends in a list that is being filled batch after batch (a snapshot's trace). The

@@ -1,4 +1,4 @@
-//! Memory pane (issue #5): a `torch.cuda.memory._dump_snapshot` pickle, shown as a summary
+//! Memory pane: a `torch.cuda.memory._dump_snapshot` pickle, shown as a summary
 //! of the analysis figures with the OOM verdicts (each a link to its moment), the
 //! active-memory timeline (every allocation a band, reserved a line), and the allocator
 //! history: a scrubber over the trace entries (arrow keys step) with the segment map as it was

@@ -1,4 +1,4 @@
-//! Ranks side by side (issue #7): with two or more traces open, they are ranks of one job.
+//! Ranks side by side: with two or more traces open, they are ranks of one job.
 //! This pane picks the clock alignment (the offsets go to the timeline, which stacks the ranks
 //! on one axis), shows the rank–step heat map (click a cell: the timeline shows that rank's
 //! step), the stragglers with their evidence, per-rank distributions, the HTA-parity tables,
