@@ -316,20 +316,22 @@ impl TraceFigures {
     /// launch (a whole report held two points per launch: tens of MB a rank).
     pub fn queue_summary(&self, store: &Store) -> &[QueueSeries] {
         let lengths = self.queue_points.then(|| self.queue_lengths(store));
-        self.store_wide.queue_summary.get_or_init(|| match lengths.or_else(|| self.store_wide.queue_lengths.get().map(|q| q.as_slice())) {
-            Some(q) => q
-                .iter()
-                .map(|s| QueueSeries {
-                    device: s.device,
-                    stream: s.stream,
-                    points: Vec::new(),
-                    max_len: s.max_len,
-                    mean_len: s.mean_len,
-                })
-                .collect(),
-            None => {
-                let _t = Phase::start("figures: queue summary");
-                queue_summary(store)
+        self.store_wide.queue_summary.get_or_init(|| {
+            match lengths.or_else(|| self.store_wide.queue_lengths.get().map(|q| q.as_slice())) {
+                Some(q) => q
+                    .iter()
+                    .map(|s| QueueSeries {
+                        device: s.device,
+                        stream: s.stream,
+                        points: Vec::new(),
+                        max_len: s.max_len,
+                        mean_len: s.mean_len,
+                    })
+                    .collect(),
+                None => {
+                    let _t = Phase::start("figures: queue summary");
+                    queue_summary(store)
+                }
             }
         })
     }

@@ -50,8 +50,11 @@ impl Drop for Phase {
             let at = EPOCH.get().map(|e| e.elapsed().as_secs_f64() * 1e3).unwrap_or(0.0);
             let wall = self.t.elapsed().as_secs_f64();
             let cores = (process_cpu() - self.cpu) / wall.max(1e-9);
-            let line =
-                format!("[timing] {:<28} {:8.1} ms{anon}  ends at {at:7.0} ms  cores {cores:4.2}", self.label, wall * 1e3);
+            let line = format!(
+                "[timing] {:<28} {:8.1} ms{anon}  ends at {at:7.0} ms  cores {cores:4.2}",
+                self.label,
+                wall * 1e3
+            );
             if KEEPING.load(Ordering::Relaxed) {
                 if let Ok(mut k) = KEPT.lock() {
                     k.push(line.clone());

@@ -8,8 +8,8 @@ use crate::view_ctx::ViewCtx;
 use crate::workspace::{TraceId, Workspace};
 use std::collections::HashMap;
 use std::sync::Arc;
-use strobe_store::Store;
 use strobe_analysis::report::fmt_ns;
+use strobe_store::Store;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct AreaRow {

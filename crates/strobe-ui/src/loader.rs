@@ -86,12 +86,7 @@ pub struct Loader {
 impl Loader {
     pub fn new(cache_dir: Option<PathBuf>) -> Loader {
         let limit = std::thread::available_parallelism().map_or(2, |n| n.get()).max(2);
-        Loader {
-            jobs: Vec::new(),
-            cache_dir,
-            no_cache: false,
-            slots: Arc::new(Slots { limit, ..Slots::default() }),
-        }
+        Loader { jobs: Vec::new(), cache_dir, no_cache: false, slots: Arc::new(Slots { limit, ..Slots::default() }) }
     }
 
     pub fn busy(&self) -> bool {
@@ -111,8 +106,11 @@ impl Loader {
             .spawn(move || {
                 slots.acquire();
                 let cancelled = opts.progress.as_ref().is_some_and(|p| p.cancel.load(Ordering::Relaxed));
-                let r =
-                    if cancelled { Err(format!("{}: cancelled", p.display())) } else { load_document(&p, &opts, &settings) };
+                let r = if cancelled {
+                    Err(format!("{}: cancelled", p.display()))
+                } else {
+                    load_document(&p, &opts, &settings)
+                };
                 slots.release();
                 let _ = tx.send(r);
                 repaint();

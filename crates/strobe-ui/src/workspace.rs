@@ -2,8 +2,8 @@
 //! what the analyses derived from them. Built once per file on the loader thread; panes only
 //! read it.
 
-pub use crate::figures::{DerivedSeries, DeviceBands, FigureSettings, NvtxGpu, OpFigures};
 use crate::figures::{spawn_analyses, Derived};
+pub use crate::figures::{DerivedSeries, DeviceBands, FigureSettings, NvtxGpu, OpFigures};
 use std::path::PathBuf;
 use std::sync::Arc;
 use strobe_analysis::gpu_time::{DeviceUnions, GpuTime};

@@ -70,10 +70,8 @@ impl StrobeApp {
             Command::FocusSearch => self.search.focus_request = true,
             Command::SetIdleThreshold(ns) => {
                 // the breakdown at the new threshold comes from the analyses' threads
-                let settings = crate::workspace::FigureSettings {
-                    idle_threshold_ns: ns,
-                    ..self.ws.figure_settings().clone()
-                };
+                let settings =
+                    crate::workspace::FigureSettings { idle_threshold_ns: ns, ..self.ws.figure_settings().clone() };
                 self.ws.set_figure_settings(settings);
             }
             Command::AddMark { t, note, name_it } => {

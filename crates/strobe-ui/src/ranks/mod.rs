@@ -22,8 +22,8 @@ use crate::workspace::{TraceId, Workspace};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use strobe_analysis::diff::{diff, TraceDiff};
-use strobe_analysis::ranks::align::Alignment;
 use strobe_analysis::figures::TraceFigures;
+use strobe_analysis::ranks::align::Alignment;
 use strobe_analysis::ranks::report::{multi_rank_analysis, MultiRankReport, RankOptions};
 use strobe_store::Store;
 
