@@ -91,3 +91,34 @@ fn the_ops_figures_arrive_after_the_trace_is_shown() {
     assert_eq!(got.efficiency, direct.efficiency);
     assert_eq!(got.op_spans, direct.op_spans);
 }
+
+/// View ▸ Steps: the pattern a user sets decides the steps everywhere, the Efficiency tab's MFU
+/// per step included, found again on the background threads. Expected names from the oracle
+/// (tests/expected/gpt_train.report.json): its steps that the pattern matches.
+#[test]
+fn a_step_pattern_decides_the_steps_and_the_mfu_per_step() {
+    let exp = expected("gpt_train.report.json");
+    let want: Vec<&str> = exp["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .filter(|n| ["ProfilerStep#3", "ProfilerStep#4"].contains(n))
+        .collect();
+    assert_eq!(want.len(), 2, "the oracle has both steps");
+    let mut app = app_with(&["gpt_train.json.gz"]);
+    app.set_bottom_tab(BottomTab::Efficiency);
+    let mut h = harness(app);
+    h.state_mut().push(strobe_ui::commands::Command::SetStepPattern("ProfilerStep#[34]".into()));
+    step_until(&mut h, |a| a.ws.traces.iter().all(|t| !t.derived.pending()));
+    let t = &h.state().ws.traces[0];
+    let names: Vec<&str> = t.steps().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, want, "the timeline's steps");
+    let mfu: Vec<&str> = t.ops().expect("per-op figures").efficiency.steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(mfu, want, "MFU per step of the pattern's steps");
+    // and back to the built-in rules: every step again
+    h.state_mut().push(strobe_ui::commands::Command::SetStepPattern(String::new()));
+    step_until(&mut h, |a| a.ws.traces.iter().all(|t| !t.derived.pending()));
+    let t = &h.state().ws.traces[0];
+    assert_eq!(t.ops().unwrap().efficiency.steps.len(), exp["steps"].as_array().unwrap().len());
+}
