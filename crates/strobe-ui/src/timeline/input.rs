@@ -26,8 +26,8 @@ impl TimelineView {
     pub(super) fn snap(&self, ws: &Workspace, x: f32, plot: Rect) -> i64 {
         let t = self.view.t_of(x, plot.min.x);
         let mut edges: Vec<i64> = self.marks.list.iter().map(|m| m.t).collect();
-        if let Some(Hover::Item { trace, item, .. }) = self.last_hover {
-            if let Some(tr) = ws.traces.get(trace) {
+        if let Some(Hover::Item { ti, item, .. }) = self.last_hover {
+            if let Some(tr) = ws.traces.get(ti) {
                 edges.extend([tr.to_shared(item.start), tr.to_shared(item.end)]);
             }
         }
@@ -60,7 +60,14 @@ impl TimelineView {
 
     /// Ctrl-drag: measure from one span edge to another. True while a measure is being dragged
     /// (the drag is then the measure's only).
-    fn measure_drag(&mut self, ui: &Ui, resp: &egui::Response, plot: Rect, ws: &Workspace, pointer: Option<egui::Pos2>) -> bool {
+    fn measure_drag(
+        &mut self,
+        ui: &Ui,
+        resp: &egui::Response,
+        plot: Rect,
+        ws: &Workspace,
+        pointer: Option<egui::Pos2>,
+    ) -> bool {
         let ctrl = ui.input(|i| i.modifiers.command);
         if resp.drag_started() && ctrl {
             if let Some(p) = resp.interact_pointer_pos() {
@@ -123,7 +130,7 @@ impl TimelineView {
             .iter()
             .filter(|r| r.y + r.h > ya && r.y < yb)
             .filter_map(|r| match r.kind {
-                RowKind::Lane { trace, lane, pinned: false } => Some((ws.traces[trace].id, lane)),
+                RowKind::Lane { ti, lane, pinned: false } => Some((ws.traces[ti].id, lane)),
                 _ => None,
             })
             .collect();
@@ -153,7 +160,15 @@ impl TimelineView {
     }
 
     /// W/S zoom, A/D pan, F frames the selection, M marks a time (Shift+M a note), Esc clears.
-    fn view_keys(&mut self, ui: &Ui, plot: Rect, anchor: f32, ws: &Workspace, sel: &Selection, cmds: &mut Vec<Command>) {
+    fn view_keys(
+        &mut self,
+        ui: &Ui,
+        plot: Rect,
+        anchor: f32,
+        ws: &Workspace,
+        sel: &Selection,
+        cmds: &mut Vec<Command>,
+    ) {
         let (w, s, a, d, f, m, esc) = ui.input(|i| {
             let n = |k: Key| i.events.iter().filter(|e| matches!(e, egui::Event::Key { key, pressed: true, modifiers, .. } if *key == k && !modifiers.command)).count() as i32;
             (n(Key::W), n(Key::S), n(Key::A), n(Key::D), n(Key::F), n(Key::M), n(Key::Escape))
@@ -229,32 +244,32 @@ impl TimelineView {
         }
         if resp.clicked() {
             match hover {
-                Some(Hover::Item { trace, span, .. }) => {
-                    cmds.push(Command::SelectSpan(SpanRef { trace: ws.traces[trace].id, span }))
+                Some(Hover::Item { ti, span, .. }) => {
+                    cmds.push(Command::SelectSpan(SpanRef { trace: ws.traces[ti].id, span }))
                 }
-                Some(Hover::Projected { trace, index }) => {
-                    if let Some(p) = ws.traces[trace].nvtx_gpu().get(index) {
-                        cmds.push(Command::SelectSpan(SpanRef { trace: ws.traces[trace].id, span: p.span }))
+                Some(Hover::Projected { ti, index }) => {
+                    if let Some(p) = ws.traces[ti].nvtx_gpu().get(index) {
+                        cmds.push(Command::SelectSpan(SpanRef { trace: ws.traces[ti].id, span: p.span }))
                     }
                 }
-                Some(Hover::Step { trace, step }) => {
-                    let t = &ws.traces[trace];
+                Some(Hover::Step { ti, step }) => {
+                    let t = &ws.traces[ti];
                     if let Some(s) = t.steps().get(step) {
                         let pad = s.dur_ns / 40;
                         let (t0, t1) = t.range_to_shared((s.start_ns - pad, s.start_ns + s.dur_ns + pad));
                         cmds.push(Command::ZoomTo { t0, t1 })
                     }
                 }
-                Some(Hover::Microbatch { trace, index }) => {
-                    let t = &ws.traces[trace];
+                Some(Hover::Microbatch { ti, index }) => {
+                    let t = &ws.traces[ti];
                     let span = ws.pipeline.as_ref().and_then(|p| p.rank_of(t.id)?.microbatches.get(index)?.span);
                     if let Some(span) = span {
                         cmds.push(Command::SelectSpan(SpanRef { trace: t.id, span }))
                     }
                 }
-                Some(Hover::Gap { gap, trace }) => {
+                Some(Hover::Gap { gap, ti }) => {
                     let half = (gap.end - gap.start) / 2;
-                    let (t0, t1) = ws.traces[trace].range_to_shared((gap.start - half, gap.end + half));
+                    let (t0, t1) = ws.traces[ti].range_to_shared((gap.start - half, gap.end + half));
                     cmds.push(Command::ZoomTo { t0, t1 })
                 }
                 _ => {
@@ -272,9 +287,9 @@ impl TimelineView {
             }
         }
         if resp.double_clicked() {
-            if let Some(Hover::Item { item, trace, .. }) = hover {
+            if let Some(Hover::Item { item, ti, .. }) = hover {
                 let pad = (item.end - item.start) / 10;
-                let (t0, t1) = ws.traces[trace].range_to_shared((item.start - pad, item.end + pad));
+                let (t0, t1) = ws.traces[ti].range_to_shared((item.start - pad, item.end + pad));
                 cmds.push(Command::ZoomTo { t0, t1 });
             }
         }
@@ -306,7 +321,8 @@ fn typed_keys(ui: &Ui, ws: &Workspace, sel: &Selection, cmds: &mut Vec<Command>)
         cmds.push(Command::FindTrack);
     }
     let slash = ui.input(|i| {
-        i.events.iter().any(|e| matches!(e, egui::Event::Text(t) if t == "/")) || i.modifiers.command && i.key_pressed(Key::F)
+        i.events.iter().any(|e| matches!(e, egui::Event::Text(t) if t == "/"))
+            || i.modifiers.command && i.key_pressed(Key::F)
     });
     if slash {
         cmds.push(Command::FocusSearch);
