@@ -296,24 +296,9 @@ impl KernelSolPane {
     }
 
     fn roofline(&mut self, ui: &mut egui::Ui, report: &RooflineReport) {
-        let d = report.device.clone();
+        let d = &report.device;
         let kernels = &report.kernels;
-        let max_dur = kernels.iter().filter_map(|k| k.duration_ns).max().unwrap_or(1).max(1) as f64;
-        // Points in log10 space: on the roofline where FLOP/s and AI are known and > 0; every
-        // other launch on the bandwidth-only strip at x = STRIP_X, its height its DRAM bytes/s
-        // (1e8 when unknown), so no launch is left off the plot.
-        let on_roof = |k: &KernelSol| {
-            let (f, ai) = (k.flops_per_s?, k.arithmetic_intensity?);
-            (f > 0.0 && ai > 0.0).then(|| (ai.log10(), f.log10()))
-        };
-        let pts: Vec<(usize, f64, f64)> = kernels
-            .iter()
-            .enumerate()
-            .map(|(i, k)| match on_roof(k) {
-                Some((x, y)) => (i, x, y),
-                None => (i, STRIP_X, k.dram_bytes_per_s.filter(|b| *b > 0.0).map_or(8.0, f64::log10)),
-            })
-            .collect();
+        let pts = plot_points(kernels);
         self.plotted = pts.iter().filter(|p| p.1 != STRIP_X).count();
         self.strip = pts.len() - self.plotted;
         // Hover text by point position (points are named by verdict, so the legend has one
@@ -350,84 +335,11 @@ impl KernelSolPane {
                 }
             })
             .show(ui, |p| {
-                if let (Some(peak), Some(bw)) = (d.peak_flops_per_s, d.peak_dram_bytes_per_s) {
-                    let ridge = (peak / bw).log10();
-                    let tensor = d.peak_tensor_flops_per_s.filter(|t| *t > peak);
-                    // The DRAM slope runs up to the highest ceiling's ridge.
-                    let top = tensor.unwrap_or(peak);
-                    let top_ridge = (top / bw).log10();
-                    let (x0, x1) = (-4.0, top_ridge.max(-4.0) + 4.0);
-                    p.line(
-                        Line::new(
-                            "DRAM ceiling",
-                            PlotPoints::from(vec![[x0, x0 + bw.log10()], [top_ridge, top.log10()]]),
-                        )
-                        .color(CEILING_DRAM),
-                    );
-                    p.line(
-                        Line::new(
-                            "FP32 FMA ceiling",
-                            PlotPoints::from(vec![[ridge, peak.log10()], [x1, peak.log10()]]),
-                        )
-                        .color(CEILING_FP32),
-                    );
-                    if let Some(t) = tensor {
-                        let name = format!("tensor ceiling ({})", d.tensor_family.as_deref().unwrap_or("tensor"));
-                        p.line(
-                            Line::new(name, PlotPoints::from(vec![[top_ridge, t.log10()], [x1, t.log10()]]))
-                                .color(CEILING_TENSOR),
-                        );
-                    }
-                    if let Some(p64) = d.peak_fp64_flops_per_s {
-                        let r64 = (p64 / bw).log10();
-                        p.line(
-                            Line::new(
-                                "FP64 FMA ceiling",
-                                PlotPoints::from(vec![[r64, p64.log10()], [x1, p64.log10()]]),
-                            )
-                            .color(CEILING_FP64),
-                        );
-                    }
-                }
+                ceilings(p, d);
                 if pts.iter().any(|p| p.1 == STRIP_X) {
-                    p.vline(
-                        egui_plot::VLine::new("", STRIP_X + 0.5)
-                            .color(Color32::GRAY)
-                            .style(egui_plot::LineStyle::dashed_dense()),
-                    );
-                    p.text(egui_plot::Text::new(
-                        "bandwidth-only strip",
-                        egui_plot::PlotPoint::new(STRIP_X, 7.6),
-                        RichText::new("0 FLOP / no AI:\nheight = DRAM B/s"),
-                    ));
+                    strip_marker(p);
                 }
-                for &(i, x, y) in &pts {
-                    let k = &kernels[i];
-                    let r = 3.0 + 9.0 * ((k.duration_ns.unwrap_or(0) as f64 / max_dur).sqrt() as f32);
-                    let mut item = Points::new(
-                        k.verdict.map(|v| v.as_str()).unwrap_or("no verdict"),
-                        PlotPoints::from(vec![[x, y]]),
-                    )
-                    .radius(r)
-                    .shape(MarkerShape::Circle)
-                    .filled(true)
-                    .color(verdict_color(k.verdict))
-                    .id(("kernel_sol_point", i));
-                    if selected == Some(i) {
-                        item = item.highlight(true).radius(r + 3.0);
-                    }
-                    p.points(item);
-                }
-                // The selected launch: a ring around its point, in the text colour.
-                if let Some(&(_, x, y)) = selected.and_then(|s| pts.iter().find(|p| p.0 == s)) {
-                    p.points(
-                        Points::new("selected", PlotPoints::from(vec![[x, y]]))
-                            .radius(16.0)
-                            .shape(MarkerShape::Circle)
-                            .filled(false)
-                            .color(ring),
-                    );
-                }
+                kernel_points(p, kernels, &pts, selected, ring);
             });
         if resp.response.clicked() {
             if let Some(h) = resp.hovered_plot_item {
@@ -440,6 +352,101 @@ impl KernelSolPane {
         }
         let counted = kernels.iter().any(|k| k.tensor_flops.is_some());
         ui.label(RichText::new(if counted { TENSOR_COUNTED_NOTE } else { TENSOR_NOTE }).weak());
+    }
+}
+
+/// Each launch's point `(index, x, y)` in log10 space: on the roofline where FLOP/s and AI are
+/// known and > 0; every other launch on the bandwidth-only strip at x = STRIP_X, its height
+/// its DRAM bytes/s (1e8 when unknown), so no launch is left off the plot.
+fn plot_points(kernels: &[KernelSol]) -> Vec<(usize, f64, f64)> {
+    let on_roof = |k: &KernelSol| {
+        let (f, ai) = (k.flops_per_s?, k.arithmetic_intensity?);
+        (f > 0.0 && ai > 0.0).then(|| (ai.log10(), f.log10()))
+    };
+    kernels
+        .iter()
+        .enumerate()
+        .map(|(i, k)| match on_roof(k) {
+            Some((x, y)) => (i, x, y),
+            None => (i, STRIP_X, k.dram_bytes_per_s.filter(|b| *b > 0.0).map_or(8.0, f64::log10)),
+        })
+        .collect()
+}
+
+/// The device's ceilings: the DRAM slope up to the highest ridge, FP32, tensor and FP64 roofs.
+fn ceilings(p: &mut egui_plot::PlotUi, d: &strobe_analysis::roofline::Device) {
+    let (Some(peak), Some(bw)) = (d.peak_flops_per_s, d.peak_dram_bytes_per_s) else { return };
+    let ridge = (peak / bw).log10();
+    let tensor = d.peak_tensor_flops_per_s.filter(|t| *t > peak);
+    // The DRAM slope runs up to the highest ceiling's ridge.
+    let top = tensor.unwrap_or(peak);
+    let top_ridge = (top / bw).log10();
+    let (x0, x1) = (-4.0, top_ridge.max(-4.0) + 4.0);
+    p.line(
+        Line::new("DRAM ceiling", PlotPoints::from(vec![[x0, x0 + bw.log10()], [top_ridge, top.log10()]]))
+            .color(CEILING_DRAM),
+    );
+    p.line(
+        Line::new("FP32 FMA ceiling", PlotPoints::from(vec![[ridge, peak.log10()], [x1, peak.log10()]]))
+            .color(CEILING_FP32),
+    );
+    if let Some(t) = tensor {
+        let name = format!("tensor ceiling ({})", d.tensor_family.as_deref().unwrap_or("tensor"));
+        p.line(Line::new(name, PlotPoints::from(vec![[top_ridge, t.log10()], [x1, t.log10()]])).color(CEILING_TENSOR));
+    }
+    if let Some(p64) = d.peak_fp64_flops_per_s {
+        let r64 = (p64 / bw).log10();
+        p.line(
+            Line::new("FP64 FMA ceiling", PlotPoints::from(vec![[r64, p64.log10()], [x1, p64.log10()]]))
+                .color(CEILING_FP64),
+        );
+    }
+}
+
+/// The dashed edge of the bandwidth-only strip and its caption.
+fn strip_marker(p: &mut egui_plot::PlotUi) {
+    p.vline(egui_plot::VLine::new("", STRIP_X + 0.5).color(Color32::GRAY).style(egui_plot::LineStyle::dashed_dense()));
+    p.text(egui_plot::Text::new(
+        "bandwidth-only strip",
+        egui_plot::PlotPoint::new(STRIP_X, 7.6),
+        RichText::new("0 FLOP / no AI:\nheight = DRAM B/s"),
+    ));
+}
+
+/// A point per launch, sized by its duration and coloured by its verdict; the selected one
+/// highlighted and ringed in `ring`.
+fn kernel_points(
+    p: &mut egui_plot::PlotUi,
+    kernels: &[KernelSol],
+    pts: &[(usize, f64, f64)],
+    selected: Option<usize>,
+    ring: Color32,
+) {
+    let max_dur = kernels.iter().filter_map(|k| k.duration_ns).max().unwrap_or(1).max(1) as f64;
+    for &(i, x, y) in pts {
+        let k = &kernels[i];
+        let r = 3.0 + 9.0 * ((k.duration_ns.unwrap_or(0) as f64 / max_dur).sqrt() as f32);
+        let mut item =
+            Points::new(k.verdict.map(|v| v.as_str()).unwrap_or("no verdict"), PlotPoints::from(vec![[x, y]]))
+                .radius(r)
+                .shape(MarkerShape::Circle)
+                .filled(true)
+                .color(verdict_color(k.verdict))
+                .id(("kernel_sol_point", i));
+        if selected == Some(i) {
+            item = item.highlight(true).radius(r + 3.0);
+        }
+        p.points(item);
+    }
+    // The selected launch: a ring around its point, in the text colour.
+    if let Some(&(_, x, y)) = selected.and_then(|s| pts.iter().find(|p| p.0 == s)) {
+        p.points(
+            Points::new("selected", PlotPoints::from(vec![[x, y]]))
+                .radius(16.0)
+                .shape(MarkerShape::Circle)
+                .filled(false)
+                .color(ring),
+        );
     }
 }
 

@@ -6,8 +6,12 @@ use crate::commands::Command;
 use crate::view_ctx::ViewCtx;
 use crate::workspace::{Trace, TraceId, Workspace};
 use egui_extras::{Column, TableBuilder};
+use strobe_analysis::efficiency::figures::Figures;
 use strobe_analysis::ncu_match::SolByName;
 use strobe_analysis::report::fmt_ns;
+
+/// The trace's efficiency figures of each kernel, by name.
+type EfficiencyByName = std::collections::HashMap<String, Figures>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SortBy {
@@ -94,72 +98,76 @@ impl KernelTable {
 
     pub fn ui(&mut self, ui: &mut egui::Ui, cx: &mut ViewCtx) {
         let (ws, sel) = (cx.ws, cx.sel);
-        ui.horizontal(|ui| {
-            if ws.traces.len() > 1 {
-                let shown = self.shown(ws).map(|t| t.id);
-                let label = self.shown(ws).map(|t| t.label.clone()).unwrap_or_default();
-                egui::ComboBox::from_id_salt("kt_trace")
-                    .selected_text(label.as_str())
-                    .show_ui(ui, |ui| {
-                        for t in &ws.traces {
-                            if ui.selectable_label(shown == Some(t.id), &t.label).clicked() {
-                                self.trace = Some(t.id);
-                            }
-                        }
-                    })
-                    .response
-                    // a name for screen readers (and kittest's accessibility check)
-                    .widget_info(|| egui::WidgetInfo::labeled(egui::Role::ComboBox, true, format!("Trace: {label}")));
-            }
-            let lab = ui.label("Filter:");
-            ui.add(
-                egui::TextEdit::singleline(&mut self.filter)
-                    .id_salt("kernel_filter")
-                    .hint_text("kernel name")
-                    .desired_width(260.0),
-            )
-            .labelled_by(lab.id);
-            self.refresh(ws);
-            match self.shown(ws) {
-                Some(t) if !t.derived.kernels_ready() => {
-                    ui.spinner();
-                    ui.weak("measuring kernels…");
-                }
-                shown => {
-                    let total = shown.map(|t| t.kernels().len()).unwrap_or(0);
-                    ui.label(format!("{} of {} kernels", self.rows.len(), total));
-                }
-            }
-            ui.separator();
-            ui.selectable_value(&mut self.by_range, false, "by kernel");
-            ui.selectable_value(&mut self.by_range, true, "by NVTX range (GPU)")
-                .on_hover_text("each CPU range with the GPU time of the work launched inside it");
-        });
+        ui.horizontal(|ui| self.controls(ui, ws));
         let Some(t) = self.shown(ws) else { return };
         if self.by_range {
             ranges_table(ui, t, &self.filter);
             return;
         }
-        let k = &t.kernels();
         let selected = sel.kernel.as_ref().filter(|(id, _)| *id == t.id).map(|(_, n)| n.as_str());
+        let (clicked, sort_click) = self.kernels_table(ui, t, selected);
+        if let Some(by) = sort_click {
+            if self.sort == by {
+                self.descending = !self.descending;
+            } else {
+                self.sort = by;
+                self.descending = by != SortBy::Name;
+            }
+        }
+        if let Some(name) = clicked {
+            cx.emit(Command::SelectKernel { trace: t.id, name });
+        }
+    }
+
+    /// The trace picker, the filter, the row count and the kernel / range switch.
+    fn controls(&mut self, ui: &mut egui::Ui, ws: &Workspace) {
+        if ws.traces.len() > 1 {
+            let shown = self.shown(ws).map(|t| t.id);
+            let label = self.shown(ws).map(|t| t.label.clone()).unwrap_or_default();
+            egui::ComboBox::from_id_salt("kt_trace")
+                .selected_text(label.as_str())
+                .show_ui(ui, |ui| {
+                    for t in &ws.traces {
+                        if ui.selectable_label(shown == Some(t.id), &t.label).clicked() {
+                            self.trace = Some(t.id);
+                        }
+                    }
+                })
+                .response
+                // a name for screen readers (and kittest's accessibility check)
+                .widget_info(|| egui::WidgetInfo::labeled(egui::Role::ComboBox, true, format!("Trace: {label}")));
+        }
+        let lab = ui.label("Filter:");
+        ui.add(
+            egui::TextEdit::singleline(&mut self.filter)
+                .id_salt("kernel_filter")
+                .hint_text("kernel name")
+                .desired_width(260.0),
+        )
+        .labelled_by(lab.id);
+        self.refresh(ws);
+        match self.shown(ws) {
+            Some(t) if !t.derived.kernels_ready() => {
+                ui.spinner();
+                ui.weak("measuring kernels…");
+            }
+            shown => {
+                let total = shown.map(|t| t.kernels().len()).unwrap_or(0);
+                ui.label(format!("{} of {} kernels", self.rows.len(), total));
+            }
+        }
+        ui.separator();
+        ui.selectable_value(&mut self.by_range, false, "by kernel");
+        ui.selectable_value(&mut self.by_range, true, "by NVTX range (GPU)")
+            .on_hover_text("each CPU range with the GPU time of the work launched inside it");
+    }
+
+    /// The kernels of `t` after filter and sort; returns the name clicked and the column whose
+    /// header was clicked.
+    fn kernels_table(&self, ui: &mut egui::Ui, t: &Trace, selected: Option<&str>) -> (Option<String>, Option<SortBy>) {
+        let k = &t.kernels();
         let mut clicked: Option<String> = None;
         let mut sort_click: Option<SortBy> = None;
-        let hdr = |ui: &mut egui::Ui, label: &str, by: SortBy, cur: SortBy, desc: bool, out: &mut Option<SortBy>| {
-            let arrow = if cur == by {
-                if desc {
-                    " v"
-                } else {
-                    " ^"
-                }
-            } else {
-                ""
-            };
-            if ui.add(egui::Button::new(egui::RichText::new(format!("{label}{arrow}")).strong()).frame(false)).clicked()
-            {
-                *out = Some(by);
-            }
-        };
-        let (cur, desc) = (self.sort, self.descending);
         let sol = self.sol.as_ref();
         // the trace's own efficiency figures (shapes × device peaks), where any kernel has them
         // none while the per-op figures are computed (the app repaints while figures are due)
@@ -173,119 +181,119 @@ impl KernelTable {
             .column(Column::remainder().at_least(200.0).clip(true))
             .columns(Column::auto().at_least(70.0), 6 + 3 * sol.is_some() as usize + 4 * has_eff as usize)
             .header(20.0, |mut h| {
-                h.col(|ui| hdr(ui, "Name", SortBy::Name, cur, desc, &mut sort_click));
-                h.col(|ui| hdr(ui, "Count", SortBy::Count, cur, desc, &mut sort_click));
-                h.col(|ui| hdr(ui, "Total", SortBy::Total, cur, desc, &mut sort_click));
-                h.col(|ui| hdr(ui, "Mean", SortBy::Mean, cur, desc, &mut sort_click));
-                h.col(|ui| hdr(ui, "Min", SortBy::Min, cur, desc, &mut sort_click));
-                h.col(|ui| hdr(ui, "Max", SortBy::Max, cur, desc, &mut sort_click));
-                h.col(|ui| {
-                    ui.strong("% GPU");
-                });
-                if has_eff {
-                    for (label, tip) in [
-                        ("TFLOP/s", "achieved, from the ops' recorded shapes (docs/efficiency.md)"),
-                        ("% peak", "of the device's peak for the op's unit (tensor bf16, fp32, …)"),
-                        (
-                            "Efficiency",
-                            "theoretical ÷ measured: max(FLOPs / peak, bytes / bandwidth) over the GPU time",
-                        ),
-                        ("Time lost", "measured − theoretical: what optimising it could win"),
-                    ] {
-                        h.col(|ui| {
-                            ui.strong(label).on_hover_text(tip);
-                        });
-                    }
-                }
-                if sol.is_some() {
-                    h.col(|ui| {
-                        ui.strong("TFLOP/s (ncu)").on_hover_text(
-                            "measured by Nsight Compute, tensor work included: beside the trace's shape-based figure",
-                        );
-                    });
-                    h.col(|ui| {
-                        ui.strong("SM / Mem % (ncu)");
-                    });
-                    h.col(|ui| {
-                        ui.strong("Verdict (ncu)");
-                    });
-                }
+                self.header(&mut h, has_eff, sol.is_some(), &mut sort_click);
             })
             .body(|body| {
                 body.rows(18.0, self.rows.len(), |mut row| {
                     let s = &k[self.rows[row.index()] as usize];
                     row.set_selected(selected == Some(s.name.as_str()));
-                    row.col(|ui| {
-                        ui.add(egui::Label::new(&s.name).truncate().selectable(false));
-                    });
-                    row.col(|ui| {
-                        ui.label(s.count.to_string());
-                    });
-                    row.col(|ui| {
-                        ui.label(fmt_ns(s.total_ns));
-                    });
-                    row.col(|ui| {
-                        ui.label(fmt_ns(s.mean_ns));
-                    });
-                    row.col(|ui| {
-                        ui.label(fmt_ns(s.min_ns));
-                    });
-                    row.col(|ui| {
-                        ui.label(fmt_ns(s.max_ns));
-                    });
-                    row.col(|ui| {
-                        ui.label(format!("{:.1}%", s.pct_kernel_time));
-                    });
-                    if has_eff {
-                        let f = eff.get(&s.name);
-                        let opt = |v: Option<f64>, fmt: &dyn Fn(f64) -> String| v.map(fmt).unwrap_or_default();
-                        row.col(|ui| {
-                            ui.label(opt(f.and_then(|f| f.tflops_per_s), &|v| format!("{v:.1}")));
-                        });
-                        row.col(|ui| {
-                            ui.label(opt(f.and_then(|f| f.pct_of_peak), &|v| format!("{v:.0}%")));
-                        });
-                        row.col(|ui| {
-                            ui.label(opt(f.and_then(|f| f.efficiency), &|v| format!("{:.0}%", v * 100.0)));
-                        });
-                        row.col(|ui| {
-                            ui.label(opt(f.and_then(|f| f.lost_ns), &|v| fmt_ns(v as i64)));
-                        });
-                    }
-                    if let Some(sol) = sol {
-                        let c = sol.get(&s.name);
-                        row.col(|ui| {
-                            ui.label(
-                                c.and_then(|c| c.flops_per_s).map(|v| format!("{:.1}", v / 1e12)).unwrap_or_default(),
-                            );
-                        });
-                        let pct = |v: Option<f64>| v.map(|v| format!("{v:.0}")).unwrap_or_else(|| "-".into());
-                        row.col(|ui| {
-                            ui.label(
-                                c.map(|c| format!("{} / {}", pct(c.sm_pct), pct(c.memory_pct))).unwrap_or_default(),
-                            );
-                        });
-                        row.col(|ui| {
-                            let v = c.and_then(|c| c.verdict);
-                            ui.colored_label(crate::kernel_sol::verdict_color(v), v.map(|v| v.as_str()).unwrap_or(""));
-                        });
-                    }
+                    kernel_row(&mut row, s, has_eff.then_some(eff), sol);
                     if row.response().clicked() {
                         clicked = Some(s.name.clone());
                     }
                 });
             });
-        if let Some(by) = sort_click {
-            if self.sort == by {
-                self.descending = !self.descending;
-            } else {
-                self.sort = by;
-                self.descending = by != SortBy::Name;
+        (clicked, sort_click)
+    }
+
+    /// Sortable column headers (an arrow on the sorted one), then the efficiency and SOL ones.
+    fn header(&self, h: &mut egui_extras::TableRow, has_eff: bool, has_sol: bool, sort_click: &mut Option<SortBy>) {
+        let (cur, desc) = (self.sort, self.descending);
+        let mut sortable = |h: &mut egui_extras::TableRow, label: &str, by: SortBy| {
+            h.col(|ui| {
+                let arrow = match (cur == by, desc) {
+                    (false, _) => "",
+                    (true, true) => " v",
+                    (true, false) => " ^",
+                };
+                let text = egui::RichText::new(format!("{label}{arrow}")).strong();
+                if ui.add(egui::Button::new(text).frame(false)).clicked() {
+                    *sort_click = Some(by);
+                }
+            });
+        };
+        sortable(h, "Name", SortBy::Name);
+        sortable(h, "Count", SortBy::Count);
+        sortable(h, "Total", SortBy::Total);
+        sortable(h, "Mean", SortBy::Mean);
+        sortable(h, "Min", SortBy::Min);
+        sortable(h, "Max", SortBy::Max);
+        h.col(|ui| {
+            ui.strong("% GPU");
+        });
+        if has_eff {
+            for (label, tip) in [
+                ("TFLOP/s", "achieved, from the ops' recorded shapes (docs/efficiency.md)"),
+                ("% peak", "of the device's peak for the op's unit (tensor bf16, fp32, …)"),
+                ("Efficiency", "theoretical ÷ measured: max(FLOPs / peak, bytes / bandwidth) over the GPU time"),
+                ("Time lost", "measured − theoretical: what optimising it could win"),
+            ] {
+                h.col(|ui| {
+                    ui.strong(label).on_hover_text(tip);
+                });
             }
         }
-        if let Some(name) = clicked {
-            cx.emit(Command::SelectKernel { trace: t.id, name });
+        if has_sol {
+            h.col(|ui| {
+                ui.strong("TFLOP/s (ncu)").on_hover_text(
+                    "measured by Nsight Compute, tensor work included: beside the trace's shape-based figure",
+                );
+            });
+            h.col(|ui| {
+                ui.strong("SM / Mem % (ncu)");
+            });
+            h.col(|ui| {
+                ui.strong("Verdict (ncu)");
+            });
         }
+    }
+}
+
+/// One kernel's cells: its figures, then its efficiency (where any kernel has it) and SOL columns.
+fn kernel_row(
+    row: &mut egui_extras::TableRow,
+    s: &strobe_analysis::kernels::KernelStat,
+    eff: Option<&EfficiencyByName>,
+    sol: Option<&SolByName>,
+) {
+    row.col(|ui| {
+        ui.add(egui::Label::new(&s.name).truncate().selectable(false));
+    });
+    for text in [s.count.to_string(), fmt_ns(s.total_ns), fmt_ns(s.mean_ns), fmt_ns(s.min_ns), fmt_ns(s.max_ns)] {
+        row.col(|ui| {
+            ui.label(text);
+        });
+    }
+    row.col(|ui| {
+        ui.label(format!("{:.1}%", s.pct_kernel_time));
+    });
+    if let Some(eff) = eff {
+        let f = eff.get(&s.name);
+        let opt = |v: Option<f64>, fmt: &dyn Fn(f64) -> String| v.map(fmt).unwrap_or_default();
+        for text in [
+            opt(f.and_then(|f| f.tflops_per_s), &|v| format!("{v:.1}")),
+            opt(f.and_then(|f| f.pct_of_peak), &|v| format!("{v:.0}%")),
+            opt(f.and_then(|f| f.efficiency), &|v| format!("{:.0}%", v * 100.0)),
+            opt(f.and_then(|f| f.lost_ns), &|v| fmt_ns(v as i64)),
+        ] {
+            row.col(|ui| {
+                ui.label(text);
+            });
+        }
+    }
+    if let Some(sol) = sol {
+        let c = sol.get(&s.name);
+        row.col(|ui| {
+            ui.label(c.and_then(|c| c.flops_per_s).map(|v| format!("{:.1}", v / 1e12)).unwrap_or_default());
+        });
+        let pct = |v: Option<f64>| v.map(|v| format!("{v:.0}")).unwrap_or_else(|| "-".into());
+        row.col(|ui| {
+            ui.label(c.map(|c| format!("{} / {}", pct(c.sm_pct), pct(c.memory_pct))).unwrap_or_default());
+        });
+        row.col(|ui| {
+            let v = c.and_then(|c| c.verdict);
+            ui.colored_label(crate::kernel_sol::verdict_color(v), v.map(|v| v.as_str()).unwrap_or(""));
+        });
     }
 }
 

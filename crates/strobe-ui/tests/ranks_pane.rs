@@ -94,10 +94,10 @@ fn collapsed_rank_is_a_summary_lane() {
     let p1 = trace_id(&h, 1);
     let rows = &h.state().timeline().layout.rows;
     assert!(
-        rows.iter().any(|r| matches!(r.kind, strobe_ui::timeline::RowKind::RankSummary { trace: 0 })),
+        rows.iter().any(|r| matches!(r.kind, strobe_ui::timeline::RowKind::RankSummary { ti: 0 })),
         "rank 0 collapsed to its summary lane"
     );
-    assert!(!rows.iter().any(|r| matches!(r.kind, strobe_ui::timeline::RowKind::Lane { trace: 0, .. })));
+    assert!(!rows.iter().any(|r| matches!(r.kind, strobe_ui::timeline::RowKind::Lane { ti: 0, .. })));
     // two ranks: rank 1's CPU groups start folded, so both GPUs fit on screen
     assert!(rows.iter().any(|r| matches!(
         &r.kind,
@@ -136,7 +136,7 @@ fn queue_length_and_memcpy_bandwidth_are_counter_lanes() {
         .layout
         .rows
         .iter()
-        .filter(|r| matches!(r.kind, strobe_ui::timeline::RowKind::Series { trace: 0, .. }));
+        .filter(|r| matches!(r.kind, strobe_ui::timeline::RowKind::Series { ti: 0, .. }));
     assert_eq!(rows.count(), series.len());
     // the oracle's per-stream maxima (tests/expected/ddp.ranks.json, ranks[0].hta.queue)
     for q in want["ranks"][0]["hta"]["queue"].as_array().unwrap() {

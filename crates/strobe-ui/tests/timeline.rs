@@ -96,7 +96,7 @@ fn prepare_lays_out_and_draws_gpt_train() {
         .unwrap();
     let end = gpu + 1 + rows[gpu + 1..].iter().position(|r| matches!(r.kind, RowKind::Header { .. })).unwrap();
     let group = &rows[gpu + 1..end];
-    assert!(matches!(group[0].kind, RowKind::Bands { trace: 0, device: 0 }));
+    assert!(matches!(group[0].kind, RowKind::Bands { ti: 0, device: 0 }));
     let streams: Vec<(i64, i64)> = group
         .iter()
         .filter_map(|r| match lane_kind(r) {
@@ -112,7 +112,7 @@ fn prepare_lays_out_and_draws_gpt_train() {
         .collect();
     assert_eq!(streams, want);
     assert!(!report["gpus"][0]["memory"].is_null());
-    assert!(matches!(group.last().unwrap().kind, RowKind::MemoryLevel { trace: 0, device: 0 }));
+    assert!(matches!(group.last().unwrap().kind, RowKind::MemoryLevel { ti: 0, device: 0 }));
     // a CPU thread's lane is as tall as its nesting
     let chrome = expected("gpt_train.chrome.json");
     let mut checked = 0;
@@ -160,7 +160,7 @@ fn prepare_lays_out_and_draws_gpt_train() {
     let p = tl.span_pos(&state, ws, r).expect("the kernel is on screen");
     let fd = prepare_all((&mut tl, &state), ws, &sel, Some(p));
     match fd.hover {
-        Some(Hover::Item { trace: 0, span: s, item }) => {
+        Some(Hover::Item { ti: 0, span: s, item }) => {
             assert_eq!(s, span);
             assert_eq!(item.count, 1);
         }

@@ -274,7 +274,7 @@ fn memory_water_level_peak_jumps_to_its_moment() {
         .unwrap();
     let mem = rows
         .iter()
-        .position(|r| matches!(r.kind, strobe_ui::timeline::RowKind::MemoryLevel { trace: 0, device: 0 }))
+        .position(|r| matches!(r.kind, strobe_ui::timeline::RowKind::MemoryLevel { ti: 0, device: 0 }))
         .expect("a water level row");
     let next_header = rows
         .iter()

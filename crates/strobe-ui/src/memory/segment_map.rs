@@ -5,7 +5,7 @@
 //! one the history scrubber replayed to.
 
 use egui::{Color32, Pos2, Rect, Sense, Stroke, Vec2};
-use strobe_analysis::memory::{bytes, RegionView};
+use strobe_analysis::memory::{bytes, BlockView, RegionView};
 use strobe_model::memory::{BlockState, MemorySnapshot};
 
 #[derive(Default)]
@@ -41,25 +41,46 @@ impl SegmentMapView {
         let sizes: Vec<u64> = regions.iter().map(|r| r.size).collect();
         let median = strobe_analysis::stats::median(&sizes).unwrap_or(1).max(1);
         let mut full = self.full_width.unwrap_or(max / median > 50);
-        ui.horizontal(|ui| {
-            ui.strong(format!("Segments ({}), address order", regions.len()));
-            for (st, name) in [
-                (BlockState::ActiveAllocated, "allocated"),
-                (BlockState::ActiveAwaitingFree, "awaiting free"),
-                (BlockState::Inactive, "free (cached)"),
-            ] {
-                let (r, _) = ui.allocate_exact_size(Vec2::splat(10.0), Sense::hover());
-                ui.painter().rect_filled(r, 1.0, state_color(st));
-                ui.label(name);
-            }
-            if ui
-                .checkbox(&mut full, "full-width bars")
-                .on_hover_text("each segment the full width; blocks to scale within it")
-                .changed()
-            {
-                self.full_width = Some(full);
-            }
-        });
+        ui.horizontal(|ui| self.legend(ui, regions.len(), &mut full));
+        let (hovered, clicked) = self.segment_rows(ui, regions, highlight, full, max);
+        if let Some(c) = clicked {
+            self.pinned = if self.pinned == Some(c) { None } else { Some(c) };
+        }
+        ui.separator();
+        self.details(ui, s, regions, hovered);
+    }
+
+    /// The title, the block states' colours and the full-width switch.
+    fn legend(&mut self, ui: &mut egui::Ui, segments: usize, full: &mut bool) {
+        ui.strong(format!("Segments ({segments}), address order"));
+        for (st, name) in [
+            (BlockState::ActiveAllocated, "allocated"),
+            (BlockState::ActiveAwaitingFree, "awaiting free"),
+            (BlockState::Inactive, "free (cached)"),
+        ] {
+            let (r, _) = ui.allocate_exact_size(Vec2::splat(10.0), Sense::hover());
+            ui.painter().rect_filled(r, 1.0, state_color(st));
+            ui.label(name);
+        }
+        if ui
+            .checkbox(full, "full-width bars")
+            .on_hover_text("each segment the full width; blocks to scale within it")
+            .changed()
+        {
+            self.full_width = Some(*full);
+        }
+    }
+
+    /// A bar per visible segment (to scale, or `full` width) with its blocks; returns the
+    /// block under the pointer (segment, block) and the address of a block clicked.
+    fn segment_rows(
+        &mut self,
+        ui: &mut egui::Ui,
+        regions: &[RegionView],
+        highlight: Option<u64>,
+        full: bool,
+        max: u64,
+    ) -> (Option<(usize, usize)>, Option<u64>) {
         let mut hovered: Option<(usize, usize)> = None;
         let mut clicked: Option<u64> = None;
         let pinned = self.pinned;
@@ -83,26 +104,7 @@ impl SegmentMapView {
                     let hover_x = resp.hover_pos().map(|h| h.x);
                     for (bi, b) in g.blocks.iter().enumerate() {
                         let off = b.address.saturating_sub(g.address) as f64;
-                        let x0 = bar.min.x + (off * scale) as f32;
-                        let x1 = bar.min.x + ((off + b.size as f64) * scale) as f32;
-                        let r = Rect::from_min_max(Pos2::new(x0, bar.min.y), Pos2::new(x1.max(x0 + 1.0), bar.max.y));
-                        p.rect_filled(r, 0.0, state_color(b.state));
-                        if b.state == BlockState::ActiveAllocated && b.requested < b.size {
-                            let xr = bar.min.x + ((off + b.requested as f64) * scale) as f32;
-                            if x1 - xr >= 1.0 {
-                                p.rect_filled(
-                                    Rect::from_min_max(Pos2::new(xr, bar.min.y), Pos2::new(x1, bar.max.y)),
-                                    0.0,
-                                    Color32::from_rgb(30, 60, 120),
-                                );
-                            }
-                        }
-                        if x1 - x0 >= 3.0 {
-                            p.line_segment(
-                                [Pos2::new(x0, bar.min.y), Pos2::new(x0, bar.max.y)],
-                                Stroke::new(1.0, Color32::BLACK),
-                            );
-                        }
+                        let r = paint_block(&p, b, bar, off, scale);
                         let is_block = b.state != BlockState::Inactive;
                         if is_block && pinned == Some(b.address) {
                             p.rect_stroke(r, 0.0, Stroke::new(2.0, Color32::WHITE), egui::StrokeKind::Inside);
@@ -124,44 +126,66 @@ impl SegmentMapView {
             });
         self.segments_drawn = nseg;
         self.blocks_drawn = nblk;
-        if let Some(c) = clicked {
-            self.pinned = if self.pinned == Some(c) { None } else { Some(c) };
-        }
-        ui.separator();
+        (hovered, clicked)
+    }
+
+    /// The hovered block, else the pinned one: its segment, sizes, state and stack.
+    fn details(&self, ui: &mut egui::Ui, s: &MemorySnapshot, regions: &[RegionView], hovered: Option<(usize, usize)>) {
         let pinned_at = self.pinned.and_then(|a| {
             regions.iter().enumerate().find_map(|(ri, g)| {
                 g.blocks.iter().position(|b| b.address == a && b.state != BlockState::Inactive).map(|bi| (ri, bi))
             })
         });
-        match hovered.or(pinned_at) {
-            Some((ri, bi)) => {
-                let g = &regions[ri];
-                let b = &g.blocks[bi];
-                let what = if b.state == BlockState::Inactive {
-                    format!("free gap 0x{:x}: {}", b.address, bytes(b.size))
-                } else {
-                    format!(
-                        "block 0x{:x}: {} ({} requested, {} rounding), {:?}{}",
-                        b.address,
-                        bytes(b.size),
-                        bytes(b.requested),
-                        bytes(b.size - b.requested.min(b.size)),
-                        b.state,
-                        if Some((ri, bi)) == pinned_at { ", pinned" } else { "" }
-                    )
-                };
-                ui.label(format!(
-                    "segment 0x{:x} ({}, stream {}{}), {what}",
-                    g.address,
-                    bytes(g.size),
-                    g.stream,
-                    if g.expandable { ", expandable" } else { "" }
-                ));
-                super::stack::ui(ui, s, b.stack, "segment_map", f32::INFINITY);
-            }
-            None => {
-                ui.weak("Hover a block for its sizes and stack; click to pin it.");
-            }
+        let Some((ri, bi)) = hovered.or(pinned_at) else {
+            ui.weak("Hover a block for its sizes and stack; click to pin it.");
+            return;
+        };
+        let g = &regions[ri];
+        let b = &g.blocks[bi];
+        let what = if b.state == BlockState::Inactive {
+            format!("free gap 0x{:x}: {}", b.address, bytes(b.size))
+        } else {
+            format!(
+                "block 0x{:x}: {} ({} requested, {} rounding), {:?}{}",
+                b.address,
+                bytes(b.size),
+                bytes(b.requested),
+                bytes(b.size - b.requested.min(b.size)),
+                b.state,
+                if Some((ri, bi)) == pinned_at { ", pinned" } else { "" }
+            )
+        };
+        ui.label(format!(
+            "segment 0x{:x} ({}, stream {}{}), {what}",
+            g.address,
+            bytes(g.size),
+            g.stream,
+            if g.expandable { ", expandable" } else { "" }
+        ));
+        super::stack::ui(ui, s, b.stack, "segment_map", f32::INFINITY);
+    }
+}
+
+/// One block of a segment's bar, `off` bytes into it at `scale` px a byte: its state's colour,
+/// the rounding past what was requested darker, an edge where it is wide enough. Returns its
+/// rectangle.
+fn paint_block(p: &egui::Painter, b: &BlockView, bar: Rect, off: f64, scale: f64) -> Rect {
+    let x0 = bar.min.x + (off * scale) as f32;
+    let x1 = bar.min.x + ((off + b.size as f64) * scale) as f32;
+    let r = Rect::from_min_max(Pos2::new(x0, bar.min.y), Pos2::new(x1.max(x0 + 1.0), bar.max.y));
+    p.rect_filled(r, 0.0, state_color(b.state));
+    if b.state == BlockState::ActiveAllocated && b.requested < b.size {
+        let xr = bar.min.x + ((off + b.requested as f64) * scale) as f32;
+        if x1 - xr >= 1.0 {
+            p.rect_filled(
+                Rect::from_min_max(Pos2::new(xr, bar.min.y), Pos2::new(x1, bar.max.y)),
+                0.0,
+                Color32::from_rgb(30, 60, 120),
+            );
         }
     }
+    if x1 - x0 >= 3.0 {
+        p.line_segment([Pos2::new(x0, bar.min.y), Pos2::new(x0, bar.max.y)], Stroke::new(1.0, Color32::BLACK));
+    }
+    r
 }

@@ -215,7 +215,6 @@ impl ActiveMemoryView {
             self.show_position(tl, k);
         }
     }
-
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
@@ -225,149 +224,66 @@ impl ActiveMemoryView {
         ooms: &[usize],
         height: f32,
     ) -> Option<TimelineAction> {
-        let mut action = None;
         let (outer, resp) = ui.allocate_exact_size(Vec2::new(ui.available_width(), height), Sense::click_and_drag());
         let plot = Rect::from_min_max(outer.min + Vec2::new(70.0, 4.0), outer.max - Vec2::new(4.0, 18.0));
         self.plot_rect = plot;
         let painter = ui.painter_at(outer);
         painter.rect_filled(plot, 0.0, Color32::from_gray(20));
-        let full = tl.len as f64 + 1.0;
-        let (k0, k1) = self.view;
-        let ppp = ui.ctx().pixels_per_point();
-        let w = ((plot.width() * ppp) as usize).clamp(1, 8192);
-        let h = ((plot.height() * ppp) as usize).clamp(1, 4096);
-        let a0 = k0.floor().max(0.0) as usize;
-        let a1 = (k1.ceil() as usize).min(tl.len + 1).max(a0 + 1);
-        let (_, res_hi) = tl.reserved_range(a0, a1);
-        let alloc_hi = tl.allocated_max(a0, a1);
-        let y_max = (res_hi.max(alloc_hi).max(1) as f64) * 1.05;
-        let key = RasterKey { k0, k1, w, h, y_max, selected: self.selected };
-        if let Some((pk, (r, ms))) = take_ready(&mut self.pending) {
-            self.install(ui.ctx(), pk, r, ms);
-        }
-        if (self.key != Some(key) || self.stale) && self.pending.is_none() {
-            self.stale = false;
-            // a raster that may not fit a frame goes to a worker: after one that took over
-            // 8 ms, and the first of a big timeline (the frame the snapshot arrives in)
-            let big = tl.allocs.len() > BIG_TIMELINE;
-            if (self.texture.is_none() && !big) || (self.texture.is_some() && self.last_raster_ms <= 8.0) {
-                let t0 = std::time::Instant::now();
-                let r = rasterize(tl, &key);
-                self.install(ui.ctx(), key, r, t0.elapsed().as_secs_f64() * 1e3);
-            } else {
-                let tl = Arc::clone(tl);
-                let job = Pending::spawn_ui(ui.ctx(), move || {
-                    let t0 = std::time::Instant::now();
-                    let r = rasterize(&tl, &key);
-                    (r, t0.elapsed().as_secs_f64() * 1e3)
-                });
-                self.pending = Some((key, job));
-            }
-        }
+        let pf = PlotFrame::new(ui.ctx(), plot, tl, self.view);
+        self.refresh_raster(ui.ctx(), tl, pf.raster_key(self.selected));
         if let (Some(t), Some(tk)) = (&self.texture, self.key) {
             // the picture of view tk, placed where its positions and bytes fall in this view
-            let xa = plot.min.x + ((tk.k0 - k0) / (k1 - k0)) as f32 * plot.width();
-            let xb = plot.min.x + ((tk.k1 - k0) / (k1 - k0)) as f32 * plot.width();
-            let yt = plot.max.y - (tk.y_max / y_max) as f32 * plot.height();
-            let r = Rect::from_min_max(Pos2::new(xa, yt), Pos2::new(xb, plot.max.y));
+            let r =
+                Rect::from_min_max(Pos2::new(pf.x_of(tk.k0), pf.y_of(tk.y_max)), Pos2::new(pf.x_of(tk.k1), plot.max.y));
             ui.painter_at(plot).image(t.id(), r, Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)), Color32::WHITE);
         }
-        let x_of = |k: f64| plot.min.x + ((k - k0) / (k1 - k0)) as f32 * plot.width();
-        let y_of = |b: f64| plot.max.y - (b / y_max) as f32 * plot.height();
-        // reserved: the max over each column's entries, with the column's min..max as a tick
-        let cols = plot.width().max(1.0) as usize;
-        let mut line: Vec<Pos2> = Vec::with_capacity(cols);
-        let res_stroke = Stroke::new(1.5, Color32::from_rgb(255, 120, 80));
-        for x in 0..cols {
-            let (ka, kb) = column_range(k0, k1, cols, x);
-            if ka > tl.len {
-                break;
-            }
-            let (lo, hi) = tl.reserved_range(ka, kb.min(tl.len + 1));
-            let px = plot.min.x + x as f32 + 0.5;
-            let p = Pos2::new(px, y_of(hi as f64));
-            if lo < hi {
-                painter.line_segment([Pos2::new(px, y_of(lo as f64)), p], res_stroke);
-            }
-            line.push(p);
-        }
-        if line.len() > 1 {
-            painter.add(egui::Shape::line(line, res_stroke));
-        }
-        for &o in ooms {
-            let x = x_of(o as f64 + 0.5);
-            if x >= plot.min.x && x <= plot.max.x {
-                painter
-                    .line_segment([Pos2::new(x, plot.min.y), Pos2::new(x, plot.max.y)], Stroke::new(2.0, Color32::RED));
-            }
-        }
-        let cx = x_of(cursor as f64 + 0.5);
-        if cx >= plot.min.x && cx <= plot.max.x {
-            painter.line_segment(
-                [Pos2::new(cx, plot.min.y), Pos2::new(cx, plot.max.y)],
-                Stroke::new(1.0, Color32::YELLOW),
-            );
-        }
-        // axes
-        let font = egui::FontId::proportional(11.0);
-        for i in 0..=4 {
-            let b = y_max * i as f64 / 4.0;
-            let y = y_of(b);
-            painter.line_segment(
-                [Pos2::new(plot.min.x - 4.0, y), Pos2::new(plot.min.x, y)],
-                Stroke::new(1.0, Color32::GRAY),
-            );
-            painter.text(
-                Pos2::new(plot.min.x - 6.0, y),
-                egui::Align2::RIGHT_CENTER,
-                bytes(b as u64),
-                font.clone(),
-                Color32::GRAY,
-            );
-        }
-        let lbl = |k: f64| {
-            let k = (k.max(0.0) as usize).min(tl.len);
-            match tl.time_at(s, k) {
-                Some(t) => {
-                    let t0 = tl.first_time(s).unwrap_or(t);
-                    format!("entry {k} · {:.3} s", (t - t0) as f64 / 1e6)
-                }
-                None => format!("entry {k}"),
-            }
-        };
-        painter.text(
-            Pos2::new(plot.min.x, plot.max.y + 2.0),
-            egui::Align2::LEFT_TOP,
-            lbl(k0),
-            font.clone(),
-            Color32::GRAY,
-        );
-        painter.text(
-            Pos2::new(plot.max.x, plot.max.y + 2.0),
-            egui::Align2::RIGHT_TOP,
-            lbl(k1 - 1.0),
-            font,
-            Color32::GRAY,
-        );
-        painter.text(
-            plot.min + Vec2::new(6.0, 4.0),
-            egui::Align2::LEFT_TOP,
-            "active memory (bands: allocations) · reserved (line)",
-            egui::FontId::proportional(12.0),
-            Color32::from_gray(200),
-        );
+        draw_reserved(&painter, &pf, tl);
+        draw_markers(&painter, &pf, cursor, ooms);
+        draw_axes(&painter, &pf, s, tl);
+        self.interact(ui, &resp, &painter, &pf, s, tl)
+    }
 
-        // interaction
-        let hit = |pos: Pos2| -> Option<(usize, Option<usize>)> {
-            if !plot.contains(pos) {
-                return None;
-            }
-            // the column's position as the raster chose it: the peak among its entries
-            let x = ((pos.x - plot.min.x) / plot.width() * w as f32).floor() as usize;
-            let k = column_position(tl, k0, k1, w, x.min(w - 1));
-            let b = (plot.max.y - pos.y) as f64 / plot.height() as f64 * y_max;
-            Some((k, tl.band_at(k, b)))
-        };
+    /// Installs a raster a worker finished, and asks for a new one when the view changed: made
+    /// in this frame when the last one was quick, else on a worker.
+    fn refresh_raster(&mut self, ctx: &egui::Context, tl: &Arc<AllocationTimeline>, key: RasterKey) {
+        if let Some((pk, (r, ms))) = take_ready(&mut self.pending) {
+            self.install(ctx, pk, r, ms);
+        }
+        if (self.key == Some(key) && !self.stale) || self.pending.is_some() {
+            return;
+        }
+        self.stale = false;
+        // a raster that may not fit a frame goes to a worker: after one that took over
+        // 8 ms, and the first of a big timeline (the frame the snapshot arrives in)
+        let big = tl.allocs.len() > BIG_TIMELINE;
+        if (self.texture.is_none() && !big) || (self.texture.is_some() && self.last_raster_ms <= 8.0) {
+            let t0 = std::time::Instant::now();
+            let r = rasterize(tl, &key);
+            self.install(ctx, key, r, t0.elapsed().as_secs_f64() * 1e3);
+        } else {
+            let tl = Arc::clone(tl);
+            let job = Pending::spawn_ui(ctx, move || {
+                let t0 = std::time::Instant::now();
+                let r = rasterize(&tl, &key);
+                (r, t0.elapsed().as_secs_f64() * 1e3)
+            });
+            self.pending = Some((key, job));
+        }
+    }
+
+    /// Brush-zoom, click to select, double-click to reset, scroll to zoom, hover for a tooltip.
+    fn interact(
+        &mut self,
+        ui: &egui::Ui,
+        resp: &egui::Response,
+        painter: &egui::Painter,
+        pf: &PlotFrame,
+        s: &strobe_model::memory::MemorySnapshot,
+        tl: &AllocationTimeline,
+    ) -> Option<TimelineAction> {
+        let mut action = None;
+        let (plot, k0, k1) = (pf.plot, pf.k0, pf.k1);
+        let full = tl.len as f64 + 1.0;
         if resp.drag_started() {
             // from where the button went down, not where the drag threshold was crossed
             self.brush_from = ui.input(|i| i.pointer.press_origin()).or(resp.interact_pointer_pos()).map(|p| p.x);
@@ -390,7 +306,7 @@ impl ActiveMemoryView {
         if resp.double_clicked() {
             self.view = (0.0, full);
         } else if resp.clicked() {
-            if let Some((k, band)) = resp.interact_pointer_pos().and_then(&hit) {
+            if let Some((k, band)) = resp.interact_pointer_pos().and_then(|p| pf.hit(tl, p)) {
                 self.selected = band;
                 action = Some(TimelineAction::Seek(k));
             }
@@ -407,14 +323,8 @@ impl ActiveMemoryView {
                     self.view = (n0, n0 + span);
                 }
             }
-            if let Some((k, Some(i))) = resp.hover_pos().and_then(&hit) {
-                let a = tl.allocs[i];
-                resp.clone().on_hover_ui_at_pointer(|ui| {
-                    ui.label(format!("{} at 0x{:x}, stream {} (entry {k})", bytes(a.size), a.addr, a.stream));
-                    for f in super::stack::user_frames(s, a.stack, 4) {
-                        ui.monospace(super::stack::line(f));
-                    }
-                });
+            if let Some((k, Some(i))) = resp.hover_pos().and_then(|p| pf.hit(tl, p)) {
+                band_tooltip(resp, s, tl, k, i);
             }
         }
         action
@@ -458,4 +368,166 @@ impl ActiveMemoryView {
         super::stack::ui(ui, s, a.stack, "active_memory", 90.0);
         action
     }
+}
+
+/// Where the plot lies this frame and what it shows: positions `[k0, k1)` over `w` raster
+/// columns, `y_max` bytes at the top.
+struct PlotFrame {
+    plot: Rect,
+    k0: f64,
+    k1: f64,
+    /// Raster size in physical pixels.
+    w: usize,
+    h: usize,
+    y_max: f64,
+}
+
+impl PlotFrame {
+    fn new(ctx: &egui::Context, plot: Rect, tl: &AllocationTimeline, (k0, k1): (f64, f64)) -> PlotFrame {
+        let ppp = ctx.pixels_per_point();
+        let w = ((plot.width() * ppp) as usize).clamp(1, 8192);
+        let h = ((plot.height() * ppp) as usize).clamp(1, 4096);
+        let a0 = k0.floor().max(0.0) as usize;
+        let a1 = (k1.ceil() as usize).min(tl.len + 1).max(a0 + 1);
+        let (_, res_hi) = tl.reserved_range(a0, a1);
+        let alloc_hi = tl.allocated_max(a0, a1);
+        let y_max = (res_hi.max(alloc_hi).max(1) as f64) * 1.05;
+        PlotFrame { plot, k0, k1, w, h, y_max }
+    }
+
+    fn raster_key(&self, selected: Option<usize>) -> RasterKey {
+        RasterKey { k0: self.k0, k1: self.k1, w: self.w, h: self.h, y_max: self.y_max, selected }
+    }
+
+    fn x_of(&self, k: f64) -> f32 {
+        self.plot.min.x + ((k - self.k0) / (self.k1 - self.k0)) as f32 * self.plot.width()
+    }
+
+    fn y_of(&self, b: f64) -> f32 {
+        self.plot.max.y - (b / self.y_max) as f32 * self.plot.height()
+    }
+
+    /// The position and the band under `pos`.
+    fn hit(&self, tl: &AllocationTimeline, pos: Pos2) -> Option<(usize, Option<usize>)> {
+        let plot = self.plot;
+        if !plot.contains(pos) {
+            return None;
+        }
+        // the column's position as the raster chose it: the peak among its entries
+        let x = ((pos.x - plot.min.x) / plot.width() * self.w as f32).floor() as usize;
+        let k = column_position(tl, self.k0, self.k1, self.w, x.min(self.w - 1));
+        let b = (plot.max.y - pos.y) as f64 / plot.height() as f64 * self.y_max;
+        Some((k, tl.band_at(k, b)))
+    }
+}
+
+/// Reserved bytes: the max over each column's entries, with the column's min..max as a tick.
+fn draw_reserved(painter: &egui::Painter, pf: &PlotFrame, tl: &AllocationTimeline) {
+    let plot = pf.plot;
+    let cols = plot.width().max(1.0) as usize;
+    let mut line: Vec<Pos2> = Vec::with_capacity(cols);
+    let res_stroke = Stroke::new(1.5, Color32::from_rgb(255, 120, 80));
+    for x in 0..cols {
+        let (ka, kb) = column_range(pf.k0, pf.k1, cols, x);
+        if ka > tl.len {
+            break;
+        }
+        let (lo, hi) = tl.reserved_range(ka, kb.min(tl.len + 1));
+        let px = plot.min.x + x as f32 + 0.5;
+        let p = Pos2::new(px, pf.y_of(hi as f64));
+        if lo < hi {
+            painter.line_segment([Pos2::new(px, pf.y_of(lo as f64)), p], res_stroke);
+        }
+        line.push(p);
+    }
+    if line.len() > 1 {
+        painter.add(egui::Shape::line(line, res_stroke));
+    }
+}
+
+/// Out-of-memory entries in red, the cursor in yellow.
+fn draw_markers(painter: &egui::Painter, pf: &PlotFrame, cursor: usize, ooms: &[usize]) {
+    let plot = pf.plot;
+    for &o in ooms {
+        let x = pf.x_of(o as f64 + 0.5);
+        if x >= plot.min.x && x <= plot.max.x {
+            painter.line_segment([Pos2::new(x, plot.min.y), Pos2::new(x, plot.max.y)], Stroke::new(2.0, Color32::RED));
+        }
+    }
+    let cx = pf.x_of(cursor as f64 + 0.5);
+    if cx >= plot.min.x && cx <= plot.max.x {
+        painter.line_segment([Pos2::new(cx, plot.min.y), Pos2::new(cx, plot.max.y)], Stroke::new(1.0, Color32::YELLOW));
+    }
+}
+
+/// Byte ticks on the left, the first and last entry (with their time) below, the legend on top.
+fn draw_axes(
+    painter: &egui::Painter,
+    pf: &PlotFrame,
+    s: &strobe_model::memory::MemorySnapshot,
+    tl: &AllocationTimeline,
+) {
+    let plot = pf.plot;
+    let font = egui::FontId::proportional(11.0);
+    for i in 0..=4 {
+        let b = pf.y_max * i as f64 / 4.0;
+        let y = pf.y_of(b);
+        painter
+            .line_segment([Pos2::new(plot.min.x - 4.0, y), Pos2::new(plot.min.x, y)], Stroke::new(1.0, Color32::GRAY));
+        painter.text(
+            Pos2::new(plot.min.x - 6.0, y),
+            egui::Align2::RIGHT_CENTER,
+            bytes(b as u64),
+            font.clone(),
+            Color32::GRAY,
+        );
+    }
+    let lbl = |k: f64| {
+        let k = (k.max(0.0) as usize).min(tl.len);
+        match tl.time_at(s, k) {
+            Some(t) => {
+                let t0 = tl.first_time(s).unwrap_or(t);
+                format!("entry {k} · {:.3} s", (t - t0) as f64 / 1e6)
+            }
+            None => format!("entry {k}"),
+        }
+    };
+    painter.text(
+        Pos2::new(plot.min.x, plot.max.y + 2.0),
+        egui::Align2::LEFT_TOP,
+        lbl(pf.k0),
+        font.clone(),
+        Color32::GRAY,
+    );
+    painter.text(
+        Pos2::new(plot.max.x, plot.max.y + 2.0),
+        egui::Align2::RIGHT_TOP,
+        lbl(pf.k1 - 1.0),
+        font,
+        Color32::GRAY,
+    );
+    painter.text(
+        plot.min + Vec2::new(6.0, 4.0),
+        egui::Align2::LEFT_TOP,
+        "active memory (bands: allocations) · reserved (line)",
+        egui::FontId::proportional(12.0),
+        Color32::from_gray(200),
+    );
+}
+
+/// The hovered allocation: size, address, stream, entry and the top of its stack.
+fn band_tooltip(
+    resp: &egui::Response,
+    s: &strobe_model::memory::MemorySnapshot,
+    tl: &AllocationTimeline,
+    k: usize,
+    i: usize,
+) {
+    let a = tl.allocs[i];
+    resp.clone().on_hover_ui_at_pointer(|ui| {
+        ui.label(format!("{} at 0x{:x}, stream {} (entry {k})", bytes(a.size), a.addr, a.stream));
+        for f in super::stack::user_frames(s, a.stack, 4) {
+            ui.monospace(super::stack::line(f));
+        }
+    });
 }

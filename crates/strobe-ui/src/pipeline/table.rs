@@ -11,6 +11,7 @@ use crate::view_ctx::ViewCtx;
 use egui::{Color32, RichText, Sense, Vec2};
 use strobe_analysis::pipeline::bubbles::StageStep;
 use strobe_analysis::pipeline::schedule::Schedule;
+use strobe_analysis::pipeline::PipelineReport;
 use strobe_analysis::report::fmt_ns;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
@@ -81,6 +82,15 @@ pub fn cell_tip(step: &str, s: &StageStep) -> String {
 
 pub fn ui(ui: &mut egui::Ui, pv: &PipelineView, metric: &mut Metric, cx: &mut ViewCtx) {
     let r = &pv.pipeline.report;
+    schedule_lines(ui, r);
+    stage_grid(ui, pv, metric, cx);
+    if !r.p2p.is_empty() {
+        p2p_links(ui, r);
+    }
+}
+
+/// The schedule, its theoretical bubble, the bottleneck stage and the strips' legend.
+fn schedule_lines(ui: &mut egui::Ui, r: &PipelineReport) {
     ui.horizontal_wrapped(|ui| {
         ui.strong(format!("{} schedule", schedule_name(r.schedule)));
         let v = if r.virtual_stages > 1 { format!(" × {} chunks", r.virtual_stages) } else { String::new() };
@@ -130,6 +140,12 @@ pub fn ui(ui: &mut egui::Ui, pv: &PipelineView, metric: &mut Metric, cx: &mut Vi
             }
         }
     });
+}
+
+/// The metric picker and a cell per step and stage, coloured against the typical cell; a
+/// click shows that stage's step in the timeline.
+fn stage_grid(ui: &mut egui::Ui, pv: &PipelineView, metric: &mut Metric, cx: &mut ViewCtx) {
+    let r = &pv.pipeline.report;
     ui.horizontal(|ui| {
         ui.label("Cell:");
         for m in Metric::ALL {
@@ -191,24 +207,26 @@ pub fn ui(ui: &mut egui::Ui, pv: &PipelineView, metric: &mut Metric, cx: &mut Vi
             }
         });
     });
-    if !r.p2p.is_empty() {
-        ui.separator();
-        ui.strong("Point-to-point links")
-            .on_hover_text("per pair: transfer = the shorter side's flight, wait = the longer side's excess; summed over the pairs (posted sends overlap, so a link's wait can exceed the time it covers)");
-        egui::Grid::new("pipeline_p2p_grid").striped(true).show(ui, |ui| {
-            for h in ["link", "pairs", "bytes", "transfer", "wait", "receiver waited"] {
-                ui.label(RichText::new(h).strong());
-            }
+}
+
+/// Per pair of stages: the transfers, their bytes, and the time spent waiting on them.
+fn p2p_links(ui: &mut egui::Ui, r: &PipelineReport) {
+    ui.separator();
+    ui.strong("Point-to-point links")
+        .on_hover_text("per pair: transfer = the shorter side's flight, wait = the longer side's excess; summed over the pairs (posted sends overlap, so a link's wait can exceed the time it covers)");
+    egui::Grid::new("pipeline_p2p_grid").striped(true).show(ui, |ui| {
+        for h in ["link", "pairs", "bytes", "transfer", "wait", "receiver waited"] {
+            ui.label(RichText::new(h).strong());
+        }
+        ui.end_row();
+        for l in &r.p2p {
+            ui.label(format!("stage {} -> {} (rank {} -> {})", l.from_stage, l.to_stage, l.from_rank, l.to_rank));
+            ui.monospace(l.pairs.to_string());
+            ui.monospace(format!("{:.1} MB", l.bytes as f64 / 1e6));
+            ui.monospace(fmt_ns(l.transfer_ns));
+            ui.monospace(fmt_ns(l.wait_ns));
+            ui.monospace(fmt_ns(l.recv_wait_ns));
             ui.end_row();
-            for l in &r.p2p {
-                ui.label(format!("stage {} -> {} (rank {} -> {})", l.from_stage, l.to_stage, l.from_rank, l.to_rank));
-                ui.monospace(l.pairs.to_string());
-                ui.monospace(format!("{:.1} MB", l.bytes as f64 / 1e6));
-                ui.monospace(fmt_ns(l.transfer_ns));
-                ui.monospace(fmt_ns(l.wait_ns));
-                ui.monospace(fmt_ns(l.recv_wait_ns));
-                ui.end_row();
-            }
-        });
-    }
+        }
+    });
 }

@@ -153,15 +153,13 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, scroll_to: Optio
             ui.selectable_value(metric, m, m.name());
         }
     });
-    let r = &c.report;
     let h = &c.heat;
-    let typical = h.typical(*metric);
-    let step_ns = h.step_ns;
+    let metric = *metric;
     ui.weak(format!(
         "rows: ranks, columns: steps · ms · colour: difference from the typical cell ({:.3} ms, the median) as a share of the median step ({:.3} ms); \
          grey within ±{:.0} %, full red / green from ±{:.0} % · * straggler · click a cell: show in the timeline · click a rank: open its trace",
-        typical as f64 / 1e6,
-        step_ns as f64 / 1e6,
+        h.typical(metric) as f64 / 1e6,
+        h.step_ns as f64 / 1e6,
         NEUTRAL * 100.0,
         FULL * 100.0
     ));
@@ -174,99 +172,142 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, scroll_to: Optio
     }
     area.show_viewport(ui, |ui, vp| {
         let (rect, resp) = ui.allocate_exact_size(size, if g.text { Sense::hover() } else { Sense::click() });
-        let o = rect.min;
         // the visible rows and columns only: a thousand ranks paint as cheaply as ten
-        let rows = visible(vp.min.y - g.header_h, vp.max.y - g.header_h, g.row_h, h.ranks);
-        let cols = visible(vp.min.x - g.label_w, vp.max.x - g.label_w, g.col_w, h.steps);
-        let cell_rect = |ri: usize, si: usize| {
-            egui::Rect::from_min_size(
-                o + Vec2::new(g.label_w + si as f32 * g.col_w, g.header_h + ri as f32 * g.row_h),
-                Vec2::new(g.col_w, g.row_h),
-            )
-            .shrink(if g.text { 1.5 } else { 0.0 })
+        let m = MapFrame {
+            c,
+            metric,
+            o: rect.min,
+            rows: visible(vp.min.y - g.header_h, vp.max.y - g.header_h, g.row_h, h.ranks),
+            cols: visible(vp.min.x - g.label_w, vp.max.x - g.label_w, g.col_w, h.steps),
+            font: egui::FontId::monospace(if g.text { 11.0 } else { 9.0 }),
+            text_col: ui.visuals().text_color(),
+            g,
         };
         let painter = ui.painter_at(ui.clip_rect());
+        m.paint_cells(&painter);
+        if m.g.text {
+            m.cell_widgets(ui, &painter, &mut click);
+        } else {
+            m.compact_cells(ui, &painter, &resp, &mut click);
+        }
+        // the rank labels and the step header stay in view while the cells scroll
+        m.rank_labels(ui, &painter, &mut click);
+        m.step_header(ui, &painter);
+    });
+    ui.separator();
+    per_rank_summary(ui, &c.report);
+    click
+}
+
+/// The map as drawn in one frame of its scroll area: the origin of its cells and the rows and
+/// columns in view.
+struct MapFrame<'a> {
+    c: &'a Computed,
+    metric: Metric,
+    g: Geometry,
+    o: egui::Pos2,
+    rows: std::ops::Range<usize>,
+    cols: std::ops::Range<usize>,
+    font: egui::FontId,
+    text_col: Color32,
+}
+
+impl MapFrame<'_> {
+    fn cell_rect(&self, ri: usize, si: usize) -> egui::Rect {
+        let g = &self.g;
+        egui::Rect::from_min_size(
+            self.o + Vec2::new(g.label_w + si as f32 * g.col_w, g.header_h + ri as f32 * g.row_h),
+            Vec2::new(g.col_w, g.row_h),
+        )
+        .shrink(if g.text { 1.5 } else { 0.0 })
+    }
+
+    /// The visible cells' colours, as one mesh.
+    fn paint_cells(&self, painter: &egui::Painter) {
+        let (r, h) = (&self.c.report, &self.c.heat);
+        let (typical, step_ns) = (h.typical(self.metric), h.step_ns);
         let mut mesh = egui::Mesh::default();
-        for ri in rows.clone() {
-            for si in cols.clone() {
+        for ri in self.rows.clone() {
+            for si in self.cols.clone() {
                 let col = match h.cell(r, ri, si) {
-                    Some(s) => heat(metric.of(s), typical, step_ns),
+                    Some(s) => heat(self.metric.of(s), typical, step_ns),
                     None => Color32::from_gray(30),
                 };
-                mesh.add_colored_rect(cell_rect(ri, si), col);
+                mesh.add_colored_rect(self.cell_rect(ri, si), col);
             }
         }
         painter.add(egui::Shape::mesh(mesh));
-        let font = egui::FontId::monospace(if g.text { 11.0 } else { 9.0 });
-        let text_col = ui.visuals().text_color();
-        if g.text {
-            for ri in rows.clone() {
-                for si in cols.clone() {
-                    let Some(s) = h.cell(r, ri, si) else { continue };
-                    let (row, rk) = (&r.steps[si], &r.ranks[ri]);
-                    let star = if row.straggler == Some(rk.rank) { " *" } else { "" };
-                    let text = format!("{:.3}{star}", metric.of(s) as f64 / 1e6);
-                    let cr = cell_rect(ri, si);
-                    painter.text(cr.center(), egui::Align2::CENTER_CENTER, &text, font.clone(), Color32::WHITE);
-                    let resp = ui.interact(cr, ui.make_persistent_id(("heat_cell", ri, si)), Sense::click());
-                    let resp = resp.on_hover_text(tooltip(rk.rank, &row.name, s));
+    }
+
+    /// Small maps: each cell its figure as text and a widget of its own (tooltip, click, label).
+    fn cell_widgets(&self, ui: &egui::Ui, painter: &egui::Painter, click: &mut Option<Click>) {
+        let (r, h) = (&self.c.report, &self.c.heat);
+        for ri in self.rows.clone() {
+            for si in self.cols.clone() {
+                let Some(s) = h.cell(r, ri, si) else { continue };
+                let (row, rk) = (&r.steps[si], &r.ranks[ri]);
+                let star = if row.straggler == Some(rk.rank) { " *" } else { "" };
+                let text = format!("{:.3}{star}", self.metric.of(s) as f64 / 1e6);
+                let cr = self.cell_rect(ri, si);
+                painter.text(cr.center(), egui::Align2::CENTER_CENTER, &text, self.font.clone(), Color32::WHITE);
+                let resp = ui.interact(cr, ui.make_persistent_id(("heat_cell", ri, si)), Sense::click());
+                let resp = resp.on_hover_text(tooltip(rk.rank, &row.name, s));
+                if resp.clicked() {
+                    *click = Some(Click { rank_index: ri, step: Some((s.start_ns, s.start_ns + s.dur_ns)) });
+                }
+                // a label the accessibility tree (and tests) can find
+                resp.widget_info(|| {
+                    egui::WidgetInfo::labeled(
+                        egui::Role::Button,
+                        true,
+                        format!("{} rank {}: {text}", row.name, rk.rank),
+                    )
+                });
+            }
+        }
+    }
+
+    /// Large maps: stars on the visible stragglers, and the one widget of the whole map gives
+    /// the tooltip and the click of the cell under the pointer.
+    fn compact_cells(&self, ui: &egui::Ui, painter: &egui::Painter, resp: &egui::Response, click: &mut Option<Click>) {
+        let (r, h, g) = (&self.c.report, &self.c.heat, &self.g);
+        for si in self.cols.clone() {
+            let Some(st) = r.steps[si].straggler else { continue };
+            let Some(ri) = r.ranks.iter().position(|e| e.rank == st) else { continue };
+            if self.rows.contains(&ri) {
+                let at = self.cell_rect(ri, si).center();
+                painter.text(at, egui::Align2::CENTER_CENTER, "*", self.font.clone(), Color32::WHITE);
+            }
+        }
+        // not under the sticky labels or header
+        let cells_on_screen =
+            ui.clip_rect().with_min_x(ui.clip_rect().left() + g.label_w).with_min_y(ui.clip_rect().top() + g.header_h);
+        if let Some(p) = resp.hover_pos().filter(|p| cells_on_screen.contains(*p)) {
+            if let Some((ri, si)) = cell_at(p - self.o, g, h) {
+                if let Some(s) = h.cell(r, ri, si) {
+                    let row = &r.steps[si];
+                    let resp = resp.clone().on_hover_text_at_pointer(tooltip(r.ranks[ri].rank, &row.name, s));
                     if resp.clicked() {
-                        click = Some(Click { rank_index: ri, step: Some((s.start_ns, s.start_ns + s.dur_ns)) });
-                    }
-                    // a label the accessibility tree (and tests) can find
-                    resp.widget_info(|| {
-                        egui::WidgetInfo::labeled(
-                            egui::Role::Button,
-                            true,
-                            format!("{} rank {}: {text}", row.name, rk.rank),
-                        )
-                    });
-                }
-            }
-        } else {
-            // stars: the steps' stragglers on visible rows
-            for si in cols.clone() {
-                let Some(st) = r.steps[si].straggler else { continue };
-                let Some(ri) = r.ranks.iter().position(|e| e.rank == st) else { continue };
-                if rows.contains(&ri) {
-                    painter.text(
-                        cell_rect(ri, si).center(),
-                        egui::Align2::CENTER_CENTER,
-                        "*",
-                        font.clone(),
-                        Color32::WHITE,
-                    );
-                }
-            }
-            // not under the sticky labels or header
-            let cells_on_screen = ui
-                .clip_rect()
-                .with_min_x(ui.clip_rect().left() + g.label_w)
-                .with_min_y(ui.clip_rect().top() + g.header_h);
-            if let Some(p) = resp.hover_pos().filter(|p| cells_on_screen.contains(*p)) {
-                if let Some((ri, si)) = cell_at(p - o, &g, h) {
-                    if let Some(s) = h.cell(r, ri, si) {
-                        let row = &r.steps[si];
-                        let resp = resp.clone().on_hover_text_at_pointer(tooltip(r.ranks[ri].rank, &row.name, s));
-                        if resp.clicked() {
-                            click = Some(Click { rank_index: ri, step: Some((s.start_ns, s.start_ns + s.dur_ns)) });
-                        }
+                        *click = Some(Click { rank_index: ri, step: Some((s.start_ns, s.start_ns + s.dur_ns)) });
                     }
                 }
             }
         }
-        // the rank labels and the step header stay in view while the cells scroll
+    }
+
+    /// The rank labels, pinned to the left edge; a click opens the rank's trace.
+    fn rank_labels(&self, ui: &egui::Ui, painter: &egui::Painter, click: &mut Option<Click>) {
+        let (r, g) = (&self.c.report, &self.g);
         let clip = ui.clip_rect();
-        let bg = ui.visuals().panel_fill;
         let left = egui::Rect::from_min_max(
             egui::pos2(clip.left(), clip.top()),
             egui::pos2(clip.left() + g.label_w, clip.bottom()),
         );
-        painter.rect_filled(left, 0.0, bg);
-        // labels below the header only, step names right of the labels only
+        painter.rect_filled(left, 0.0, ui.visuals().panel_fill);
+        // labels below the header only
         let label_painter = painter.with_clip_rect(left.intersect(clip.with_min_y(clip.top() + g.header_h)));
-        for ri in rows.clone() {
-            let y = o.y + g.header_h + ri as f32 * g.row_h;
+        for ri in self.rows.clone() {
+            let y = self.o.y + g.header_h + ri as f32 * g.row_h;
             let lr = egui::Rect::from_min_size(egui::pos2(clip.left(), y), Vec2::new(g.label_w, g.row_h));
             let rk = &r.ranks[ri];
             let resp = ui.interact(lr, ui.make_persistent_id(("heat_rank", ri)), Sense::click());
@@ -275,21 +316,29 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, scroll_to: Optio
                 lr.left_center() + Vec2::new(4.0, 0.0),
                 egui::Align2::LEFT_CENTER,
                 format!("rank {}", rk.rank),
-                font.clone(),
-                if strong { ui.visuals().strong_text_color() } else { text_col },
+                self.font.clone(),
+                if strong { ui.visuals().strong_text_color() } else { self.text_col },
             );
             let resp = resp.on_hover_text(format!("{}\nclick: open this rank's trace", rk.source));
             if resp.clicked() {
-                click = Some(Click { rank_index: ri, step: None });
+                *click = Some(Click { rank_index: ri, step: None });
             }
         }
+    }
+
+    /// The step names (with their collective skew) or, compact, a step number every few
+    /// columns, pinned to the top edge right of the labels.
+    fn step_header(&self, ui: &egui::Ui, painter: &egui::Painter) {
+        let (r, g) = (&self.c.report, &self.g);
+        let clip = ui.clip_rect();
         let top = egui::Rect::from_min_max(clip.min, egui::pos2(clip.right(), clip.top() + g.header_h));
-        painter.rect_filled(top, 0.0, bg);
+        painter.rect_filled(top, 0.0, ui.visuals().panel_fill);
         // compact: a step number every few columns (the tooltip names the step)
         let every = if g.text { 1 } else { (40.0 / g.col_w).ceil().max(1.0) as usize };
         let header_painter = painter.with_clip_rect(top.with_min_x(clip.left() + g.label_w));
-        for si in cols.clone().filter(|si| si % every == 0) {
-            let x = o.x + g.label_w + si as f32 * g.col_w;
+        let (font, text_col) = (&self.font, self.text_col);
+        for si in self.cols.clone().filter(|si| si % every == 0) {
+            let x = self.o.x + g.label_w + si as f32 * g.col_w;
             let row = &r.steps[si];
             let skew = row.collective_skew_ns.iter().copied().max().unwrap_or(0);
             let pos = egui::pos2(x + 2.0, clip.top() + 2.0);
@@ -302,10 +351,12 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, scroll_to: Optio
                 header_painter.text(pos, egui::Align2::LEFT_TOP, step_number(&row.name, si), font.clone(), text_col);
             }
         }
-    });
-    ui.separator();
+    }
+}
+
+/// Per rank, the median, p90 and max of its step time and wait; only the visible rows laid out.
+fn per_rank_summary(ui: &mut egui::Ui, r: &MultiRankReport) {
     ui.strong("Per rank, across steps (median / p90 / max, ms)");
-    // one row per rank, only the visible ones laid out
     let d = |x: &strobe_analysis::ranks::distribution::Distribution| {
         format!("{:9.3} / {:9.3} / {:9.3}", x.median_ns as f64 / 1e6, x.p90_ns as f64 / 1e6, x.max_ns as f64 / 1e6)
     };
@@ -321,7 +372,6 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, scroll_to: Optio
             }
         },
     );
-    click
 }
 
 /// A step's short label: the number its name ends with (`ProfilerStep#42`: 42), else its index.

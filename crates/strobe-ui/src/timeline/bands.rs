@@ -1,16 +1,18 @@
-//! Device-wide rows: the idle tint behind a GPU's stream lanes, the band row (communication
-//! overlapped / exposed, long idle gaps) and a folded rank's summary lane.
+//! A GPU's band row (communication overlapped / exposed, long idle gaps) and the idle tint
+//! behind its stream lanes; the interval drawing the summary and pipeline rows share.
 
-use super::colors::{EXPOSED_COMM, IDLE, IDLE_TINT, MEMORY_BUSY, OVERLAPPED};
-use super::frame::{Clip, FrameDraw};
+use super::colors::{EXPOSED_COMM, IDLE, IDLE_TINT, OVERLAPPED};
+use super::frame::Clip;
 use super::hover::{find_containing, Hover};
 use super::lanes::{LaneCtx, LanePainter};
 use super::layout::{Row, RowKind};
+use super::rows::RowCtx;
 use super::View;
 use crate::workspace::{Trace, Workspace};
-use egui::{pos2, Align2, Color32, FontId, Mesh, Rect, Stroke};
+use egui::{pos2, Align2, Color32, FontId, Mesh, Rect};
 use std::collections::HashMap;
 use strobe_analysis::idle::IdleGap;
+use strobe_analysis::report::fmt_ns;
 use strobe_model::LaneKind;
 
 impl Trace {
@@ -20,7 +22,11 @@ impl Trace {
     }
 }
 
-fn gap_iv(g: &IdleGap) -> (i64, i64) {
+pub const HEIGHT: f32 = 22.0;
+/// The row's gutter label while the overview is measured.
+pub const PENDING_LABEL: &str = "comm / idle gaps";
+
+pub(super) fn gap_iv(g: &IdleGap) -> (i64, i64) {
     (g.start, g.end)
 }
 
@@ -31,9 +37,9 @@ pub fn device_tint(lp: &mut LanePainter, cx: &LaneCtx, ws: &Workspace, rows: &[R
     let (body, plot) = (cx.body, cx.plot);
     let mut dev_ranges: HashMap<(usize, i64), (f32, f32)> = HashMap::new();
     for r in rows {
-        if let RowKind::Lane { trace, lane, pinned: false } = r.kind {
-            if let LaneKind::GpuStream { device, .. } = ws.traces[trace].store.lanes[lane as usize].kind {
-                let e = dev_ranges.entry((trace, device)).or_insert((f32::MAX, f32::MIN));
+        if let RowKind::Lane { ti, lane, pinned: false } = r.kind {
+            if let LaneKind::GpuStream { device, .. } = ws.traces[ti].store.lanes[lane as usize].kind {
+                let e = dev_ranges.entry((ti, device)).or_insert((f32::MAX, f32::MIN));
                 e.0 = e.0.min(top + r.y);
                 e.1 = e.1.max(top + r.y + r.h);
             }
@@ -63,24 +69,18 @@ pub fn device_tint(lp: &mut LanePainter, cx: &LaneCtx, ws: &Workspace, rows: &[R
         if let Some(p) = cx.pointer.filter(|p| p.y >= y0 && p.y < y1 && plot.contains(*p)) {
             let tp = tv.t_of(p.x, plot.min.x);
             if let Some(g) = find_containing(gaps, gap_iv, tp, shared.npp * 2.0) {
-                lp.hover = Some(Hover::Gap { trace: ti, gap: gaps[g] });
+                lp.hover = Some(Hover::Gap { ti, gap: gaps[g] });
             }
         }
     }
 }
 
 /// The band row of GPU `device`: overlapped / exposed communication above, long idle gaps below.
-pub fn band_row(
-    fd: &mut FrameDraw,
-    lp: &mut LanePainter,
-    cx: &LaneCtx,
-    (t, ti, device): (&Trace, usize, i64),
-    tv: &View,
-    (y0, y1): (f32, f32),
-) {
+pub fn draw(rc: &mut RowCtx, device: i64) {
+    let (cx, t, tv, (y0, y1)) = (rc.cx, rc.trace, &rc.view, rc.y);
     let (body, plot, pointer, weak) = (cx.body, cx.plot, cx.pointer, cx.pal.weak);
     let lx = body.min.x + 28.0;
-    fd.text(
+    rc.fd.text(
         Clip::Pane,
         pos2(lx, y0 + 5.0),
         Align2::LEFT_CENTER,
@@ -88,7 +88,7 @@ pub fn band_row(
         FontId::proportional(11.0),
         weak,
     );
-    fd.text(
+    rc.fd.text(
         Clip::Pane,
         pos2(lx, y1 - 5.5),
         Align2::LEFT_CENTER,
@@ -96,6 +96,7 @@ pub fn band_row(
         FontId::proportional(11.0),
         weak,
     );
+    let lp = &mut *rc.lp;
     let mid = (y0 + y1) / 2.0;
     let slack = tv.npp * 2.0;
     let id = |iv: &(i64, i64)| *iv;
@@ -116,39 +117,37 @@ pub fn band_row(
         if let Some(p) = pointer.filter(|p| p.y >= mid && p.y < y1 && plot.contains(*p)) {
             let tp = tv.t_of(p.x, plot.min.x);
             if let Some(g) = find_containing(gaps, gap_iv, tp, slack) {
-                lp.hover = Some(Hover::Gap { trace: ti, gap: gaps[g] });
+                lp.hover = Some(Hover::Gap { ti: rc.ti, gap: gaps[g] });
             }
         }
     }
 }
 
-/// A folded trace as one lane: per GPU compute / comm / memory busy and long idle gaps, one
-/// strip each.
-pub fn rank_summary(fd: &mut FrameDraw, mesh: &mut Mesh, cx: &LaneCtx, t: &Trace, tv: &View, (y0, y1): (f32, f32)) {
-    let (body, plot, weak, faint) = (cx.body, cx.plot, cx.pal.weak, cx.pal.faint);
-    fd.text(
-        Clip::Pane,
-        pos2(body.min.x + 28.0, (y0 + y1) / 2.0),
-        Align2::LEFT_CENTER,
-        "GPU: compute / comm / memory / idle",
-        FontId::proportional(11.0),
-        weak,
-    );
-    let strip = (y1 - y0 - 2.0) / 4.0;
-    let id = |iv: &(i64, i64)| *iv;
-    for u in t.unions() {
-        for (k, (iv, c)) in
-            [(&u.compute, OVERLAPPED), (&u.comm, EXPOSED_COMM), (&u.memory, MEMORY_BUSY)].into_iter().enumerate()
-        {
-            let a = y0 + 1.0 + strip * k as f32;
-            draw_intervals(mesh, iv, id, tv, plot, (a, a + strip - 0.5), c);
-        }
-        if let Some(gaps) = t.long_gaps(u.device) {
-            let a = y0 + 1.0 + strip * 3.0;
-            draw_intervals(mesh, gaps, gap_iv, tv, plot, (a, a + strip - 0.5), IDLE);
-        }
+/// The tooltip of a stretch of communication, overlapped by compute or exposed.
+pub fn band_text(device: i64, overlapped: bool, iv: (i64, i64)) -> String {
+    if overlapped {
+        format!("GPU {device}: comm under compute for {}", fmt_ns(iv.1 - iv.0))
+    } else {
+        format!("GPU {device}: exposed comm (nothing computes under it) for {}", fmt_ns(iv.1 - iv.0))
     }
-    fd.hline(Clip::Pane, body.x_range(), y1 - 0.5, Stroke::new(0.5, faint));
+}
+
+/// The tooltip of a long idle gap: how long, its cause, the spans around it and the launch
+/// that ended it.
+pub fn gap_text(ws: &Workspace, ti: usize, gap: &IdleGap) -> String {
+    let st = &*ws.traces[ti].store;
+    let mut s = format!("GPU idle {} — {}\n{}", fmt_ns(gap.end - gap.start), gap.cause.label(), gap.cause.explain());
+    s.push_str(&format!("\nbefore: {}\nafter: {}", st.span_name(gap.prev_span), st.span_name(gap.next_span)));
+    if let Some(l) = gap.next_launch {
+        let dt = st.span_start(l) - gap.start;
+        s.push_str(&format!(
+            "\nlaunch: {} at {}{} from the gap's start",
+            st.span_name(l),
+            if dt >= 0 { "+" } else { "-" },
+            fmt_ns(dt.abs())
+        ));
+    }
+    s
 }
 
 /// Draws sorted disjoint intervals in O(pixels · log n): runs narrower than a pixel are

@@ -1,10 +1,21 @@
-//! Counter rows: a store counter or a series derived from the trace, drawn as a step line
-//! (min..max per pixel column) scaled to what is visible. The GPU memory water level, drawn
-//! the same way on a fixed scale, is in `memory_level`.
+//! Counter rows: a store counter drawn as a step line (min..max per pixel column) scaled to
+//! what is visible. The series derived from the trace (`series`) are drawn the same way, and
+//! the GPU memory water level (`memory_level`) too, on a fixed scale.
 
 use super::frame::{Clip, FrameDraw};
 use super::lanes::{truncate, LaneCtx};
+use super::rows::RowCtx;
 use super::View;
+
+pub const HEIGHT: f32 = 36.0;
+
+/// The row of the store's counter `series` (an index into the store's counters).
+pub fn draw(rc: &mut RowCtx, series: usize) {
+    let t = rc.trace;
+    let c = &t.store.counters[series];
+    let name = format!("{} {}", c.name, c.series);
+    counter_row(rc.fd, rc.cx, &name, t.store.counter_points(c), &rc.view, rc.y);
+}
 use egui::{pos2, Align2, Color32, FontId, Rect, Shape, Stroke};
 
 /// A step-function series' (x, min, max) per pixel column of the visible window.

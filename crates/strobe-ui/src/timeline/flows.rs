@@ -73,7 +73,7 @@ pub fn p2p(
         let x = shared.for_trace(t).x_of(t_local, plot.min.x);
         let y = match layout.lane_y.get(&(id, op.lane)) {
             Some(y) => y + t.store.span_meta(op.span).depth as f32 * ROW_H + ROW_H / 2.0,
-            None => layout.pipeline_y.get(&id)? + super::PIPELINE_H / 2.0,
+            None => layout.pipeline_y.get(&id)? + super::pipeline_strip::HEIGHT / 2.0,
         };
         Some(pos2(x, top + y))
     };

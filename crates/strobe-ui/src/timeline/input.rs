@@ -26,8 +26,8 @@ impl TimelineView {
     pub(super) fn snap(&self, st: &TimelineState, ws: &Workspace, x: f32, plot: Rect) -> i64 {
         let t = st.view.t_of(x, plot.min.x);
         let mut edges: Vec<i64> = st.marks.list.iter().map(|m| m.t).collect();
-        if let Some(Hover::Item { trace, item, .. }) = self.last_hover {
-            if let Some(tr) = ws.traces.get(trace) {
+        if let Some(Hover::Item { ti, item, .. }) = self.last_hover {
+            if let Some(tr) = ws.traces.get(ti) {
                 edges.extend([tr.to_shared(item.start), tr.to_shared(item.end)]);
             }
         }
@@ -46,29 +46,64 @@ impl TimelineView {
         sel: &Selection,
         cmds: &mut Vec<Command>,
     ) {
+        let pointer = ui.input(|i| i.pointer.hover_pos());
+        if self.measure_drag(ui, &r.body, st, ws, pointer) {
+            return;
+        }
+        self.pan_or_area_drag(ui, r, st, ws, pointer, cmds);
+        let anchor = self.wheel(ui, r, st, pointer);
+        if ui.ctx().egui_wants_keyboard_input() {
+            return;
+        }
+        self.view_keys(ui, anchor, st, ws, sel, cmds);
+        typed_keys(ui, ws, sel, cmds);
+    }
+
+    /// Ctrl-drag: measure from one span edge to another. True while a measure is being dragged
+    /// (the drag is then the measure's only).
+    fn measure_drag(
+        &mut self,
+        ui: &Ui,
+        resp: &egui::Response,
+        st: &TimelineState,
+        ws: &Workspace,
+        pointer: Option<egui::Pos2>,
+    ) -> bool {
         let plot = self.last_plot;
-        let (resp, ruler_resp) = (&r.body, &r.ruler);
-        let (shift, ctrl, pointer) = ui.input(|i| (i.modifiers.shift, i.modifiers.command, i.pointer.hover_pos()));
-        // Ctrl-drag: measure from one span edge to another
+        let ctrl = ui.input(|i| i.modifiers.command);
         if resp.drag_started() && ctrl {
             if let Some(p) = resp.interact_pointer_pos() {
                 let t = self.snap(st, ws, p.x.max(plot.min.x), plot);
                 self.measure = Some(super::Measure { t0: t, t1: t, dragging: true });
             }
         }
-        if let Some(mut m) = self.measure.filter(|m| m.dragging) {
-            if let Some(p) = pointer {
-                m.t1 = self.snap(st, ws, p.x.clamp(plot.min.x, plot.max.x), plot);
-            }
-            if resp.drag_stopped() {
-                m.dragging = false;
-                // the duration on the clipboard, as the label reads it
-                ui.ctx().copy_text(strobe_analysis::report::fmt_ns((m.t1 - m.t0).abs()));
-            }
-            self.measure = Some(m);
-            return;
+        let Some(mut m) = self.measure.filter(|m| m.dragging) else { return false };
+        if let Some(p) = pointer {
+            m.t1 = self.snap(st, ws, p.x.clamp(plot.min.x, plot.max.x), plot);
         }
-        // dragging: pan, or shift-drag to select an area
+        if resp.drag_stopped() {
+            m.dragging = false;
+            // the duration on the clipboard, as the label reads it
+            ui.ctx().copy_text(strobe_analysis::report::fmt_ns((m.t1 - m.t0).abs()));
+        }
+        self.measure = Some(m);
+        true
+    }
+
+    /// Dragging pans the view (the body's drag also scrolls); Shift-drag selects an area, whose
+    /// time range and unpinned lanes are asked for when the drag stops.
+    fn pan_or_area_drag(
+        &mut self,
+        ui: &Ui,
+        r: &Responses,
+        st: &mut TimelineState,
+        ws: &Workspace,
+        pointer: Option<egui::Pos2>,
+        cmds: &mut Vec<Command>,
+    ) {
+        let plot = self.last_plot;
+        let (resp, ruler_resp) = (&r.body, &r.ruler);
+        let shift = ui.input(|i| i.modifiers.shift);
         if resp.drag_started() && shift {
             if let Some(p) = resp.interact_pointer_pos() {
                 self.area_drag = Some((p, st.view.t_of(p.x.max(plot.min.x), plot.min.x)));
@@ -83,30 +118,35 @@ impl TimelineView {
                 }
             }
         }
-        if resp.drag_stopped() {
-            if let Some((p0, ta)) = self.area_drag.take() {
-                if let Some(p1) = resp.interact_pointer_pos().or(pointer) {
-                    let tb = st.view.t_of(p1.x.max(plot.min.x), plot.min.x);
-                    let (t0, t1) = (ta.min(tb), ta.max(tb));
-                    let top = plot.min.y - st.scroll_y;
-                    let (ya, yb) = (p0.y.min(p1.y) - top, p0.y.max(p1.y) - top);
-                    let lanes: Vec<(crate::workspace::TraceId, u32)> = self
-                        .layout
-                        .rows
-                        .iter()
-                        .filter(|r| r.y + r.h > ya && r.y < yb)
-                        .filter_map(|r| match r.kind {
-                            RowKind::Lane { trace, lane, pinned: false } => Some((ws.traces[trace].id, lane)),
-                            _ => None,
-                        })
-                        .collect();
-                    if t1 > t0 {
-                        cmds.push(Command::AreaSelected { t0, t1, lanes });
-                    }
-                }
-            }
+        if !resp.drag_stopped() {
+            return;
         }
-        let hovered = resp.hovered() || ruler_resp.hovered();
+        let Some((p0, ta)) = self.area_drag.take() else { return };
+        let Some(p1) = resp.interact_pointer_pos().or(pointer) else { return };
+        let tb = st.view.t_of(p1.x.max(plot.min.x), plot.min.x);
+        let (t0, t1) = (ta.min(tb), ta.max(tb));
+        let top = plot.min.y - st.scroll_y;
+        let (ya, yb) = (p0.y.min(p1.y) - top, p0.y.max(p1.y) - top);
+        let lanes: Vec<(crate::workspace::TraceId, u32)> = self
+            .layout
+            .rows
+            .iter()
+            .filter(|r| r.y + r.h > ya && r.y < yb)
+            .filter_map(|r| match r.kind {
+                RowKind::Lane { ti, lane, pinned: false } => Some((ws.traces[ti].id, lane)),
+                _ => None,
+            })
+            .collect();
+        if t1 > t0 {
+            cmds.push(Command::AreaSelected { t0, t1, lanes });
+        }
+    }
+
+    /// The wheel scrolls, a pinch or Ctrl-wheel zooms at the pointer. Returns the x the keys
+    /// zoom at: the pointer's over the pane, else the plot's middle.
+    fn wheel(&self, ui: &Ui, r: &Responses, st: &mut TimelineState, pointer: Option<egui::Pos2>) -> f32 {
+        let plot = self.last_plot;
+        let hovered = r.body.hovered() || r.ruler.hovered();
         let anchor = pointer
             .filter(|_| hovered)
             .map(|p| (p.x - plot.min.x).clamp(0.0, plot.width()))
@@ -120,9 +160,20 @@ impl TimelineView {
                 st.view.t0 -= scroll.x as f64 * st.view.npp;
             }
         }
-        if ui.ctx().egui_wants_keyboard_input() {
-            return;
-        }
+        anchor
+    }
+
+    /// W/S zoom, A/D pan, F frames the selection, M marks a time (Shift+M a note), Esc clears.
+    fn view_keys(
+        &mut self,
+        ui: &Ui,
+        anchor: f32,
+        st: &mut TimelineState,
+        ws: &Workspace,
+        sel: &Selection,
+        cmds: &mut Vec<Command>,
+    ) {
+        let plot = self.last_plot;
         let (w, s, a, d, f, m, esc) = ui.input(|i| {
             let n = |k: Key| i.events.iter().filter(|e| matches!(e, egui::Event::Key { key, pressed: true, modifiers, .. } if *key == k && !modifiers.command)).count() as i32;
             (n(Key::W), n(Key::S), n(Key::A), n(Key::D), n(Key::F), n(Key::M), n(Key::Escape))
@@ -158,35 +209,6 @@ impl TimelineView {
         if esc > 0 {
             self.measure = None;
             cmds.push(Command::ClearSelection);
-        }
-        // punctuation arrives as text (its key depends on the keyboard layout)
-        let typed: Vec<String> = ui.input(|i| {
-            i.events.iter().filter_map(|e| if let egui::Event::Text(t) = e { Some(t.clone()) } else { None }).collect()
-        });
-        for t in typed {
-            let jump = sel.span.and_then(|r| match t.as_str() {
-                "." => super::navigate::step_on_lane(ws, r, true),
-                "," => super::navigate::step_on_lane(ws, r, false),
-                "]" => super::navigate::follow_flow(ws, r, true),
-                "[" => super::navigate::follow_flow(ws, r, false),
-                _ => None,
-            });
-            if let Some(r) = jump {
-                cmds.push(Command::RevealSpan(r));
-            }
-            if t == "?" {
-                cmds.push(Command::ToggleShortcuts);
-            }
-        }
-        if ui.input(|i| i.modifiers.command && i.key_pressed(Key::P)) {
-            cmds.push(Command::FindTrack);
-        }
-        let slash = ui.input(|i| {
-            i.events.iter().any(|e| matches!(e, egui::Event::Text(t) if t == "/"))
-                || i.modifiers.command && i.key_pressed(Key::F)
-        });
-        if slash {
-            cmds.push(Command::FocusSearch);
         }
     }
 
@@ -227,32 +249,32 @@ impl TimelineView {
         }
         if resp.clicked() {
             match hover {
-                Some(Hover::Item { trace, span, .. }) => {
-                    cmds.push(Command::SelectSpan(SpanRef { trace: ws.traces[trace].id, span }))
+                Some(Hover::Item { ti, span, .. }) => {
+                    cmds.push(Command::SelectSpan(SpanRef { trace: ws.traces[ti].id, span }))
                 }
-                Some(Hover::Projected { trace, index }) => {
-                    if let Some(p) = ws.traces[trace].nvtx_gpu().get(index) {
-                        cmds.push(Command::SelectSpan(SpanRef { trace: ws.traces[trace].id, span: p.span }))
+                Some(Hover::Projected { ti, index }) => {
+                    if let Some(p) = ws.traces[ti].nvtx_gpu().get(index) {
+                        cmds.push(Command::SelectSpan(SpanRef { trace: ws.traces[ti].id, span: p.span }))
                     }
                 }
-                Some(Hover::Step { trace, step }) => {
-                    let t = &ws.traces[trace];
+                Some(Hover::Step { ti, step }) => {
+                    let t = &ws.traces[ti];
                     if let Some(s) = t.steps().get(step) {
                         let pad = s.dur_ns / 40;
                         let (t0, t1) = t.range_to_shared((s.start_ns - pad, s.start_ns + s.dur_ns + pad));
                         cmds.push(Command::ZoomTo { t0, t1 })
                     }
                 }
-                Some(Hover::Microbatch { trace, index }) => {
-                    let t = &ws.traces[trace];
+                Some(Hover::Microbatch { ti, index }) => {
+                    let t = &ws.traces[ti];
                     let span = ws.pipeline.as_ref().and_then(|p| p.rank_of(t.id)?.microbatches.get(index)?.span);
                     if let Some(span) = span {
                         cmds.push(Command::SelectSpan(SpanRef { trace: t.id, span }))
                     }
                 }
-                Some(Hover::Gap { gap, trace }) => {
+                Some(Hover::Gap { gap, ti }) => {
                     let half = (gap.end - gap.start) / 2;
-                    let (t0, t1) = ws.traces[trace].range_to_shared((gap.start - half, gap.end + half));
+                    let (t0, t1) = ws.traces[ti].range_to_shared((gap.start - half, gap.end + half));
                     cmds.push(Command::ZoomTo { t0, t1 })
                 }
                 _ => {
@@ -270,11 +292,44 @@ impl TimelineView {
             }
         }
         if resp.double_clicked() {
-            if let Some(Hover::Item { item, trace, .. }) = hover {
+            if let Some(Hover::Item { item, ti, .. }) = hover {
                 let pad = (item.end - item.start) / 10;
-                let (t0, t1) = ws.traces[trace].range_to_shared((item.start - pad, item.end + pad));
+                let (t0, t1) = ws.traces[ti].range_to_shared((item.start - pad, item.end + pad));
                 cmds.push(Command::ZoomTo { t0, t1 });
             }
         }
+    }
+}
+
+/// Punctuation (it arrives as text: its key depends on the keyboard layout) steps along a lane
+/// or a flow and shows the shortcuts; Ctrl+P finds a track; `/` or Ctrl+F focuses the search.
+fn typed_keys(ui: &Ui, ws: &Workspace, sel: &Selection, cmds: &mut Vec<Command>) {
+    let typed: Vec<String> = ui.input(|i| {
+        i.events.iter().filter_map(|e| if let egui::Event::Text(t) = e { Some(t.clone()) } else { None }).collect()
+    });
+    for t in typed {
+        let jump = sel.span.and_then(|r| match t.as_str() {
+            "." => super::navigate::step_on_lane(ws, r, true),
+            "," => super::navigate::step_on_lane(ws, r, false),
+            "]" => super::navigate::follow_flow(ws, r, true),
+            "[" => super::navigate::follow_flow(ws, r, false),
+            _ => None,
+        });
+        if let Some(r) = jump {
+            cmds.push(Command::RevealSpan(r));
+        }
+        if t == "?" {
+            cmds.push(Command::ToggleShortcuts);
+        }
+    }
+    if ui.input(|i| i.modifiers.command && i.key_pressed(Key::P)) {
+        cmds.push(Command::FindTrack);
+    }
+    let slash = ui.input(|i| {
+        i.events.iter().any(|e| matches!(e, egui::Event::Text(t) if t == "/"))
+            || i.modifiers.command && i.key_pressed(Key::F)
+    });
+    if slash {
+        cmds.push(Command::FocusSearch);
     }
 }

@@ -1,14 +1,26 @@
 //! Span lanes: every visible lane's level-of-detail items become quads of one mesh, a label
-//! where a span is wide enough, outlines for matches and the selection, and the hit test.
+//! where a span is wide enough, outlines for matches and the selection, and the hit test. A
+//! lane row is as tall as its spans nest; its tooltip names the span or the folded run.
 
 use super::colors::{folded_color, lerp, MATCH, SELECTED};
-use super::frame::{FrameStats, Palette};
+use super::frame::{Clip, FrameStats, Palette};
 use super::hover::Hover;
+use super::rows::RowCtx;
 use super::{View, ROW_H};
 use crate::commands::{Highlight, Selection};
-use crate::workspace::Trace;
-use egui::{pos2, vec2, Color32, Mesh, Pos2, Rect};
+use crate::workspace::{Trace, TraceId, Workspace};
+use egui::{pos2, vec2, Align2, Color32, FontId, Mesh, Pos2, Rect};
+use strobe_analysis::report::fmt_ns;
 use strobe_model::SpanKind;
+use strobe_store::LodItem;
+
+/// Space under a lane's deepest spans.
+const LANE_PAD: f32 = 3.0;
+
+/// How tall a lane is whose spans nest `depths` deep.
+pub fn height(depths: u32) -> f32 {
+    depths as f32 * ROW_H + LANE_PAD
+}
 
 /// What every lane of a frame is drawn against.
 pub struct LaneCtx<'a> {
@@ -21,6 +33,8 @@ pub struct LaneCtx<'a> {
     pub pal: Palette,
     pub hl: &'a Highlight,
     pub sel: &'a Selection,
+    /// A lane just revealed (trace, lane) and how strongly it is tinted now.
+    pub flash: Option<(TraceId, u32, u8)>,
 }
 
 /// The spans of a frame's lanes, collected before they are handed to the painter.
@@ -100,11 +114,52 @@ impl LanePainter {
             if let Some(p) = cx.pointer {
                 if rect.expand2(vec2(0.5, 0.0)).contains(p) {
                     if let Some(span) = span_of() {
-                        *hover = Some(Hover::Item { trace: ti, item: it, span });
+                        *hover = Some(Hover::Item { ti, item: it, span });
                     }
                 }
             }
         });
+    }
+}
+
+/// A lane row: its name in the gutter (with the trace's, pinned), the flash of a lane just
+/// revealed, and its spans.
+pub fn draw_row(rc: &mut RowCtx, lane: u32, pinned: bool) {
+    let (cx, t, (y0, y1)) = (rc.cx, rc.trace, rc.y);
+    let (body, plot, pal) = (cx.body, cx.plot, cx.pal);
+    rc.lp.stats.lanes_drawn += 1;
+    let lane_name = &t.store.lanes[lane as usize].name;
+    let name = if pinned { format!("{} · {lane_name}", t.label) } else { lane_name.clone() };
+    let lab = truncate(&name, ((plot.min.x - body.min.x - 28.0) / (cx.char_w * 1.1)) as usize);
+    let at = pos2(body.min.x + 28.0, y0 + ROW_H / 2.0);
+    if pinned {
+        let band = Rect::from_min_max(pos2(body.min.x, y0), pos2(plot.min.x, y1));
+        rc.fd.rect_filled(Clip::Pane, band, pal.faint);
+    }
+    if let Some((_, _, alpha)) = cx.flash.filter(|&(id, l, _)| id == t.id && l == lane) {
+        let band = Rect::from_min_max(pos2(body.min.x, y0), pos2(body.max.x, y1));
+        rc.fd.rect_filled(Clip::Pane, band, Color32::from_rgba_unmultiplied(255, 220, 90, alpha));
+    }
+    rc.fd.text(Clip::Pane, at, Align2::LEFT_CENTER, lab, FontId::monospace(11.0), pal.text);
+    rc.separator();
+    rc.lp.draw_lane(cx, t, rc.ti, lane, y0, &rc.view);
+}
+
+/// The tooltip of a span, or of a run of folded spans (`span`: the longest).
+pub fn item_text(ws: &Workspace, ti: usize, item: LodItem, span: u32) -> String {
+    let st = &*ws.traces[ti].store;
+    let m = st.span_meta(span);
+    if item.count > 1 {
+        format!(
+            "{} spans folded here\nbusy {} of {}\nlongest: {} ({})\ndouble-click to zoom in",
+            item.count,
+            fmt_ns(item.busy),
+            fmt_ns(item.end - item.start),
+            st.span_name(span),
+            fmt_ns(item.longest)
+        )
+    } else {
+        format!("{}\n{:?} · {}", st.span_name(span), SpanKind::from_u8(m.kind), fmt_ns(item.end - item.start))
     }
 }
 

@@ -2,9 +2,9 @@
 //! copy engines, annotations, memory water level), CPU process groups (threads, NVTX, async),
 //! counters and derived series. Groups fold by a typed `GroupKey`.
 
-use super::{BANDS_H, COUNTER_H, HEADER_H, LANE_PAD, MEMORY_H, PIPELINE_H, ROW_H, STEPS_H};
+use super::{bands, counters, header, lanes, memory_level, nvtx_gpu, pipeline_strip, rank_summary, series, step_strip};
 use crate::workspace::{TraceId, Workspace};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use strobe_model::LaneKind;
 
 /// A foldable group of rows.
@@ -36,57 +36,78 @@ impl GroupKey {
     }
 }
 
+/// What a row shows; `ti` is its trace's position in `ws.traces`. Each kind's height, drawer
+/// and tooltip text are in a module of its own (`rows`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum RowKind {
     Header {
+        ti: usize,
         key: GroupKey,
         label: String,
         level: u8,
         collapsed: bool,
     },
     Lane {
-        trace: usize,
+        ti: usize,
         lane: u32,
         /// A copy of the lane in the pinned rows at the top (they do not scroll).
         pinned: bool,
     },
     Bands {
-        trace: usize,
+        ti: usize,
         device: i64,
     },
     Counter {
-        trace: usize,
+        ti: usize,
         series: usize,
     },
     /// A series derived from the trace (queue length, memcpy bandwidth), index into
     /// `Derived::series`.
     Series {
-        trace: usize,
+        ti: usize,
         series: usize,
     },
     /// A GPU's memory water level: allocated and reserved bytes on one scale from 0, the
     /// allocated peak marked.
     MemoryLevel {
-        trace: usize,
+        ti: usize,
         device: i64,
     },
     /// A collapsed trace (rank) as one lane: GPU compute / comm / memory busy and long idle gaps.
     RankSummary {
-        trace: usize,
+        ti: usize,
     },
     /// The trace's iterations as boxes with their durations, the odd ones marked.
     Steps {
-        trace: usize,
+        ti: usize,
     },
     /// A device's CPU ranges projected onto its GPU work.
     NvtxGpu {
-        trace: usize,
+        ti: usize,
         device: i64,
     },
     /// A pipeline stage's microbatches (`F3`, `B3`) and its bubbles, shaded by kind.
     Pipeline {
-        trace: usize,
+        ti: usize,
     },
+}
+
+impl RowKind {
+    /// The position of the row's trace in `ws.traces`.
+    pub fn ti(&self) -> usize {
+        match *self {
+            RowKind::Header { ti, .. }
+            | RowKind::Lane { ti, .. }
+            | RowKind::Bands { ti, .. }
+            | RowKind::Counter { ti, .. }
+            | RowKind::Series { ti, .. }
+            | RowKind::MemoryLevel { ti, .. }
+            | RowKind::RankSummary { ti }
+            | RowKind::Steps { ti }
+            | RowKind::NvtxGpu { ti, .. }
+            | RowKind::Pipeline { ti } => ti,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -206,9 +227,16 @@ impl Layout {
         at
     }
 
-    fn header(&mut self, folded: &impl Fn(GroupKey) -> bool, key: GroupKey, label: String, level: u8) -> bool {
+    fn header(
+        &mut self,
+        folded: &impl Fn(GroupKey) -> bool,
+        ti: usize,
+        key: GroupKey,
+        label: String,
+        level: u8,
+    ) -> bool {
         let collapsed = folded(key);
-        self.push(RowKind::Header { key, label, level, collapsed }, HEADER_H);
+        self.push(RowKind::Header { ti, key, label, level, collapsed }, header::HEIGHT);
         collapsed
     }
 
@@ -216,7 +244,7 @@ impl Layout {
     fn lanes(&mut self, s: &strobe_store::Store, (ti, id): (usize, TraceId), lanes: &[u32]) {
         for &l in lanes {
             let depths = s.lane_index()[l as usize].max_depth + 1;
-            let y = self.push(RowKind::Lane { trace: ti, lane: l, pinned: false }, depths as f32 * ROW_H + LANE_PAD);
+            let y = self.push(RowKind::Lane { ti, lane: l, pinned: false }, lanes::height(depths));
             self.lane_y.insert((id, l), y);
         }
     }
@@ -233,107 +261,126 @@ impl Layout {
         for &(id, lane) in pinned {
             let (Some(ti), Some(t)) = (ws.index_of(id), ws.trace(id)) else { continue };
             if let Some(li) = t.store.lane_index().get(lane as usize) {
-                let h = (li.max_depth + 1) as f32 * ROW_H + LANE_PAD;
-                out.push(RowKind::Lane { trace: ti, lane, pinned: true }, h);
+                out.push(RowKind::Lane { ti, lane, pinned: true }, lanes::height(li.max_depth + 1));
             }
         }
         out.pinned_h = out.content_h;
         // a pipeline's ranks stack in stage order, each header naming its stage
         for ti in ws.display_order() {
-            let t = &ws.traces[ti];
-            let s = &*t.store;
-            let stage = ws.stage_of(t.id).map(|st| format!("stage {st} · ")).unwrap_or_default();
-            let label = if t.offset_ns != 0 {
-                format!("{stage}{}  (aligned {:+.3} ms)", t.label, t.offset_ns as f64 / 1e6)
-            } else {
-                format!("{stage}{}", t.label)
-            };
-            let folded_trace = out.header(&folded, GroupKey::Trace(t.id), label, 0);
-            // until the overview arrives, its rows are held where they will be drawn (what the
-            // store tells of them), so the lanes do not move when it does
-            let pending = !t.derived.overview_ready();
-            if folded_trace {
-                // folded, a stage still shows its strip: stacked, they read as the schedule
-                if ws.stage_of(t.id).is_some() {
-                    let y = out.push(RowKind::Pipeline { trace: ti }, PIPELINE_H);
-                    out.pipeline_y.insert(t.id, y);
-                }
-                if !t.unions().is_empty() || (pending && has_gpu_work(s, 0..s.lanes.len() as u32)) {
-                    out.push(RowKind::RankSummary { trace: ti }, BANDS_H);
-                }
-                continue;
-            }
-            // most traces have steps (found or inferred): held while they are looked for
-            if pending || !t.steps().is_empty() {
-                out.push(RowKind::Steps { trace: ti }, STEPS_H);
-            }
+            out.trace(ws, ti, &folded, show_bands);
+        }
+        out
+    }
+
+    /// The rows of trace `ti`: its header, then, unfolded, its steps, pipeline strip and
+    /// groups; folded, its pipeline strip and one summary row.
+    fn trace(&mut self, ws: &Workspace, ti: usize, folded: &impl Fn(GroupKey) -> bool, show_bands: bool) {
+        let t = &ws.traces[ti];
+        let s = &*t.store;
+        let stage = ws.stage_of(t.id).map(|st| format!("stage {st} · ")).unwrap_or_default();
+        let label = if t.offset_ns != 0 {
+            format!("{stage}{}  (aligned {:+.3} ms)", t.label, t.offset_ns as f64 / 1e6)
+        } else {
+            format!("{stage}{}", t.label)
+        };
+        let folded_trace = self.header(folded, ti, GroupKey::Trace(t.id), label, 0);
+        // until the overview arrives, its rows are held where they will be drawn (what the
+        // store tells of them), so the lanes do not move when it does
+        let pending = !t.derived.overview_ready();
+        if folded_trace {
+            // folded, a stage still shows its strip: stacked, they read as the schedule
             if ws.stage_of(t.id).is_some() {
-                let y = out.push(RowKind::Pipeline { trace: ti }, PIPELINE_H);
-                out.pipeline_y.insert(t.id, y);
+                let y = self.push(RowKind::Pipeline { ti }, pipeline_strip::HEIGHT);
+                self.pipeline_y.insert(t.id, y);
             }
-            let Groups { devices, procs, profiler } = Groups::of(t);
-            let has_device_rows: HashSet<i64> = t.unions().iter().map(|u| u.device).collect();
-            for (d, lanes) in devices {
-                let dev_name =
-                    s.meta.devices.iter().find(|x| x.id == d).map(|x| format!(" · {}", x.name)).unwrap_or_default();
-                if out.header(&folded, GroupKey::Gpu(t.id, d), format!("GPU {d}{dev_name}"), 1) {
-                    continue;
-                }
-                if show_bands && (has_device_rows.contains(&d) || (pending && has_gpu_work(s, lanes.iter().copied()))) {
-                    out.push(RowKind::Bands { trace: ti, device: d }, BANDS_H);
-                }
-                let nvtx_h = if pending {
-                    // a projection row when the trace has CPU ranges to project, at its
-                    // tallest: how deep the ranges overlap on the GPU is known only once they
-                    // are projected, and most traces' ranges (a step around the phases around
-                    // the layers) fill it; a lower one moves the lanes up once
-                    (has_gpu_work(s, lanes.iter().copied()) && !procs.is_empty())
-                        .then(|| super::nvtx_gpu::height_of(super::nvtx_gpu::MAX_ROWS))
-                } else {
-                    super::nvtx_gpu::height(t, d)
-                };
-                if let Some(h) = nvtx_h {
-                    out.push(RowKind::NvtxGpu { trace: ti, device: d }, h);
-                }
-                out.lanes(s, (ti, t.id), &lanes);
-                let level = if pending {
-                    strobe_analysis::memory_level::has_water_level(s, d)
-                } else {
-                    t.memory_peaks().iter().any(|m| m.device == d)
-                };
-                if level {
-                    out.push(RowKind::MemoryLevel { trace: ti, device: d }, MEMORY_H);
-                }
+            if !t.unions().is_empty() || (pending && has_gpu_work(s, 0..s.lanes.len() as u32)) {
+                self.push(RowKind::RankSummary { ti }, rank_summary::HEIGHT);
             }
-            for (pi, (label, lanes)) in procs.into_iter().enumerate() {
-                if !out.header(&folded, GroupKey::Process(t.id, pi), label, 1) {
-                    out.lanes(s, (ti, t.id), &lanes);
-                }
+            return;
+        }
+        // most traces have steps (found or inferred): held while they are looked for
+        if pending || !t.steps().is_empty() {
+            self.push(RowKind::Steps { ti }, step_strip::HEIGHT);
+        }
+        if ws.stage_of(t.id).is_some() {
+            let y = self.push(RowKind::Pipeline { ti }, pipeline_strip::HEIGHT);
+            self.pipeline_y.insert(t.id, y);
+        }
+        let Groups { devices, procs, profiler } = Groups::of(t);
+        for (d, lanes) in devices {
+            self.gpu_group((ti, t), (d, &lanes), folded, show_bands, (pending, !procs.is_empty()));
+        }
+        for (pi, (label, lanes)) in procs.into_iter().enumerate() {
+            if !self.header(folded, ti, GroupKey::Process(t.id, pi), label, 1) {
+                self.lanes(s, (ti, t.id), &lanes);
             }
-            if !profiler.is_empty() {
-                let label = "Profiler · session, markers, overhead".to_string();
-                if !out.header(&folded, GroupKey::Profiler(t.id), label, 1) {
-                    out.lanes(s, (ti, t.id), &profiler);
-                }
+        }
+        if !profiler.is_empty() {
+            let label = "Profiler · session, markers, overhead".to_string();
+            if !self.header(folded, ti, GroupKey::Profiler(t.id), label, 1) {
+                self.lanes(s, (ti, t.id), &profiler);
             }
-            // a GPU's own series are drawn in its group (MemoryLevel), not here
-            if s.counters.iter().any(|c| c.device.is_none())
-                && !out.header(&folded, GroupKey::Counters(t.id), "Counters".into(), 1)
-            {
-                for (i, _) in s.counters.iter().enumerate().filter(|(_, c)| c.device.is_none()) {
-                    out.push(RowKind::Counter { trace: ti, series: i }, COUNTER_H);
-                }
+        }
+        // a GPU's own series are drawn in its group (MemoryLevel), not here
+        if s.counters.iter().any(|c| c.device.is_none())
+            && !self.header(folded, ti, GroupKey::Counters(t.id), "Counters".into(), 1)
+        {
+            for (i, _) in s.counters.iter().enumerate().filter(|(_, c)| c.device.is_none()) {
+                self.push(RowKind::Counter { ti, series: i }, counters::HEIGHT);
             }
-            if !t.series().is_empty() {
-                let label = "Queue length per stream · memcpy bandwidth (HTA)".to_string();
-                if !out.header(&folded, GroupKey::Series(t.id), label, 1) {
-                    for i in 0..t.series().len() {
-                        out.push(RowKind::Series { trace: ti, series: i }, COUNTER_H);
-                    }
+        }
+        if !t.series().is_empty() {
+            let label = "Queue length per stream · memcpy bandwidth (HTA)".to_string();
+            if !self.header(folded, ti, GroupKey::Series(t.id), label, 1) {
+                for i in 0..t.series().len() {
+                    self.push(RowKind::Series { ti, series: i }, series::HEIGHT);
                 }
             }
         }
-        out
+    }
+
+    /// GPU `d`'s group: its header, then, unfolded, its band row, its CPU ranges projected
+    /// onto it, its lanes and its water level. `pending`: the trace's overview is still due;
+    /// `has_procs`: the trace has CPU ranges to project.
+    fn gpu_group(
+        &mut self,
+        (ti, t): (usize, &crate::workspace::Trace),
+        (d, lanes): (i64, &[u32]),
+        folded: &impl Fn(GroupKey) -> bool,
+        show_bands: bool,
+        (pending, has_procs): (bool, bool),
+    ) {
+        let s = &*t.store;
+        let dev_name = s.meta.devices.iter().find(|x| x.id == d).map(|x| format!(" · {}", x.name)).unwrap_or_default();
+        if self.header(folded, ti, GroupKey::Gpu(t.id, d), format!("GPU {d}{dev_name}"), 1) {
+            return;
+        }
+        if show_bands
+            && (t.unions().iter().any(|u| u.device == d) || (pending && has_gpu_work(s, lanes.iter().copied())))
+        {
+            self.push(RowKind::Bands { ti, device: d }, bands::HEIGHT);
+        }
+        let nvtx_h = if pending {
+            // a projection row when the trace has CPU ranges to project, at its
+            // tallest: how deep the ranges overlap on the GPU is known only once they
+            // are projected, and most traces' ranges (a step around the phases around
+            // the layers) fill it; a lower one moves the lanes up once
+            (has_gpu_work(s, lanes.iter().copied()) && has_procs).then(|| nvtx_gpu::height_of(nvtx_gpu::MAX_ROWS))
+        } else {
+            nvtx_gpu::height(t, d)
+        };
+        if let Some(h) = nvtx_h {
+            self.push(RowKind::NvtxGpu { ti, device: d }, h);
+        }
+        self.lanes(s, (ti, t.id), lanes);
+        let level = if pending {
+            strobe_analysis::memory_level::has_water_level(s, d)
+        } else {
+            t.memory_peaks().iter().any(|m| m.device == d)
+        };
+        if level {
+            self.push(RowKind::MemoryLevel { ti, device: d }, memory_level::HEIGHT);
+        }
     }
 
     /// The row at `y` pixels below the top of the lane area when scrolled by `scroll`.

@@ -4,11 +4,9 @@
 //! into view.
 
 use super::counters::{column_line, counter_columns};
-use super::frame::{Clip, FrameDraw, Link};
-use super::lanes::LaneCtx;
-use super::View;
+use super::frame::{Clip, Link};
+use super::rows::RowCtx;
 use crate::commands::Command;
-use crate::workspace::Trace;
 use egui::{pos2, vec2, Align2, Color32, FontId, Rect, Shape};
 use strobe_model::gpu_memory;
 
@@ -16,21 +14,27 @@ pub const ALLOCATED: Color32 = Color32::from_rgb(120, 200, 255);
 pub const RESERVED: Color32 = Color32::from_rgb(230, 160, 80);
 const PEAK: Color32 = Color32::from_rgb(255, 90, 90);
 
+/// Taller than a counter: it carries two series and the peak.
+pub const HEIGHT: f32 = 48.0;
+/// The row's gutter label while the overview is measured.
+pub const PENDING_LABEL: &str = "GPU memory";
+
 /// A counter value (bytes, as f64) in the memory pane's units.
 fn bytes(b: f64) -> String {
     strobe_analysis::memory::bytes(b.max(0.0).round() as u64)
 }
 
-/// Draws one device's water level in `[y0, y1)`; the peak's label and dot become links whose
-/// click brings that moment into view. `view` is the trace's own clock (alignment applied).
-pub fn draw(
-    fd: &mut FrameDraw,
-    cx: &LaneCtx,
-    (t, trace): (&Trace, usize),
-    device: i64,
-    view: &View,
-    (y0, y1): (f32, f32),
-) {
+/// Draws GPU `device`'s water level, then the line under it.
+pub fn draw(rc: &mut RowCtx, device: i64) {
+    draw_level(rc, device);
+    rc.separator();
+}
+
+/// The water level; the peak's label and dot become links whose click brings that moment
+/// into view.
+fn draw_level(rc: &mut RowCtx, device: i64) {
+    let (cx, t, view, (y0, y1), ti) = (rc.cx, rc.trace, &rc.view, rc.y, rc.ti);
+    let fd = &mut *rc.fd;
     let Some(peak) = t.memory_peaks().iter().find(|m| m.device == device) else { return };
     let (body, plot) = (cx.body, cx.plot);
     let series: Vec<(&str, Color32, &[i64], &[f64])> = [gpu_memory::RESERVED, gpu_memory::ALLOCATED]
@@ -85,7 +89,7 @@ pub fn draw(
         let lr = Rect::from_min_size(pos2(lx, y0 + 26.0), vec2(cx.plot.min.x - cx.body.min.x - 34.0, 13.0));
         fd.text(Clip::Pane, lr.left_center(), Align2::LEFT_CENTER, label.clone(), FontId::monospace(11.0), PEAK);
         fd.links.push(Link {
-            id: ("memory_peak_label", trace, device),
+            id: ("memory_peak_label", ti, device),
             rect: lr,
             label: Some(label),
             tip: "show the moment of the peak".into(),
@@ -101,7 +105,7 @@ pub fn draw(
                 value_at(&series, gpu_memory::RESERVED, peak.at_ns).map_or("–".into(), bytes)
             );
             let rect = Rect::from_center_size(c, vec2(12.0, 12.0));
-            fd.links.push(Link { id: ("memory_peak_dot", trace, device), rect, label: None, tip, command });
+            fd.links.push(Link { id: ("memory_peak_dot", ti, device), rect, label: None, tip, command });
         }
     }
     // hover: both values at the pointer

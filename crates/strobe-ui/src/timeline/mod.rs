@@ -12,6 +12,7 @@ pub mod colors;
 mod counters;
 mod flows;
 pub mod frame;
+mod header;
 pub mod hover;
 mod input;
 pub mod lanes;
@@ -22,7 +23,10 @@ pub mod navigate;
 mod nvtx_gpu;
 pub mod pipeline_strip;
 mod prepare;
+mod rank_summary;
+mod rows;
 pub mod ruler;
+mod series;
 pub mod state;
 mod step_strip;
 pub mod view;
@@ -45,16 +49,6 @@ pub const MIN_LABEL_W: f32 = 120.0;
 /// How long a revealed lane flashes (s).
 const FLASH_S: f32 = 1.0;
 pub const RULER_H: f32 = 24.0;
-pub const HEADER_H: f32 = 20.0;
-pub const BANDS_H: f32 = 22.0;
-pub const COUNTER_H: f32 = 36.0;
-/// The step strip: a box per iteration.
-pub const STEPS_H: f32 = 20.0;
-/// A pipeline stage's strip: its microbatches and bubbles.
-pub const PIPELINE_H: f32 = 22.0;
-/// The GPU memory water level: taller than a counter, it carries two series and the peak.
-pub const MEMORY_H: f32 = 48.0;
-const LANE_PAD: f32 = 3.0;
 
 /// Where the opening fit stands while the steps it would show are still being found.
 #[derive(Clone, Copy, Debug)]

@@ -2,12 +2,17 @@
 //! GPU work it launched ran (`strobe_analysis::nvtx_gpu`), nested ranges below their parents.
 //! Hover for its GPU time; a click selects the CPU range.
 
-use super::frame::{Clip, FrameDraw};
+use super::frame::Clip;
 use super::hover::Hover;
-use super::lanes::{truncate, LaneCtx, LanePainter};
-use super::{View, ROW_H};
-use crate::workspace::Trace;
+use super::lanes::truncate;
+use super::rows::RowCtx;
+use super::ROW_H;
+use crate::workspace::{Trace, Workspace};
 use egui::{pos2, Align2, Color32, FontId, Rect};
+use strobe_analysis::report::fmt_ns;
+
+/// The row's gutter label while the overview is measured.
+pub const PENDING_LABEL: &str = "NVTX (GPU)";
 
 /// Rows drawn at most (deeper nesting is folded into the last).
 pub const MAX_ROWS: u32 = 4;
@@ -23,16 +28,17 @@ pub fn height_of(rows: u32) -> f32 {
     rows.clamp(1, MAX_ROWS) as f32 * ROW_H + 2.0
 }
 
-pub fn draw(
-    fd: &mut FrameDraw,
-    lp: &mut LanePainter,
-    cx: &LaneCtx,
-    (t, ti, device): (&Trace, usize, i64),
-    tv: &View,
-    y0: f32,
-) {
+/// The row of GPU `device`, then the line under it.
+pub fn draw(rc: &mut RowCtx, device: i64) {
+    draw_ranges(rc, device);
+    rc.separator();
+}
+
+fn draw_ranges(rc: &mut RowCtx, device: i64) {
+    let (cx, t, tv, y0, ti) = (rc.cx, rc.trace, &rc.view, rc.y.0, rc.ti);
     let (body, plot) = (cx.body, cx.plot);
-    fd.text(
+    let lp = &mut *rc.lp;
+    rc.fd.text(
         Clip::Pane,
         pos2(body.min.x + 28.0, y0 + ROW_H / 2.0),
         Align2::LEFT_CENTER,
@@ -74,7 +80,20 @@ pub fn draw(
             lp.labels.push((pos2(r.min.x.max(plot.min.x) + 2.0, r.center().y), truncate(&p.name, n), Color32::BLACK));
         }
         if cx.pointer.is_some_and(|q| r.contains(q)) {
-            lp.hover = Some(Hover::Projected { trace: ti, index: lo + k });
+            lp.hover = Some(Hover::Projected { ti, index: lo + k });
         }
     }
+}
+
+/// The tooltip of a projected range: its GPU time and how many GPU spans make it.
+pub fn projected_text(ws: &Workspace, ti: usize, index: usize) -> String {
+    let Some(p) = ws.traces[ti].nvtx_gpu().get(index) else { return String::new() };
+    format!(
+        "{} on GPU {}\nGPU time {} over {} ({} GPU spans)\nclick to select the CPU range",
+        p.name,
+        p.device,
+        fmt_ns(p.gpu_ns),
+        fmt_ns(p.end_ns - p.start_ns),
+        p.gpu_spans
+    )
 }

@@ -7,14 +7,15 @@
 //! selects its annotation.
 
 use super::bands::draw_intervals;
-use super::frame::{Clip, FrameDraw};
+use super::frame::Clip;
 use super::hover::{find_containing, Hover};
-use super::lanes::{LaneCtx, LanePainter};
-use super::View;
-use crate::workspace::{Trace, Workspace};
+use super::rows::RowCtx;
+use crate::workspace::Workspace;
 use egui::{pos2, Align2, Color32, FontId, Rect};
 use strobe_analysis::pipeline::bubbles::BubbleIntervals;
 use strobe_analysis::pipeline::microbatch::Phase;
+
+pub const HEIGHT: f32 = 22.0;
 
 /// The parts of a stage's bubble, as the analysis splits it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,18 +85,19 @@ pub fn phase_color(p: Phase, index: u32) -> Color32 {
     Color32::from_rgb(r + light, g + light, b + light)
 }
 
-pub fn draw(
-    fd: &mut FrameDraw,
-    lp: &mut LanePainter,
-    cx: &LaneCtx,
-    (ws, t, ti): (&Workspace, &Trace, usize),
-    tv: &View,
-    (y0, y1): (f32, f32),
-) {
+/// The stage's strip, then the line under it.
+pub fn draw(rc: &mut RowCtx) {
+    draw_stage(rc);
+    rc.separator();
+}
+
+fn draw_stage(rc: &mut RowCtx) {
+    let (cx, ws, t, tv, (y0, y1), ti) = (rc.cx, rc.ws, rc.trace, &rc.view, rc.y, rc.ti);
     let (body, plot) = (cx.body, cx.plot);
     let Some((pv, k)) = ws.pipeline.as_ref().and_then(|p| Some((p, p.index_of(t.id)?))) else { return };
     let (pr, work) = (&pv.pipeline.ranks[k], &pv.work[k]);
-    fd.text(
+    let lp = &mut *rc.lp;
+    rc.fd.text(
         Clip::Pane,
         pos2(body.min.x + 28.0, (y0 + y1) / 2.0),
         Align2::LEFT_CENTER,
@@ -133,7 +135,7 @@ pub fn draw(
             lp.labels.push((pos2(x, r.center().y), label, Color32::WHITE));
         }
         if cx.pointer.is_some_and(|p| r.contains(p)) {
-            lp.hover = Some(Hover::Microbatch { trace: ti, index: k });
+            lp.hover = Some(Hover::Microbatch { ti, index: k });
         }
     }
     let first = pr.bubbles.partition_point(|b| b.t1 <= w0);
@@ -151,7 +153,7 @@ pub fn draw(
             for kind in BubbleKind::ALL {
                 let ivs = kind.of(b);
                 if let Some(i) = find_containing(ivs, id, tp, tv.npp) {
-                    lp.hover = Some(Hover::Bubble { trace: ti, step: si, kind, iv: ivs[i] });
+                    lp.hover = Some(Hover::Bubble { ti, step: si, kind, iv: ivs[i] });
                 }
             }
         }
@@ -189,6 +191,7 @@ pub fn bubble_text(ws: &Workspace, ti: usize, step: usize, kind: BubbleKind, iv:
     s
 }
 
+/// The tooltip of a microbatch's box: its phase, chunk, stage, duration and range.
 pub fn microbatch_text(ws: &Workspace, ti: usize, index: usize) -> String {
     let t = &ws.traces[ti];
     let Some(pr) = ws.pipeline.as_ref().and_then(|p| p.rank_of(t.id)) else { return String::new() };

@@ -4,9 +4,9 @@
 
 use super::colors::{MARK, MEASURE};
 use super::frame::{Areas, Clip, FrameDraw, FrameInput};
-use super::lanes::{truncate, LaneCtx, LanePainter};
-use super::layout::RowKind;
-use super::{bands, counters, flows, memory_level, ruler, TimelineState, TimelineView, ROW_H};
+use super::lanes::{LaneCtx, LanePainter};
+use super::rows::{self, RowCtx};
+use super::{bands, flows, ruler, TimelineState, TimelineView};
 use crate::commands::{Highlight, Selection};
 use crate::workspace::Workspace;
 use egui::{pos2, Align2, Color32, FontId, Rect, Shape, Stroke};
@@ -33,7 +33,8 @@ impl TimelineView {
             }
         }
         let pointer = input.pointer.filter(|p| body.contains(*p));
-        let cx = LaneCtx { body, plot, pointer, char_w: input.char_w, pal, hl, sel };
+        let flash = self.flash.map(|(id, lane, _)| (id, lane, self.flash_alpha()));
+        let cx = LaneCtx { body, plot, pointer, char_w: input.char_w, pal, hl, sel, flash };
         let mut lp = LanePainter::default();
         let top = body.min.y - st.scroll_y;
         let pinned_bottom = body.min.y + self.layout.pinned_h;
@@ -41,7 +42,6 @@ impl TimelineView {
         if st.show_bands {
             bands::device_tint(&mut lp, &cx, ws, &self.layout.rows, &st.view, top);
         }
-        let separator = Stroke::new(0.5, pal.faint);
         for r in &self.layout.rows {
             let y0 = body.min.y + self.layout.row_y(r, st.scroll_y);
             let y1 = y0 + r.h;
@@ -49,83 +49,15 @@ impl TimelineView {
             if y1 < body.min.y || y0 > body.max.y || (r.y >= self.layout.pinned_h && y0 < pinned_bottom) {
                 continue;
             }
-            let trace = match r.kind {
-                RowKind::Header { .. } => None,
-                RowKind::Lane { trace, .. }
-                | RowKind::Bands { trace, .. }
-                | RowKind::Counter { trace, .. }
-                | RowKind::Series { trace, .. }
-                | RowKind::MemoryLevel { trace, .. }
-                | RowKind::RankSummary { trace }
-                | RowKind::Steps { trace }
-                | RowKind::NvtxGpu { trace, .. }
-                | RowKind::Pipeline { trace } => Some(trace),
-            };
-            let t = trace.map(|ti| &ws.traces[ti]);
-            let tv = t.map(|t| st.view.for_trace(t)).unwrap_or(st.view);
-            if let Some(label) = pending_label(&r.kind).filter(|_| t.is_some_and(|t| !t.derived.overview_ready())) {
+            let ti = r.kind.ti();
+            let t = &ws.traces[ti];
+            if let Some(label) = rows::pending_label(&r.kind).filter(|_| !t.derived.overview_ready()) {
                 pending_row(&mut fd, &cx, label, (y0, y1));
                 continue;
             }
-            match (&r.kind, t) {
-                (RowKind::Header { label, level, collapsed, .. }, _) => {
-                    header(&mut fd, &cx, (label.as_str(), *level, *collapsed), (y0, y1))
-                }
-                (RowKind::Lane { trace, lane, pinned }, Some(t)) => {
-                    lp.stats.lanes_drawn += 1;
-                    let lane_name = &t.store.lanes[*lane as usize].name;
-                    let name = if *pinned { format!("{} · {lane_name}", t.label) } else { lane_name.clone() };
-                    let lab = truncate(&name, ((a.label_w() - 28.0) / (input.char_w * 1.1)) as usize);
-                    let at = pos2(body.min.x + 28.0, y0 + ROW_H / 2.0);
-                    if *pinned {
-                        let band = Rect::from_min_max(pos2(body.min.x, y0), pos2(plot.min.x, y1));
-                        fd.rect_filled(Clip::Pane, band, pal.faint);
-                    }
-                    if self.flash.is_some_and(|(id, l, _)| id == t.id && l == *lane) {
-                        let band = Rect::from_min_max(pos2(body.min.x, y0), pos2(body.max.x, y1));
-                        fd.rect_filled(
-                            Clip::Pane,
-                            band,
-                            Color32::from_rgba_unmultiplied(255, 220, 90, self.flash_alpha()),
-                        );
-                    }
-                    fd.text(Clip::Pane, at, Align2::LEFT_CENTER, lab, FontId::monospace(11.0), pal.text);
-                    fd.hline(Clip::Pane, body.x_range(), y1 - 0.5, separator);
-                    lp.draw_lane(&cx, t, *trace, *lane, y0, &tv);
-                }
-                (RowKind::Bands { trace, device }, Some(t)) => {
-                    bands::band_row(&mut fd, &mut lp, &cx, (t, *trace, *device), &tv, (y0, y1))
-                }
-                (RowKind::NvtxGpu { trace, device }, Some(t)) => {
-                    super::nvtx_gpu::draw(&mut fd, &mut lp, &cx, (t, *trace, *device), &tv, y0);
-                    fd.hline(Clip::Pane, body.x_range(), y1 - 0.5, separator);
-                }
-                (RowKind::Steps { trace }, Some(t)) => {
-                    super::step_strip::draw(&mut fd, &mut lp, &cx, (t, *trace), &tv, (y0, y1));
-                    fd.hline(Clip::Pane, body.x_range(), y1 - 0.5, separator);
-                }
-                (RowKind::Pipeline { trace }, Some(t)) => {
-                    super::pipeline_strip::draw(&mut fd, &mut lp, &cx, (ws, t, *trace), &tv, (y0, y1));
-                    fd.hline(Clip::Pane, body.x_range(), y1 - 0.5, separator);
-                }
-                (RowKind::RankSummary { .. }, Some(t)) => {
-                    bands::rank_summary(&mut fd, &mut lp.mesh, &cx, t, &tv, (y0, y1))
-                }
-                (RowKind::MemoryLevel { trace, device }, Some(t)) => {
-                    memory_level::draw(&mut fd, &cx, (t, *trace), *device, &tv, (y0, y1));
-                    fd.hline(Clip::Pane, body.x_range(), y1 - 0.5, separator);
-                }
-                (RowKind::Counter { series, .. }, Some(t)) => {
-                    let c = &t.store.counters[*series];
-                    let name = format!("{} {}", c.name, c.series);
-                    counters::counter_row(&mut fd, &cx, &name, t.store.counter_points(c), &tv, (y0, y1));
-                }
-                (RowKind::Series { series, .. }, Some(t)) => {
-                    let d = &t.series()[*series];
-                    counters::counter_row(&mut fd, &cx, &d.name, (d.ts.as_slice(), d.vals.as_slice()), &tv, (y0, y1));
-                }
-                (_, None) => {}
-            }
+            let view = st.view.for_trace(t);
+            let mut rc = RowCtx { fd: &mut fd, lp: &mut lp, cx: &cx, ws, trace: t, ti, view, y: (y0, y1) };
+            rows::draw(&mut rc, &r.kind);
         }
         let LanePainter { mesh, labels, outlines, mut stats, hover } = lp;
         stats.labels = labels.len();
@@ -199,18 +131,6 @@ impl TimelineView {
     }
 }
 
-/// The gutter label of a row the overview fills (`Layout` holds it open until then).
-fn pending_label(kind: &RowKind) -> Option<&'static str> {
-    match kind {
-        RowKind::Steps { .. } => Some("steps"),
-        RowKind::Bands { .. } => Some("comm / idle gaps"),
-        RowKind::NvtxGpu { .. } => Some("NVTX (GPU)"),
-        RowKind::MemoryLevel { .. } => Some("GPU memory"),
-        RowKind::RankSummary { .. } => Some("GPU busy"),
-        _ => None,
-    }
-}
-
 /// A row whose figures are still being measured: its label, and a word where they will be.
 fn pending_row(fd: &mut FrameDraw, cx: &LaneCtx, label: &str, (y0, y1): (f32, f32)) {
     let y = (y0 + y1) / 2.0;
@@ -218,22 +138,4 @@ fn pending_row(fd: &mut FrameDraw, cx: &LaneCtx, label: &str, (y0, y1): (f32, f3
     fd.text(Clip::Pane, pos2(cx.body.min.x + 28.0, y), Align2::LEFT_CENTER, label, font.clone(), cx.pal.weak);
     fd.text(Clip::Pane, pos2(cx.plot.min.x + 8.0, y), Align2::LEFT_CENTER, "measuring…", font, cx.pal.weak);
     fd.hline(Clip::Pane, cx.body.x_range(), y1 - 0.5, Stroke::new(0.5, cx.pal.faint));
-}
-
-/// A group's header: its band, the disclosure triangle (painted: the default fonts have no
-/// ▶/▼) and its label.
-fn header(fd: &mut FrameDraw, cx: &LaneCtx, (label, level, collapsed): (&str, u8, bool), (y0, y1): (f32, f32)) {
-    let body = cx.body;
-    let rr = Rect::from_min_max(pos2(body.min.x, y0), pos2(body.max.x, y1));
-    fd.rect_filled(Clip::Pane, rr, if level == 0 { cx.pal.header } else { cx.pal.faint });
-    let cx_ = body.min.x + 9.0 + 12.0 * level as f32;
-    let cy = (y0 + y1) / 2.0;
-    let tri = if collapsed {
-        vec![pos2(cx_ - 3.0, cy - 5.0), pos2(cx_ + 4.0, cy), pos2(cx_ - 3.0, cy + 5.0)]
-    } else {
-        vec![pos2(cx_ - 5.0, cy - 3.0), pos2(cx_ + 5.0, cy - 3.0), pos2(cx_, cy + 4.0)]
-    };
-    fd.shape(Clip::Pane, Shape::convex_polygon(tri, cx.pal.text, Stroke::NONE));
-    let font = FontId::proportional(if level == 0 { 13.0 } else { 12.0 });
-    fd.text(Clip::Pane, pos2(cx_ + 9.0, cy), Align2::LEFT_CENTER, label, font, cx.pal.strong);
 }

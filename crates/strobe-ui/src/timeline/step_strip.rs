@@ -3,25 +3,31 @@
 //! red slower, green faster), the odd steps (`strobe_analysis::anomalies`) outlined. Hover for
 //! the evidence; a click shows the step.
 
-use super::frame::{Clip, FrameDraw};
+use super::frame::Clip;
 use super::hover::Hover;
-use super::lanes::{truncate, LaneCtx, LanePainter};
-use super::View;
-use crate::workspace::Trace;
+use super::lanes::truncate;
+use super::rows::RowCtx;
+use crate::workspace::Workspace;
 use egui::{pos2, Align2, Color32, FontId, Rect};
+use strobe_analysis::report::fmt_ns;
 
-pub fn draw(
-    fd: &mut FrameDraw,
-    lp: &mut LanePainter,
-    cx: &LaneCtx,
-    (t, ti): (&Trace, usize),
-    tv: &View,
-    (y0, y1): (f32, f32),
-) {
+pub const HEIGHT: f32 = 20.0;
+/// The row's gutter label while the steps are looked for.
+pub const PENDING_LABEL: &str = "steps";
+
+/// The strip, then the line under it.
+pub fn draw(rc: &mut RowCtx) {
+    draw_steps(rc);
+    rc.separator();
+}
+
+fn draw_steps(rc: &mut RowCtx) {
+    let (cx, t, tv, (y0, y1), ti) = (rc.cx, rc.trace, &rc.view, rc.y, rc.ti);
     let (body, plot) = (cx.body, cx.plot);
+    let lp = &mut *rc.lp;
     let steps = &t.steps();
     let source = steps.first().map(|s| s.source.as_str()).unwrap_or("");
-    fd.text(
+    rc.fd.text(
         Clip::Pane,
         pos2(body.min.x + 28.0, (y0 + y1) / 2.0),
         Align2::LEFT_CENTER,
@@ -54,7 +60,26 @@ pub fn draw(
             lp.labels.push((pos2(r.min.x.max(plot.min.x) + 3.0, r.center().y), truncate(&label, n), Color32::WHITE));
         }
         if cx.pointer.is_some_and(|p| r.contains(p)) {
-            lp.hover = Some(Hover::Step { trace: ti, step: i });
+            lp.hover = Some(Hover::Step { ti, step: i });
         }
     }
+}
+
+/// The tooltip of a step: its duration beside the median step, and why it is odd if it is.
+pub fn step_text(ws: &Workspace, ti: usize, step: usize) -> String {
+    let steps = ws.traces[ti].steps();
+    let Some(s) = steps.get(step) else { return String::new() };
+    let durs: Vec<i64> = steps.iter().map(|s| s.dur_ns).collect();
+    let typical = strobe_analysis::stats::median(&durs).unwrap_or(0);
+    let mut out = format!(
+        "{} ({}): {} · median step {}\nclick to show it",
+        s.name,
+        s.source.as_str(),
+        fmt_ns(s.dur_ns),
+        fmt_ns(typical)
+    );
+    for a in ws.traces[ti].step_anomalies().iter().filter(|a| a.step == s.name) {
+        out.push_str(&format!("\n{}", a.evidence));
+    }
+    out
 }
