@@ -104,10 +104,8 @@ pub fn digest_with(
         None => crate::anomalies::step_anomalies_in(store, r.steps, Some(r.rank), crate::anomalies::DEFAULT_K, &u.busy),
     };
     // the compute union is kept; the rest is freed before the launch pairs are gathered
-    let compute = {
-        let u = u;
-        u.compute.into_owned()
-    };
+    // `{ u }` moves the unions into a temporary: the fields not kept drop with this statement
+    let compute = { u }.compute.into_owned();
     RankDigest {
         rank: r.rank,
         source: r.source.to_string(),
