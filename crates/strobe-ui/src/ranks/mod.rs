@@ -330,6 +330,8 @@ impl RanksPane {
             Err(e) => {
                 self.note = Some(e);
                 self.computed = None;
+                // no comparison, so no pipeline: settled all the same (nothing waits for one)
+                emit(Command::SetPipeline(None));
                 return;
             }
         };
