@@ -70,6 +70,11 @@ impl StepRule {
             .map(|r| StepRule { pattern: Some(r) })
             .map_err(|e| format!("--steps {p:?}: not a valid regular expression: {e}"))
     }
+
+    /// The pattern as text (None: the built-in rules): what says whether two rules are one.
+    pub fn pattern_text(&self) -> Option<&str> {
+        self.pattern.as_ref().map(|r| r.as_str())
+    }
 }
 
 pub fn is_step_name(name: &str) -> bool {

@@ -408,6 +408,20 @@ pub struct OpenFrames {
     pub overview_s: Option<f64>,
 }
 
+/// One frame of the whole app on `screen`, as eframe draws it (the app's `frame`, then
+/// tessellation), `t0` its clock's origin: its wall time and the UI thread's CPU time in ms.
+fn app_frame(ctx: &egui::Context, app: &mut crate::StrobeApp, screen: egui::Rect, t0: Instant) -> (f64, Option<f64>) {
+    let f0 = Instant::now();
+    let c0 = thread_cpu_ns();
+    let input =
+        egui::RawInput { screen_rect: Some(screen), time: Some(t0.elapsed().as_secs_f64()), ..Default::default() };
+    let mut o = ctx.run_ui(input, |ui| app.frame(ui));
+    o.textures_delta.clear();
+    std::hint::black_box(ctx.tessellate(o.shapes, o.pixels_per_point));
+    let cpu = c0.zip(thread_cpu_ns()).map(|(a, b)| b.saturating_sub(a) as f64 / 1e6);
+    (f0.elapsed().as_secs_f64() * 1e3, cpu)
+}
+
 /// Opens `files` in a headless `StrobeApp` (a 1920×1080 screen) and runs its frames at
 /// `hz` — the app's own `frame` then tessellation, as eframe would — while the loader works
 /// on its threads and for `after` frames once it is done (the panes' first frames over the new
@@ -436,16 +450,9 @@ pub fn open_frames_bench(
     };
     loop {
         let f0 = Instant::now();
-        let c0 = thread_cpu_ns();
         // there before the frame is built, so this frame draws it
         let overview_before = !app.ws.traces.is_empty() && app.ws.traces.iter().all(|t| t.derived.overview_ready());
-        let input =
-            egui::RawInput { screen_rect: Some(screen), time: Some(t0.elapsed().as_secs_f64()), ..Default::default() };
-        let mut o = ctx.run_ui(input, |ui| app.frame(ui));
-        o.textures_delta.clear();
-        std::hint::black_box(ctx.tessellate(o.shapes, o.pixels_per_point));
-        let ms = f0.elapsed().as_secs_f64() * 1e3;
-        let cpu_ms = c0.zip(thread_cpu_ns()).map(|(a, b)| b.saturating_sub(a) as f64 / 1e6);
+        let (ms, cpu_ms) = app_frame(&ctx, &mut app, screen, t0);
         let (wall, cpu) = match out.load_s {
             None => (&mut out.during, &mut out.during_cpu),
             Some(_) => (&mut out.after, &mut out.after_cpu),
@@ -542,17 +549,7 @@ pub fn step_rule_frames_bench(
     let screen = egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(1920.0, 1080.0));
     let mut app = crate::StrobeApp::new(cache_dir, crate::Settings::default());
     let t0 = Instant::now();
-    let frame = |app: &mut crate::StrobeApp| {
-        let f0 = Instant::now();
-        let c0 = thread_cpu_ns();
-        let input =
-            egui::RawInput { screen_rect: Some(screen), time: Some(t0.elapsed().as_secs_f64()), ..Default::default() };
-        let mut o = ctx.run_ui(input, |ui| app.frame(ui));
-        o.textures_delta.clear();
-        std::hint::black_box(ctx.tessellate(o.shapes, o.pixels_per_point));
-        let cpu = c0.zip(thread_cpu_ns()).map(|(a, b)| b.saturating_sub(a) as f64 / 1e6);
-        (f0.elapsed().as_secs_f64() * 1e3, cpu)
-    };
+    let frame = |app: &mut crate::StrobeApp| app_frame(&ctx, app, screen, t0);
     let settled = |app: &crate::StrobeApp| {
         !app.loader.busy() && !app.ws.traces.is_empty() && app.ws.traces.iter().all(|t| !t.derived.pending())
     };

@@ -33,7 +33,7 @@ impl Default for FigureSettings {
 impl FigureSettings {
     /// The step rule as text (None: the built-in rules): what caches of step figures key on.
     pub fn step_pattern(&self) -> Option<&str> {
-        self.step_rule.pattern.as_ref().map(|r| r.as_str())
+        self.step_rule.pattern_text()
     }
 }
 
@@ -208,7 +208,7 @@ impl Derived {
     /// or not; the rest is to compute again (`fill_overview`, `fill_later`).
     pub fn under(&self, settings: &FigureSettings) -> Derived {
         let mut d = self.clone();
-        if self.analysis.rule().pattern.as_ref().map(|r| r.as_str()) != settings.step_pattern() {
+        if self.analysis.rule().pattern_text() != settings.step_pattern() {
             d.analysis = self.analysis.with_rule(settings.step_rule.clone());
             // MFU per step follows the steps
             d.ops = Later::default();
@@ -223,7 +223,7 @@ impl Derived {
     /// Whether these figures are computed under `settings`.
     pub fn is_under(&self, settings: &FigureSettings) -> bool {
         self.idle_threshold_ns == settings.idle_threshold_ns
-            && self.analysis.rule().pattern.as_ref().map(|r| r.as_str()) == settings.step_pattern()
+            && self.analysis.rule().pattern_text() == settings.step_pattern()
     }
 
     /// Computes the overview's figures not yet there, waiting for those another thread is

@@ -18,17 +18,7 @@ pub fn open(files: Vec<PathBuf>, hz: f64, after: usize, runs: usize, timeout_s: 
     );
     let shared = tempfile::tempdir()?;
     if warm {
-        let r = strobe_ui::bench::open_frames_bench(
-            files.clone(),
-            Some(shared.path().to_path_buf()),
-            hz,
-            1,
-            Duration::from_secs(timeout_s),
-        );
-        anyhow::ensure!(r.load_s.is_some(), "bench open --warm: filling the cache timed out");
-        // a compressed store is written behind the window (`LoadOptions::write_behind`): the
-        // runs start once its file is in the cache, or the first one would ingest again
-        anyhow::ensure!(written(shared.path(), timeout_s), "bench open --warm: writing the cache timed out");
+        fill_cache(&files, shared.path(), hz, timeout_s).map_err(|e| anyhow::anyhow!("bench open --warm: {e}"))?;
     }
     println!(
         "  {:>4} {:>8} {:>10} {:>8} {:>8} {:>11} {:>9} {:>9} {:>10} {:>9} {:>9} | {:>13} {:>9}",
@@ -170,21 +160,34 @@ pub fn idle(file: &Path, seconds: f64, warmup: f64, runs: usize, cache: Option<&
     Ok(())
 }
 
+/// Opens `files` once in the headless app with `cache` as its cache, and waits until their
+/// stores are written there: later opens from it are warm.
+fn fill_cache(files: &[PathBuf], cache: &Path, hz: f64, timeout_s: u64) -> Result<(), &'static str> {
+    let r = strobe_ui::bench::open_frames_bench(
+        files.to_vec(),
+        Some(cache.to_path_buf()),
+        hz,
+        1,
+        Duration::from_secs(timeout_s),
+    );
+    if r.load_s.is_none() {
+        return Err("filling the cache timed out");
+    }
+    // a compressed store is written behind the window (`LoadOptions::write_behind`): the
+    // runs start once its file is in the cache, or the first one would ingest again
+    if !written(cache, timeout_s) {
+        return Err("writing the cache timed out");
+    }
+    Ok(())
+}
+
 /// `strobe bench steps`: frames while the step rule changes (`step_rule_frames_bench`).
 pub fn steps(files: Vec<PathBuf>, pattern: &str, hz: f64, runs: usize, timeout_s: u64) -> anyhow::Result<()> {
     anyhow::ensure!(!files.is_empty(), "bench steps: name the files to open");
     let size: u64 = files.iter().map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0)).sum();
     let cache = tempfile::tempdir()?;
     // the stores cached first: the runs measure the step rule, not an ingest
-    let fill = strobe_ui::bench::open_frames_bench(
-        files.clone(),
-        Some(cache.path().to_path_buf()),
-        hz,
-        1,
-        Duration::from_secs(timeout_s),
-    );
-    anyhow::ensure!(fill.load_s.is_some(), "bench steps: the first open timed out");
-    anyhow::ensure!(written(cache.path(), timeout_s), "bench steps: writing the cache timed out");
+    fill_cache(&files, cache.path(), hz, timeout_s).map_err(|e| anyhow::anyhow!("bench steps: {e}"))?;
     println!(
         "View > Steps set to {pattern:?} and back, {runs} time(s), on {} file(s), {:.1} MB, headless app at {hz} Hz \
          (1920x1080); each change's frames until its figures are in:",
