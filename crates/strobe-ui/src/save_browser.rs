@@ -18,6 +18,8 @@ pub struct SaveBrowser {
     pub error: Option<String>,
     /// A file that exists, waiting for the user to say it may be replaced.
     pub confirm: Option<PathBuf>,
+    /// A session was saved from here: the next one is proposed in the same folder.
+    saved_here: bool,
 }
 
 impl Default for SaveBrowser {
@@ -32,6 +34,7 @@ impl Default for SaveBrowser {
             listed: None,
             error: None,
             confirm: None,
+            saved_here: false,
         }
     }
 }
@@ -57,9 +60,10 @@ pub fn session_path(dir: &Path, name: &str) -> Result<PathBuf, String> {
 }
 
 impl SaveBrowser {
-    /// Opens the dialog in `dir` (where the open traces are) with `name` proposed.
+    /// Opens the dialog in `dir` (where the open traces are; the folder of the last save
+    /// once there was one) with `name` proposed.
     pub fn show(&mut self, dir: Option<PathBuf>, name: &str) {
-        if let Some(d) = dir.filter(|d| d.is_dir()) {
+        if let Some(d) = dir.filter(|d| d.is_dir() && !self.saved_here) {
             self.dir = d;
         }
         self.name = name.to_string();
@@ -202,6 +206,11 @@ impl SaveBrowser {
                 }
             });
         self.open = open && chosen.is_none() && !cancel;
+        if let Some(d) = chosen.as_ref().and_then(|p| p.parent()).filter(|d| d.is_dir()) {
+            self.dir = d.to_path_buf();
+            self.listed = None;
+            self.saved_here = true;
+        }
         chosen
     }
 }

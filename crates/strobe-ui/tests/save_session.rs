@@ -57,6 +57,7 @@ fn the_built_in_dialog_saves_a_session_that_reopens() {
     h.state_mut().timeline_state_mut().marks.add(start + 6_000_000, "and here".into());
     let before = std::fs::read_to_string(&file).unwrap();
     click_save_session(&mut h);
+    assert_eq!(h.state_mut().save_browser_mut().dir, dir.path(), "proposed where the last one went");
     save_as(&mut h, &file);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), before, "not replaced before the user agrees");
     h.get_by_label_contains("already exists");
