@@ -20,11 +20,13 @@ pub mod kernel_table;
 pub mod load_summary;
 pub mod loader;
 pub mod memory;
+pub mod native_dialog;
 pub mod notes;
 pub mod panes;
 pub mod pipeline;
 pub mod ranks;
 pub mod sample;
+pub mod save_browser;
 pub mod search;
 pub mod session;
 pub mod shortcuts;
@@ -85,8 +87,20 @@ pub fn run(opts: RunOptions) -> anyhow::Result<()> {
                 app.screenshot = state.take();
                 match last.filter(|_| restore) {
                     // no files asked for: where the user left off
-                    Some(p) => app.open_files(vec![p], false, &cc.egui_ctx),
-                    None => app.open_files(files, false, &cc.egui_ctx),
+                    Some(p) => {
+                        eprintln!("strobe: no file given: reopening the last session ({})", p.display());
+                        app.open_files(vec![p], false, &cc.egui_ctx)
+                    }
+                    None => {
+                        if opts.files.is_empty() {
+                            eprintln!(
+                                "strobe: no file given: showing the bundled sample trace ({}); `strobe FILE` opens yours",
+                                files[0].display()
+                            );
+                            app.showing_sample(&files[0]);
+                        }
+                        app.open_files(files, false, &cc.egui_ctx)
+                    }
                 }
                 Ok(Box::new(app))
             }),

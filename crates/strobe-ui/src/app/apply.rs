@@ -108,23 +108,8 @@ impl StrobeApp {
                     Err(e) => self.errors.push(e),
                 }
             }
-            Command::SaveSession(Some(p)) => {
-                if let Err(e) = self.session().write(&p) {
-                    self.errors.push(e);
-                }
-            }
-            Command::SaveSession(None) => {
-                let dir = self.ws.traces.first().and_then(|t| t.path.parent().map(|d| d.to_path_buf()));
-                self.save_dialog = Some(crate::jobs::Pending::spawn_ui(ctx, move || {
-                    let mut d = rfd::FileDialog::new()
-                        .add_filter("Strobe session", &["strobe"])
-                        .set_file_name("session.strobe");
-                    if let Some(dir) = dir {
-                        d = d.set_directory(dir);
-                    }
-                    d.save_file()
-                }));
-            }
+            Command::SaveSession(Some(p)) => self.write_session(p),
+            Command::SaveSession(None) => self.show_save_dialog(ctx),
             Command::ToggleShortcuts => self.timeline_state.show_shortcuts ^= true,
             Command::ShowNotes => self.bottom_tab = BottomTab::Notes,
             Command::FindTrack => self.track_finder.open(),

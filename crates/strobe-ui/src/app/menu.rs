@@ -52,12 +52,20 @@ impl StrobeApp {
             ui.close();
         }
         ui.menu_button("Recent", |ui| {
-            if self.settings.recent.is_empty() {
+            let shown: Vec<super::Recent> = super::recent::shown(&self.settings.recent).cloned().collect();
+            if shown.is_empty() {
                 ui.weak("nothing yet");
             }
-            for p in self.settings.recent.clone() {
-                if ui.button(p.display().to_string()).clicked() {
-                    cmds.push(Command::OpenFiles(vec![p]));
+            for r in shown {
+                let b = ui.button(r.label());
+                let b = if r.0.len() > 1 {
+                    let all: Vec<String> = r.0.iter().map(|p| p.display().to_string()).collect();
+                    b.on_hover_text(all.join("\n"))
+                } else {
+                    b
+                };
+                if b.clicked() {
+                    cmds.push(Command::OpenFiles(r.0));
                     ui.close();
                 }
             }
@@ -92,6 +100,13 @@ impl StrobeApp {
             if r.lost_focus() {
                 cmds.push(Command::SetStepPattern(self.settings.step_pattern.clone()));
             }
+        });
+        ui.horizontal(|ui| {
+            use egui::ThemePreference as T;
+            ui.label("Theme");
+            ui.radio_value(&mut self.settings.theme, T::Dark, "Dark");
+            ui.radio_value(&mut self.settings.theme, T::Light, "Light");
+            ui.radio_value(&mut self.settings.theme, T::System, "Follow system");
         });
         ui.checkbox(&mut self.settings.restore_session, "Reopen the last session when started without files");
         if ui.button("Fit all (F with nothing selected)").clicked() {

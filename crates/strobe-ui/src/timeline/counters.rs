@@ -92,7 +92,7 @@ pub fn counter_row(
         hi = lo + 1.0;
     }
     let yv = |v: f64| y1 - ((v - lo) / (hi - lo)) as f32 * (y1 - y0);
-    fd.shape(Clip::Plot, column_line(&pts, plot, yv, Color32::from_rgb(120, 200, 255)));
+    fd.shape(Clip::Plot, column_line(&pts, plot, yv, cx.pal.line));
     fd.text(
         Clip::Plot,
         pos2(plot.max.x - 4.0, y0),

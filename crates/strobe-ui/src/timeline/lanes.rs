@@ -2,7 +2,7 @@
 //! where a span is wide enough, outlines for matches and the selection, and the hit test. A
 //! lane row is as tall as its spans nest; its tooltip names the span or the folded run.
 
-use super::colors::{folded_color, lerp, MATCH, SELECTED};
+use super::colors::{folded_color, lerp, MATCH};
 use super::frame::{Clip, FrameStats, Palette};
 use super::hover::Hover;
 use super::rows::RowCtx;
@@ -109,7 +109,7 @@ impl LanePainter {
                 outlines.push((rect.expand(0.5), MATCH, 1.5));
             }
             if it.count == 1 && sel_span.is_some() && sel_span == span_of() {
-                outlines.push((rect.expand(1.0), SELECTED, 2.0));
+                outlines.push((rect.expand(1.0), cx.pal.selected, 2.0));
             }
             if let Some(p) = cx.pointer {
                 if rect.expand2(vec2(0.5, 0.0)).contains(p) {

@@ -2,7 +2,6 @@
 //! the frame draws (`FrameDraw`) — no painter, no fonts, no input. Off-screen rows cost
 //! nothing; every visible lane's items become quads of one mesh plus a few labels.
 
-use super::colors::{MARK, MEASURE};
 use super::frame::{Areas, Clip, FrameDraw, FrameInput};
 use super::lanes::{LaneCtx, LanePainter};
 use super::rows::{self, RowCtx};
@@ -68,8 +67,8 @@ impl TimelineView {
         for (p, s, c) in labels {
             fd.text(Clip::Plot, p, Align2::LEFT_CENTER, s, FontId::monospace(11.0), c);
         }
-        flows::p2p(&mut fd, ws, sel, &self.layout, &st.view, (plot, top));
-        flows::draw(&mut fd, ws, sel, &self.layout, &st.view, (plot, top));
+        flows::p2p(&mut fd, ws, sel, &self.layout, &st.view, (plot, top), &pal);
+        flows::draw(&mut fd, ws, sel, &self.layout, &st.view, (plot, top), &pal);
         self.overlays(st, &mut fd, sel, input, a);
         ruler::draw(&mut fd, &pal, a.ruler, plot, &st.view, &ticks);
         // label gutter separator
@@ -95,25 +94,25 @@ impl TimelineView {
         for (i, m) in st.marks.list.iter().enumerate() {
             let x = st.view.x_of(m.t, plot.min.x);
             if x >= plot.min.x && x <= plot.max.x {
-                fd.vline(Clip::Pane, x, body.y_range(), Stroke::new(1.0, MARK));
+                fd.vline(Clip::Pane, x, body.y_range(), Stroke::new(1.0, input.palette.mark));
                 // staggered so neighbouring marks' labels do not sit on each other
                 let at = pos2(x + 2.0, body.min.y + 2.0 + (i % 3) as f32 * 13.0);
                 let label = st.marks.label(i, st.view.origin);
-                fd.text(Clip::Pane, at, Align2::LEFT_TOP, label, FontId::proportional(11.0), MARK);
+                fd.text(Clip::Pane, at, Align2::LEFT_TOP, label, FontId::proportional(11.0), input.palette.mark);
             }
         }
         if let Some(m) = self.measure {
             let (t0, t1) = (m.t0.min(m.t1), m.t0.max(m.t1));
             let (xa, xb) = (st.view.x_of(t0, plot.min.x), st.view.x_of(t1, plot.min.x));
             let y = body.min.y + 40.0;
-            let stroke = Stroke::new(1.5, MEASURE);
+            let stroke = Stroke::new(1.5, input.palette.measure);
             for x in [xa, xb] {
-                fd.vline(Clip::Plot, x, body.y_range(), Stroke::new(1.0, MEASURE));
+                fd.vline(Clip::Plot, x, body.y_range(), Stroke::new(1.0, input.palette.measure));
             }
             fd.shape(Clip::Plot, Shape::line_segment([pos2(xa, y), pos2(xb, y)], stroke));
             let label = strobe_analysis::report::fmt_ns(t1 - t0);
             let at = pos2((xa + xb) / 2.0, y - 3.0);
-            fd.text(Clip::Plot, at, Align2::CENTER_BOTTOM, label, FontId::proportional(13.0), MEASURE);
+            fd.text(Clip::Plot, at, Align2::CENTER_BOTTOM, label, FontId::proportional(13.0), input.palette.measure);
         }
         if let Some((t0, t1)) = sel.range {
             let (xa, xb) = (st.view.x_of(t0, plot.min.x).max(plot.min.x), st.view.x_of(t1, plot.min.x).min(plot.max.x));
