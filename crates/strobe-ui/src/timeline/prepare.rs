@@ -70,7 +70,7 @@ impl TimelineView {
         }
         flows::p2p(&mut fd, ws, sel, &self.layout, &st.view, (plot, top));
         flows::draw(&mut fd, ws, sel, &self.layout, &st.view, (plot, top));
-        self.overlays(st, &mut fd, sel, input, a);
+        self.overlays(st, ws, &mut fd, sel, input, a);
         ruler::draw(&mut fd, &pal, a.ruler, plot, &st.view, &ticks);
         // label gutter separator
         fd.vline(Clip::Pane, plot.min.x, body.y_range(), Stroke::new(1.0, pal.separator));
@@ -90,7 +90,15 @@ impl TimelineView {
     }
 
     /// Marks, the selected time range and the area being dragged, over the rows.
-    fn overlays(&self, st: &TimelineState, fd: &mut FrameDraw, sel: &Selection, input: &FrameInput, a: Areas) {
+    fn overlays(
+        &self,
+        st: &TimelineState,
+        ws: &Workspace,
+        fd: &mut FrameDraw,
+        sel: &Selection,
+        input: &FrameInput,
+        a: Areas,
+    ) {
         let (body, plot) = (a.body, a.plot);
         for (i, m) in st.marks.list.iter().enumerate() {
             let x = st.view.x_of(m.t, plot.min.x);
@@ -115,12 +123,11 @@ impl TimelineView {
             let at = pos2((xa + xb) / 2.0, y - 3.0);
             fd.text(Clip::Plot, at, Align2::CENTER_BOTTOM, label, FontId::proportional(13.0), MEASURE);
         }
-        if let Some((t0, t1)) = sel.range {
-            let (xa, xb) = (st.view.x_of(t0, plot.min.x).max(plot.min.x), st.view.x_of(t1, plot.min.x).min(plot.max.x));
-            if xb > xa {
-                let r = Rect::from_x_y_ranges(xa..=xb, body.y_range());
-                fd.rect_filled(Clip::Pane, r, Color32::from_rgba_unmultiplied(120, 160, 255, 18));
-            }
+        for r in self.layout.area_rects(st, ws, sel, body, plot) {
+            fd.rect_filled(Clip::Pane, r, Color32::from_rgba_unmultiplied(120, 160, 255, 28));
+            // its edges, so a selection of one lane reads as a box
+            let stroke = Stroke::new(1.0, Color32::from_rgba_unmultiplied(120, 160, 255, 110));
+            fd.shape(Clip::Pane, egui::epaint::RectShape::stroke(r, 0.0, stroke, egui::StrokeKind::Inside));
         }
         if let (Some((p0, _)), Some(p1)) = (self.area_drag, input.pointer) {
             let fill = Color32::from_rgba_unmultiplied(120, 160, 255, 40);
