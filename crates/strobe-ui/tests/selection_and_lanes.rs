@@ -134,7 +134,8 @@ fn kernel_figures_follow_the_selection() {
 /// with python) scrolls to its row, not just to its lane; so does F after scrolling away.
 #[test]
 fn jumps_bring_a_deep_span_on_screen() {
-    let mut h = harness(app_with(&["gpt_train.json.gz"]));
+    // a window as short as a laptop's: the span's lane starts above the rows shown
+    let mut h = harness_sized(app_with(&["gpt_train.json.gz"]), [1600.0, 760.0]);
     h.get_by_label("Search").focus();
     h.get_by_label("Search").type_text("aten::_cudnn_attention_forward");
     h.run_steps(2);
@@ -145,7 +146,12 @@ fn jumps_bring_a_deep_span_on_screen() {
     let depth = h.state().ws.traces[0].store.span_meta(r.span).depth;
     assert!(depth >= 15, "depth {depth}");
     assert!(row_on_screen(&h, r), "the span's row is in view");
-    assert!(h.state().timeline().span_pos(h.state().timeline_state(), &h.state().ws, r).is_some());
+    let lane_y = h.state().timeline().layout.lane_y[&(r.trace, h.state().ws.traces[0].store.span_meta(r.span).lane)];
+    assert!(lane_y < h.state().timeline_state().scroll_y, "the lane's top is scrolled away");
+    // and drawn there, its lane's top scrolled away or not: a click on it selects it
+    let p = h.state().timeline().span_pos(h.state().timeline_state(), &h.state().ws, r).expect("on screen");
+    click_at(&mut h, p);
+    assert_eq!(h.state().sel.span, Some(r), "the span is drawn where its row is");
 
     // scrolled back to the top, F frames the selection and its row again
     h.get_by_label("Search").focus();

@@ -45,8 +45,14 @@ impl TimelineView {
         for r in &self.layout.rows {
             let y0 = body.min.y + self.layout.row_y(r, st.scroll_y);
             let y1 = y0 + r.h;
-            // off screen, or scrolled under the pinned rows
-            if y1 < body.min.y || y0 > body.max.y || (r.y >= self.layout.pinned_h && y0 < pinned_bottom) {
+            let scrolls = r.y >= self.layout.pinned_h;
+            let top = if scrolls { pinned_bottom } else { body.min.y };
+            // off screen, or scrolled under the pinned rows: a lane is drawn while any of it
+            // shows (a CPU thread's lane can be taller than the view, its deep spans the ones
+            // a jump scrolls to), other rows are short and go once their top does
+            let lane = matches!(r.kind, super::layout::RowKind::Lane { .. });
+            let hidden_above = if lane { y1 <= top } else { y0 < top && scrolls };
+            if y1 < body.min.y || y0 > body.max.y || hidden_above {
                 continue;
             }
             let ti = r.kind.ti();
@@ -56,7 +62,7 @@ impl TimelineView {
                 continue;
             }
             let view = st.view.for_trace(t);
-            let mut rc = RowCtx { fd: &mut fd, lp: &mut lp, cx: &cx, ws, trace: t, ti, view, y: (y0, y1) };
+            let mut rc = RowCtx { fd: &mut fd, lp: &mut lp, cx: &cx, ws, trace: t, ti, view, y: (y0, y1), top };
             rows::draw(&mut rc, &r.kind);
         }
         let LanePainter { mesh, labels, outlines, mut stats, hover } = lp;
