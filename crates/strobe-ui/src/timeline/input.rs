@@ -228,7 +228,8 @@ impl TimelineView {
             }
         }
         if let Some(h) = hover {
-            if resp.hovered() && self.area_drag.is_none() {
+            // (not over its own right-click menu)
+            if resp.hovered() && self.area_drag.is_none() && !resp.context_menu_opened() {
                 let tip = hover_text(ws, &h);
                 egui::Tooltip::always_open(
                     ui.ctx().clone(),
