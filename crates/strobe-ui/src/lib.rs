@@ -20,6 +20,7 @@ pub mod kernel_table;
 pub mod load_summary;
 pub mod loader;
 pub mod memory;
+pub mod name_line;
 pub mod native_dialog;
 pub mod notes;
 pub mod panes;
