@@ -22,6 +22,7 @@ pub mod loader;
 pub mod memory;
 pub mod notes;
 pub mod panes;
+pub mod roofline_plot;
 pub mod pipeline;
 pub mod ranks;
 pub mod sample;
@@ -31,6 +32,7 @@ pub mod shortcuts;
 pub mod summary;
 pub mod timeline;
 pub mod track_finder;
+pub mod units;
 pub mod view_ctx;
 pub mod workspace;
 
