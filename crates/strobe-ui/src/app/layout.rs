@@ -10,10 +10,13 @@ impl StrobeApp {
         let no_traces = self.ws.traces.is_empty();
         if !no_traces {
             egui::Panel::top("strobe_summary").show(ui, |ui| {
-                // many ranks: a few lines, the rest scroll (the Ranks tab compares them)
+                // up to eight ranks in view, the rest scroll behind a scroll bar that is always
+                // drawn (a floating one hides until hovered, and a rank with it)
+                ui.spacing_mut().scroll = egui::style::ScrollStyle::solid();
+                let line = ui.spacing().interact_size.y + ui.spacing().item_spacing.y;
                 egui::ScrollArea::vertical()
                     .id_salt("summary_scroll")
-                    .max_height(96.0)
+                    .max_height(line * 8.0 + 4.0)
                     .show(ui, |ui| crate::summary::ui(ui, &mut view_ctx!(self, cmds)));
             });
             self.bottom_and_details(ui, cmds);
