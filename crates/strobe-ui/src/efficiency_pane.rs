@@ -30,6 +30,8 @@ const ROOF_COLORS: [Color32; 4] = [
 pub struct EfficiencyPane {
     /// The op name selected here or through its span.
     pub selected: Option<String>,
+    /// Where each plotted op's point was drawn in the last frame (screen position).
+    pub points: Vec<(String, egui::Pos2)>,
 }
 
 fn bound_color(b: Option<Bound>) -> Color32 {
@@ -101,7 +103,7 @@ impl EfficiencyPane {
     /// The ops on the roofline; returns an op picked by a click. The legend is a row above
     /// the plot; hovering a point names its op with its figures.
     fn roofline(
-        &self,
+        &mut self,
         ui: &mut egui::Ui,
         ops: &[OpEfficiency],
         d: &strobe_analysis::efficiency::peaks::DevicePeaks,
@@ -159,6 +161,10 @@ impl EfficiencyPane {
                 }
                 p.pointer_coordinate()
             });
+        self.points = pts
+            .iter()
+            .map(|(o, x, y)| (o.name.clone(), resp.transform.position_from_point(&egui_plot::PlotPoint::new(*x, *y))))
+            .collect();
         // the point under the pointer (within 8 px of its centre, the nearest): its tooltip,
         // and a click picks it
         let hovered = resp.response.hover_pos().and_then(|pos| {

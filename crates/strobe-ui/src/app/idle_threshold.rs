@@ -26,8 +26,9 @@ pub fn show_us(us: f64) -> String {
 
 pub fn ui(ui: &mut egui::Ui, settings: &mut Settings, cmds: &mut Vec<Command>) {
     ui.horizontal(|ui| {
-        ui.label("Idle threshold")
-            .on_hover_text("gaps at least this long are idle gaps (host wait); shorter ones are kernel wait. Reset to the default at each start.");
+        let label = ui.label("Idle threshold").on_hover_text(
+            "gaps at least this long are idle gaps (host wait); shorter ones are kernel wait. Reset to the default at each start.",
+        );
         let id = text_id();
         let mut text = ui.data_mut(|d| d.get_temp::<String>(id)).unwrap_or_else(|| show_us(settings.idle_threshold_us));
         let r = ui.add(
@@ -35,7 +36,8 @@ pub fn ui(ui: &mut egui::Ui, settings: &mut Settings, cmds: &mut Vec<Command>) {
                 .desired_width(64.0)
                 .align(egui::Align2::RIGHT_CENTER)
                 .id_salt("idle_threshold_field"),
-        );
+        )
+        .labelled_by(label.id);
         ui.label("µs");
         let parsed = parse_us(&text);
         // Enter (or leaving the field) applies a valid number; an invalid one stays for fixing
