@@ -60,7 +60,7 @@ pub fn legend_row(ui: &mut egui::Ui, entries: &[LegendEntry]) {
             } else {
                 p.circle_filled(rect.center(), 4.5, e.color);
             }
-            ui.label(egui::RichText::new(&e.label).small());
+            ui.label(&e.label);
             ui.add_space(8.0);
         }
     });

@@ -14,18 +14,20 @@ fn a_typed_threshold_applies_on_enter_and_shows_in_the_strip() {
     let mut h = harness(app_with(&["gpt_train.json.gz"]));
     // the default, stated where the idle split is shown
     h.get_by_label("gaps ≥ 10 µs");
-    h.get_by_label("View").click();
-    h.run_steps(2);
-    let field = h.get(By::new().role(Role::TextInput).label("Idle threshold"));
-    field.click();
-    h.run_steps(2);
+    let view = h.get_by_label("View").rect().center();
+    common::click_at(&mut h, view);
+    // a mouse click into the field, as a user makes it (press and release on it)
+    let at = h.get(By::new().role(Role::TextInput).label("Idle threshold")).rect().center();
+    common::click_at(&mut h, at);
     // clicking into the field left the menu open
     let field = h.get(By::new().role(Role::TextInput).label("Idle threshold"));
     assert!(field.is_focused(), "the field has the keyboard");
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
     h.run_steps(1);
-    h.get(By::new().role(Role::TextInput).label("Idle threshold")).type_text("50");
+    // typed as keys arrive from the window (text events, not an accessibility action)
+    h.event(egui::Event::Text("50".into()));
     h.run_steps(1);
+    assert_eq!(h.get(By::new().role(Role::TextInput).label("Idle threshold")).value().as_deref(), Some("50"));
     // nothing applied while typing
     assert_eq!(h.state().ws.figure_settings().idle_threshold_ns, 10_000);
     h.key_press(egui::Key::Enter);

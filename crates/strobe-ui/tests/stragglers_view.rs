@@ -20,22 +20,37 @@ fn the_verdict_comes_first_and_a_finding_shows_its_step() {
     let mut h = harness();
     h.state_mut().ranks_mut().section = Section::Stragglers;
     h.run_steps(2);
-    // the verdict line: rank 1, one step of the three
-    h.get_by_label("Straggler: rank 1 in 1 of 3 steps (one-off)");
-    // the finding's figures as labelled rows, the oracle's numbers
-    let s = &want["straggler_steps"][0];
-    assert_eq!(s["step"], "ProfilerStep#3");
-    let ms = |k: &str| format!("{:.3} ms", s[k].as_i64().unwrap() as f64 / 1e6);
-    h.get_by_label("others waited for it");
-    h.get_by_label_contains(&ms("median_others_wait_ns"));
-    h.get_by_label(&ms("own_wait_ns"));
+    // room for both findings
+    common::raise_bottom_panel(&mut h, 350.0);
+    // the verdict line first: each straggling rank with its count of steps (the oracle's
+    // steps, one each here: one-off), and the pattern, several ranks by turns
+    let found: Vec<(String, i64)> = want["straggler_steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["step"].as_str().unwrap().to_string(), s["rank"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(found, vec![("ProfilerStep#2".to_string(), 0), ("ProfilerStep#3".to_string(), 1)]);
+    h.get_by_label(
+        "Straggler: rank 0 in 1 of 3 steps (one-off), rank 1 in 1 of 3 steps (one-off) — several ranks by turns",
+    );
+    // each finding's figures as labelled rows, the oracle's numbers
+    assert_eq!(h.get_all_by_label("others waited for it").count(), 2);
+    for s in want["straggler_steps"].as_array().unwrap() {
+        let ms = |k: &str| format!("{:.3} ms", s[k].as_i64().unwrap() as f64 / 1e6);
+        h.get_by_label_contains(&format!("{} (median over the other ranks)", ms("median_others_wait_ns")));
+    }
+    // the bar: 10 % of the median step
+    let bar = want["median_step_ns"].as_i64().unwrap() as f64 / 10.0 / 1e6;
+    assert_eq!(h.get_all_by_label(&format!("{bar:.3} ms (others' wait less its own must reach it)")).count(), 2);
     // show in timeline: rank 1's ProfilerStep#3 fills the window
     let s3 = &want["steps"][1]["per_rank"][1];
     assert_eq!(want["steps"][1]["name"], "ProfilerStep#3");
     let (start, dur) = (s3["start_ns"].as_i64().unwrap(), s3["dur_ns"].as_i64().unwrap());
     let off = h.state().ws.traces[1].offset_ns;
-    h.get_by_label("show in timeline").click();
-    h.run_steps(3);
+    // the second finding's button: rank 1's ProfilerStep#3
+    let at = h.get_all_by_label("show in timeline").nth(1).unwrap().rect().center();
+    common::click_at(&mut h, at);
     let app = h.state();
     let (w0, w1) = app.timeline_state().view.window(app.timeline().plot_width);
     assert!(w0 <= start + off && start + off + dur <= w1, "step on screen: {w0}..{w1}");
