@@ -31,10 +31,12 @@ pub fn decade_label(exp: i32, unit: &str) -> String {
     }
 }
 
-/// An axis formatter (log10 values) that labels whole decades in `unit`, nothing between.
+/// An axis formatter (log10 values) that labels whole decades in `unit`, nothing between,
+/// and nothing for a mark outside the axis' visible range (egui_plot asks for the marks
+/// around it too, and would print them beside the plot).
 pub fn axis_formatter(unit: &'static str) -> impl Fn(GridMark, &std::ops::RangeInclusive<f64>) -> String {
-    move |m, _| {
-        if (m.value - m.value.round()).abs() < 1e-6 {
+    move |m, range| {
+        if range.contains(&m.value) && (m.value - m.value.round()).abs() < 1e-6 {
             decade_label(m.value.round() as i32, unit)
         } else {
             String::new()
