@@ -6,10 +6,10 @@
 //! selects the op's longest instance on the timeline, and a span selected there marks its op.
 
 use crate::commands::Command;
+use crate::roofline_plot::{axis_formatter, decades, legend_row, LegendEntry};
 use crate::view_ctx::ViewCtx;
 use crate::workspace::{SpanRef, Trace};
 use egui::Color32;
-use crate::roofline_plot::{axis_formatter, decades, legend_row, LegendEntry};
 use egui_plot::{Line, MarkerShape, Plot, PlotPoints, Points};
 use strobe_analysis::efficiency::{Bound, OpEfficiency};
 use strobe_analysis::report::fmt_ns;
@@ -148,7 +148,9 @@ impl EfficiencyPane {
                 for (o, x, y) in &pts {
                     let r = 2.0 + 10.0 * (o.gpu_ns as f64 / max_gpu).sqrt() as f32;
                     let bound = o.figures.bound;
-                    p.points(Points::new(o.name.clone(), vec![[*x, *y]]).radius(r).color(bound_color(bound)).filled(true));
+                    p.points(
+                        Points::new(o.name.clone(), vec![[*x, *y]]).radius(r).color(bound_color(bound)).filled(true),
+                    );
                     if self.selected.as_deref() == Some(o.name.as_str()) {
                         p.points(
                             Points::new("selected", vec![[*x, *y]])
@@ -169,7 +171,9 @@ impl EfficiencyPane {
         // and a click picks it
         let hovered = resp.response.hover_pos().and_then(|pos| {
             pts.iter()
-                .map(|(o, x, y)| (*o, resp.transform.position_from_point(&egui_plot::PlotPoint::new(*x, *y)).distance(pos)))
+                .map(|(o, x, y)| {
+                    (*o, resp.transform.position_from_point(&egui_plot::PlotPoint::new(*x, *y)).distance(pos))
+                })
                 .filter(|(_, dist)| *dist < 8.0)
                 .min_by(|a, b| a.1.total_cmp(&b.1))
                 .map(|(o, _)| o)
@@ -192,51 +196,51 @@ impl EfficiencyPane {
         // name is the column that gives way, cut with its full name on hover)
         ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
         egui::ScrollArea::horizontal().id_salt("efficiency_ops_hscroll").show(ui, |ui| {
-        TableBuilder::new(ui)
-            .id_salt("efficiency_ops")
-            .striped(true)
-            .sense(egui::Sense::click())
-            .column(Column::initial(200.0).at_least(120.0).clip(true).resizable(true))
-            .columns(Column::auto().at_least(48.0), 6)
-            .header(20.0, |mut h| {
-                for s in ["Op", "Count", "GPU", "TFLOP/s", "Efficiency", "Time lost", "Bound"] {
-                    h.col(|ui| {
-                        ui.strong(s);
-                    });
-                }
-            })
-            .body(|body| {
-                body.rows(18.0, ops.len(), |mut row| {
-                    let o = &ops[row.index()];
-                    row.set_selected(self.selected.as_deref() == Some(o.name.as_str()));
-                    let f = &o.figures;
-                    row.col(|ui| {
-                        ui.add(egui::Label::new(&o.name).truncate().selectable(false))
-                            .on_hover_text(format!("{} · FLOPs from {}", o.name, o.source));
-                    });
-                    row.col(|ui| {
-                        ui.label(o.count.to_string());
-                    });
-                    row.col(|ui| {
-                        ui.label(fmt_ns(o.gpu_ns));
-                    });
-                    row.col(|ui| {
-                        ui.label(f.tflops_per_s.map(|v| format!("{v:.1}")).unwrap_or_default());
-                    });
-                    row.col(|ui| {
-                        ui.label(f.efficiency.map(|v| format!("{:.0}%", v * 100.0)).unwrap_or_default());
-                    });
-                    row.col(|ui| {
-                        ui.label(f.lost_ns.map(|v| fmt_ns(v as i64)).unwrap_or_default());
-                    });
-                    row.col(|ui| {
-                        ui.colored_label(bound_color(f.bound), f.bound.map(|b| b.as_str()).unwrap_or(""));
-                    });
-                    if row.response().clicked() {
-                        picked = Some(o.name.clone());
+            TableBuilder::new(ui)
+                .id_salt("efficiency_ops")
+                .striped(true)
+                .sense(egui::Sense::click())
+                .column(Column::initial(200.0).at_least(120.0).clip(true).resizable(true))
+                .columns(Column::auto().at_least(48.0), 6)
+                .header(20.0, |mut h| {
+                    for s in ["Op", "Count", "GPU", "TFLOP/s", "Efficiency", "Time lost", "Bound"] {
+                        h.col(|ui| {
+                            ui.strong(s);
+                        });
                     }
+                })
+                .body(|body| {
+                    body.rows(18.0, ops.len(), |mut row| {
+                        let o = &ops[row.index()];
+                        row.set_selected(self.selected.as_deref() == Some(o.name.as_str()));
+                        let f = &o.figures;
+                        row.col(|ui| {
+                            ui.add(egui::Label::new(&o.name).truncate().selectable(false))
+                                .on_hover_text(format!("{} · FLOPs from {}", o.name, o.source));
+                        });
+                        row.col(|ui| {
+                            ui.label(o.count.to_string());
+                        });
+                        row.col(|ui| {
+                            ui.label(fmt_ns(o.gpu_ns));
+                        });
+                        row.col(|ui| {
+                            ui.label(f.tflops_per_s.map(|v| format!("{v:.1}")).unwrap_or_default());
+                        });
+                        row.col(|ui| {
+                            ui.label(f.efficiency.map(|v| format!("{:.0}%", v * 100.0)).unwrap_or_default());
+                        });
+                        row.col(|ui| {
+                            ui.label(f.lost_ns.map(|v| fmt_ns(v as i64)).unwrap_or_default());
+                        });
+                        row.col(|ui| {
+                            ui.colored_label(bound_color(f.bound), f.bound.map(|b| b.as_str()).unwrap_or(""));
+                        });
+                        if row.response().clicked() {
+                            picked = Some(o.name.clone());
+                        }
+                    });
                 });
-            });
         });
         picked
     }
@@ -307,14 +311,15 @@ pub fn hover_text(o: &OpEfficiency, d: &strobe_analysis::efficiency::peaks::Devi
     let f = &o.figures;
     let ai = f.arithmetic_intensity.unwrap_or(0.0);
     let achieved = f.tflops_per_s.unwrap_or(0.0) * 1e12;
-    let mut s = format!(
-        "{}\nAI {}\nachieved {}",
-        o.name,
-        crate::units::si(ai, "FLOP/B"),
-        crate::units::si(achieved, "FLOP/s")
-    );
+    let mut s =
+        format!("{}\nAI {}\nachieved {}", o.name, crate::units::si(ai, "FLOP/B"), crate::units::si(achieved, "FLOP/s"));
     if let Some(roof) = roof_at(o, ai, d).filter(|r| *r > 0.0) {
-        s += &format!("\n{:.1} % of the roof ({} on {})", achieved / roof * 100.0, crate::units::si(roof, "FLOP/s"), o.unit.as_str());
+        s += &format!(
+            "\n{:.1} % of the roof ({} on {})",
+            achieved / roof * 100.0,
+            crate::units::si(roof, "FLOP/s"),
+            o.unit.as_str()
+        );
     }
     s += &format!("\n{} × · GPU {}", o.count, fmt_ns(o.gpu_ns));
     s

@@ -8,10 +8,10 @@
 //! timeline selects its launch (the app applies both as commands).
 
 use crate::commands::Command;
+use crate::roofline_plot::{axis_formatter, decades, legend_row, LegendEntry};
 use crate::view_ctx::ViewCtx;
 use crate::workspace::{SpanRef, Workspace};
 use egui::{Color32, RichText};
-use crate::roofline_plot::{axis_formatter, decades, legend_row, LegendEntry};
 use egui_plot::{Line, MarkerShape, Plot, PlotPoints, Points};
 use strobe_analysis::ncu_match;
 use strobe_analysis::roofline::{KernelSol, RooflineReport, Verdict, TENSOR_COUNTED_NOTE, TENSOR_NOTE};
@@ -324,13 +324,11 @@ impl KernelSolPane {
                 egui_plot::HoverPosition::NearDataPoint { position, .. } => {
                     hover.iter().find(|(x, y, _)| *x == position.x && *y == position.y).map(|(_, _, t)| t.clone())
                 }
-                egui_plot::HoverPosition::Elsewhere { position } => {
-                    Some(format!(
-                        "AI {}\n{}",
-                        crate::units::si(10f64.powf(position.x), "FLOP/B"),
-                        crate::units::si(10f64.powf(position.y), "FLOP/s")
-                    ))
-                }
+                egui_plot::HoverPosition::Elsewhere { position } => Some(format!(
+                    "AI {}\n{}",
+                    crate::units::si(10f64.powf(position.x), "FLOP/B"),
+                    crate::units::si(10f64.powf(position.y), "FLOP/s")
+                )),
             })
             .show(ui, |p| {
                 ceilings(p, d);

@@ -43,8 +43,11 @@ impl NotesPane {
                     ui.monospace(prev.map(|p| fmt_ns(m.t - p)).unwrap_or_default());
                     // edited here, kept by the app: the text field shows the note as applied
                     let mut note = m.note.clone();
-                    let r =
-                        ui.add(egui::TextEdit::singleline(&mut note).hint_text("name this mark").min_size(egui::vec2(note_w, 0.0)));
+                    let r = ui.add(
+                        egui::TextEdit::singleline(&mut note)
+                            .hint_text("name this mark")
+                            .min_size(egui::vec2(note_w, 0.0)),
+                    );
                     if r.changed() {
                         asked.push(Command::RenameMark { index: i, note });
                     }

@@ -11,7 +11,8 @@ use strobe_ui::commands::Command;
 
 #[test]
 fn the_summary_strip_shows_all_four_ranks() {
-    let files = ["pp4_1f1b_rank0.json.gz", "pp4_1f1b_rank1.json.gz", "pp4_1f1b_rank2.json.gz", "pp4_1f1b_rank3.json.gz"];
+    let files =
+        ["pp4_1f1b_rank0.json.gz", "pp4_1f1b_rank1.json.gz", "pp4_1f1b_rank2.json.gz", "pp4_1f1b_rank3.json.gz"];
     // a laptop-sized window: each rank's line of figures wraps
     let mut h = common::harness_sized(app_with(&files), [1100.0, 800.0]);
     common::step_until(&mut h, |a| a.ws.traces.iter().all(|t| t.derived.overview_ready()));

@@ -94,7 +94,7 @@ fn ranks_pane_heat_map() {
 #[test]
 fn efficiency_pane_gpt_train() {
     let Some(r) = renderer("efficiency_pane_gpt_train") else { return };
-    let mut app = common::app_with(&["gpt_train.json.gz"]);
+    let app = common::app_with(&["gpt_train.json.gz"]);
     app.ws.traces[0].wait_for_analyses();
     let mut h = window(r, app, BottomTab::Efficiency);
     // the roofline with its legend above it, the roofs labelled, the table's figures on one line
@@ -104,8 +104,9 @@ fn efficiency_pane_gpt_train() {
 #[test]
 fn summary_strip_four_ranks() {
     let Some(r) = renderer("summary_strip_four_ranks") else { return };
-    let files = ["pp4_1f1b_rank0.json.gz", "pp4_1f1b_rank1.json.gz", "pp4_1f1b_rank2.json.gz", "pp4_1f1b_rank3.json.gz"];
-    let mut app = common::app_with(&files);
+    let files =
+        ["pp4_1f1b_rank0.json.gz", "pp4_1f1b_rank1.json.gz", "pp4_1f1b_rank2.json.gz", "pp4_1f1b_rank3.json.gz"];
+    let app = common::app_with(&files);
     for t in &app.ws.traces {
         t.wait_for_analyses();
     }

@@ -83,7 +83,8 @@ fn heat_map_cells_are_coloured_by_their_steps_spread() {
             assert_eq!(got, heat_map::heat(*wait, median_wait, median_dur), "{} rank {ri}", step["name"]);
         }
         let spread = (per[0].0 - per[1].0).abs() as f64 / 2.0 / median_dur as f64;
-        let cols: Vec<_> = (0..2).map(|ri| c.heat.colour(Metric::Wait, si, c.heat.cell(&c.report, ri, si).unwrap())).collect();
+        let cols: Vec<_> =
+            (0..2).map(|ri| c.heat.colour(Metric::Wait, si, c.heat.cell(&c.report, ri, si).unwrap())).collect();
         if spread <= heat_map::NEUTRAL {
             assert_eq!(cols, vec![grey, grey], "{}: alike, grey", step["name"]);
         } else {

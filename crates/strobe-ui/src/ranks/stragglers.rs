@@ -24,7 +24,9 @@ pub fn verdict(c: &Computed) -> String {
     let who: Vec<String> = r
         .stragglers
         .iter()
-        .map(|s| format!("rank {} in {} of {steps} steps ({})", s.rank, s.steps.len(), s.kind.as_str().replace('_', "-")))
+        .map(|s| {
+            format!("rank {} in {} of {steps} steps ({})", s.rank, s.steps.len(), s.kind.as_str().replace('_', "-"))
+        })
         .collect();
     let pattern = match r.straggler_pattern {
         StragglerPattern::Fixed => " — always the same rank",
@@ -101,7 +103,12 @@ fn finding(ui: &mut egui::Ui, c: &Computed, s: &StepStraggler) -> Option<Click> 
         row("the bar", format!("{} (others' wait less its own must reach it)", ms(s.threshold_ns)));
         row(
             "exposed wait it caused",
-            format!("{} ({}; its usual {})", ms(s.blamed_exposed_wait_ns), s.kind.as_str().replace('_', "-"), ms(s.usual_blamed_ns)),
+            format!(
+                "{} ({}; its usual {})",
+                ms(s.blamed_exposed_wait_ns),
+                s.kind.as_str().replace('_', "-"),
+                ms(s.usual_blamed_ns)
+            ),
         );
         if let Some(m) = max_skew {
             row("largest arrival skew", ms(m));

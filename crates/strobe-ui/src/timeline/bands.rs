@@ -94,14 +94,7 @@ pub fn draw(rc: &mut RowCtx, device: i64) {
         Some(ns) => format!("idle gaps ≥ {}", crate::units::threshold_us(ns)),
         None => "idle gaps ≥ threshold".to_string(),
     };
-    rc.fd.text(
-        Clip::Pane,
-        pos2(lx, y1 - 5.5),
-        Align2::LEFT_CENTER,
-        gaps_label,
-        FontId::proportional(11.0),
-        weak,
-    );
+    rc.fd.text(Clip::Pane, pos2(lx, y1 - 5.5), Align2::LEFT_CENTER, gaps_label, FontId::proportional(11.0), weak);
     let lp = &mut *rc.lp;
     let mid = (y0 + y1) / 2.0;
     let slack = tv.npp * 2.0;
