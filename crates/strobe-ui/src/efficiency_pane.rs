@@ -287,13 +287,23 @@ fn legend(
 ) -> Vec<LegendEntry> {
     let mut out = Vec::new();
     if let Some(bw) = d.bandwidth() {
-        out.push(LegendEntry { label: format!("HBM {}", crate::units::si(bw, "B/s")), color: HBM_CEILING, line: true });
-        out.extend(roofs.iter().map(|r| LegendEntry { label: r.label.clone(), color: r.color, line: true }));
+        out.push(LegendEntry {
+            label: format!("HBM {}", crate::units::si(bw, "B/s")),
+            color: HBM_CEILING,
+            line: true,
+            value: None,
+        });
+        out.extend(roofs.iter().map(|r| LegendEntry {
+            label: r.label.clone(),
+            color: r.color,
+            line: true,
+            value: None,
+        }));
     }
     for bound in [Some(Bound::Compute), Some(Bound::Memory), None] {
         if pts.iter().any(|(o, _, _)| o.figures.bound == bound) {
             let label = bound.map(|b| format!("{}-bound", b.as_str())).unwrap_or_else(|| "no bound".into());
-            out.push(LegendEntry { label, color: bound_color(bound), line: false });
+            out.push(LegendEntry { label, color: bound_color(bound), line: false, value: None });
         }
     }
     out

@@ -372,16 +372,17 @@ fn plot_points(kernels: &[KernelSol]) -> Vec<(usize, f64, f64)> {
 /// The legend above the plot: the ceilings drawn, then the verdicts the launches have.
 fn legend(d: &strobe_analysis::roofline::Device, kernels: &[KernelSol]) -> Vec<LegendEntry> {
     let mut out = Vec::new();
-    let line = |label: String, color| LegendEntry { label, color, line: true };
+    let si = crate::units::si;
+    let line = |label: String, color, value: String| LegendEntry { label, color, line: true, value: Some(value) };
     if let (Some(peak), Some(bw)) = (d.peak_flops_per_s, d.peak_dram_bytes_per_s) {
-        out.push(line(format!("DRAM {}", crate::units::si(bw, "B/s")), CEILING_DRAM));
-        out.push(line(format!("FP32 FMA {}", crate::units::si(peak, "FLOP/s")), CEILING_FP32));
+        out.push(line("DRAM ceiling".into(), CEILING_DRAM, si(bw, "B/s")));
+        out.push(line("FP32 FMA ceiling".into(), CEILING_FP32, si(peak, "FLOP/s")));
         if let Some(t) = d.peak_tensor_flops_per_s.filter(|t| *t > peak) {
             let family = d.tensor_family.as_deref().unwrap_or("tensor");
-            out.push(line(format!("tensor ({family}) {}", crate::units::si(t, "FLOP/s")), CEILING_TENSOR));
+            out.push(line(format!("tensor ceiling ({family})"), CEILING_TENSOR, si(t, "FLOP/s")));
         }
         if let Some(p64) = d.peak_fp64_flops_per_s {
-            out.push(line(format!("FP64 FMA {}", crate::units::si(p64, "FLOP/s")), CEILING_FP64));
+            out.push(line("FP64 FMA ceiling".into(), CEILING_FP64, si(p64, "FLOP/s")));
         }
     }
     let mut verdicts: Vec<Option<Verdict>> = Vec::new();
@@ -392,7 +393,7 @@ fn legend(d: &strobe_analysis::roofline::Device, kernels: &[KernelSol]) -> Vec<L
     }
     for v in verdicts {
         let label = v.map(|v| v.as_str()).unwrap_or("no verdict").to_string();
-        out.push(LegendEntry { label, color: verdict_color(v), line: false });
+        out.push(LegendEntry { label, color: verdict_color(v), line: false, value: None });
     }
     out
 }

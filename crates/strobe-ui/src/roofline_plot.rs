@@ -44,18 +44,32 @@ pub fn axis_formatter(unit: &'static str) -> impl Fn(GridMark, &std::ops::RangeI
     }
 }
 
-/// One entry of the legend: a line (a ceiling) or a dot (a kind of point).
+/// One entry of the legend: a line (a ceiling) or a dot (a kind of point), with its figure
+/// (a ceiling's peak) shown beside its name.
 pub struct LegendEntry {
     pub label: String,
     pub color: Color32,
     pub line: bool,
+    pub value: Option<String>,
 }
 
-/// The legend as a row of swatches and labels above the plot, wrapping when narrow.
+/// The legend as a row of swatches and labels above the plot, wrapping between entries (an
+/// entry, swatch, name and figure, stays on one line).
 pub fn legend_row(ui: &mut egui::Ui, entries: &[LegendEntry]) {
+    const SWATCH: egui::Vec2 = egui::vec2(18.0, 12.0);
     ui.horizontal_wrapped(|ui| {
-        for e in entries {
-            let (rect, _) = ui.allocate_exact_size(egui::vec2(18.0, 12.0), egui::Sense::hover());
+        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
+        let font = egui::TextStyle::Body.resolve(ui.style());
+        let gap = ui.spacing().item_spacing.x;
+        let row_w = ui.available_width();
+        for (i, e) in entries.iter().enumerate() {
+            // the entry's width, measured before it is placed: a new row when it would not fit
+            let text_w = |t: &str| ui.painter().layout_no_wrap(t.to_string(), font.clone(), Color32::WHITE).size().x;
+            let w = SWATCH.x + gap + text_w(&e.label) + e.value.as_deref().map_or(0.0, |v| gap + text_w(v));
+            if i > 0 && ui.available_size_before_wrap().x < w && w < row_w {
+                ui.end_row();
+            }
+            let (rect, _) = ui.allocate_exact_size(SWATCH, egui::Sense::hover());
             let p = ui.painter();
             if e.line {
                 p.line_segment([rect.left_center(), rect.right_center()], egui::Stroke::new(2.0, e.color));
@@ -63,6 +77,9 @@ pub fn legend_row(ui: &mut egui::Ui, entries: &[LegendEntry]) {
                 p.circle_filled(rect.center(), 4.5, e.color);
             }
             ui.label(&e.label);
+            if let Some(v) = &e.value {
+                ui.weak(v);
+            }
             ui.add_space(8.0);
         }
     });
