@@ -66,7 +66,7 @@ pub fn legend_row(ui: &mut egui::Ui, entries: &[LegendEntry]) {
             // the entry's width, measured before it is placed: a new row when it would not fit
             let text_w = |t: &str| ui.painter().layout_no_wrap(t.to_string(), font.clone(), Color32::WHITE).size().x;
             let w = SWATCH.x + gap + text_w(&e.label) + e.value.as_deref().map_or(0.0, |v| gap + text_w(v));
-            if i > 0 && ui.available_size_before_wrap().x < w && w < row_w {
+            if i > 0 && ui.available_size_before_wrap().x < w + 8.0 + 2.0 * gap && w < row_w {
                 ui.end_row();
             }
             let (rect, _) = ui.allocate_exact_size(SWATCH, egui::Sense::hover());
