@@ -26,6 +26,7 @@ pub mod notes;
 pub mod panes;
 pub mod pipeline;
 pub mod ranks;
+pub mod roofline_plot;
 pub mod sample;
 pub mod save_browser;
 pub mod search;
@@ -34,6 +35,7 @@ pub mod shortcuts;
 pub mod summary;
 pub mod timeline;
 pub mod track_finder;
+pub mod units;
 pub mod view_ctx;
 pub mod workspace;
 

@@ -26,7 +26,7 @@ pub fn ui(ui: &mut egui::Ui, cx: &mut ViewCtx) {
                 let r = ui.label(egui::RichText::new(format!("idle {:.1}%", g.idle_pct)).color(if g.idle_pct > 20.0 { egui::Color32::from_rgb(235, 120, 90) } else { ui.visuals().text_color() }));
                 if let Some(d) = idle {
                     r.on_hover_text(format!(
-                        "idle {} of {} window\nhost wait {} ({:.1}%)\nkernel wait {} ({:.1}%)\nother {} ({:.1}%)\nthreshold {} · {} gaps >= threshold",
+                        "idle {} of {} window\nhost wait {} ({:.1}%)\nkernel wait {} ({:.1}%)\nother {} ({:.1}%)\nthreshold {} · {} gaps ≥ threshold",
                         fmt_ns(g.idle_ns),
                         fmt_ns(g.window_ns),
                         fmt_ns(d.host_wait_ns),
@@ -39,6 +39,9 @@ pub fn ui(ui: &mut egui::Ui, cx: &mut ViewCtx) {
                         d.long_gaps
                     ));
                     ui.weak(format!("(host {:.0}% · kernel {:.0}% · other {:.0}%)", d.pct_of_idle(d.host_wait_ns), d.pct_of_idle(d.kernel_wait_ns), d.pct_of_idle(d.other_ns)));
+                    // the idle threshold the split is at (View ▸ Idle threshold)
+                    ui.weak(format!("gaps ≥ {}", crate::units::threshold_us(d.threshold_ns)))
+                        .on_hover_text("host wait: idle gaps at least this long; kernel wait: shorter ones (View ▸ Idle threshold)");
                 }
                 ui.label(format!("· comm overlap {:.1}%", g.overlap_pct));
             }

@@ -133,3 +133,35 @@ fn area_table_lane_column() {
     h.run_steps(3);
     h.snapshot("area_table_lanes");
 }
+
+#[test]
+fn efficiency_pane_gpt_train() {
+    let Some(r) = renderer("efficiency_pane_gpt_train") else { return };
+    let app = common::app_with(&["gpt_train.json.gz"]);
+    app.ws.traces[0].wait_for_analyses();
+    let mut h = window(r, app, BottomTab::Efficiency);
+    // the roofline with its legend above it, the roofs labelled, the table's figures on one line
+    h.snapshot("efficiency_gpt_train");
+}
+
+#[test]
+fn summary_strip_four_ranks() {
+    let Some(r) = renderer("summary_strip_four_ranks") else { return };
+    let files =
+        ["pp4_1f1b_rank0.json.gz", "pp4_1f1b_rank1.json.gz", "pp4_1f1b_rank2.json.gz", "pp4_1f1b_rank3.json.gz"];
+    let app = common::app_with(&files);
+    for t in &app.ws.traces {
+        t.wait_for_analyses();
+    }
+    let mut h = window(r, app, BottomTab::Notes);
+    h.snapshot("summary_strip_pp4");
+}
+
+#[test]
+fn stragglers_section() {
+    let Some(r) = renderer("stragglers_section") else { return };
+    let mut app = common::app_with_ranks(&["ddp_rank0.json.gz", "ddp_rank1.json.gz"]);
+    app.ranks_mut().section = strobe_ui::ranks::Section::Stragglers;
+    let mut h = window(r, app, BottomTab::Ranks);
+    h.snapshot("stragglers_ddp");
+}

@@ -81,6 +81,10 @@ impl StrobeApp {
         self.memory.as_ref()
     }
 
+    pub fn efficiency(&self) -> &crate::efficiency_pane::EfficiencyPane {
+        &self.efficiency
+    }
+
     pub fn ranks(&self) -> &crate::ranks::RanksPane {
         &self.ranks
     }

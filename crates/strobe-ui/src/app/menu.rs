@@ -8,7 +8,10 @@ impl StrobeApp {
         egui::Panel::top("strobe_menu").show(ui, |ui| {
             ui.horizontal(|ui| {
                 ui.menu_button("File", |ui| self.file_menu(ui, cmds));
-                ui.menu_button("View", |ui| self.view_menu(ui, cmds));
+                // a click in a field of the View menu edits it; only a click outside closes it
+                let config = egui::containers::menu::MenuConfig::new()
+                    .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside);
+                egui::containers::menu::MenuButton::new("View").config(config).ui(ui, |ui| self.view_menu(ui, cmds));
                 if ui.button("?").on_hover_text("Keyboard shortcuts (?)").clicked() {
                     cmds.push(Command::ToggleShortcuts);
                 }
@@ -85,13 +88,7 @@ impl StrobeApp {
         if ui.checkbox(&mut self.timeline_state.show_bands, "Overlap and idle bands").changed() {
             self.settings.show_bands = self.timeline_state.show_bands;
         }
-        ui.horizontal(|ui| {
-            ui.label("Idle threshold (µs)");
-            let r = ui.add(egui::DragValue::new(&mut self.settings.idle_threshold_us).range(0.1..=1e6).speed(0.5));
-            if r.drag_stopped() || r.lost_focus() {
-                cmds.push(Command::SetIdleThreshold((self.settings.idle_threshold_us * 1e3) as i64));
-            }
-        });
+        super::idle_threshold::ui(ui, &mut self.settings, cmds);
         ui.horizontal(|ui| {
             ui.label("Steps (regex)").on_hover_text(
                 "ranges whose whole name matches are the iterations (empty: ProfilerStep#N, NVTX step_N / iteration N…, else the repeating kernel pattern)",

@@ -24,6 +24,7 @@ macro_rules! view_ctx {
 mod access;
 mod apply;
 mod dialog;
+mod idle_threshold;
 mod layout;
 mod menu;
 mod open;

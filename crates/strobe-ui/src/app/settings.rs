@@ -7,6 +7,9 @@ pub struct Settings {
     /// File > Recent, newest first: what was opened together is one entry.
     pub recent: Vec<super::Recent>,
     pub show_bands: bool,
+    /// This run's idle threshold: not remembered, each start is at the default (View ▸ Idle
+    /// threshold says so), so no figure depends on a value chosen in an earlier run.
+    #[serde(skip)]
     pub idle_threshold_us: f64,
     /// Reopen the last session when started without files.
     pub restore_session: bool,

@@ -88,14 +88,13 @@ pub fn draw(rc: &mut RowCtx, device: i64) {
         FontId::proportional(11.0),
         weak,
     );
-    rc.fd.text(
-        Clip::Pane,
-        pos2(lx, y1 - 5.5),
-        Align2::LEFT_CENTER,
-        "idle gaps >= threshold",
-        FontId::proportional(11.0),
-        weak,
-    );
+    // the threshold in force (View ▸ Idle threshold), where the gaps it makes are drawn
+    let threshold = t.idle().iter().find(|d| d.device == device).map(|d| d.threshold_ns);
+    let gaps_label = match threshold {
+        Some(ns) => format!("idle gaps ≥ {}", crate::units::threshold_us(ns)),
+        None => "idle gaps ≥ threshold".to_string(),
+    };
+    rc.fd.text(Clip::Pane, pos2(lx, y1 - 5.5), Align2::LEFT_CENTER, gaps_label, FontId::proportional(11.0), weak);
     let lp = &mut *rc.lp;
     let mid = (y0 + y1) / 2.0;
     let slack = tv.npp * 2.0;
