@@ -12,13 +12,18 @@ Definitions (docs/viewer.md, "Gaps" and "Headline"):
 - Cause: gap < 10 000 ns kernel wait; else host wait when the launch starts after the gap's
   start; else other (no launch: other).
 - Steps: NVTX ranges whose text reads as an iteration (steps_expected.py's rule), outermost.
-  Headline window: first step start to last step end; with no steps (and no cudaProfilerStart)
-  the whole trace, each device its first start to its last end.
+  Capture range: from the end of the first cudaProfilerStart / cuProfilerStart runtime call to
+  the start of the last cudaProfilerStop / cuProfilerStop after it (none: open-ended); only
+  steps wholly inside it are kept.
+  Headline window: first step start to last step end; with no steps the capture range (its
+  end cut at the last GPU operation's end); with neither, the whole trace, each device its
+  first start to its last end.
 - Headline per device over [a, b): busy = union within; idle = (b - a) - busy; each gap reaching
   into the window counts its part inside under its whole cause; window parts before the first
   or after the last busy interval count as other.
-- Holding op of a gap: on the launching thread (globalTid), among its runtime calls and NVTX
-  ranges (a runtime call named without its `_v<N>` ABI suffix, as the importer names it): the shortest covering the whole gap (later start on a tie); else the one with the
+- Holding op of a gap: on the launching thread (globalTid), among its runtime calls, its
+  CUPTI synchronization records (on the thread of the runtime call with their correlation id,
+  named as Kineto names the sync types) and its NVTX ranges (a runtime call named without its `_v<N>` ABI suffix, as the importer names it): the shortest covering the whole gap (later start on a tie); else the one with the
   largest overlap (earlier start on a tie) if that overlap is at least half the gap; else none.
 - Diagnostics: DIAGNOSTIC_EVENT rows of severity Warning or Error (ENUM_DIAGNOSTIC_SEVERITY_LEVEL),
   their text (a StringIds id where the column holds integers), distinct texts with counts.
@@ -63,10 +68,30 @@ def main(path):
                 ops.setdefault(d, []).append((s, e, gp >> 24, corr))
     launch = {}
     calls = {}  # globalTid -> [(start, end, name)]
+    pstarts, pstops = [], []
     for s, e, tid, corr, nid in c.execute(
             "SELECT start, end, globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME"):
         launch[(tid >> 24, corr)] = (s, tid)
-        calls.setdefault(tid, []).append((s, e, re.sub(r"_v[0-9]+$", "", strings.get(nid, ""))))
+        name = re.sub(r"_v[0-9]+$", "", strings.get(nid, ""))
+        calls.setdefault(tid, []).append((s, e, name))
+        if name in ("cudaProfilerStart", "cuProfilerStart"):
+            pstarts.append(e)
+        if name in ("cudaProfilerStop", "cuProfilerStop"):
+            pstops.append(s)
+    # CUPTI synchronization records sit on the thread of the runtime call with their process and
+    # correlation id, named as Kineto names CUPTI's sync types
+    sync_names = {1: "Event Sync", 2: "Stream Wait Event", 3: "Stream Sync", 4: "Context Sync"}
+    if "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION" in tables:
+        for s, e, gp, corr, t in c.execute(
+                "SELECT start, end, globalPid, correlationId, syncType FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"):
+            l = launch.get((gp >> 24, corr))
+            if l is not None and e is not None and e >= s:
+                calls.setdefault(l[1], []).append((s, e, sync_names.get(t, "Unknown Sync")))
+    capture = None
+    if pstarts:
+        a = min(pstarts)
+        b = max([x for x in pstops if x >= a], default=None)
+        capture = (a, b if b is not None else 2**63 - 1)
     steps = []
     if "NVTX_EVENTS" in tables:
         rows = []
@@ -84,7 +109,14 @@ def main(path):
                 continue
             reach = e
             steps.append((s, e))
+    if capture:
+        steps = [(s, e) for s, e in steps if s >= capture[0] and e <= capture[1]]
     window = (min(s for s, _ in steps), max(e for _, e in steps)) if steps else None
+    covers = "steps" if window else "trace"
+    if not window and capture and ops:
+        end = min(capture[1], max(e for v in ops.values() for _, e, _, _ in v))
+        if end > capture[0]:
+            window, covers = (capture[0], end), "capture"
 
     def holder(tid, a, b):
         cover, most = None, None
@@ -153,7 +185,7 @@ def main(path):
                 diags.setdefault((keep[s], text), 0)
                 diags[(keep[s], text)] += 1
     return {
-        "headline": {"covers": "steps" if window else "trace", "steps": len(steps), "devices": devices},
+        "headline": {"covers": covers, "steps": len(steps) if covers == "steps" else 0, "devices": devices},
         "largest_gaps": gaps[:TOP],
         "long_gaps": len(gaps),
         "diagnostics": [{"severity": k[0], "text": k[1], "count": v} for k, v in diags.items()],
