@@ -155,3 +155,47 @@ fn device(dev: i64, window: i64, busy: i64, d: &DeviceIdle, comm: i64, ov: i64) 
         overlap_pct: pct(ov, comm),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::steps::StepSource;
+
+    fn unions(busy: Vec<(i64, i64)>) -> Vec<DeviceUnions> {
+        let counts = crate::gpu_time::ActivityCounts {
+            start_ns: busy.first().map_or(0, |b| b.0),
+            end_ns: busy.last().map_or(0, |b| b.1),
+            kernels: busy.len() as u64,
+            memcpy: 0,
+            memset: 0,
+        };
+        vec![DeviceUnions {
+            device: 0,
+            busy_edges: vec![(0, 0); busy.len()],
+            compute: busy.clone(),
+            busy,
+            comm: Vec::new(),
+            memory: Vec::new(),
+            overlapped: Vec::new(),
+            counts,
+        }]
+    }
+
+    #[test]
+    fn the_window_is_the_steps_else_the_capture_range_cut_at_the_gpu_work() {
+        let u = unions(vec![(0, 100), (1_000, 2_000)]);
+        let step = |s, d| Step { name: "step".into(), start_ns: s, dur_ns: d, source: StepSource::Nvtx };
+        let cap = CaptureRange { start_ns: 900, end_ns: i64::MAX, starts: 1, stops: 0 };
+        assert_eq!(
+            headline_window(&[step(950, 100), step(1_100, 500)], Some(&cap), &u),
+            Some((Covers::Steps, 950, 1_600))
+        );
+        assert_eq!(headline_window(&[], Some(&cap), &u), Some((Covers::Capture, 900, 2_000)));
+        let stopped = CaptureRange { end_ns: 1_500, ..cap.clone() };
+        assert_eq!(headline_window(&[], Some(&stopped), &u), Some((Covers::Capture, 900, 1_500)));
+        assert_eq!(headline_window(&[], None, &u), None);
+        // a capture range past all GPU work covers nothing: the whole trace then
+        let late = CaptureRange { start_ns: 5_000, ..cap };
+        assert_eq!(headline_window(&[], Some(&late), &u), None);
+    }
+}

@@ -257,5 +257,14 @@ mod tests {
         assert_eq!((t.kernel_wait_ns, t.host_wait_ns, t.other_ns, t.idle_ns, t.long_gaps), (5, 100, 100, 205, 2));
         let g = &crate::gpu_time::gpu_time(&store)[0];
         assert_eq!(g.idle_ns, d.idle_ns);
+        // clipped to a window: gaps count their part inside under the whole gap's cause, and
+        // the stretch past the last busy interval (600..700) counts as other
+        let unions = crate::gpu_time::device_unions(&store);
+        let w = &idle_totals_within(&store, &unions, 10, (50, 700))[0];
+        assert_eq!((w.kernel_wait_ns, w.host_wait_ns, w.other_ns, w.idle_ns, w.long_gaps), (5, 100, 200, 305, 2));
+        let w = &idle_totals_within(&store, &unions, 10, (250, 450))[0];
+        assert_eq!((w.kernel_wait_ns, w.host_wait_ns, w.other_ns, w.idle_ns, w.long_gaps), (0, 50, 50, 100, 2));
+        let w = &idle_totals_within(&store, &unions, 10, (-100, 0))[0];
+        assert_eq!((w.other_ns, w.idle_ns, w.long_gaps), (100, 100, 0));
     }
 }
