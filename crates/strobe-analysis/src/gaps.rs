@@ -17,7 +17,7 @@
 //! A gap whose closing operation has no recorded launch (no correlation flow) has none.
 
 use crate::gpu_time::DeviceUnions;
-use crate::idle::{idle_breakdown_of, IdleCause, IdleGap};
+use crate::idle::{idle_breakdown_of, DeviceIdle, IdleCause, IdleGap};
 use serde::Serialize;
 use strobe_model::LaneKind;
 use strobe_store::Store;
@@ -46,10 +46,15 @@ pub struct GapRow {
 /// The `top` longest gaps at least `threshold_ns` long over every device, longest first
 /// (earlier first on equal length).
 pub fn largest_gaps(store: &Store, unions: &[DeviceUnions], threshold_ns: i64, top: usize) -> Vec<GapRow> {
-    let devices = idle_breakdown_of(store, unions, threshold_ns);
+    largest_of(store, &idle_breakdown_of(store, unions, threshold_ns), top)
+}
+
+/// `largest_gaps` from an idle breakdown with its gaps kept (`idle_breakdown_of`), at its
+/// threshold: the viewer has one at the user's threshold.
+pub fn largest_of(store: &Store, devices: &[DeviceIdle], top: usize) -> Vec<GapRow> {
     let mut all: Vec<(i64, &IdleGap)> = devices
         .iter()
-        .flat_map(|d| d.gaps.iter().filter(|g| g.end - g.start >= threshold_ns).map(move |g| (d.device, g)))
+        .flat_map(|d| d.gaps.iter().filter(|g| g.end - g.start >= d.threshold_ns).map(move |g| (d.device, g)))
         .collect();
     all.sort_by(|a, b| (b.1.end - b.1.start).cmp(&(a.1.end - a.1.start)).then(a.1.start.cmp(&b.1.start)));
     all.truncate(top);

@@ -19,7 +19,7 @@ use serde::Serialize;
 use strobe_store::Store;
 
 /// Which part of the trace the headline covers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Covers {
     /// First step start to last step end.
@@ -27,6 +27,7 @@ pub enum Covers {
     /// The `cudaProfilerStart`/`Stop` range (no steps found inside it).
     Capture,
     /// Each device's first GPU operation to its last (no steps, no capture range).
+    #[default]
     Trace,
 }
 
@@ -59,7 +60,7 @@ impl HeadlineDevice {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Headline {
     pub covers: Covers,
     /// How many steps the window holds (0 unless `covers` is steps).
