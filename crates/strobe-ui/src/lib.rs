@@ -14,6 +14,7 @@ pub mod documents;
 pub mod efficiency_pane;
 pub mod figures;
 pub mod file_browser;
+pub mod gaps_pane;
 pub mod jobs;
 pub mod kernel_sol;
 pub mod kernel_table;

@@ -148,6 +148,8 @@ pub enum ExportWhat {
     Kernels,
     /// Per-op efficiency: FLOPs, bytes, GPU time, TFLOP/s, bound, efficiency, time lost.
     Ops,
+    /// Idle gaps ≥ 10 µs, longest first: start, length, cause, the op that held the host.
+    Gaps,
 }
 
 impl From<ExportWhat> for strobe_analysis::export::What {
@@ -159,6 +161,7 @@ impl From<ExportWhat> for strobe_analysis::export::What {
             ExportWhat::Counters => What::Counters,
             ExportWhat::Kernels => What::Kernels,
             ExportWhat::Ops => What::Ops,
+            ExportWhat::Gaps => What::Gaps,
         }
     }
 }

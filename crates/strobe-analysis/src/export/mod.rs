@@ -5,6 +5,7 @@
 
 mod counters;
 mod flows;
+mod gaps;
 mod kernels;
 mod lanes;
 mod ops;
@@ -26,6 +27,8 @@ pub enum What {
     Kernels,
     /// The per-op efficiency table (docs/efficiency.md).
     Ops,
+    /// The idle gaps at least the default threshold long, longest first (`gaps`).
+    Gaps,
 }
 
 impl What {
@@ -36,6 +39,7 @@ impl What {
             What::Counters => counters::COLUMNS,
             What::Kernels => kernels::COLUMNS,
             What::Ops => ops::COLUMNS,
+            What::Gaps => gaps::COLUMNS,
         }
     }
 }
@@ -71,6 +75,7 @@ pub fn export_with<W: Write>(
                 What::Flows => flows::write(store, &mut sink)?,
                 What::Counters => counters::write(store, &mut sink)?,
                 What::Ops => ops::write(store, peaks, &mut sink)?,
+                What::Gaps => gaps::write(store, &mut sink)?,
                 _ => kernels::write(store, &mut sink)?,
             };
             sink.into_inner()?;

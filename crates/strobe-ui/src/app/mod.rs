@@ -71,6 +71,8 @@ pub enum BottomTab {
     Efficiency,
     /// Pipeline stages, bubbles and P2P (when the open ranks form a pipeline).
     Pipeline,
+    /// The longest GPU idle gaps.
+    Gaps,
 }
 
 /// The highlight in force: a selected kernel wins over search matches.
@@ -96,6 +98,7 @@ pub struct StrobeApp {
     pub(crate) search: SearchBar,
     pub(crate) area: AreaTable,
     pub(crate) load_summary: crate::panes::LoadSummary,
+    pub(crate) gaps: crate::gaps_pane::GapsPane,
     pub(crate) notes: crate::notes::NotesPane,
     pub(crate) browser: FileBrowser,
     pub(crate) loader: Loader,
@@ -165,6 +168,7 @@ impl StrobeApp {
             search: SearchBar::default(),
             area: AreaTable::default(),
             load_summary: Default::default(),
+            gaps: Default::default(),
             notes: Default::default(),
             browser: FileBrowser::default(),
             loader: Loader::new(cache_dir),
