@@ -7,7 +7,13 @@ definitions of docs/memory.md, written out here from scratch:
 
   reserved = sum(segment.total_size); allocated = sum(size of active_allocated blocks);
   awaiting free = sum(size of active_awaiting_free / active_pending_free blocks);
-  inactive = sum(size of inactive blocks); fragmentation = 1 - largest_inactive / inactive;
+  inactive = sum(size of inactive blocks); fragmentation = 1 - largest_inactive / inactive over
+  the blocks of the default pool only (segment_pool_id (0, 0), or absent in older layouts): the
+  caching allocator hands an ordinary allocation only blocks of that pool, so inactive bytes of a
+  CUDA graph pool or a MemPool are held by that pool, not fragmentation.
+  Pools: per (segment_pool_id, stream), in the order default pool first, then by id and stream:
+  segments, reserved, allocated, awaiting free, inactive, largest inactive block;
+  pool_held_inactive_bytes = inactive bytes of segments outside the default pool.
   rounding waste = sum(size - requested_size) over active_allocated blocks.
   Replay (docs/architecture.md units): allocated in requested bytes (alloc +, free_completed -),
   anchored so it ends at sum(requested_size or size) of non-inactive blocks; reserved
@@ -74,6 +80,30 @@ def requested(b):
     if b.get("history"):
         return b["history"][0]["real_size"]
     return b["size"]
+
+
+def pool_of(seg):
+    return tuple(seg.get("segment_pool_id", (0, 0)))
+
+
+def pool_figures(segs):
+    out = {}
+    for s in segs:
+        key = (pool_of(s), s.get("stream", 0))
+        p = out.setdefault(key, {"pool": list(key[0]), "stream": key[1], "segments": 0, "reserved_bytes": 0,
+                                 "allocated_bytes": 0, "active_awaiting_free_bytes": 0, "inactive_bytes": 0,
+                                 "largest_inactive_block": 0})
+        p["segments"] += 1
+        p["reserved_bytes"] += seg_size(s)
+        for b in s.get("blocks", []):
+            if b["state"] == "active_allocated":
+                p["allocated_bytes"] += b["size"]
+            elif b["state"] in ("active_awaiting_free", "active_pending_free"):
+                p["active_awaiting_free_bytes"] += b["size"]
+            elif b["state"] == "inactive":
+                p["inactive_bytes"] += b["size"]
+                p["largest_inactive_block"] = max(p["largest_inactive_block"], b["size"])
+    return [out[k] for k in sorted(out, key=lambda k: (k[0] != (0, 0), k[0], k[1]))]
 
 
 def round_length(n):
@@ -209,6 +239,8 @@ def device_figures(snap, dev):
     inactive_sizes = [b["size"] for _, b in blocks if b["state"] == "inactive"]
     inactive = sum(inactive_sizes)
     largest = max(inactive_sizes, default=0)
+    default_free = [b["size"] for s, b in blocks if b["state"] == "inactive" and pool_of(s) == (0, 0)]
+    pools = pool_figures(segs)
     waste = sum(b["size"] - req(b) for _, b in blocks if b["state"] == "active_allocated")
     reserved = sum(seg_size(s) for s in segs)
 
@@ -264,7 +296,10 @@ def device_figures(snap, dev):
         "history_window": history_window(trace),
         "history": history, "allocations": allocations, "device": dev, "segments": len(segs), "blocks": len(blocks), "reserved_bytes": reserved,
         "allocated_bytes": allocated, "active_awaiting_free_bytes": awaiting, "inactive_bytes": inactive,
-        "largest_inactive_block": largest, "fragmentation": (1 - largest / inactive) if inactive else 0.0,
+        "largest_inactive_block": largest,
+        "fragmentation": (1 - max(default_free) / sum(default_free)) if sum(default_free) else 0.0,
+        "pools": pools,
+        "pool_held_inactive_bytes": sum(p["inactive_bytes"] for p in pools if p["pool"] != [0, 0]),
         "rounding_waste_bytes": waste, "trace_entries": len(trace), "peak_allocated_bytes": peak_a,
         "peak_reserved_bytes": peak_r, "ooms": ooms,
     }
