@@ -169,7 +169,7 @@ fn pool_held_memory_is_named_not_fragmentation() {
     let note = &d.pool_notes[0];
     assert!(note.starts_with(&format!("{held} reserved but inactive is held by CUDA graph pool (1,0) (322.00 MiB) and MemPool (0,1) (224.00 MiB): not reusable by ordinary allocations")), "{note}");
     assert!(note.contains(&format!("fragmentation of the default pool {frag:.3}")), "{note}");
-    assert_eq!(d.pool_notes[1], "20.00 MiB of the default pool's inactive memory sits in segments of stream 0x5d1e2a40: only allocations on that stream reuse it.");
+    assert_eq!(d.pool_notes[1], "20.00 MiB of the default pool's inactive memory sits in segments of stream 1562257984: only allocations on that stream reuse it.");
     let text = strobe_analysis::memory::to_text(&r);
     assert!(text.contains("fragmentation              0.273   (default pool)"), "{text}");
     assert!(text.contains("CUDA graph pool (1,0)"), "{text}");

@@ -159,12 +159,13 @@ pub fn pool_notes(pools: &[PoolMemory], default_fragmentation: f64) -> Vec<Strin
     notes
 }
 
-/// Stream as the allocator writes it: 0 is the default stream, others are handles (shown in hex).
+/// Stream as the allocator writes it (a handle, in decimal as the history shows it); 0 is the
+/// default stream.
 pub fn stream_name(stream: i64) -> String {
     if stream == 0 {
         "0 (default)".into()
     } else {
-        format!("0x{stream:x}")
+        stream.to_string()
     }
 }
 
@@ -237,6 +238,6 @@ mod tests {
         // a side stream's free segment is named; the stream holding most of the pool is not
         let p = pools(&[seg((0, 0), 0, &[(40, ActiveAllocated), (4, Inactive)]), seg((0, 0), 0x10, &[(20, Inactive)])]);
         let n = pool_notes(&p, default_pool_fragmentation(&p));
-        assert_eq!(n, ["20 B of the default pool's inactive memory sits in segments of stream 0x10: only allocations on that stream reuse it."]);
+        assert_eq!(n, ["20 B of the default pool's inactive memory sits in segments of stream 16: only allocations on that stream reuse it."]);
     }
 }
