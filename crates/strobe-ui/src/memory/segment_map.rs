@@ -49,7 +49,7 @@ impl SegmentMapView {
         let sizes: Vec<u64> = regions.iter().map(|r| r.size).collect();
         let median = strobe_analysis::stats::median(&sizes).unwrap_or(1).max(1);
         let mut full = self.full_width.unwrap_or(max / median > 50);
-        ui.horizontal_wrapped(|ui| self.legend(ui, regions, &mut full));
+        ui.horizontal(|ui| self.legend(ui, regions, &mut full));
         let (hovered, clicked) = self.segment_rows(ui, regions, highlight, full, max);
         if let Some(c) = clicked {
             self.pinned = if self.pinned == Some(c) { None } else { Some(c) };
