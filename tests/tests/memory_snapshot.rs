@@ -98,6 +98,7 @@ fn figures_match_the_python_oracle() {
                 assert_eq!(o.evidence.reserved_bytes, i(&x["reserved_bytes"]), "{ctx}");
                 assert_eq!(o.evidence.largest_free_block, u(&x["largest_free_block"]), "{ctx}");
                 assert_eq!(o.evidence.same_stream_free_bytes, u(&x["same_stream_free_bytes"]), "{ctx}");
+                assert_eq!(o.evidence.pool_held_free_bytes, u(&x["pool_held_free_bytes"]), "{ctx}");
                 assert!(!o.suggestion.is_empty());
             }
             // The active-memory timeline: every allocation, stacked to the replayed height.
@@ -136,6 +137,7 @@ fn figures_match_the_python_oracle() {
                 assert_eq!(f.occupied_blocks as u64, u(&x["occupied_blocks"]), "{ctx}: blocks");
                 assert_eq!(f.occupied_bytes, u(&x["occupied_bytes"]), "{ctx}: occupied bytes");
                 assert_eq!(f.largest_free_block, u(&x["largest_free_block"]), "{ctx}: largest free");
+                assert_eq!(f.pool_held_free_bytes, u(&x["pool_held_free_bytes"]), "{ctx}: held by pools");
                 let by: Vec<(i64, u64)> = x["free_by_stream"]
                     .as_object()
                     .unwrap()
@@ -173,6 +175,17 @@ fn pool_held_memory_is_named_not_fragmentation() {
     let text = strobe_analysis::memory::to_text(&r);
     assert!(text.contains("fragmentation              0.273   (default pool)"), "{text}");
     assert!(text.contains("CUDA graph pool (1,0)"), "{text}");
+    // the failed ordinary request: the MemPool's free bytes on its stream are not offered to it
+    let o = &d.ooms[0];
+    let wo = &w["ooms"][0];
+    assert_eq!((o.verdict, wo["verdict"].as_str().unwrap()), ("cache_held", "cache_held"));
+    assert_eq!(o.evidence.pool_held_free_bytes, u(&wo["pool_held_free_bytes"]));
+    let held_free = strobe_analysis::memory::bytes(u(&wo["pool_held_free_bytes"]));
+    assert!(
+        o.suggestion.contains(&format!("{held_free} of it is held by CUDA graph pools or MemPools")),
+        "{}",
+        o.suggestion
+    );
     // a default pool on one stream says nothing new
     let plain = analyse(&memory_snapshot::import(&sample("mem_oom.pickle")).unwrap());
     assert!(plain.devices[0].pool_notes.is_empty());

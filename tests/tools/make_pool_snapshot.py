@@ -15,7 +15,9 @@ THCPModule_memorySnapshot writes segments (`segment_pool_id` a 2-tuple, `stream`
 - a user pool (0, 1) (`torch.cuda.MemPool()` or `graph_pool_handle()`: the second half counts
   user pools): four blocks of which two were freed.
 
-The trace makes each segment and block in order, so a replay from nothing ends at the final state.
+The trace makes each segment and block in order, so a replay from nothing ends at the final state,
+then records a failed 200 MiB request on the default stream (`oom`, 10 MiB free on the device): the
+MemPool's free blocks on that stream are not the default pool's, so the verdict is `cache_held`.
 
 Usage: make_pool_snapshot.py   (from anywhere; writes into sample-traces/)
 """
@@ -91,6 +93,10 @@ def build():
                      "frames": blocks[0][3], "blocks": bl})
         # segments of one device sit apart in the address space, as cudaMalloc hands them out
         addr += total + 2 * MiB
+    # an ordinary 200 MiB request on the default stream fails: the MemPool's free 224 MiB on
+    # that stream could hold it, but only allocations inside the pool are given its blocks
+    entry("oom", 0, 200 * MiB, 0, KEEP)
+    trace[-1]["device_free"] = 10 * MiB
     return {"segments": segs, "device_traces": [trace],
             "allocator_settings": {"expandable_segments": False, "max_split_size": -1},
             "external_annotations": []}

@@ -58,9 +58,12 @@ pub struct FreeFigures {
     pub reserved_bytes: u64,
     pub occupied_blocks: usize,
     pub occupied_bytes: u64,
+    /// Of the default pool's regions: the blocks an ordinary allocation may be given.
     pub largest_free_block: u64,
-    /// Free bytes inside regions, per stream, ascending by stream.
+    /// Free bytes inside the default pool's regions, per stream, ascending by stream.
     pub free_by_stream: Vec<(i64, u64)>,
+    /// Free bytes inside regions of other pools (CUDA graph pools, MemPools): held for them.
+    pub pool_held_free_bytes: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -321,6 +324,10 @@ impl AllocatorHistory {
         let mut by: BTreeMap<i64, u64> = BTreeMap::new();
         for r in &regions {
             for b in r.blocks.iter().filter(|b| b.state == BlockState::Inactive) {
+                if r.pool != super::pools::DEFAULT_POOL {
+                    f.pool_held_free_bytes = f.pool_held_free_bytes.saturating_add(b.size);
+                    continue;
+                }
                 f.largest_free_block = f.largest_free_block.max(b.size);
                 let x = by.entry(r.stream).or_default();
                 *x = x.saturating_add(b.size);

@@ -80,8 +80,11 @@ pub struct OomEvidence {
     pub cached_free_bytes: i64,
     /// Largest free gap in any segment at the OOM (blocks replayed back from the final state).
     pub largest_free_block: u64,
-    /// Free bytes inside the segments of the failing allocation's stream.
+    /// Free bytes inside the default pool's segments of the failing allocation's stream.
     pub same_stream_free_bytes: u64,
+    /// Free bytes inside segments of other pools (CUDA graph pools, MemPools): an ordinary
+    /// allocation cannot be given them.
+    pub pool_held_free_bytes: u64,
     pub time_us: Option<i64>,
 }
 
@@ -246,6 +249,7 @@ pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
             cached_free_bytes: reserved - allocated,
             largest_free_block: f.largest_free_block,
             same_stream_free_bytes: same_stream,
+            pool_held_free_bytes: f.pool_held_free_bytes,
             time_us: e.time_us(),
         };
         let req = e.size;
@@ -288,10 +292,19 @@ fn suggestion(verdict: &str, req: u64, free: u64, ev: &OomEvidence) -> String {
             "The free memory on the failing stream ({} cached + {} on the device) could hold the {} request, but the largest free block is {}: it is there, in pieces. Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (or max_split_size_mb), and allocate large long-lived buffers first.",
             bytes(ev.same_stream_free_bytes), bytes(free), bytes(req), bytes(ev.largest_free_block)
         ),
-        _ => format!(
-            "Reserved-but-free memory ({}) sits in segments of other streams or pools; the failing stream has only {} free. Free those tensors earlier or allocate them on the same stream (avoid record_stream across streams), call torch.cuda.empty_cache() between phases, or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.",
-            bytes(ev.cached_free_bytes.max(0) as u64), bytes(ev.same_stream_free_bytes)
-        ),
+        _ => {
+            let mut s = format!(
+                "Reserved-but-free memory ({}) sits in segments of other streams or pools; the failing stream has only {} free. Free those tensors earlier or allocate them on the same stream (avoid record_stream across streams), call torch.cuda.empty_cache() between phases, or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.",
+                bytes(ev.cached_free_bytes.max(0) as u64), bytes(ev.same_stream_free_bytes)
+            );
+            if ev.pool_held_free_bytes > 0 {
+                s.push_str(&format!(
+                    " {} of it is held by CUDA graph pools or MemPools, which give it only to their own allocations: delete the graph or pool you no longer replay, then call torch.cuda.empty_cache().",
+                    bytes(ev.pool_held_free_bytes)
+                ));
+            }
+            s
+        }
     }
 }
 
