@@ -7,7 +7,13 @@ definitions of docs/memory.md, written out here from scratch:
 
   reserved = sum(segment.total_size); allocated = sum(size of active_allocated blocks);
   awaiting free = sum(size of active_awaiting_free / active_pending_free blocks);
-  inactive = sum(size of inactive blocks); fragmentation = 1 - largest_inactive / inactive;
+  inactive = sum(size of inactive blocks); fragmentation = 1 - largest_inactive / inactive over
+  the blocks of the default pool only (segment_pool_id (0, 0), or absent in older layouts): the
+  caching allocator hands an ordinary allocation only blocks of that pool, so inactive bytes of a
+  CUDA graph pool or a MemPool are held by that pool, not fragmentation.
+  Pools: per (segment_pool_id, stream), in the order default pool first, then by id and stream:
+  segments, reserved, allocated, awaiting free, inactive, largest inactive block;
+  pool_held_inactive_bytes = inactive bytes of segments outside the default pool.
   rounding waste = sum(size - requested_size) over active_allocated blocks.
   Replay (docs/architecture.md units): allocated in requested bytes (alloc +, free_completed -),
   anchored so it ends at sum(requested_size or size) of non-inactive blocks; reserved
@@ -18,7 +24,10 @@ definitions of docs/memory.md, written out here from scratch:
   at addr; free_completed puts back a block of the entry's size at addr; segment_alloc removes the
   segment at addr; segment_free puts back one of the entry's size and stream; segment_map removes
   the mapped range, segment_unmap puts it back (expandable: adjacent mapped ranges of one stream
-  form one region). Free memory = each region minus the occupied (not inactive) blocks in it.
+  form one region). Free memory = each region minus the occupied (not inactive) blocks in it; the
+  largest free block and the free bytes per stream count the default pool's regions only (free
+  bytes of other pools' regions are held for them: pool_held_free_bytes). Trace entries carry no
+  pool: a segment put back from the trace is the default pool's.
   OOM verdicts: process_limit if device_free >= request; real_shortage if allocated + request >
   reserved + device_free; fragmentation if the free memory in regions of the OOM's stream plus
   device_free could hold the request (it is there, in pieces); else cache_held (what is missing
@@ -76,6 +85,30 @@ def requested(b):
     return b["size"]
 
 
+def pool_of(seg):
+    return tuple(seg.get("segment_pool_id", (0, 0)))
+
+
+def pool_figures(segs):
+    out = {}
+    for s in segs:
+        key = (pool_of(s), s.get("stream", 0))
+        p = out.setdefault(key, {"pool": list(key[0]), "stream": key[1], "segments": 0, "reserved_bytes": 0,
+                                 "allocated_bytes": 0, "active_awaiting_free_bytes": 0, "inactive_bytes": 0,
+                                 "largest_inactive_block": 0})
+        p["segments"] += 1
+        p["reserved_bytes"] += seg_size(s)
+        for b in s.get("blocks", []):
+            if b["state"] == "active_allocated":
+                p["allocated_bytes"] += b["size"]
+            elif b["state"] in ("active_awaiting_free", "active_pending_free"):
+                p["active_awaiting_free_bytes"] += b["size"]
+            elif b["state"] == "inactive":
+                p["inactive_bytes"] += b["size"]
+                p["largest_inactive_block"] = max(p["largest_inactive_block"], b["size"])
+    return [out[k] for k in sorted(out, key=lambda k: (k[0] != (0, 0), k[0], k[1]))]
+
+
 def round_length(n):
     if n == 1 or (n >= 1024 and n & (n - 1) == 0):
         return True
@@ -130,12 +163,13 @@ def state_at(snap, dev, k):
     """Segments and occupied blocks after k entries of dev's trace (see the docstring)."""
     traces = snap.get("device_traces") or []
     trace = traces[dev] if dev < len(traces) else []
-    segs = {}  # start -> [end, stream, expandable]
+    segs = {}  # start -> [end, stream, expandable, pool]
     occupied = {}  # addr -> size
     for s in snap["segments"]:
         if s.get("device", 0) != dev:
             continue
-        segs[s["address"]] = [s["address"] + seg_size(s), s.get("stream", 0), bool(s.get("is_expandable", False))]
+        segs[s["address"]] = [s["address"] + seg_size(s), s.get("stream", 0), bool(s.get("is_expandable", False)),
+                              pool_of(s)]
         a = s["address"]
         for b in s.get("blocks", []):
             if b["state"] != "inactive":
@@ -144,11 +178,11 @@ def state_at(snap, dev, k):
 
     def cut(lo, hi):
         for start in [x for x in segs if x < hi and segs[x][0] > lo]:
-            end, stream, exp = segs.pop(start)
+            end, stream, exp, pool = segs.pop(start)
             if start < lo:
-                segs[start] = [lo, stream, exp]
+                segs[start] = [lo, stream, exp, pool]
             if end > hi:
-                segs[hi] = [end, stream, exp]
+                segs[hi] = [end, stream, exp, pool]
 
     for e in reversed(trace[k:]):
         act, addr, size = e["action"], e.get("addr", 0), e.get("size", 0)
@@ -159,42 +193,48 @@ def state_at(snap, dev, k):
         elif act == "segment_alloc":
             segs.pop(addr, None)
         elif act == "segment_free":
-            segs[addr] = [addr + size, e["stream"], False]
+            segs[addr] = [addr + size, e["stream"], False, (0, 0)]
         elif act == "segment_map":
             cut(addr, addr + size)
         elif act == "segment_unmap":
-            segs[addr] = [addr + size, e["stream"], True]
-    # regions: adjacent expandable ranges of one stream join
+            segs[addr] = [addr + size, e["stream"], True, (0, 0)]
+    # regions: adjacent expandable ranges of one stream and pool join
     regions = []
     for start in sorted(segs):
-        end, stream, exp = segs[start]
-        if regions and exp and regions[-1][3] and regions[-1][1] == start and regions[-1][2] == stream:
+        end, stream, exp, pool = segs[start]
+        if (regions and exp and regions[-1][3] and regions[-1][1] == start and regions[-1][2] == stream
+                and regions[-1][4] == pool):
             regions[-1][1] = end
         else:
-            regions.append([start, end, stream, exp])
+            regions.append([start, end, stream, exp, pool])
     addrs = sorted(occupied)
     import bisect
-    largest, by_stream = 0, {}
-    for start, end, stream, _ in regions:
+    largest, by_stream, held = 0, {}, 0
+    for start, end, stream, _, pool in regions:
         i = bisect.bisect_left(addrs, start)
         cur = start
+        gaps = []
         while i < len(addrs) and addrs[i] < end:
             if addrs[i] > cur:
-                gap = addrs[i] - cur
-                largest = max(largest, gap)
-                by_stream[stream] = by_stream.get(stream, 0) + gap
+                gaps.append(addrs[i] - cur)
             cur = max(cur, addrs[i] + occupied[addrs[i]])
             i += 1
         if end > cur:
-            largest = max(largest, end - cur)
-            by_stream[stream] = by_stream.get(stream, 0) + end - cur
+            gaps.append(end - cur)
+        if pool != (0, 0):
+            held += sum(gaps)
+            continue
+        for gap in gaps:
+            largest = max(largest, gap)
+            by_stream[stream] = by_stream.get(stream, 0) + gap
     return {
         "regions": len(regions),
-        "reserved_bytes": sum(e - s for s, e, _, _ in regions),
+        "reserved_bytes": sum(r[1] - r[0] for r in regions),
         "occupied_blocks": len(occupied),
         "occupied_bytes": sum(occupied.values()),
         "largest_free_block": largest,
         "free_by_stream": by_stream,
+        "pool_held_free_bytes": held,
     }
 
 
@@ -209,6 +249,8 @@ def device_figures(snap, dev):
     inactive_sizes = [b["size"] for _, b in blocks if b["state"] == "inactive"]
     inactive = sum(inactive_sizes)
     largest = max(inactive_sizes, default=0)
+    default_free = [b["size"] for s, b in blocks if b["state"] == "inactive" and pool_of(s) == (0, 0)]
+    pools = pool_figures(segs)
     waste = sum(b["size"] - req(b) for _, b in blocks if b["state"] == "active_allocated")
     reserved = sum(seg_size(s) for s in segs)
 
@@ -238,7 +280,7 @@ def device_figures(snap, dev):
             v = "cache_held"
         ooms.append({"entry": i, "requested_bytes": request, "device_free_bytes": free, "verdict": v,
                      "allocated_bytes": a, "reserved_bytes": r, "largest_free_block": lf,
-                     "same_stream_free_bytes": ss})
+                     "same_stream_free_bytes": ss, "pool_held_free_bytes": st["pool_held_free_bytes"]})
     history = {str(k): state_at(snap, dev, k) for k in sorted({0, len(trace) // 2, len(trace)})}
     # Allocations as the active-memory timeline has them: every alloc entry, every free of an
     # address the trace never allocated (made before its first entry), and every final
@@ -264,7 +306,10 @@ def device_figures(snap, dev):
         "history_window": history_window(trace),
         "history": history, "allocations": allocations, "device": dev, "segments": len(segs), "blocks": len(blocks), "reserved_bytes": reserved,
         "allocated_bytes": allocated, "active_awaiting_free_bytes": awaiting, "inactive_bytes": inactive,
-        "largest_inactive_block": largest, "fragmentation": (1 - largest / inactive) if inactive else 0.0,
+        "largest_inactive_block": largest,
+        "fragmentation": (1 - max(default_free) / sum(default_free)) if sum(default_free) else 0.0,
+        "pools": pools,
+        "pool_held_inactive_bytes": sum(p["inactive_bytes"] for p in pools if p["pool"] != [0, 0]),
         "rounding_waste_bytes": waste, "trace_entries": len(trace), "peak_allocated_bytes": peak_a,
         "peak_reserved_bytes": peak_r, "ooms": ooms,
     }

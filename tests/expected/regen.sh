@@ -26,7 +26,8 @@ done
 # Legacy layouts and the wrapped ring buffer: made by tests/tools/make_legacy_snapshots.py
 # (mem_yiyi_legacy is a real torch 2.0-era snapshot).
 for stem in mem_train mem_oom mem_frag mem_expandable_oom mem_silmont mem_cranberrii mem_frag_oom mem_cache_held_oom \
-    mem_legacy_list mem_legacy_history mem_legacy_traces mem_cpp_line mem_train_wrapped mem_yiyi_legacy; do
+    mem_legacy_list mem_legacy_history mem_legacy_traces mem_cpp_line mem_train_wrapped mem_yiyi_legacy \
+    mem_pools_synthetic; do
   python3 tests/expected/memory_expected.py "sample-traces/$stem.pickle" \
     > "tests/expected/$stem.memory.json"
   echo "tests/expected/$stem.memory.json"

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use strobe_analysis::memory::{analyse, replay, AllocationTimeline, AllocatorHistory, StackSweep};
 use strobe_import::memory_snapshot;
 
-const STEMS: [&str; 14] = [
+const STEMS: [&str; 15] = [
     "mem_train",
     "mem_oom",
     "mem_frag",
@@ -25,6 +25,8 @@ const STEMS: [&str; 14] = [
     "mem_cpp_line",
     "mem_train_wrapped",
     "mem_yiyi_legacy",
+    // a CUDA graph pool and a MemPool beside the default pool (tests/tools/make_pool_snapshot.py)
+    "mem_pools_synthetic",
 ];
 
 fn u(v: &serde_json::Value) -> u64 {
@@ -54,6 +56,20 @@ fn figures_match_the_python_oracle() {
             assert_eq!(d.largest_inactive_block, u(&w["largest_inactive_block"]), "{ctx}: largest inactive");
             assert!((d.fragmentation - w["fragmentation"].as_f64().unwrap()).abs() < 1e-12, "{ctx}: fragmentation");
             assert_eq!(d.rounding_waste_bytes, u(&w["rounding_waste_bytes"]), "{ctx}: rounding waste");
+            let wp = w["pools"].as_array().unwrap_or_else(|| panic!("{ctx}: no pools: regenerate the oracle"));
+            assert_eq!(d.pools.len(), wp.len(), "{ctx}: pools");
+            for (p, x) in d.pools.iter().zip(wp) {
+                let ctx = format!("{ctx} pool {:?} stream {}", p.pool, p.stream);
+                assert_eq!((p.pool.0, p.pool.1), (i(&x["pool"][0]), i(&x["pool"][1])), "{ctx}: id");
+                assert_eq!(p.stream, i(&x["stream"]), "{ctx}: stream");
+                assert_eq!(p.segments as u64, u(&x["segments"]), "{ctx}: segments");
+                assert_eq!(p.reserved_bytes, u(&x["reserved_bytes"]), "{ctx}: reserved");
+                assert_eq!(p.allocated_bytes, u(&x["allocated_bytes"]), "{ctx}: allocated");
+                assert_eq!(p.active_awaiting_free_bytes, u(&x["active_awaiting_free_bytes"]), "{ctx}: awaiting");
+                assert_eq!(p.inactive_bytes, u(&x["inactive_bytes"]), "{ctx}: inactive");
+                assert_eq!(p.largest_inactive_block, u(&x["largest_inactive_block"]), "{ctx}: largest inactive");
+            }
+            assert_eq!(d.pool_held_inactive_bytes, u(&w["pool_held_inactive_bytes"]), "{ctx}: held by pools");
             assert_eq!(d.trace_entries as u64, u(&w["trace_entries"]), "{ctx}: trace entries");
             assert_eq!(d.peak_allocated_bytes, i(&w["peak_allocated_bytes"]), "{ctx}: peak allocated");
             assert_eq!(d.peak_reserved_bytes, i(&w["peak_reserved_bytes"]), "{ctx}: peak reserved");
@@ -82,6 +98,7 @@ fn figures_match_the_python_oracle() {
                 assert_eq!(o.evidence.reserved_bytes, i(&x["reserved_bytes"]), "{ctx}");
                 assert_eq!(o.evidence.largest_free_block, u(&x["largest_free_block"]), "{ctx}");
                 assert_eq!(o.evidence.same_stream_free_bytes, u(&x["same_stream_free_bytes"]), "{ctx}");
+                assert_eq!(o.evidence.pool_held_free_bytes, u(&x["pool_held_free_bytes"]), "{ctx}");
                 assert!(!o.suggestion.is_empty());
             }
             // The active-memory timeline: every allocation, stacked to the replayed height.
@@ -120,6 +137,7 @@ fn figures_match_the_python_oracle() {
                 assert_eq!(f.occupied_blocks as u64, u(&x["occupied_blocks"]), "{ctx}: blocks");
                 assert_eq!(f.occupied_bytes, u(&x["occupied_bytes"]), "{ctx}: occupied bytes");
                 assert_eq!(f.largest_free_block, u(&x["largest_free_block"]), "{ctx}: largest free");
+                assert_eq!(f.pool_held_free_bytes, u(&x["pool_held_free_bytes"]), "{ctx}: held by pools");
                 let by: Vec<(i64, u64)> = x["free_by_stream"]
                     .as_object()
                     .unwrap()
@@ -132,6 +150,46 @@ fn figures_match_the_python_oracle() {
             }
         }
     }
+}
+
+/// Inactive bytes of a CUDA graph pool and a MemPool are held by them, not fragmentation: the
+/// verdict names the pools and gives the default pool's own fragmentation (figures from the
+/// oracle; the text from the rules in docs/memory.md).
+#[test]
+fn pool_held_memory_is_named_not_fragmentation() {
+    let snap = memory_snapshot::import(&sample("mem_pools_synthetic.pickle")).unwrap();
+    let r = analyse(&snap);
+    let w = &expected("mem_pools_synthetic.memory.json")["devices"][0];
+    let d = &r.devices[0];
+    let frag = w["fragmentation"].as_f64().unwrap();
+    // the device-wide figure the allocator's blocks alone would give is far higher
+    let whole = 1.0 - u(&w["largest_inactive_block"]) as f64 / u(&w["inactive_bytes"]) as f64;
+    assert!(whole > 0.6 && frag < 0.3, "whole {whole}, default pool {frag}");
+    assert!((d.fragmentation - frag).abs() < 1e-12);
+    assert_eq!(d.pool_notes.len(), 2, "{:?}", d.pool_notes);
+    let held = strobe_analysis::memory::bytes(u(&w["pool_held_inactive_bytes"]));
+    let note = &d.pool_notes[0];
+    assert!(note.starts_with(&format!("{held} reserved but inactive is held by CUDA graph pool (1,0) (322.00 MiB) and MemPool (0,1) (224.00 MiB): not reusable by ordinary allocations")), "{note}");
+    assert!(note.contains(&format!("fragmentation of the default pool {frag:.3}")), "{note}");
+    assert_eq!(d.pool_notes[1], "20.00 MiB of the default pool's inactive memory sits in segments of stream 1562257984: only allocations on that stream reuse it.");
+    let text = strobe_analysis::memory::to_text(&r);
+    assert!(text.contains("fragmentation              0.273   (default pool)"), "{text}");
+    assert!(text.contains("CUDA graph pool (1,0)"), "{text}");
+    // the failed ordinary request: the MemPool's free bytes on its stream are not offered to it
+    let o = &d.ooms[0];
+    let wo = &w["ooms"][0];
+    assert_eq!((o.verdict, wo["verdict"].as_str().unwrap()), ("cache_held", "cache_held"));
+    assert_eq!(o.evidence.pool_held_free_bytes, u(&wo["pool_held_free_bytes"]));
+    let held_free = strobe_analysis::memory::bytes(u(&wo["pool_held_free_bytes"]));
+    assert!(
+        o.suggestion.contains(&format!("{held_free} of it is held by CUDA graph pools or MemPools")),
+        "{}",
+        o.suggestion
+    );
+    // a default pool on one stream says nothing new
+    let plain = analyse(&memory_snapshot::import(&sample("mem_oom.pickle")).unwrap());
+    assert!(plain.devices[0].pool_notes.is_empty());
+    assert!(!strobe_analysis::memory::to_text(&plain).contains("pool"));
 }
 
 /// Older layouts read as memory_viz reads them, each said in a note; figures are checked

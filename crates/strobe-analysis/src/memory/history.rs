@@ -16,6 +16,9 @@ pub struct LiveSegment {
     pub stream: i64,
     /// Mapped range of an expandable segment (adjacent ones of a stream form one region).
     pub expandable: bool,
+    /// `segment_pool_id` of a segment of the final state; trace entries carry no pool, so a
+    /// segment the trace alone knows of is taken as the default pool's.
+    pub pool: (i64, i64),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +37,8 @@ pub struct RegionView {
     pub size: u64,
     pub stream: i64,
     pub expandable: bool,
+    /// `segment_pool_id`: (0, 0) is the default pool (see `pools`).
+    pub pool: (i64, i64),
     pub blocks: Vec<BlockView>,
 }
 
@@ -53,9 +58,12 @@ pub struct FreeFigures {
     pub reserved_bytes: u64,
     pub occupied_blocks: usize,
     pub occupied_bytes: u64,
+    /// Of the default pool's regions: the blocks an ordinary allocation may be given.
     pub largest_free_block: u64,
-    /// Free bytes inside regions, per stream, ascending by stream.
+    /// Free bytes inside the default pool's regions, per stream, ascending by stream.
     pub free_by_stream: Vec<(i64, u64)>,
+    /// Free bytes inside regions of other pools (CUDA graph pools, MemPools): held for them.
+    pub pool_held_free_bytes: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -96,7 +104,8 @@ impl AllocatorHistory {
             logs_free_requested: trace.iter().any(|e| e.action == Action::FreeRequested),
         };
         for g in s.segments.iter().filter(|g| g.device == device) {
-            let seg = LiveSegment { size: g.total_size, stream: g.stream, expandable: g.is_expandable };
+            let seg =
+                LiveSegment { size: g.total_size, stream: g.stream, expandable: g.is_expandable, pool: g.pool_id };
             h.segments.insert(g.address, seg);
             let mut a = g.address;
             for b in &g.blocks {
@@ -198,7 +207,8 @@ impl AllocatorHistory {
                 self.blocks.insert(addr, trace_block(e, state));
             }
             Action::SegmentAlloc | Action::SegmentFree => {
-                self.segments.insert(addr, LiveSegment { size, stream, expandable: false });
+                self.segments
+                    .insert(addr, LiveSegment { size, stream, expandable: false, pool: super::pools::DEFAULT_POOL });
             }
             _ => self.add_mapped(addr, size, stream),
         }
@@ -243,7 +253,7 @@ impl AllocatorHistory {
     }
 
     fn add_mapped(&mut self, addr: u64, size: u64, stream: i64) {
-        self.segments.insert(addr, LiveSegment { size, stream, expandable: true });
+        self.segments.insert(addr, LiveSegment { size, stream, expandable: true, pool: super::pools::DEFAULT_POOL });
     }
 
     /// Regions in address order: segments, with adjacent mapped ranges of one stream joined.
@@ -251,7 +261,12 @@ impl AllocatorHistory {
         let mut out: Vec<(u64, LiveSegment)> = Vec::with_capacity(self.segments.len());
         for (&a, &g) in &self.segments {
             if let Some((pa, pg)) = out.last_mut() {
-                if g.expandable && pg.expandable && pa.saturating_add(pg.size) == a && pg.stream == g.stream {
+                if g.expandable
+                    && pg.expandable
+                    && pa.saturating_add(pg.size) == a
+                    && pg.stream == g.stream
+                    && pg.pool == g.pool
+                {
                     pg.size = pg.size.saturating_add(g.size);
                     continue;
                 }
@@ -285,7 +300,14 @@ impl AllocatorHistory {
                 if end > cur {
                     blocks.push(free_block(cur, end - cur));
                 }
-                RegionView { address: a, size: g.size, stream: g.stream, expandable: g.expandable, blocks }
+                RegionView {
+                    address: a,
+                    size: g.size,
+                    stream: g.stream,
+                    expandable: g.expandable,
+                    pool: g.pool,
+                    blocks,
+                }
             })
             .collect()
     }
@@ -302,6 +324,10 @@ impl AllocatorHistory {
         let mut by: BTreeMap<i64, u64> = BTreeMap::new();
         for r in &regions {
             for b in r.blocks.iter().filter(|b| b.state == BlockState::Inactive) {
+                if r.pool != super::pools::DEFAULT_POOL {
+                    f.pool_held_free_bytes = f.pool_held_free_bytes.saturating_add(b.size);
+                    continue;
+                }
                 f.largest_free_block = f.largest_free_block.max(b.size);
                 let x = by.entry(r.stream).or_default();
                 *x = x.saturating_add(b.size);

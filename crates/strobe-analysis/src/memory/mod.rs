@@ -6,6 +6,7 @@
 mod allocations;
 pub mod frames;
 mod history;
+pub mod pools;
 mod range_max;
 mod stack_sweep;
 mod stats;
@@ -13,6 +14,7 @@ mod window;
 
 pub use allocations::{Allocation, AllocationTimeline};
 pub use history::{AllocatorHistory, BlockView, FreeFigures, LiveBlock, RegionView};
+pub use pools::PoolMemory;
 pub use range_max::RangeMinMax;
 pub use stack_sweep::StackSweep;
 pub use stats::{stats_report, stats_text, StatsReport};
@@ -39,7 +41,14 @@ pub struct DeviceMemory {
     pub active_awaiting_free_bytes: u64,
     pub inactive_bytes: u64,
     pub largest_inactive_block: u64,
+    /// Of the default pool: other pools' inactive bytes are held by them, not fragmented.
     pub fragmentation: f64,
+    /// Segments by (pool, stream), default pool first.
+    pub pools: Vec<PoolMemory>,
+    /// Inactive bytes of pools other than the default one (CUDA graph pools, MemPools).
+    pub pool_held_inactive_bytes: u64,
+    /// What the pools say about the cached memory (empty for a default pool on one stream).
+    pub pool_notes: Vec<String>,
     pub rounding_waste_bytes: u64,
     pub trace_entries: usize,
     /// Set where the trace covers only the last part of the run (a wrapped ring buffer).
@@ -71,8 +80,11 @@ pub struct OomEvidence {
     pub cached_free_bytes: i64,
     /// Largest free gap in any segment at the OOM (blocks replayed back from the final state).
     pub largest_free_block: u64,
-    /// Free bytes inside the segments of the failing allocation's stream.
+    /// Free bytes inside the default pool's segments of the failing allocation's stream.
     pub same_stream_free_bytes: u64,
+    /// Free bytes inside segments of other pools (CUDA graph pools, MemPools): an ordinary
+    /// allocation cannot be given them.
+    pub pool_held_free_bytes: u64,
     pub time_us: Option<i64>,
 }
 
@@ -176,6 +188,9 @@ pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
         inactive_bytes: 0,
         largest_inactive_block: 0,
         fragmentation: 0.0,
+        pools: pools::pools(segs.iter().copied()),
+        pool_held_inactive_bytes: 0,
+        pool_notes: Vec::new(),
         rounding_waste_bytes: 0,
         trace_entries: 0,
         history_window: None,
@@ -199,9 +214,9 @@ pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
             BlockState::Unknown => {}
         }
     }
-    if m.inactive_bytes > 0 {
-        m.fragmentation = 1.0 - m.largest_inactive_block as f64 / m.inactive_bytes as f64;
-    }
+    m.fragmentation = pools::default_pool_fragmentation(&m.pools);
+    m.pool_held_inactive_bytes = pools::pool_held_inactive_bytes(&m.pools);
+    m.pool_notes = pools::pool_notes(&m.pools, m.fragmentation);
     let empty = Vec::new();
     let trace = usize::try_from(d).ok().and_then(|i| s.device_traces.get(i)).unwrap_or(&empty);
     m.trace_entries = trace.len();
@@ -234,6 +249,7 @@ pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
             cached_free_bytes: reserved - allocated,
             largest_free_block: f.largest_free_block,
             same_stream_free_bytes: same_stream,
+            pool_held_free_bytes: f.pool_held_free_bytes,
             time_us: e.time_us(),
         };
         let req = e.size;
@@ -276,10 +292,19 @@ fn suggestion(verdict: &str, req: u64, free: u64, ev: &OomEvidence) -> String {
             "The free memory on the failing stream ({} cached + {} on the device) could hold the {} request, but the largest free block is {}: it is there, in pieces. Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (or max_split_size_mb), and allocate large long-lived buffers first.",
             bytes(ev.same_stream_free_bytes), bytes(free), bytes(req), bytes(ev.largest_free_block)
         ),
-        _ => format!(
-            "Reserved-but-free memory ({}) sits in segments of other streams or pools; the failing stream has only {} free. Free those tensors earlier or allocate them on the same stream (avoid record_stream across streams), call torch.cuda.empty_cache() between phases, or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.",
-            bytes(ev.cached_free_bytes.max(0) as u64), bytes(ev.same_stream_free_bytes)
-        ),
+        _ => {
+            let mut s = format!(
+                "Reserved-but-free memory ({}) sits in segments of other streams or pools; the failing stream has only {} free. Free those tensors earlier or allocate them on the same stream (avoid record_stream across streams), call torch.cuda.empty_cache() between phases, or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.",
+                bytes(ev.cached_free_bytes.max(0) as u64), bytes(ev.same_stream_free_bytes)
+            );
+            if ev.pool_held_free_bytes > 0 {
+                s.push_str(&format!(
+                    " {} of it is held by CUDA graph pools or MemPools, which give it only to their own allocations: delete the graph or pool you no longer replay, then call torch.cuda.empty_cache().",
+                    bytes(ev.pool_held_free_bytes)
+                ));
+            }
+            s
+        }
     }
 }
 
@@ -326,10 +351,22 @@ pub fn to_text(r: &MemoryReport) -> String {
             bytes(d.inactive_bytes),
             bytes(d.largest_inactive_block)
         );
-        let _ = writeln!(o, "  fragmentation       {:>12.3}", d.fragmentation);
+        let other_pools = d.pools.iter().any(|p| !p.is_default());
+        if other_pools {
+            let _ = writeln!(o, "  held by other pools {:>12}", bytes(d.pool_held_inactive_bytes));
+            let _ = writeln!(o, "  fragmentation       {:>12.3}   (default pool)", d.fragmentation);
+        } else {
+            let _ = writeln!(o, "  fragmentation       {:>12.3}", d.fragmentation);
+        }
         let _ = writeln!(o, "  rounding waste      {:>12}", bytes(d.rounding_waste_bytes));
         let _ = writeln!(o, "  peak allocated      {:>12}", bytes(d.peak_allocated_bytes.max(0) as u64));
         let _ = writeln!(o, "  peak reserved       {:>12}", bytes(d.peak_reserved_bytes.max(0) as u64));
+        if d.pools.len() > 1 {
+            pools_text(&mut o, &d.pools);
+        }
+        for n in &d.pool_notes {
+            let _ = writeln!(o, "  {n}");
+        }
         for oom in &d.ooms {
             let _ = writeln!(
                 o,
@@ -343,4 +380,27 @@ pub fn to_text(r: &MemoryReport) -> String {
         }
     }
     o
+}
+
+/// The pools table of `to_text`: one line per (pool, stream).
+fn pools_text(o: &mut String, pools: &[PoolMemory]) {
+    use std::fmt::Write;
+    let _ = writeln!(
+        o,
+        "  {:<24} {:>18} {:>4} {:>12} {:>12} {:>12} {:>7}",
+        "pool", "stream", "segs", "reserved", "allocated", "inactive", "frag"
+    );
+    for p in pools {
+        let _ = writeln!(
+            o,
+            "  {:<24} {:>18} {:>4} {:>12} {:>12} {:>12} {:>7.3}",
+            pools::pool_name(p.pool),
+            pools::stream_name(p.stream),
+            p.segments,
+            bytes(p.reserved_bytes),
+            bytes(p.allocated_bytes),
+            bytes(p.inactive_bytes),
+            p.fragmentation()
+        );
+    }
 }

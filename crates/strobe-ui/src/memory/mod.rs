@@ -6,6 +6,7 @@
 
 pub mod bench;
 mod history_bar;
+mod pool_style;
 mod segment_map;
 pub mod stack;
 mod summary;

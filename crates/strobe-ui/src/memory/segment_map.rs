@@ -1,10 +1,14 @@
 //! Segment map: one row per segment (an expandable segment's adjacent mapped ranges are one
 //! row), address-ordered, each block drawn to scale inside it (width ∝ bytes within the row),
 //! coloured by state; the rounding waste of an allocated block (size − requested) is drawn
-//! darker at its end. It draws whatever allocator state it is given — the final one, or the
-//! one the history scrubber replayed to.
+//! darker at its end. A segment of a pool other than the default one (a CUDA graph pool, a
+//! MemPool) is outlined in the pool's colour and its free bytes drawn in that colour dimmed:
+//! they are held for the pool, not free for ordinary allocations. It draws whatever allocator
+//! state it is given — the final one, or the one the history scrubber replayed to.
 
+use super::pool_style::{held_color, pool_color, swatch};
 use egui::{Color32, Pos2, Rect, Sense, Stroke, Vec2};
+use strobe_analysis::memory::pools::{pool_name, pool_origin};
 use strobe_analysis::memory::{bytes, BlockView, RegionView};
 use strobe_model::memory::{BlockState, MemorySnapshot};
 
@@ -19,6 +23,10 @@ pub struct SegmentMapView {
     /// Segments and blocks drawn in the last frame (tests read them).
     pub segments_drawn: usize,
     pub blocks_drawn: usize,
+    /// Pools other than the default one named in the legend in the last frame (tests read it).
+    pub pools_in_legend: Vec<(i64, i64)>,
+    /// Segment rows drawn outlined in a pool's colour in the last frame.
+    pub pool_segments_drawn: usize,
 }
 
 pub fn state_color(s: BlockState) -> Color32 {
@@ -41,7 +49,7 @@ impl SegmentMapView {
         let sizes: Vec<u64> = regions.iter().map(|r| r.size).collect();
         let median = strobe_analysis::stats::median(&sizes).unwrap_or(1).max(1);
         let mut full = self.full_width.unwrap_or(max / median > 50);
-        ui.horizontal(|ui| self.legend(ui, regions.len(), &mut full));
+        ui.horizontal(|ui| self.legend(ui, regions, &mut full));
         let (hovered, clicked) = self.segment_rows(ui, regions, highlight, full, max);
         if let Some(c) = clicked {
             self.pinned = if self.pinned == Some(c) { None } else { Some(c) };
@@ -51,8 +59,8 @@ impl SegmentMapView {
     }
 
     /// The title, the block states' colours and the full-width switch.
-    fn legend(&mut self, ui: &mut egui::Ui, segments: usize, full: &mut bool) {
-        ui.strong(format!("Segments ({segments}), address order"));
+    fn legend(&mut self, ui: &mut egui::Ui, regions: &[RegionView], full: &mut bool) {
+        ui.strong(format!("Segments ({}), address order", regions.len()));
         for (st, name) in [
             (BlockState::ActiveAllocated, "allocated"),
             (BlockState::ActiveAwaitingFree, "awaiting free"),
@@ -62,6 +70,15 @@ impl SegmentMapView {
             ui.painter().rect_filled(r, 1.0, state_color(st));
             ui.label(name);
         }
+        let mut pools: Vec<(i64, i64)> = regions.iter().map(|r| r.pool).filter(|&p| pool_color(p).is_some()).collect();
+        pools.sort_unstable();
+        pools.dedup();
+        for &p in &pools {
+            let c = pool_color(p).expect("filtered above");
+            swatch(ui, held_color(c));
+            ui.label(format!("held by {}", pool_name(p))).on_hover_text(pool_origin(p));
+        }
+        self.pools_in_legend = pools;
         if ui
             .checkbox(full, "full-width bars")
             .on_hover_text("each segment the full width; blocks to scale within it")
@@ -84,7 +101,7 @@ impl SegmentMapView {
         let mut hovered: Option<(usize, usize)> = None;
         let mut clicked: Option<u64> = None;
         let pinned = self.pinned;
-        let (mut nseg, mut nblk) = (0, 0);
+        let (mut nseg, mut nblk, mut npool) = (0, 0, 0);
         egui::ScrollArea::vertical()
             .id_salt("mem_segment_map")
             .auto_shrink([false, true])
@@ -101,10 +118,11 @@ impl SegmentMapView {
                     p.rect_filled(bar, 0.0, Color32::from_gray(40));
                     nseg += 1;
                     let scale = bar.width() as f64 / g.size.max(1) as f64;
+                    let pool = pool_color(g.pool);
                     let hover_x = resp.hover_pos().map(|h| h.x);
                     for (bi, b) in g.blocks.iter().enumerate() {
                         let off = b.address.saturating_sub(g.address) as f64;
-                        let r = paint_block(&p, b, bar, off, scale);
+                        let r = paint_block(&p, b, bar, off, scale, pool.map(held_color));
                         let is_block = b.state != BlockState::Inactive;
                         if is_block && pinned == Some(b.address) {
                             p.rect_stroke(r, 0.0, Stroke::new(2.0, Color32::WHITE), egui::StrokeKind::Inside);
@@ -122,8 +140,13 @@ impl SegmentMapView {
                             }
                         }
                     }
+                    if let Some(c) = pool {
+                        p.rect_stroke(bar, 0.0, Stroke::new(1.5, c), egui::StrokeKind::Outside);
+                        npool += 1;
+                    }
                 }
             });
+        self.pool_segments_drawn = npool;
         self.segments_drawn = nseg;
         self.blocks_drawn = nblk;
         (hovered, clicked)
@@ -142,7 +165,10 @@ impl SegmentMapView {
         };
         let g = &regions[ri];
         let b = &g.blocks[bi];
-        let what = if b.state == BlockState::Inactive {
+        let pooled = g.pool != strobe_analysis::memory::pools::DEFAULT_POOL;
+        let what = if b.state == BlockState::Inactive && pooled {
+            format!("free gap 0x{:x}: {}, held for {} only", b.address, bytes(b.size), pool_name(g.pool))
+        } else if b.state == BlockState::Inactive {
             format!("free gap 0x{:x}: {}", b.address, bytes(b.size))
         } else {
             format!(
@@ -156,24 +182,29 @@ impl SegmentMapView {
             )
         };
         ui.label(format!(
-            "segment 0x{:x} ({}, stream {}{}), {what}",
+            "segment 0x{:x} ({}, stream {}{}{}), {what}",
             g.address,
             bytes(g.size),
             g.stream,
-            if g.expandable { ", expandable" } else { "" }
+            if g.expandable { ", expandable" } else { "" },
+            if pooled { format!(", {}", pool_name(g.pool)) } else { String::new() }
         ));
         super::stack::ui(ui, s, b.stack, "segment_map", f32::INFINITY);
     }
 }
 
-/// One block of a segment's bar, `off` bytes into it at `scale` px a byte: its state's colour,
-/// the rounding past what was requested darker, an edge where it is wide enough. Returns its
-/// rectangle.
-fn paint_block(p: &egui::Painter, b: &BlockView, bar: Rect, off: f64, scale: f64) -> Rect {
+/// One block of a segment's bar, `off` bytes into it at `scale` px a byte: its state's colour
+/// (`held`, where free bytes belong to a pool other than the default one), the rounding past
+/// what was requested darker, an edge where it is wide enough. Returns its rectangle.
+fn paint_block(p: &egui::Painter, b: &BlockView, bar: Rect, off: f64, scale: f64, held: Option<Color32>) -> Rect {
     let x0 = bar.min.x + (off * scale) as f32;
     let x1 = bar.min.x + ((off + b.size as f64) * scale) as f32;
     let r = Rect::from_min_max(Pos2::new(x0, bar.min.y), Pos2::new(x1.max(x0 + 1.0), bar.max.y));
-    p.rect_filled(r, 0.0, state_color(b.state));
+    let fill = match held {
+        Some(c) if b.state == BlockState::Inactive => c,
+        _ => state_color(b.state),
+    };
+    p.rect_filled(r, 0.0, fill);
     if b.state == BlockState::ActiveAllocated && b.requested < b.size {
         let xr = bar.min.x + ((off + b.requested as f64) * scale) as f32;
         if x1 - xr >= 1.0 {

@@ -1,6 +1,8 @@
 //! The analysis figures of one device and its OOM verdicts.
 
+use super::pool_style::{held_color, pool_color, swatch};
 use egui::{Color32, RichText};
+use strobe_analysis::memory::pools::{pool_name, pool_origin, stream_name};
 use strobe_analysis::memory::{bytes, DeviceMemory};
 
 #[derive(Default)]
@@ -9,6 +11,9 @@ pub struct SummaryView {
     pub ooms_shown: usize,
     /// Notes (older layout, history window) drawn in the last frame.
     pub notes_shown: usize,
+    /// Rows of the pool table and pool notes drawn in the last frame.
+    pub pools_shown: usize,
+    pub pool_notes_shown: usize,
 }
 
 pub const NOTE_COLOR: Color32 = Color32::from_rgb(230, 160, 40);
@@ -61,7 +66,12 @@ impl SummaryView {
             row(ui, "awaiting free", bytes(d.active_awaiting_free_bytes));
             row(ui, "inactive (cached)", bytes(d.inactive_bytes));
             row(ui, "largest inactive block", bytes(d.largest_inactive_block));
-            row(ui, "fragmentation", format!("{:.3}", d.fragmentation));
+            if d.pools.iter().any(|p| !p.is_default()) {
+                row(ui, "held by other pools", bytes(d.pool_held_inactive_bytes));
+                row(ui, "fragmentation (default pool)", format!("{:.3}", d.fragmentation));
+            } else {
+                row(ui, "fragmentation", format!("{:.3}", d.fragmentation));
+            }
             row(ui, "rounding waste", bytes(d.rounding_waste_bytes));
             row(ui, "trace entries", d.trace_entries.to_string());
             ui.label("peak allocated");
@@ -80,6 +90,7 @@ impl SummaryView {
             ui.end_row();
             row(ui, "peak reserved", bytes(d.peak_reserved_bytes.max(0) as u64));
         });
+        self.pools_ui(ui, d);
         self.ooms_shown = d.ooms.len();
         if d.ooms.is_empty() {
             ui.add_space(6.0);
@@ -105,6 +116,47 @@ impl SummaryView {
             }
         }
         goto
+    }
+}
+
+impl SummaryView {
+    /// Where the device has more than one pool or stream: a row per (pool, stream) and what
+    /// the pools say (who holds the inactive bytes ordinary allocations cannot reuse).
+    fn pools_ui(&mut self, ui: &mut egui::Ui, d: &DeviceMemory) {
+        self.pools_shown = 0;
+        self.pool_notes_shown = 0;
+        if d.pools.len() > 1 {
+            ui.add_space(8.0);
+            ui.strong("Pools").on_hover_text(
+                "The allocator reuses a freed block only within its pool and stream: the default pool serves ordinary allocations; a CUDA graph pool or a MemPool keeps its blocks for its own.",
+            );
+            egui::Grid::new("mem_pools_grid").num_columns(6).striped(true).show(ui, |ui| {
+                for h in ["pool", "stream", "reserved", "allocated", "inactive", "frag"] {
+                    ui.weak(h);
+                }
+                ui.end_row();
+                for p in &d.pools {
+                    ui.horizontal(|ui| {
+                        if let Some(c) = pool_color(p.pool) {
+                            swatch(ui, held_color(c));
+                        }
+                        ui.label(pool_name(p.pool)).on_hover_text(pool_origin(p.pool));
+                    });
+                    ui.monospace(stream_name(p.stream));
+                    ui.monospace(bytes(p.reserved_bytes));
+                    ui.monospace(bytes(p.allocated_bytes));
+                    ui.monospace(bytes(p.inactive_bytes));
+                    ui.monospace(format!("{:.3}", p.fragmentation()));
+                    ui.end_row();
+                    self.pools_shown += 1;
+                }
+            });
+        }
+        for n in &d.pool_notes {
+            ui.add_space(4.0);
+            ui.label(RichText::new(n).color(NOTE_COLOR));
+            self.pool_notes_shown += 1;
+        }
     }
 }
 
