@@ -39,3 +39,29 @@ fn gpt_ops_match_the_oracle() {
         assert_eq!(store.span_end(r.longest_span) - store.span_start(r.longest_span), r.longest_ns);
     }
 }
+
+/// `strobe export --what ops`: the by-shape rows, which add up per name to the oracle's by-name
+/// figures.
+#[test]
+fn gpt_ops_export_adds_up_to_the_oracle() {
+    use strobe_analysis::export::{export, Format, What};
+    let store = load("gpt_train.json.gz");
+    let mut out = Vec::new();
+    let rows = export(&store, What::Ops, Format::Jsonl, &mut out).unwrap();
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len() as u64, rows);
+    let want = expected("gpt_train.ops.json");
+    assert_eq!(rows as usize, want["by_op_and_shape"].as_array().unwrap().len());
+    for w in want["by_op"].as_array().unwrap() {
+        let (name, on_device) = (w["name"].as_str().unwrap(), w["device"] == "cuda");
+        let mine: Vec<&serde_json::Value> =
+            lines.iter().filter(|l| l["name"] == name && l["on_device"] == on_device).collect();
+        for key in ["cpu_total_ns", "self_cpu_ns", "device_total_ns", "self_device_ns"] {
+            let sum: i64 = mine.iter().map(|l| l[key].as_i64().unwrap()).sum();
+            assert_eq!(sum, w[key].as_i64().unwrap(), "{name}: {key}");
+        }
+        let calls: u64 = mine.iter().map(|l| l["calls"].as_u64().unwrap()).sum();
+        assert_eq!(calls, w["count"].as_u64().unwrap(), "{name}: calls");
+    }
+}

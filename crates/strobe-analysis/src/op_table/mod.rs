@@ -21,6 +21,8 @@
 //! - Rows are keyed by name and side (host or device: PyTorch keys by device type too), and
 //!   with shapes by the `"Input Dims"` arg written as Python writes the list.
 
+pub mod text;
+
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
