@@ -21,6 +21,7 @@ pub mod load_summary;
 pub mod loader;
 pub mod memory;
 pub mod notes;
+pub mod op_table_pane;
 pub mod panes;
 pub mod pipeline;
 pub mod ranks;

@@ -52,8 +52,9 @@ impl StrobeApp {
         let bottom_h = bottom.show(ui, |ui| {
             // every bottom tab, in the tab bar's order: adding one is a line here (and its id
             // in `BottomTab`)
-            let mut tabs: [(BottomTab, &mut dyn Pane); 9] = [
+            let mut tabs: [(BottomTab, &mut dyn Pane); 10] = [
                 (BottomTab::Kernels, &mut self.kernels),
+                (BottomTab::Ops, &mut self.ops),
                 (BottomTab::Area, &mut self.area),
                 (BottomTab::Load, &mut self.load_summary),
                 (BottomTab::Efficiency, &mut self.efficiency),

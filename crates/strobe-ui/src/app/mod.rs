@@ -65,6 +65,8 @@ pub enum BottomTab {
     Efficiency,
     /// Pipeline stages, bubbles and P2P (when the open ranks form a pipeline).
     Pipeline,
+    /// torch.profiler's key_averages table: per op calls, CPU and device time.
+    Ops,
 }
 
 /// The highlight in force: a selected kernel wins over search matches.
@@ -85,6 +87,7 @@ pub struct StrobeApp {
     pub(crate) timeline_state: TimelineState,
     pub(crate) timeline: TimelineView,
     pub(crate) kernels: KernelTable,
+    pub ops: crate::op_table_pane::OpTablePane,
     pub(crate) details: DetailsPane,
     pub(crate) efficiency: crate::efficiency_pane::EfficiencyPane,
     pub(crate) search: SearchBar,
@@ -142,6 +145,7 @@ impl StrobeApp {
             timeline_state,
             timeline: TimelineView::default(),
             kernels: KernelTable::default(),
+            ops: Default::default(),
             details: DetailsPane::default(),
             efficiency: Default::default(),
             search: SearchBar::default(),
