@@ -183,8 +183,13 @@ impl OpTablePane {
                 .widget_info(|| egui::WidgetInfo::labeled(egui::Role::ComboBox, true, format!("Trace: {label}")));
         }
         let lab = ui.label("Filter:");
-        ui.add(egui::TextEdit::singleline(&mut self.filter).id_salt("ops_filter").hint_text("op name").desired_width(220.0))
-            .labelled_by(lab.id);
+        ui.add(
+            egui::TextEdit::singleline(&mut self.filter)
+                .id_salt("ops_filter")
+                .hint_text("op name")
+                .desired_width(220.0),
+        )
+        .labelled_by(lab.id);
         self.refresh(ws);
         match self.shown(ws) {
             Some(t) if t.derived.analysis.op_table_ready().is_none() => {

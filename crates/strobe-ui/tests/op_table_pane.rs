@@ -69,7 +69,9 @@ fn a_row_selects_the_longest_occurrence_and_highlights_all() {
     assert_eq!(Some(dur(sel.span)), longest);
     let mm = t.store.span_meta(sel.span).name;
     assert!(app.highlight().active && app.highlight().matches(t.id, mm), "every aten::mm is highlighted");
-    assert!(!app.highlight().matches(t.id, t.store.span_meta(t.derived.analysis.op_table_ready().unwrap().by_name[0].longest_span).name));
+    assert!(!app
+        .highlight()
+        .matches(t.id, t.store.span_meta(t.derived.analysis.op_table_ready().unwrap().by_name[0].longest_span).name));
     // the row is drawn selected: a double-click brings the span into view
     // (first zoomed out to the whole trace, where a single aten::mm is under a pixel)
     let ctx = h.ctx.clone();

@@ -12,7 +12,12 @@ pub fn write(o: &mut String, rows: &[OpRow], top: usize) {
     if host.is_empty() {
         return;
     }
-    let _ = writeln!(o, "\nOps (torch.profiler key_averages; top {} of {} by device total):", top.min(host.len()), host.len());
+    let _ = writeln!(
+        o,
+        "\nOps (torch.profiler key_averages; top {} of {} by device total):",
+        top.min(host.len()),
+        host.len()
+    );
     let _ = writeln!(
         o,
         "  {:>7} {:>12} {:>12} {:>12} {:>12} {:>12}  name",
