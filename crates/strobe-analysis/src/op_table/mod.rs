@@ -122,26 +122,39 @@ struct Figures {
     self_device: i64,
 }
 
+/// A row being summed: (name key, shape id or NO_SHAPE, on device) → row.
+type Rows = FxHashMap<(u32, u32, bool), OpRow>;
+
+const NO_SHAPE: u32 = u32::MAX;
+
 /// The op table of `store`; empty when it has no CPU op (an Nsight Systems export: runtime
-/// calls and NVTX, which `key_averages` never sees).
+/// calls and NVTX, which `key_averages` never sees). Memory: a parent per span and a few words
+/// per host event of the longest thread, besides the rows (no per-event figures are kept).
 pub fn op_table(store: &Store) -> OpTable {
     let n = store.span_count();
-    let kinds: Vec<SpanKind> = store.span_metas().iter().map(|m| SpanKind::from_u8(m.kind)).collect();
-    if !kinds.contains(&SpanKind::CpuOp) {
+    let kind = |s: u32| SpanKind::from_u8(store.span_meta(s).kind);
+    if !(0..n as u32).any(|s| kind(s) == SpanKind::CpuOp) {
         return OpTable::default();
     }
-    let filtered: Vec<bool> = {
-        let mut f = vec![false; store.string_count()];
-        for id in 0..store.string_count() as u32 {
-            f[id as usize] = FILTERED.contains(&store.string(id));
-        }
-        f
-    };
-    let counted = |sid: u32| !filtered[store.span_meta(sid).name as usize];
+    // each name id's row key: itself, or the first id of the same key (`ProfilerStep*`);
+    // NO_SPAN for the names PyTorch drops
+    let mut first_of: FxHashMap<&str, u32> = FxHashMap::default();
+    let key_of: Vec<u32> = (0..store.string_count() as u32)
+        .map(|id| {
+            let name = store.string(id);
+            if FILTERED.contains(&name) {
+                NO_SPAN
+            } else {
+                *first_of.entry(row_name(name)).or_insert(id)
+            }
+        })
+        .collect();
+    let counted = |sid: u32| key_of[store.span_meta(sid).name as usize] != NO_SPAN;
     let (starts, ends) = store.span_times();
     let dur = |s: u32| ends[s as usize] - starts[s as usize];
 
-    // 1. Each host event's parent by PyTorch's rule, per CPU thread; host events in order.
+    // 1. Each host event's parent by PyTorch's rule, per CPU thread: (span, parent's position
+    //    in the lane's list), host events in order.
     let cpu_lanes: Vec<u32> = (0..store.lanes.len() as u32)
         .filter(|&l| matches!(store.lanes[l as usize].kind, LaneKind::CpuThread { .. }))
         .collect();
@@ -149,16 +162,15 @@ pub fn op_table(store: &Store) -> OpTable {
         .par_iter()
         .map(|&lane| {
             let v = store.lane_spans(lane);
-            let mut evs: Vec<u32> =
-                v.span.iter().copied().filter(|&s| is_host(kinds[s as usize]) && counted(s)).collect();
+            let mut evs: Vec<u32> = v.span.iter().copied().filter(|&s| is_host(kind(s)) && counted(s)).collect();
             evs.sort_by_key(|&s| (starts[s as usize], std::cmp::Reverse(ends[s as usize])));
             let mut stack: Vec<u32> = Vec::new();
             let mut out = Vec::with_capacity(evs.len());
-            for s in evs {
+            for (pos, &s) in evs.iter().enumerate() {
                 let (b, e) = (starts[s as usize], ends[s as usize]);
                 let mut parent = NO_SPAN;
                 while let Some(&top) = stack.last() {
-                    let top_end = ends[top as usize];
+                    let top_end = ends[evs[top as usize] as usize];
                     if b >= top_end || e > top_end {
                         stack.pop();
                     } else {
@@ -166,87 +178,77 @@ pub fn op_table(store: &Store) -> OpTable {
                         break;
                     }
                 }
-                stack.push(s);
+                stack.push(pos as u32);
                 out.push((s, parent));
             }
             out
         })
         .collect();
     let mut parent = vec![NO_SPAN; n];
-    for &(s, p) in per_lane.iter().flatten() {
-        parent[s as usize] = p;
+    for lane in &per_lane {
+        for &(s, p) in lane {
+            if p != NO_SPAN {
+                parent[s as usize] = lane[p as usize].0;
+            }
+        }
     }
 
     // 2. Device events to their owner: the innermost op around their launch.
     let launches = store.launch_table();
-    let mut own_device = vec![0i64; n];
+    let mut own_device: FxHashMap<u32, i64> = FxHashMap::default();
     let mut device_events: Vec<u32> = Vec::new();
     for (lane, d) in store.lanes.iter().enumerate() {
         if !matches!(d.kind, LaneKind::GpuStream { .. }) {
             continue;
         }
         for &s in store.lane_spans(lane as u32).span {
-            if !matches!(kinds[s as usize], SpanKind::Kernel | SpanKind::Memcpy | SpanKind::Memset) || !counted(s) {
+            if !matches!(kind(s), SpanKind::Kernel | SpanKind::Memcpy | SpanKind::Memset) || !counted(s) {
                 continue;
             }
             device_events.push(s);
             let mut o = launches.get(s).unwrap_or(NO_SPAN);
-            while o != NO_SPAN && !owns_device_work(kinds[o as usize]) {
+            while o != NO_SPAN && !owns_device_work(kind(o)) {
                 o = parent[o as usize];
             }
             if o != NO_SPAN {
-                own_device[o as usize] += dur(s);
+                *own_device.entry(o).or_default() += dur(s);
             }
         }
     }
+    drop(parent);
 
-    // 3. Figures bottom-up: children come after their parent in each lane's order.
-    let mut figs: FxHashMap<u32, Figures> = FxHashMap::default();
-    let mut child_cpu = vec![0i64; n];
-    let mut child_device = vec![0i64; n];
-    for lane in per_lane.iter() {
-        for &(s, p) in lane.iter().rev() {
-            let d = dur(s);
-            let device = own_device[s as usize] + child_device[s as usize];
-            figs.insert(
-                s,
-                Figures { cpu: d, self_cpu: d - child_cpu[s as usize], device, self_device: own_device[s as usize] },
-            );
-            if p != NO_SPAN {
-                child_cpu[p as usize] += d;
-                child_device[p as usize] += device;
-            }
-        }
-    }
-    for &s in &device_events {
-        let d = dur(s);
-        figs.insert(s, Figures { cpu: 0, self_cpu: 0, device: d, self_device: d });
-    }
-
-    // 4. The input shapes of the CPU ops that record them.
+    // 3. The input shapes of the CPU ops that record them, each text once.
     let dims_key = memchr::memmem::Finder::new("\"Input Dims\"");
-    let shaped: Vec<u32> = figs.keys().copied().filter(|&s| kinds[s as usize] == SpanKind::CpuOp).collect();
-    let shapes: FxHashMap<u32, String> = shaped
+    let shaped: Vec<(u32, String)> = per_lane
         .par_iter()
-        .filter(|&&s| dims_key.find(store.span_args_raw(s)).is_some())
-        .filter_map(|&s| Some((s, input_dims(&store.span_args(s))?)))
+        .flat_map_iter(|lane| lane.iter().map(|x| x.0))
+        .filter(|&s| kind(s) == SpanKind::CpuOp && dims_key.find(store.span_args_raw(s)).is_some())
+        .filter_map(|s| Some((s, input_dims(&store.span_args(s))?)))
         .collect();
+    let mut shape_ids: FxHashMap<String, u32> = FxHashMap::default();
+    let mut shape_of: FxHashMap<u32, u32> = FxHashMap::default();
+    for (s, text) in shaped {
+        let next = shape_ids.len() as u32;
+        shape_of.insert(s, *shape_ids.entry(text).or_insert(next));
+    }
+    let empty = {
+        let next = shape_ids.len() as u32;
+        *shape_ids.entry("[]".to_string()).or_insert(next)
+    };
 
-    // 5. Rows.
-    let mut events: Vec<(u32, Figures)> = figs.into_iter().collect();
-    events.sort_unstable_by_key(|e| e.0);
-    let group = |with_shapes: bool| {
-        let mut rows: FxHashMap<(String, Option<String>, bool), OpRow> = FxHashMap::default();
-        for &(s, f) in &events {
-            let m = store.span_meta(s);
-            let raw = store.string(m.name);
-            let name = if raw.starts_with("ProfilerStep#") { "ProfilerStep*" } else { raw };
-            let on_device = !is_host(kinds[s as usize]);
-            let sh = with_shapes.then(|| shapes.get(&s).cloned().unwrap_or_else(|| "[]".to_string()));
-            let r = rows.entry((name.to_string(), sh.clone(), on_device)).or_insert_with(|| OpRow {
-                name: name.to_string(),
-                shapes: sh,
-                kind: kind_text(kinds[s as usize]).unwrap_or("other"),
+    // 4. Figures bottom-up (children come after their parent in each lane's order), each
+    //    event added to its rows as it is found.
+    let (mut by_name, mut by_shape) = (Rows::default(), Rows::default());
+    let mut add = |s: u32, f: Figures| {
+        let name = store.span_meta(s).name;
+        let on_device = !is_host(kind(s));
+        let key = key_of[name as usize];
+        let shape = shape_of.get(&s).copied().unwrap_or(empty);
+        for (rows, shape) in [(&mut by_name, NO_SHAPE), (&mut by_shape, shape)] {
+            let r = rows.entry((key, shape, on_device)).or_insert_with(|| OpRow {
+                name: row_name(store.string(name)).to_string(),
+                shapes: None,
+                kind: kind_text(kind(s)).unwrap_or("other"),
                 on_device,
                 count: 0,
                 cpu_total_ns: 0,
@@ -262,15 +264,49 @@ pub fn op_table(store: &Store) -> OpTable {
             r.self_cpu_ns += f.self_cpu;
             r.device_total_ns += f.device;
             r.self_device_ns += f.self_device;
-            if !r.name_ids.contains(&m.name) {
-                r.name_ids.push(m.name);
+            if !r.name_ids.contains(&name) {
+                r.name_ids.push(name);
             }
-            if dur(s) > r.longest_ns {
+            // the first longest in span order
+            if dur(s) > r.longest_ns || (dur(s) == r.longest_ns && s < r.longest_span) {
                 r.longest_ns = dur(s);
                 r.longest_span = s;
             }
         }
-        let mut out: Vec<OpRow> = rows.into_values().collect();
+    };
+    for lane in &per_lane {
+        // (children's CPU, children's device) per position
+        let mut children = vec![(0i64, 0i64); lane.len()];
+        for (pos, &(s, p)) in lane.iter().enumerate().rev() {
+            let d = dur(s);
+            let own = own_device.get(&s).copied().unwrap_or(0);
+            let (child_cpu, child_device) = children[pos];
+            let device = own + child_device;
+            add(s, Figures { cpu: d, self_cpu: d - child_cpu, device, self_device: own });
+            if p != NO_SPAN {
+                children[p as usize].0 += d;
+                children[p as usize].1 += device;
+            }
+        }
+    }
+    for &s in &device_events {
+        let d = dur(s);
+        add(s, Figures { cpu: 0, self_cpu: 0, device: d, self_device: d });
+    }
+
+    // 5. Rows in order.
+    let mut texts = vec![String::new(); shape_ids.len()];
+    for (t, id) in shape_ids {
+        texts[id as usize] = t;
+    }
+    let finish = |rows: Rows| {
+        let mut out: Vec<OpRow> = rows
+            .into_iter()
+            .map(|((_, shape, _), mut r)| {
+                r.shapes = (shape != NO_SHAPE).then(|| texts[shape as usize].clone());
+                r
+            })
+            .collect();
         out.sort_by(|a, b| {
             b.device_total_ns
                 .cmp(&a.device_total_ns)
@@ -281,7 +317,16 @@ pub fn op_table(store: &Store) -> OpTable {
         });
         out
     };
-    OpTable { by_name: group(false), by_shape: group(true) }
+    OpTable { by_name: finish(by_name), by_shape: finish(by_shape) }
+}
+
+/// The row name of an event name: `ProfilerStep#N` is `ProfilerStep*`, as PyTorch keys it.
+fn row_name(name: &str) -> &str {
+    if name.starts_with("ProfilerStep#") {
+        "ProfilerStep*"
+    } else {
+        name
+    }
 }
 
 /// The `"Input Dims"` arg written as Python's `str()` of the list PyTorch keys shapes by
