@@ -225,6 +225,8 @@ impl OpTablePane {
         if self.by_shape {
             b = b.column(Column::initial(260.0).at_least(120.0).clip(true));
         }
+        // room for the scroll bar, which would cover the last column's digits
+        b = b.column(Column::exact(12.0));
         b.header(20.0, |mut h| {
             let arrow = |by: SortBy| match (self.sort == by, self.descending) {
                 (true, true) => " v",
