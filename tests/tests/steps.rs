@@ -40,6 +40,27 @@ fn gpt_single_steps_from_nvtx_and_the_slow_step() {
     // step_3's 8 ms CPU sleep leaves the GPU idle (traces README): the evidence says so
     let a = &r.step_anomalies[0];
     assert!(a.gpu_idle_ns - a.typical_gpu_idle_ns > 6_000_000, "{}", a.evidence);
+    // the steps' usual variation from the oracle's durations: max(MAD, median // 100, 1)
+    let durs: Vec<i64> = es.iter().map(|e| e["dur_ns"].as_i64().unwrap()).collect();
+    let med = |mut v: Vec<i64>| {
+        v.sort();
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2
+        }
+    };
+    let m = med(durs.clone());
+    let mad = med(durs.iter().map(|d| (d - m).abs()).collect()).max(m / 100).max(1);
+    assert_eq!(a.variation_ns, mad);
+    // no kernel of step_3 ran more than a few µs longer than in the typical step (the sleep is
+    // on the CPU): nothing to list, and the evidence says why
+    for k in &a.kernel_changes {
+        assert!(k.total_step_ns - k.total_typical_ns >= mad, "{}", a.evidence);
+    }
+    assert!(!a.evidence.contains("kernels up"), "{}", a.evidence);
+    assert!(a.evidence.contains("usual variation"), "{}", a.evidence);
     let v = serde_json::to_value(&r).unwrap();
     assert_eq!(v["steps"][0]["source"], "nvtx");
     assert!(v["step_anomalies"][0]["rank"].is_null());

@@ -12,6 +12,13 @@
 //! The evidence compares the odd step with the typical one (the step whose duration is closest
 //! to the median): the kernel names whose time changed most (`diff::diff_windows`, kernels that
 //! start in each step) and the GPU idle time in each (a CPU-side gap shows as idle).
+//!
+//! A kernel name is evidence only when its time in the odd step grew by at least the steps'
+//! usual variation — the MAD the score divides by, itself at least 1 % of the median step. A
+//! smaller change is within what any two ordinary steps differ by, so it cannot explain why
+//! this step is an outlier (a 6 ms slow step whose kernels each ran 2 µs longer was slowed by
+//! something else); the rule scales with the step length and with how steady the steps are,
+//! so no constant is tuned to one trace.
 
 use crate::diff::diff_windows;
 use crate::gpu_time::device_unions;
@@ -58,6 +65,10 @@ pub struct StepAnomaly {
     pub typical_step: String,
     pub gpu_idle_ns: i64,
     pub typical_gpu_idle_ns: i64,
+    /// The steps' usual variation (the MAD the score divides by): a kernel's time must grow
+    /// by at least this to be listed in `kernel_changes`.
+    #[serde(default)]
+    pub variation_ns: i64,
     pub kernel_changes: Vec<KernelChange>,
     pub evidence: String,
 }
@@ -115,7 +126,7 @@ pub fn step_anomalies_in(
             let kernel_changes: Vec<KernelChange> = d
                 .kernels
                 .iter()
-                .filter(|r| r.delta_ns > 0)
+                .filter(|r| r.delta_ns > 0 && r.delta_ns >= mad)
                 .take(3)
                 .map(|r| KernelChange {
                     name: r.name.clone(),
@@ -136,6 +147,7 @@ pub fn step_anomalies_in(
                 typical_step: t.name.clone(),
                 gpu_idle_ns: idle_in(s),
                 typical_gpu_idle_ns: typical_idle,
+                variation_ns: mad,
                 kernel_changes,
                 evidence: String::new(),
             };
@@ -191,13 +203,61 @@ fn evidence(a: &StepAnomaly) -> String {
         a.typical_step,
         fmt_ns(a.gpu_idle_ns),
         fmt_ns(a.typical_gpu_idle_ns),
-        if ks.is_empty() { "; no kernel ran longer".to_string() } else { format!("; kernels up: {}", ks.join(", ")) }
+        if ks.is_empty() {
+            format!("; no kernel's time grew by more than the steps' usual variation ({})", fmt_ns(a.variation_ns))
+        } else {
+            format!("; kernels up: {}", ks.join(", "))
+        }
     )
 }
 
 #[cfg(test)]
 mod tests {
-    use super::periodic;
+    use super::*;
+    use crate::steps::StepSource;
+    use strobe_model::{LaneKind, SourceFormat, SpanKind, TraceMeta};
+    use strobe_store::{SpanInput, StoreBuilder};
+
+    #[test]
+    fn evidence_lists_only_kernels_that_grew_past_the_usual_variation() {
+        // six 1 ms steps (± 10 µs), step 3 takes 1.5 ms: its `big` kernel ran 400 µs longer,
+        // its `small` one 3 µs longer (noise, as in every step)
+        let mut b = StoreBuilder::in_memory();
+        let gpu = b.lane(LaneKind::GpuStream { device: 0, stream: 7 });
+        let (big, small, ck) = (b.intern("big"), b.intern("small"), b.intern("kernel"));
+        let durs = [1_000_000, 1_010_000, 990_000, 1_500_000, 1_005_000, 995_000];
+        let mut steps = Vec::new();
+        let mut t = 0;
+        for (i, &d) in durs.iter().enumerate() {
+            steps.push(Step { name: format!("step_{i}"), start_ns: t, dur_ns: d, source: StepSource::Nvtx });
+            let (big_len, small_len) = if i == 3 { (500_000, 103_000) } else { (100_000, 100_000 + i as i64 * 1000) };
+            for (name, start, len) in [(big, t, big_len), (small, t + 600_000, small_len)] {
+                let s = SpanInput {
+                    lane: gpu,
+                    start,
+                    end: start + len,
+                    name,
+                    cat: ck,
+                    kind: SpanKind::Kernel,
+                    flags: 0,
+                    args: b"",
+                    correlation: 0,
+                    copy_dir: None,
+                };
+                b.push_span(s).unwrap();
+            }
+            t += d;
+        }
+        let store = b.finish(&TraceMeta::new(SourceFormat::Kineto, "t")).unwrap().into_store().unwrap();
+        let a = &step_anomalies(&store, &steps, None, DEFAULT_K)[0];
+        assert_eq!(a.step, "step_3");
+        // median 1 002 500 ns; |dev| sorted 2.5k 2.5k 7.5k 7.5k 12.5k 497.5k → MAD 7 500 ns,
+        // under 1 % of the median: 10 025 ns
+        assert_eq!(a.variation_ns, 10_025);
+        let names: Vec<&str> = a.kernel_changes.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(names, ["big"], "{}", a.evidence);
+        assert!(a.evidence.contains("kernels up: big"), "{}", a.evidence);
+    }
 
     #[test]
     fn periods() {

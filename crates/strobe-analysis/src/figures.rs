@@ -10,7 +10,9 @@
 use crate::anomalies::{step_anomalies_in, StepAnomaly, DEFAULT_K};
 use crate::efficiency::ops::{op_runs, OpRun};
 use crate::efficiency::{efficiency_of_in_steps, Efficiency, PeakOverride};
+use crate::gaps::{largest_gaps, GapRow};
 use crate::gpu_time::{device_unions, gpu_time_of, DeviceUnions, GpuTime};
+use crate::headline::{headline_of, Headline};
 use crate::idle::{idle_totals_of, DeviceIdle, DEFAULT_THRESHOLD_NS};
 use crate::kernels::{kernel_stats, KernelStat};
 use crate::memory_level::{memory_peaks, MemoryPeak};
@@ -105,6 +107,7 @@ struct StoreWide {
     memory_peaks: Later<Vec<MemoryPeak>>,
     streams: Later<Vec<StreamStat>>,
     idle_totals: Later<Vec<DeviceIdle>>,
+    largest_gaps: Later<Vec<GapRow>>,
     op_runs: Later<Vec<OpRun>>,
     op_table: Later<OpTable>,
     queue_lengths: Later<Vec<QueueSeries>>,
@@ -117,6 +120,7 @@ struct StoreWide {
 struct ByRule {
     steps: Later<Vec<Step>>,
     step_anomalies: Later<Vec<StepAnomaly>>,
+    headline: Later<Headline>,
     efficiency: Later<Efficiency>,
 }
 
@@ -256,6 +260,27 @@ impl TraceFigures {
             let unions = &self.activity(store).unions;
             let _t = Phase::start("figures: idle totals");
             idle_totals_of(store, unions, DEFAULT_THRESHOLD_NS)
+        })
+    }
+
+    /// The headline figures at the default threshold: over the steps, else the capture
+    /// range, else the whole trace (`headline`).
+    pub fn headline(&self, store: &Store) -> &Headline {
+        self.by_rule.headline.get_or_init(|| {
+            let (steps, unions) = (self.steps(store), &self.activity(store).unions);
+            let capture = self.capture(store);
+            let _t = Phase::start("figures: headline");
+            headline_of(store, unions, steps, capture, DEFAULT_THRESHOLD_NS)
+        })
+    }
+
+    /// The longest idle gaps at the default threshold, with the op that held the host
+    /// (`gaps`).
+    pub fn largest_gaps(&self, store: &Store) -> &[GapRow] {
+        self.store_wide.largest_gaps.get_or_init(|| {
+            let unions = &self.activity(store).unions;
+            let _t = Phase::start("figures: largest gaps");
+            largest_gaps(store, unions, DEFAULT_THRESHOLD_NS, crate::gaps::DEFAULT_TOP)
         })
     }
 

@@ -11,6 +11,12 @@
 //!
 //! The gaps are those of the device's busy union (`gpu_time::device_unions`) inside its
 //! window (first start to last end), so host + kernel + other = `idle_ns` of `strobe report`.
+//!
+//! `idle_totals_within` counts the same gaps clipped to a window (the headline's steps or
+//! capture range, `headline`): a gap keeps the cause of the whole gap (its length against the
+//! threshold is the whole gap's), and only its part inside the window counts. Where the window
+//! reaches past the device's first or last busy interval, that stretch is no gap between two
+//! GPU operations and has no launch to judge; it counts as other.
 
 use serde::Serialize;
 
@@ -96,16 +102,33 @@ pub fn idle_breakdown(store: &Store, threshold_ns: i64) -> Vec<DeviceIdle> {
 /// the gaps are those between consecutive busy intervals, so a new threshold costs no scan
 /// of the GPU lanes.
 pub fn idle_breakdown_of(store: &Store, unions: &[DeviceUnions], threshold_ns: i64) -> Vec<DeviceIdle> {
-    breakdown(store, unions, threshold_ns, true)
+    breakdown(store, unions, threshold_ns, true, None)
 }
 
 /// `idle_breakdown_of` with `gaps` left empty: the totals `strobe report` prints, without a
 /// record per gap (a million-kernel rank has hundreds of thousands of gaps).
 pub fn idle_totals_of(store: &Store, unions: &[DeviceUnions], threshold_ns: i64) -> Vec<DeviceIdle> {
-    breakdown(store, unions, threshold_ns, false)
+    breakdown(store, unions, threshold_ns, false, None)
 }
 
-fn breakdown(store: &Store, unions: &[DeviceUnions], threshold_ns: i64, keep_gaps: bool) -> Vec<DeviceIdle> {
+/// `idle_totals_of` over [a, b) only: each gap clipped to it (the module's note), so
+/// `idle_ns` is b − a less the busy time inside.
+pub fn idle_totals_within(
+    store: &Store,
+    unions: &[DeviceUnions],
+    threshold_ns: i64,
+    (a, b): (i64, i64),
+) -> Vec<DeviceIdle> {
+    breakdown(store, unions, threshold_ns, false, Some((a, b)))
+}
+
+fn breakdown(
+    store: &Store,
+    unions: &[DeviceUnions],
+    threshold_ns: i64,
+    keep_gaps: bool,
+    within: Option<(i64, i64)>,
+) -> Vec<DeviceIdle> {
     // every gap's next span asks for its launch: the table, not a search of the flows each
     let launches = store.launch_table();
     unions
@@ -121,11 +144,21 @@ fn breakdown(store: &Store, unions: &[DeviceUnions], threshold_ns: i64, keep_gap
                 other_ns: 0,
                 long_gaps: 0,
             };
-            for (w, e) in u.busy.windows(2).zip(u.busy_edges.windows(2)) {
+            let (wa, wb) = within.unwrap_or((i64::MIN, i64::MAX));
+            // only the gaps that reach into the window
+            let first = u.busy.partition_point(|iv| iv.1 <= wa).saturating_sub(1);
+            // (the gap after the last interval starting before the window's end reaches in too)
+            let last = (u.busy.partition_point(|iv| iv.0 < wb) + 1).min(u.busy.len());
+            for (w, e) in u.busy[first..last].windows(2).zip(u.busy_edges[first..last].windows(2)) {
                 let (ce, s) = (w[0].1, w[1].0);
                 let (prev, sid) = (e[0].1, e[1].0);
-                let launch = launches.get(sid);
                 let gap = s - ce;
+                // what of the gap the window holds (all of it without a window)
+                let inside = s.min(wb) - ce.max(wa);
+                if inside <= 0 {
+                    continue;
+                }
+                let launch = launches.get(sid);
                 let cause = if gap < threshold_ns {
                     IdleCause::KernelWait
                 } else if launch.map(|l| store.span_start(l) > ce).unwrap_or(false) {
@@ -134,14 +167,14 @@ fn breakdown(store: &Store, unions: &[DeviceUnions], threshold_ns: i64, keep_gap
                     IdleCause::Other
                 };
                 match cause {
-                    IdleCause::HostWait => d.host_wait_ns += gap,
-                    IdleCause::KernelWait => d.kernel_wait_ns += gap,
-                    IdleCause::Other => d.other_ns += gap,
+                    IdleCause::HostWait => d.host_wait_ns += inside,
+                    IdleCause::KernelWait => d.kernel_wait_ns += inside,
+                    IdleCause::Other => d.other_ns += inside,
                 }
                 if gap >= threshold_ns {
                     d.long_gaps += 1;
                 }
-                d.idle_ns += gap;
+                d.idle_ns += inside;
                 if keep_gaps {
                     d.gaps.push(IdleGap {
                         start: ce,
@@ -152,6 +185,15 @@ fn breakdown(store: &Store, unions: &[DeviceUnions], threshold_ns: i64, keep_gap
                         next_launch: launch,
                     });
                 }
+            }
+            if let Some((wa, wb)) = within {
+                // the window's stretches before the device's first and after its last busy
+                // interval: no gap between two operations (the module's note)
+                let (fa, lb) = (u.busy.first().map_or(wb, |f| f.0), u.busy.last().map_or(wa, |l| l.1));
+                let outside = (fa.min(wb) - wa).max(0) + (wb - lb.max(wa)).max(0);
+                let outside = if u.busy.is_empty() { wb - wa } else { outside };
+                d.other_ns += outside;
+                d.idle_ns += outside;
             }
             d
         })
@@ -215,5 +257,14 @@ mod tests {
         assert_eq!((t.kernel_wait_ns, t.host_wait_ns, t.other_ns, t.idle_ns, t.long_gaps), (5, 100, 100, 205, 2));
         let g = &crate::gpu_time::gpu_time(&store)[0];
         assert_eq!(g.idle_ns, d.idle_ns);
+        // clipped to a window: gaps count their part inside under the whole gap's cause, and
+        // the stretch past the last busy interval (600..700) counts as other
+        let unions = crate::gpu_time::device_unions(&store);
+        let w = &idle_totals_within(&store, &unions, 10, (50, 700))[0];
+        assert_eq!((w.kernel_wait_ns, w.host_wait_ns, w.other_ns, w.idle_ns, w.long_gaps), (5, 100, 200, 305, 2));
+        let w = &idle_totals_within(&store, &unions, 10, (250, 450))[0];
+        assert_eq!((w.kernel_wait_ns, w.host_wait_ns, w.other_ns, w.idle_ns, w.long_gaps), (0, 50, 50, 100, 2));
+        let w = &idle_totals_within(&store, &unions, 10, (-100, 0))[0];
+        assert_eq!((w.other_ns, w.idle_ns, w.long_gaps), (100, 100, 0));
     }
 }

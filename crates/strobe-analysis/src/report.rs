@@ -4,7 +4,9 @@
 use crate::anomalies::StepAnomaly;
 use crate::efficiency::{Efficiency, PeakOverride};
 use crate::figures::TraceFigures;
+use crate::gaps::GapRow;
 use crate::gpu_time::GpuTime;
+use crate::headline::{Covers, Headline};
 use crate::kernels::KernelStat;
 use crate::steps::{steps_window, CaptureRange, Step, StepRule};
 use crate::streams::StreamStat;
@@ -34,6 +36,12 @@ pub struct Report {
     /// torch.profiler's `key_averages()` per event name, by device total (every row; the text
     /// lists the top host rows).
     pub ops: Vec<crate::op_table::OpRow>,
+    /// The headline figures: over the steps, else the capture range, else the whole trace
+    /// (`headline::Covers`).
+    pub headline: Headline,
+    /// The longest idle gaps (at least the default threshold), longest first, with their
+    /// cause and the op that held the launching thread (`gaps`).
+    pub largest_gaps: Vec<GapRow>,
     pub load: LoadSummary,
 }
 
@@ -121,7 +129,12 @@ pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
         || {
             join(
                 || join(|| figs.memory_peaks(store), || figs.streams(store)),
-                || join(|| figs.idle_totals(store), || join(|| figs.efficiency(store), || figs.op_table(store))),
+                || {
+                    join(
+                        || join(|| figs.idle_totals(store), || figs.largest_gaps(store)),
+                        || join(|| figs.efficiency(store), || figs.op_table(store)),
+                    )
+                },
             )
         },
     );
@@ -153,6 +166,8 @@ pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
             .collect(),
         efficiency: figs.efficiency(store).clone(),
         ops: figs.op_table(store).by_name.clone(),
+        headline: figs.headline(store).clone(),
+        largest_gaps: figs.largest_gaps(store).to_vec(),
         load: store.meta.load.clone(),
     }
 }
@@ -181,8 +196,10 @@ pub fn to_text(r: &Report) -> String {
     if r.gpus.is_empty() {
         let _ = writeln!(o, "\nNo GPU activity in this trace.");
     }
+    write_headline(&mut o, &r.headline);
+    let whole = if r.headline.covers == Covers::Trace { "" } else { " over the whole trace" };
     for g in &r.gpus {
-        let _ = writeln!(o, "\nGPU {}: window {}", g.device, fmt_ns(g.window_ns));
+        let _ = writeln!(o, "\nGPU {}{whole}: window {}", g.device, fmt_ns(g.window_ns));
         let _ =
             writeln!(o, "  busy    {:>12}   idle {:>12} ({:.1}%)", fmt_ns(g.busy_ns), fmt_ns(g.idle_ns), g.idle_pct);
         let _ = writeln!(
@@ -253,6 +270,7 @@ pub fn to_text(r: &Report) -> String {
             );
         }
     }
+    write_gaps(&mut o, &r.largest_gaps, r.gpus.iter().map(|g| g.start_ns).min().unwrap_or(0));
     if let Some(c) = &r.window.capture {
         let end = if c.end_ns == i64::MAX { "the end of the trace".to_string() } else { c.end_ns.to_string() };
         let _ =
@@ -300,4 +318,60 @@ pub fn to_text(r: &Report) -> String {
         let _ = writeln!(o, "  WARNING: {}", t.message());
     }
     o
+}
+
+/// The headline lines: each GPU's idle, its breakdown and comm overlap over the window the
+/// headline covers, which they name.
+fn write_headline(o: &mut String, h: &Headline) {
+    if h.devices.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "\nHeadline ({}):", h.scope_text());
+    for d in &h.devices {
+        let _ = writeln!(
+            o,
+            "  GPU {}: busy {} idle {} ({:.1}%) · host wait {} ({:.0}%) · kernel wait {} ({:.0}%) · other {} ({:.0}%) · comm overlap {:.1}%",
+            d.device,
+            fmt_ns(d.busy_ns),
+            fmt_ns(d.idle_ns),
+            d.idle_pct,
+            fmt_ns(d.host_wait_ns),
+            d.pct_of_idle(d.host_wait_ns),
+            fmt_ns(d.kernel_wait_ns),
+            d.pct_of_idle(d.kernel_wait_ns),
+            fmt_ns(d.other_ns),
+            d.pct_of_idle(d.other_ns),
+            d.overlap_pct
+        );
+    }
+}
+
+/// The largest gaps, their start from `t0` (the first GPU operation).
+fn write_gaps(o: &mut String, gaps: &[GapRow], t0: i64) {
+    if gaps.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "\nLargest idle gaps (≥ {}; start from the first GPU operation; the op that held the launching thread):",
+        fmt_ns(crate::idle::DEFAULT_THRESHOLD_NS)
+    );
+    let _ = writeln!(o, "  {:>5} {:>12} {:>12}  {:<11}  held by", "GPU", "start", "length", "cause");
+    for g in gaps {
+        let held = g.held_by_name.as_deref().map_or("–".to_string(), |n| {
+            if n.chars().count() > 70 {
+                n.chars().take(69).chain(['…']).collect()
+            } else {
+                n.to_string()
+            }
+        });
+        let _ = writeln!(
+            o,
+            "  {:>5} {:>12} {:>12}  {:<11}  {held}",
+            g.device,
+            fmt_ns(g.start_ns - t0),
+            fmt_ns(g.len_ns),
+            g.cause.label()
+        );
+    }
 }

@@ -567,7 +567,7 @@ pub fn to_text(r: &RooflineReport) -> String {
     let _ = writeln!(
         s,
         "{:>4}  {:>10}  {:>5}  {:>5}  {:>5}  {:>7}  {:>10}  {:>10}  {:>8}  {:<15}  name",
-        "id", "dur (us)", "SM%", "Mem%", "DRAM%", "tensor%", "GFLOP/s", "DRAM MB", "FLOP/B", "verdict"
+        "id", "dur (µs)", "SM%", "Mem%", "DRAM%", "tensor%", "GFLOP/s", "DRAM MB", "FLOP/B", "verdict"
     );
     for k in &r.kernels {
         let _ = writeln!(
@@ -590,7 +590,7 @@ pub fn to_text(r: &RooflineReport) -> String {
     let _ = writeln!(
         s,
         "{:>8}  {:>12}  {:>5}  {:>5}  {:>5}  {:<15}  name",
-        "launches", "total (us)", "SM%", "Mem%", "DRAM%", "verdict"
+        "launches", "total (µs)", "SM%", "Mem%", "DRAM%", "verdict"
     );
     for a in &r.by_name {
         let _ = writeln!(

@@ -21,6 +21,7 @@
 //! with alternatives (`globalPid|globalTid`, `id|deviceId`); what is absent is read as NULL
 //! and noted in the load summary. Only an export with nothing to show is an error.
 
+mod diagnostics;
 mod processes;
 mod rep;
 mod rows;
@@ -81,6 +82,8 @@ pub(crate) const WANTED: &[Wanted] = &[
     w(ENUMS[0]),
     w(ENUMS[1]),
     w(ENUMS[2]),
+    w(diagnostics::TABLE),
+    w(diagnostics::SEVERITY),
 ];
 
 /// Imports the export at `path`.
@@ -255,6 +258,8 @@ fn import_group(
         ];
         let nvtx_domains =
             if shown(NVTX) { nvtx_domains(&conn, &schema, &strings).map_err(sql_err)? } else { FxHashMap::default() };
+        let mut notes = notes;
+        diagnostics::notes(&conn, &schema, &strings, &mut notes);
         drop(t_small);
         drop(conn);
         let shared = Shared { meta, notes, strings, enums, nvtx_domains, corr_pid, usable: usable.clone() };

@@ -197,10 +197,15 @@ impl AreaTable {
             Pivot::Arg(_) => ("Value", ""),
         };
         TableBuilder::new(ui)
-            .id_salt("area_table")
+            // its own widths with a lane column and without
+            .id_salt(("area_table", second.is_empty()))
             .striped(true)
             .column(Column::remainder().at_least(200.0).clip(true))
-            .column(Column::auto().at_least(160.0).clip(true))
+            // a lane's name carries its trace's and thread's ("rank 0 · thread 1234 (python)"):
+            // room for it, elided past that with the whole name on hover
+            .column(
+                Column::initial(if second.is_empty() { 0.0 } else { 340.0 }).at_least(0.0).resizable(true).clip(true),
+            )
             .columns(Column::auto().at_least(70.0), 3)
             .header(20.0, |mut h| {
                 for s in [first, second, "Count", "Total", "% of area"] {
@@ -217,12 +222,13 @@ impl AreaTable {
                         Pivot::NameAndLane => (r.name.as_str(), r.lane.as_str()),
                         _ => (r.key.as_str(), ""),
                     };
-                    row.col(|ui| {
-                        ui.add(egui::Label::new(c1).truncate());
-                    });
-                    row.col(|ui| {
-                        ui.add(egui::Label::new(c2).truncate());
-                    });
+                    for c in [c1, c2] {
+                        row.col(|ui| {
+                            if !c.is_empty() {
+                                ui.add(egui::Label::new(c).truncate().show_tooltip_when_elided(false)).on_hover_text(c);
+                            }
+                        });
+                    }
                     row.col(|ui| {
                         ui.label(r.count.to_string());
                     });

@@ -14,6 +14,8 @@ pub enum Command {
     SelectSpan(SpanRef),
     /// Select a span and bring it into view (zoom so it reads, scroll to its lane).
     RevealSpan(SpanRef),
+    /// F: fit the window to a span and scroll to its row.
+    FrameSpan(SpanRef),
     ClearSelection,
     /// Highlight every occurrence of a kernel name and jump to its longest.
     SelectKernel {
@@ -105,7 +107,19 @@ pub enum Command {
         trace: TraceId,
         lane: u32,
     },
+    /// Hide a lane from the timeline, or show it again.
+    SetLaneHidden {
+        trace: TraceId,
+        lane: u32,
+        hidden: bool,
+    },
+    /// Show every hidden lane again.
+    ShowHiddenLanes,
+    /// Search for every span of this name (a span's menu).
+    FindAll(String),
     FocusSearch,
+    /// End the search: clear its box and its highlight (Esc).
+    EndSearch,
     SetIdleThreshold(i64),
     /// Steps are the ranges whose whole name matches this regex (empty: the built-in rules:
     /// ProfilerStep#N, iteration-like NVTX names, else the inferred period).
@@ -163,6 +177,8 @@ pub struct Selection {
     pub kernel: Option<(TraceId, String)>,
     /// Time range of the last area selection (absolute ns).
     pub range: Option<(i64, i64)>,
+    /// The lanes the last area selection took (its shade covers these only).
+    pub range_lanes: Vec<(TraceId, u32)>,
 }
 
 /// Name ids to emphasise on the timeline, per trace (search matches or a selected kernel).

@@ -29,29 +29,40 @@ impl DetailsPane {
             } else {
                 ui.weak("Click a span on the timeline, a kernel in the table, or search (/).");
             }
-            if let Some((ti, name)) = &sel.kernel {
-                if let Some(k) = ws.trace(*ti).and_then(|t| t.kernels().iter().find(|k| &k.name == name)) {
-                    ui.separator();
-                    ui.strong("Kernel (all occurrences)");
-                    ui.add(egui::Label::new(egui::RichText::new(&k.name).monospace()).wrap());
-                    egui::Grid::new("kernel_stats_grid").num_columns(2).show(ui, |ui| {
-                        for (a, b) in [
-                            ("count", k.count.to_string()),
-                            ("total", fmt_ns(k.total_ns)),
-                            ("mean", fmt_ns(k.mean_ns)),
-                            ("min", fmt_ns(k.min_ns)),
-                            ("max", fmt_ns(k.max_ns)),
-                            ("% of GPU kernel time", format!("{:.1}%", k.pct_kernel_time)),
-                        ] {
-                            ui.label(a);
-                            ui.label(b);
-                            ui.end_row();
-                        }
-                    });
-                }
+            if let Some(k) = selected_kernel(cx) {
+                ui.separator();
+                ui.strong("Kernel (all occurrences)");
+                crate::name_line::name_line(ui, &k.name, false);
+                egui::Grid::new("kernel_stats_grid").num_columns(2).show(ui, |ui| {
+                    for (a, b) in [
+                        ("count", k.count.to_string()),
+                        ("total", fmt_ns(k.total_ns)),
+                        ("mean", fmt_ns(k.mean_ns)),
+                        ("min", fmt_ns(k.min_ns)),
+                        ("max", fmt_ns(k.max_ns)),
+                        ("% of GPU kernel time", format!("{:.1}%", k.pct_kernel_time)),
+                    ] {
+                        ui.label(a);
+                        ui.label(b);
+                        ui.end_row();
+                    }
+                });
             }
         });
     }
+}
+
+/// The kernel selected from the table, when the selection is that kernel: no span selected,
+/// or one of its occurrences. Its figures never stay under a span of another name.
+fn selected_kernel<'a>(cx: &ViewCtx<'a>) -> Option<&'a strobe_analysis::kernels::KernelStat> {
+    let (ti, name) = cx.sel.kernel.as_ref()?;
+    let t = cx.ws.trace(*ti)?;
+    if let Some(r) = cx.sel.span {
+        if r.trace != *ti || t.store.span_name(r.span) != name {
+            return None;
+        }
+    }
+    t.kernels().iter().find(|k| &k.name == name)
 }
 
 fn span_link(ui: &mut egui::Ui, st: &Store, trace: TraceId, span: u32, cx: &mut ViewCtx) {
@@ -124,7 +135,7 @@ fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, orig
     let m = st.span_meta(r.span);
     let kind = SpanKind::from_u8(m.kind);
     let (s, e) = (st.span_start(r.span), st.span_end(r.span));
-    ui.add(egui::Label::new(egui::RichText::new(st.span_name(r.span)).monospace().strong()).wrap());
+    crate::name_line::name_line(ui, st.span_name(r.span), true);
     egui::Grid::new("span_grid").num_columns(2).striped(true).show(ui, |ui| {
         let mut kv = |a: &str, b: String| {
             ui.label(a);

@@ -6,22 +6,32 @@
 //! selects the op's longest instance on the timeline, and a span selected there marks its op.
 
 use crate::commands::Command;
+use crate::roofline_plot::{axis_formatter, decades, legend_row, LegendEntry};
 use crate::view_ctx::ViewCtx;
 use crate::workspace::{SpanRef, Trace};
 use egui::Color32;
-use egui_plot::{Legend, Line, MarkerShape, Plot, PlotPoints, Points};
+use egui_plot::{Line, MarkerShape, Plot, PlotPoints, Points};
 use strobe_analysis::efficiency::{Bound, OpEfficiency};
 use strobe_analysis::report::fmt_ns;
 
 /// Bound colours: not the ceilings' (white / grey), not each other's.
 const COMPUTE: Color32 = Color32::from_rgb(240, 140, 40);
 const MEMORY: Color32 = Color32::from_rgb(80, 170, 255);
-const CEILING: Color32 = Color32::from_rgb(200, 200, 200);
+/// The bandwidth slope; each compute roof takes a colour of `ROOF_COLORS`, highest first.
+const HBM_CEILING: Color32 = Color32::from_rgb(150, 150, 150);
+const ROOF_COLORS: [Color32; 4] = [
+    Color32::from_rgb(235, 235, 235),
+    Color32::from_rgb(46, 160, 67),
+    Color32::from_rgb(190, 110, 230),
+    Color32::from_rgb(219, 68, 55),
+];
 
 #[derive(Default)]
 pub struct EfficiencyPane {
     /// The op name selected here or through its span.
     pub selected: Option<String>,
+    /// Where each plotted op's point was drawn in the last frame (screen position).
+    pub points: Vec<(String, egui::Pos2)>,
 }
 
 fn bound_color(b: Option<Bound>) -> Color32 {
@@ -90,9 +100,10 @@ impl EfficiencyPane {
         }
     }
 
-    /// The ops on the roofline; returns an op picked by a click.
+    /// The ops on the roofline; returns an op picked by a click. The legend is a row above
+    /// the plot; hovering a point names its op with its figures.
     fn roofline(
-        &self,
+        &mut self,
         ui: &mut egui::Ui,
         ops: &[OpEfficiency],
         d: &strobe_analysis::efficiency::peaks::DevicePeaks,
@@ -106,61 +117,73 @@ impl EfficiencyPane {
             })
             .collect();
         let max_gpu = ops.iter().map(|o| o.gpu_ns).max().unwrap_or(1).max(1) as f64;
-        let mut units: Vec<strobe_analysis::efficiency::Unit> = ops.iter().map(|o| o.unit).collect();
-        units.sort_by_key(|u| u.as_str());
-        units.dedup();
+        let roofs = roofs(ops, d);
         let (x0, x1) = (-2.0f64, 4.0f64);
+        legend_row(ui, &legend(&roofs, d, &pts));
         let resp = Plot::new("trace_roofline")
-            .legend(Legend::default())
             .height((ui.available_height() - 4.0).max(180.0))
-            .x_axis_label("arithmetic intensity (log10 FLOP/byte)")
-            .y_axis_label("achieved (log10 FLOP/s)")
+            .x_axis_label("arithmetic intensity (FLOP/byte, log)")
+            .y_axis_label("achieved FLOP/s (log)")
+            .x_grid_spacer(decades)
+            .y_grid_spacer(decades)
+            .x_axis_formatter(axis_formatter("FLOP/B"))
+            .y_axis_formatter(axis_formatter("FLOP/s"))
+            .include_x(x0)
+            .include_x(x1)
+            // the label is this pane's tooltip (`hover_text`), not the plot's coordinates
+            .label_formatter(|_| None)
             .allow_scroll(false)
             .show(ui, |p| {
                 if let Some(bw) = d.bandwidth() {
-                    for u in &units {
-                        let Some(peak) = d.flops(*u) else { continue };
-                        let line: PlotPoints = (0..=60)
-                            .map(|i| {
-                                let x = x0 + (x1 - x0) * i as f64 / 60.0;
-                                [x, (10f64.powf(x) * bw).min(peak).log10()]
-                            })
-                            .collect();
-                        p.line(Line::new(format!("ceiling {}", u.as_str()), line).color(CEILING).width(1.0));
+                    let top = roofs.first().map(|r| r.peak).unwrap_or(bw);
+                    let ridge = (top / bw).log10();
+                    let slope = PlotPoints::from(vec![[x0, x0 + bw.log10()], [ridge, top.log10()]]);
+                    p.line(Line::new("HBM", slope).color(HBM_CEILING).width(1.5));
+                    for r in &roofs {
+                        let ridge = (r.peak / bw).log10();
+                        let flat = PlotPoints::from(vec![[ridge, r.peak.log10()], [x1, r.peak.log10()]]);
+                        p.line(Line::new(r.label.clone(), flat).color(r.color).width(1.5));
                     }
                 }
-                for bound in [Some(Bound::Compute), Some(Bound::Memory), None] {
-                    let of: Vec<_> = pts.iter().filter(|(o, _, _)| o.figures.bound == bound).collect();
-                    for (o, x, y) in of {
-                        let r = 2.0 + 10.0 * (o.gpu_ns as f64 / max_gpu).sqrt() as f32;
-                        let name = match bound {
-                            Some(b) => format!("{}-bound", b.as_str()),
-                            None => "unbounded".into(),
-                        };
-                        p.points(Points::new(name, vec![[*x, *y]]).radius(r).color(bound_color(bound)).filled(true));
-                        if self.selected.as_deref() == Some(o.name.as_str()) {
-                            p.points(
-                                Points::new("selected", vec![[*x, *y]])
-                                    .radius(r + 4.0)
-                                    .shape(MarkerShape::Circle)
-                                    .filled(false)
-                                    .color(Color32::WHITE),
-                            );
-                        }
+                for (o, x, y) in &pts {
+                    let r = 2.0 + 10.0 * (o.gpu_ns as f64 / max_gpu).sqrt() as f32;
+                    let bound = o.figures.bound;
+                    p.points(
+                        Points::new(o.name.clone(), vec![[*x, *y]]).radius(r).color(bound_color(bound)).filled(true),
+                    );
+                    if self.selected.as_deref() == Some(o.name.as_str()) {
+                        p.points(
+                            Points::new("selected", vec![[*x, *y]])
+                                .radius(r + 4.0)
+                                .shape(MarkerShape::Circle)
+                                .filled(false)
+                                .color(Color32::WHITE),
+                        );
                     }
                 }
                 p.pointer_coordinate()
             });
-        // a click picks the nearest point (within 0.15 decades)
-        if resp.response.clicked() {
-            if let Some(c) = resp.inner {
-                let near = pts
-                    .iter()
-                    .map(|(o, x, y)| (o, (x - c.x).hypot(y - c.y)))
-                    .filter(|(_, dist)| *dist < 0.15)
-                    .min_by(|a, b| a.1.total_cmp(&b.1));
-                return near.map(|(o, _)| o.name.clone());
-            }
+        self.points = pts
+            .iter()
+            .map(|(o, x, y)| (o.name.clone(), resp.transform.position_from_point(&egui_plot::PlotPoint::new(*x, *y))))
+            .collect();
+        // the point under the pointer (within 8 px of its centre, the nearest): its tooltip,
+        // and a click picks it
+        let hovered = resp.response.hover_pos().and_then(|pos| {
+            pts.iter()
+                .map(|(o, x, y)| {
+                    (*o, resp.transform.position_from_point(&egui_plot::PlotPoint::new(*x, *y)).distance(pos))
+                })
+                .filter(|(_, dist)| *dist < 8.0)
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(o, _)| o)
+        });
+        let clicked = resp.response.clicked();
+        if let Some(o) = hovered {
+            resp.response.on_hover_text_at_pointer(hover_text(o, d));
+        }
+        if clicked {
+            return hovered.map(|o| o.name.clone());
         }
         None
     }
@@ -169,51 +192,145 @@ impl EfficiencyPane {
     fn table(&self, ui: &mut egui::Ui, ops: &[OpEfficiency]) -> Option<String> {
         use egui_extras::{Column, TableBuilder};
         let mut picked = None;
-        TableBuilder::new(ui)
-            .id_salt("efficiency_ops")
-            .striped(true)
-            .sense(egui::Sense::click())
-            .column(Column::remainder().at_least(160.0).clip(true))
-            .columns(Column::auto().at_least(60.0), 6)
-            .header(20.0, |mut h| {
-                for s in ["Op", "Count", "GPU", "TFLOP/s", "Efficiency", "Time lost", "Bound"] {
-                    h.col(|ui| {
-                        ui.strong(s);
-                    });
-                }
-            })
-            .body(|body| {
-                body.rows(18.0, ops.len(), |mut row| {
-                    let o = &ops[row.index()];
-                    row.set_selected(self.selected.as_deref() == Some(o.name.as_str()));
-                    let f = &o.figures;
-                    row.col(|ui| {
-                        ui.add(egui::Label::new(&o.name).truncate().selectable(false))
-                            .on_hover_text(format!("{} · FLOPs from {}", o.name, o.source));
-                    });
-                    row.col(|ui| {
-                        ui.label(o.count.to_string());
-                    });
-                    row.col(|ui| {
-                        ui.label(fmt_ns(o.gpu_ns));
-                    });
-                    row.col(|ui| {
-                        ui.label(f.tflops_per_s.map(|v| format!("{v:.1}")).unwrap_or_default());
-                    });
-                    row.col(|ui| {
-                        ui.label(f.efficiency.map(|v| format!("{:.0}%", v * 100.0)).unwrap_or_default());
-                    });
-                    row.col(|ui| {
-                        ui.label(f.lost_ns.map(|v| fmt_ns(v as i64)).unwrap_or_default());
-                    });
-                    row.col(|ui| {
-                        ui.colored_label(bound_color(f.bound), f.bound.map(|b| b.as_str()).unwrap_or(""));
-                    });
-                    if row.response().clicked() {
-                        picked = Some(o.name.clone());
+        // a figure is one line, whatever the width: a narrow pane scrolls sideways (the op
+        // name is the column that gives way, cut with its full name on hover)
+        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
+        egui::ScrollArea::horizontal().id_salt("efficiency_ops_hscroll").show(ui, |ui| {
+            TableBuilder::new(ui)
+                .id_salt("efficiency_ops")
+                .striped(true)
+                .sense(egui::Sense::click())
+                .column(Column::initial(200.0).at_least(120.0).clip(true).resizable(true))
+                .columns(Column::auto().at_least(48.0), 6)
+                .header(20.0, |mut h| {
+                    for s in ["Op", "Count", "GPU", "TFLOP/s", "Efficiency", "Time lost", "Bound"] {
+                        h.col(|ui| {
+                            ui.strong(s);
+                        });
                     }
+                })
+                .body(|body| {
+                    body.rows(18.0, ops.len(), |mut row| {
+                        let o = &ops[row.index()];
+                        row.set_selected(self.selected.as_deref() == Some(o.name.as_str()));
+                        let f = &o.figures;
+                        row.col(|ui| {
+                            ui.add(egui::Label::new(&o.name).truncate().selectable(false))
+                                .on_hover_text(format!("{} · FLOPs from {}", o.name, o.source));
+                        });
+                        row.col(|ui| {
+                            ui.label(o.count.to_string());
+                        });
+                        row.col(|ui| {
+                            ui.label(fmt_ns(o.gpu_ns));
+                        });
+                        row.col(|ui| {
+                            ui.label(f.tflops_per_s.map(|v| format!("{v:.1}")).unwrap_or_default());
+                        });
+                        row.col(|ui| {
+                            ui.label(f.efficiency.map(|v| format!("{:.0}%", v * 100.0)).unwrap_or_default());
+                        });
+                        row.col(|ui| {
+                            ui.label(f.lost_ns.map(|v| fmt_ns(v as i64)).unwrap_or_default());
+                        });
+                        row.col(|ui| {
+                            ui.colored_label(bound_color(f.bound), f.bound.map(|b| b.as_str()).unwrap_or(""));
+                        });
+                        if row.response().clicked() {
+                            picked = Some(o.name.clone());
+                        }
+                    });
                 });
-            });
+        });
         picked
     }
+}
+
+/// A compute roof: the peak of one or more units (units with the same peak share one line,
+/// named by all of them, so no two lines lie on top of each other).
+pub struct Roof {
+    pub label: String,
+    pub peak: f64,
+    pub color: Color32,
+}
+
+/// The roofs of the units the ops run on, highest first.
+pub fn roofs(ops: &[OpEfficiency], d: &strobe_analysis::efficiency::peaks::DevicePeaks) -> Vec<Roof> {
+    let mut units: Vec<strobe_analysis::efficiency::Unit> = ops.iter().map(|o| o.unit).collect();
+    units.sort_by_key(|u| u.as_str());
+    units.dedup();
+    let mut by_peak: Vec<(f64, Vec<&str>)> = Vec::new();
+    for u in units {
+        let Some(peak) = d.flops(u).filter(|p| *p > 0.0) else { continue };
+        match by_peak.iter_mut().find(|(p, _)| *p == peak) {
+            Some((_, names)) => names.push(u.as_str()),
+            None => by_peak.push((peak, vec![u.as_str()])),
+        }
+    }
+    by_peak.sort_by(|a, b| b.0.total_cmp(&a.0));
+    by_peak
+        .into_iter()
+        .enumerate()
+        .map(|(i, (peak, names))| Roof {
+            label: format!("{} {}", names.join(" = "), crate::units::si(peak, "FLOP/s")),
+            peak,
+            color: ROOF_COLORS[i % ROOF_COLORS.len()],
+        })
+        .collect()
+}
+
+/// The legend above the plot: the bandwidth slope, each roof, the bounds the points have.
+fn legend(
+    roofs: &[Roof],
+    d: &strobe_analysis::efficiency::peaks::DevicePeaks,
+    pts: &[(&OpEfficiency, f64, f64)],
+) -> Vec<LegendEntry> {
+    let mut out = Vec::new();
+    if let Some(bw) = d.bandwidth() {
+        out.push(LegendEntry {
+            label: format!("HBM {}", crate::units::si(bw, "B/s")),
+            color: HBM_CEILING,
+            line: true,
+            value: None,
+        });
+        out.extend(roofs.iter().map(|r| LegendEntry {
+            label: r.label.clone(),
+            color: r.color,
+            line: true,
+            value: None,
+        }));
+    }
+    for bound in [Some(Bound::Compute), Some(Bound::Memory), None] {
+        if pts.iter().any(|(o, _, _)| o.figures.bound == bound) {
+            let label = bound.map(|b| format!("{}-bound", b.as_str())).unwrap_or_else(|| "no bound".into());
+            out.push(LegendEntry { label, color: bound_color(bound), line: false, value: None });
+        }
+    }
+    out
+}
+
+/// The roof over arithmetic intensity `ai` for `o`'s unit: min(ai × bandwidth, peak).
+pub fn roof_at(o: &OpEfficiency, ai: f64, d: &strobe_analysis::efficiency::peaks::DevicePeaks) -> Option<f64> {
+    let peak = d.flops(o.unit)?;
+    Some(d.bandwidth().map_or(peak, |bw| (ai * bw).min(peak)))
+}
+
+/// A point's tooltip: the op, its arithmetic intensity, achieved FLOP/s and how much of the
+/// roof above it that is.
+pub fn hover_text(o: &OpEfficiency, d: &strobe_analysis::efficiency::peaks::DevicePeaks) -> String {
+    let f = &o.figures;
+    let ai = f.arithmetic_intensity.unwrap_or(0.0);
+    let achieved = f.tflops_per_s.unwrap_or(0.0) * 1e12;
+    let mut s =
+        format!("{}\nAI {}\nachieved {}", o.name, crate::units::si(ai, "FLOP/B"), crate::units::si(achieved, "FLOP/s"));
+    if let Some(roof) = roof_at(o, ai, d).filter(|r| *r > 0.0) {
+        s += &format!(
+            "\n{:.1} % of the roof ({} on {})",
+            achieved / roof * 100.0,
+            crate::units::si(roof, "FLOP/s"),
+            o.unit.as_str()
+        );
+    }
+    s += &format!("\n{} × · GPU {}", o.count, fmt_ns(o.gpu_ns));
+    s
 }

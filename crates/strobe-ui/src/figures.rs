@@ -8,12 +8,17 @@
 use crate::background::Later;
 use std::sync::Arc;
 use strobe_analysis::figures::TraceFigures;
+use strobe_analysis::gaps::{largest_of, GapRow};
 use strobe_analysis::gpu_time::{gpu_time_of, DeviceUnions, GpuTime};
+use strobe_analysis::headline::{headline_of, Headline};
 use strobe_analysis::idle::{self, DeviceIdle, IdleGap};
 use strobe_analysis::intervals::subtract;
 use strobe_analysis::steps::StepRule;
 use strobe_store::timing::Phase;
 use strobe_store::Store;
+
+/// How many of the longest gaps the Gaps tab lists per trace.
+pub const GAPS_LISTED: usize = 200;
 
 /// What every open trace's figures are computed under; the workspace holds the one in force.
 #[derive(Clone, Debug)]
@@ -65,6 +70,11 @@ pub struct Derived {
     pub activity: Later<Activity>,
     /// The idle breakdown at `idle_threshold_ns`.
     pub idle: Later<IdleFigures>,
+    /// The summary strip's figures at `idle_threshold_ns`: over the steps, else the capture
+    /// range, else the whole trace (`strobe_analysis::headline`).
+    pub headline: Later<Headline>,
+    /// The longest gaps at `idle_threshold_ns` with the op that held the host (the Gaps tab).
+    pub gaps: Later<Vec<GapRow>>,
     pub idle_threshold_ns: i64,
     /// HTA's queue length per stream and memcpy bandwidth per device, as counter lanes.
     pub series: Later<Vec<DerivedSeries>>,
@@ -197,6 +207,8 @@ impl Derived {
             analysis: TraceFigures::new(settings.step_rule.clone(), Default::default()).drawing_queue_points(),
             activity: Later::default(),
             idle: Later::default(),
+            headline: Later::default(),
+            gaps: Later::default(),
             idle_threshold_ns: settings.idle_threshold_ns,
             series: Later::default(),
             ops: Later::default(),
@@ -210,11 +222,14 @@ impl Derived {
         let mut d = self.clone();
         if self.analysis.rule().pattern_text() != settings.step_pattern() {
             d.analysis = self.analysis.with_rule(settings.step_rule.clone());
-            // MFU per step follows the steps
+            // MFU per step and the headline's window follow the steps
             d.ops = Later::default();
+            d.headline = Later::default();
         }
         if self.idle_threshold_ns != settings.idle_threshold_ns {
             d.idle = Later::default();
+            d.headline = Later::default();
+            d.gaps = Later::default();
             d.idle_threshold_ns = settings.idle_threshold_ns;
         }
         d
@@ -239,9 +254,13 @@ impl Derived {
                     let _t = Phase::start("ui: gpu time, bands");
                     Activity::of(unions)
                 });
-                self.idle.get_or_init(|| {
+                let idle = self.idle.get_or_init(|| {
                     let _t = Phase::start("ui: idle breakdown");
                     IdleFigures::compute(store, unions, self.idle_threshold_ns)
+                });
+                self.gaps.get_or_init(|| {
+                    let _t = Phase::start("ui: largest gaps");
+                    largest_of(store, &idle.devices, GAPS_LISTED)
                 });
                 a.memory_peaks(store);
             },
@@ -254,12 +273,19 @@ impl Derived {
                 });
             },
         );
+        self.headline.get_or_init(|| {
+            let (unions, steps, capture) = (&a.activity(store).unions, a.steps(store), a.capture(store));
+            let _t = Phase::start("ui: headline");
+            headline_of(store, unions, steps, capture, self.idle_threshold_ns)
+        });
     }
 
     /// Every overview figure not there set to none: an analysis failed.
     fn give_up_overview(&self) {
         self.activity.get_or_init(Activity::default);
         self.idle.get_or_init(IdleFigures::default);
+        self.headline.get_or_init(Headline::default);
+        self.gaps.get_or_init(Vec::new);
         self.nvtx_gpu.get_or_init(NvtxGpu::default);
         self.analysis.give_up();
     }
@@ -269,6 +295,8 @@ impl Derived {
         let a = &self.analysis;
         self.activity.is_ready()
             && self.idle.is_ready()
+            && self.headline.is_ready()
+            && self.gaps.is_ready()
             && a.kernels_ready().is_some()
             && a.memory_peaks_ready().is_some()
             && a.steps_ready().is_some()

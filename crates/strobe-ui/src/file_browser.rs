@@ -33,6 +33,21 @@ pub fn is_trace_name(name: &str) -> bool {
     [".json", ".json.gz", ".sqlite", ".nsys-rep", ".pt.trace.json", ".gz"].iter().any(|e| n.ends_with(e))
 }
 
+/// A folder's entries as (name, is a folder, size in bytes): folders first, then by name.
+pub fn list_dir(dir: &Path) -> Result<Vec<(String, bool, u64)>, String> {
+    let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut entries = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let md = e.metadata().ok();
+        let is_dir = md.as_ref().map(|m| m.is_dir()).unwrap_or(false);
+        let size = md.map(|m| m.len()).unwrap_or(0);
+        entries.push((name, is_dir, size));
+    }
+    entries.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.to_lowercase().cmp(&b.0.to_lowercase())));
+    Ok(entries)
+}
+
 impl FileBrowser {
     pub fn show(&mut self) {
         self.open = true;
@@ -43,21 +58,11 @@ impl FileBrowser {
         if self.listed.as_deref() == Some(self.dir.as_path()) {
             return;
         }
-        self.entries.clear();
         self.error = None;
-        match std::fs::read_dir(&self.dir) {
-            Ok(rd) => {
-                for e in rd.flatten() {
-                    let name = e.file_name().to_string_lossy().to_string();
-                    let md = e.metadata().ok();
-                    let is_dir = md.as_ref().map(|m| m.is_dir()).unwrap_or(false);
-                    let size = md.map(|m| m.len()).unwrap_or(0);
-                    self.entries.push((name, is_dir, size));
-                }
-                self.entries.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.to_lowercase().cmp(&b.0.to_lowercase())));
-            }
-            Err(e) => self.error = Some(format!("{}: {e}", self.dir.display())),
-        }
+        self.entries = list_dir(&self.dir).unwrap_or_else(|e| {
+            self.error = Some(e);
+            Vec::new()
+        });
         self.path_text = self.dir.display().to_string();
         self.listed = Some(self.dir.clone());
     }

@@ -8,10 +8,11 @@
 //! timeline selects its launch (the app applies both as commands).
 
 use crate::commands::Command;
+use crate::roofline_plot::{axis_formatter, decades, legend_row, LegendEntry};
 use crate::view_ctx::ViewCtx;
 use crate::workspace::{SpanRef, Workspace};
 use egui::{Color32, RichText};
-use egui_plot::{GridMark, Legend, Line, MarkerShape, Plot, PlotPoints, Points};
+use egui_plot::{Line, MarkerShape, Plot, PlotPoints, Points};
 use strobe_analysis::ncu_match;
 use strobe_analysis::roofline::{KernelSol, RooflineReport, Verdict, TENSOR_COUNTED_NOTE, TENSOR_NOTE};
 
@@ -86,7 +87,7 @@ pub fn describe(k: &KernelSol) -> String {
         "#{} {}\nduration {}  SM {}  memory {}  DRAM {}  tensor {}\n{}  DRAM {}  AI {}  verdict {}",
         k.id,
         k.name,
-        o(k.duration_ns.map(|d| d as f64), &|v| format!("{:.3} us", v / 1e3)),
+        o(k.duration_ns.map(|d| d as f64), &|v| format!("{:.3} µs", v / 1e3)),
         o(k.sm_pct, &|v| format!("{v:.1}%")),
         o(k.memory_pct, &|v| format!("{v:.1}%")),
         o(k.dram_pct, &|v| format!("{v:.1}%")),
@@ -272,7 +273,7 @@ impl KernelSolPane {
                     });
                     row.col(|ui| {
                         let d =
-                            k.duration_ns.map(|d| format!("{:.2} us", d as f64 / 1e3)).unwrap_or_else(|| "-".into());
+                            k.duration_ns.map(|d| format!("{:.2} µs", d as f64 / 1e3)).unwrap_or_else(|| "-".into());
                         ui.add(egui::Label::new(d).selectable(false));
                     });
                     row.col(|ui| sol_bars(ui, k.sm_pct, k.memory_pct));
@@ -304,23 +305,16 @@ impl KernelSolPane {
         // Hover text by point position (points are named by verdict, so the legend has one
         // entry per verdict).
         let hover: Vec<(f64, f64, String)> = pts.iter().map(|&(i, x, y)| (x, y, describe(&kernels[i]))).collect();
-        let log_fmt = |m: GridMark, _r: &std::ops::RangeInclusive<f64>| {
-            if (m.value - m.value.round()).abs() < 1e-6 {
-                format!("1e{}", m.value.round() as i32)
-            } else {
-                String::new()
-            }
-        };
         let selected = self.selected;
         let ring = ui.visuals().strong_text_color();
+        legend_row(ui, &legend(d, kernels));
         let resp = Plot::new("kernel_sol_roofline")
-            .legend(Legend::default())
             .x_axis_label("arithmetic intensity (FLOP / DRAM byte, log)")
             .y_axis_label("FLOP/s (log)")
             .x_grid_spacer(decades)
             .y_grid_spacer(decades)
-            .x_axis_formatter(log_fmt)
-            .y_axis_formatter(log_fmt)
+            .x_axis_formatter(axis_formatter("FLOP/B"))
+            .y_axis_formatter(axis_formatter("FLOP/s"))
             .include_x(if self.strip > 0 { STRIP_X - 0.5 } else { -3.0 })
             .include_x(3.0)
             .include_y(8.0)
@@ -330,9 +324,11 @@ impl KernelSolPane {
                 egui_plot::HoverPosition::NearDataPoint { position, .. } => {
                     hover.iter().find(|(x, y, _)| *x == position.x && *y == position.y).map(|(_, _, t)| t.clone())
                 }
-                egui_plot::HoverPosition::Elsewhere { position } => {
-                    Some(format!("AI {:.3} FLOP/B\n{:.3e} FLOP/s", 10f64.powf(position.x), 10f64.powf(position.y)))
-                }
+                egui_plot::HoverPosition::Elsewhere { position } => Some(format!(
+                    "AI {}\n{}",
+                    crate::units::si(10f64.powf(position.x), "FLOP/B"),
+                    crate::units::si(10f64.powf(position.y), "FLOP/s")
+                )),
             })
             .show(ui, |p| {
                 ceilings(p, d);
@@ -371,6 +367,35 @@ fn plot_points(kernels: &[KernelSol]) -> Vec<(usize, f64, f64)> {
             None => (i, STRIP_X, k.dram_bytes_per_s.filter(|b| *b > 0.0).map_or(8.0, f64::log10)),
         })
         .collect()
+}
+
+/// The legend above the plot: the ceilings drawn, then the verdicts the launches have.
+fn legend(d: &strobe_analysis::roofline::Device, kernels: &[KernelSol]) -> Vec<LegendEntry> {
+    let mut out = Vec::new();
+    let si = crate::units::si;
+    let line = |label: String, color, value: String| LegendEntry { label, color, line: true, value: Some(value) };
+    if let (Some(peak), Some(bw)) = (d.peak_flops_per_s, d.peak_dram_bytes_per_s) {
+        out.push(line("DRAM ceiling".into(), CEILING_DRAM, si(bw, "B/s")));
+        out.push(line("FP32 FMA ceiling".into(), CEILING_FP32, si(peak, "FLOP/s")));
+        if let Some(t) = d.peak_tensor_flops_per_s.filter(|t| *t > peak) {
+            let family = d.tensor_family.as_deref().unwrap_or("tensor");
+            out.push(line(format!("tensor ceiling ({family})"), CEILING_TENSOR, si(t, "FLOP/s")));
+        }
+        if let Some(p64) = d.peak_fp64_flops_per_s {
+            out.push(line("FP64 FMA ceiling".into(), CEILING_FP64, si(p64, "FLOP/s")));
+        }
+    }
+    let mut verdicts: Vec<Option<Verdict>> = Vec::new();
+    for k in kernels {
+        if !verdicts.contains(&k.verdict) {
+            verdicts.push(k.verdict);
+        }
+    }
+    for v in verdicts {
+        let label = v.map(|v| v.as_str()).unwrap_or("no verdict").to_string();
+        out.push(LegendEntry { label, color: verdict_color(v), line: false, value: None });
+    }
+    out
 }
 
 /// The device's ceilings: the DRAM slope up to the highest ridge, FP32, tensor and FP64 roofs.
@@ -448,22 +473,6 @@ fn kernel_points(
                 .color(ring),
         );
     }
-}
-
-/// Grid marks at every decade (log10 space), every other one when they would crowd.
-fn decades(input: egui_plot::GridInput) -> Vec<GridMark> {
-    let (lo, hi) = input.bounds;
-    if !(lo.is_finite() && hi.is_finite()) || hi - lo > 400.0 {
-        return Vec::new();
-    }
-    let step = if input.base_step_size * 40.0 > 1.0 { 2.0 } else { 1.0 };
-    let mut v = (lo / step).floor() * step;
-    let mut out = Vec::new();
-    while v <= hi {
-        out.push(GridMark { value: v, step_size: step });
-        v += step;
-    }
-    out
 }
 
 /// Two thin horizontal bars: SM % (red) over memory % (blue), 0–100.

@@ -14,24 +14,30 @@ pub mod documents;
 pub mod efficiency_pane;
 pub mod figures;
 pub mod file_browser;
+pub mod gaps_pane;
 pub mod jobs;
 pub mod kernel_sol;
 pub mod kernel_table;
 pub mod load_summary;
 pub mod loader;
 pub mod memory;
+pub mod name_line;
+pub mod native_dialog;
 pub mod notes;
 pub mod op_table_pane;
 pub mod panes;
 pub mod pipeline;
 pub mod ranks;
+pub mod roofline_plot;
 pub mod sample;
+pub mod save_browser;
 pub mod search;
 pub mod session;
 pub mod shortcuts;
 pub mod summary;
 pub mod timeline;
 pub mod track_finder;
+pub mod units;
 pub mod view_ctx;
 pub mod workspace;
 
@@ -86,8 +92,20 @@ pub fn run(opts: RunOptions) -> anyhow::Result<()> {
                 app.screenshot = state.take();
                 match last.filter(|_| restore) {
                     // no files asked for: where the user left off
-                    Some(p) => app.open_files(vec![p], false, &cc.egui_ctx),
-                    None => app.open_files(files, false, &cc.egui_ctx),
+                    Some(p) => {
+                        eprintln!("strobe: no file given: reopening the last session ({})", p.display());
+                        app.open_files(vec![p], false, &cc.egui_ctx)
+                    }
+                    None => {
+                        if opts.files.is_empty() {
+                            eprintln!(
+                                "strobe: no file given: showing the bundled sample trace ({}); `strobe FILE` opens yours",
+                                files[0].display()
+                            );
+                            app.showing_sample(&files[0]);
+                        }
+                        app.open_files(files, false, &cc.egui_ctx)
+                    }
                 }
                 Ok(Box::new(app))
             }),

@@ -1,5 +1,5 @@
-//! The Load summary tab: per open trace what was read, skipped and noted, and whether the
-//! file was cut short.
+//! The Load summary tab: per open trace what was read, skipped and noted (the profiler's own
+//! warnings among the notes), and whether the file was cut short.
 
 use crate::view_ctx::ViewCtx;
 
@@ -21,7 +21,13 @@ pub fn ui(ui: &mut egui::Ui, cx: &mut ViewCtx) {
                 ui.label(format!("skipped: {}", sk.join(", ")));
             }
             for n in &m.load.notes {
-                ui.label(format!("note: {n}"));
+                // the profiler's own warnings and errors (an nsys export's DIAGNOSTIC_EVENT)
+                // say which figures to distrust: they stand out
+                if n.starts_with("nsys warning:") || n.starts_with("nsys error:") {
+                    ui.colored_label(egui::Color32::from_rgb(230, 180, 60), n);
+                } else {
+                    ui.label(format!("note: {n}"));
+                }
             }
             if let Some(cut) = &m.load.truncated {
                 ui.colored_label(egui::Color32::from_rgb(230, 180, 60), cut.message());

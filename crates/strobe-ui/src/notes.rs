@@ -6,6 +6,12 @@ use crate::commands::Command;
 use crate::view_ctx::ViewCtx;
 use strobe_analysis::report::fmt_ns;
 
+/// The width of the mark, time, Δ and delete columns with their spacing, left of and beside
+/// the note.
+const NOTE_OTHERS_W: f32 = 330.0;
+/// The narrowest a note field gets (a narrow pane scrolls).
+const NOTE_MIN_W: f32 = 240.0;
+
 #[derive(Default)]
 pub struct NotesPane;
 
@@ -20,6 +26,9 @@ impl NotesPane {
         let focus = cx.state.note_to_name;
         let mut asked = Vec::new();
         egui::ScrollArea::vertical().id_salt("notes_scroll").auto_shrink([false, false]).show(ui, |ui| {
+            // the note takes the width the other columns leave (a grid cell would give a text
+            // field only the width its column had in the frame before: a few characters)
+            let note_w = (ui.available_width() - NOTE_OTHERS_W).max(NOTE_MIN_W);
             egui::Grid::new("notes_grid").num_columns(5).striped(true).show(ui, |ui| {
                 for h in ["", "time", "Δ previous", "note", ""] {
                     ui.strong(h);
@@ -34,8 +43,11 @@ impl NotesPane {
                     ui.monospace(prev.map(|p| fmt_ns(m.t - p)).unwrap_or_default());
                     // edited here, kept by the app: the text field shows the note as applied
                     let mut note = m.note.clone();
-                    let r =
-                        ui.add(egui::TextEdit::singleline(&mut note).hint_text("name this mark").desired_width(260.0));
+                    let r = ui.add(
+                        egui::TextEdit::singleline(&mut note)
+                            .hint_text("name this mark")
+                            .min_size(egui::vec2(note_w, 0.0)),
+                    );
                     if r.changed() {
                         asked.push(Command::RenameMark { index: i, note });
                     }

@@ -76,6 +76,18 @@ impl Pane for LoadSummary {
     }
 }
 
+impl Pane for crate::gaps_pane::GapsPane {
+    fn title(&self) -> &str {
+        "Gaps"
+    }
+    fn applies(&self, ws: &Workspace) -> bool {
+        !ws.traces.is_empty()
+    }
+    fn ui(&mut self, ui: &mut egui::Ui, cx: &mut ViewCtx) {
+        crate::gaps_pane::GapsPane::ui(self, ui, cx)
+    }
+}
+
 impl Pane for crate::efficiency_pane::EfficiencyPane {
     fn title(&self) -> &str {
         "Efficiency"

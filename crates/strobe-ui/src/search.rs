@@ -71,6 +71,19 @@ impl SearchBar {
         true
     }
 
+    /// Searches for spans named exactly `name` (a span's "Find all with this name"): an
+    /// anchored regex, so `aten::add` does not also find `aten::addmm`.
+    pub fn find_name(&mut self, name: &str) {
+        self.query = format!("^{}$", regex::escape(name));
+        self.regex = true;
+    }
+
+    /// Ends the search: the query goes, and with it the matches and their highlight (on the
+    /// next `recompute`).
+    pub fn end(&mut self) {
+        self.query.clear();
+    }
+
     /// Moves to the next (or previous) match and asks the timeline to show it.
     pub fn step(&mut self, forward: bool, cx: &mut ViewCtx) {
         if self.matches.is_empty() {
@@ -103,6 +116,11 @@ impl SearchBar {
             self.focus_request = false;
         }
         ui.checkbox(&mut self.regex, "regex");
+        // Esc in the box ends the search, as in Perfetto: the matches stop dimming the rest
+        // (the key is taken: the timeline, drawn after, would clear the selection with it)
+        if r.lost_focus() && ui.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Escape)) {
+            self.end();
+        }
         if self.recompute(cx.ws) {
             cx.emit(Command::SearchResults(self.highlight.clone()));
         }
@@ -125,6 +143,12 @@ impl SearchBar {
                 None => format!("{} matches", self.matches.len()),
             };
             ui.label(txt);
+        }
+        if !self.query.is_empty() && ui.small_button("×").on_hover_text("end the search (Esc)").clicked() {
+            self.end();
+            if self.recompute(cx.ws) {
+                cx.emit(Command::SearchResults(self.highlight.clone()));
+            }
         }
     }
 }

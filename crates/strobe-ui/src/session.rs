@@ -29,6 +29,8 @@ pub struct Session {
     /// Groups toggled from how they start.
     pub folds: Vec<Fold>,
     pub pinned: Vec<LaneRef>,
+    /// Lanes hidden from the timeline.
+    pub hidden: Vec<LaneRef>,
     #[serde(with = "alignment")]
     pub alignment: Option<Alignment>,
     pub bottom_tab: Option<BottomTab>,
@@ -155,20 +157,23 @@ impl Session {
                 Some(Fold { file: file_of(id)?, group })
             })
             .collect();
-        let pinned = st
-            .pinned
-            .iter()
-            .filter_map(|&(id, lane)| {
-                let t = ws.trace(id)?;
-                Some(LaneRef { file: file_of(id)?, lane: t.store.lanes.get(lane as usize)?.name.clone() })
-            })
-            .collect();
+        let lane_refs = |lanes: &[(TraceId, u32)]| -> Vec<LaneRef> {
+            lanes
+                .iter()
+                .filter_map(|&(id, lane)| {
+                    let t = ws.trace(id)?;
+                    Some(LaneRef { file: file_of(id)?, lane: t.store.lanes.get(lane as usize)?.name.clone() })
+                })
+                .collect()
+        };
+        let (pinned, hidden) = (lane_refs(&st.pinned), lane_refs(&st.hidden));
         Session {
             version: VERSION,
             files,
             timeline: st.clone(),
             folds,
             pinned,
+            hidden,
             alignment: Some(alignment),
             bottom_tab: Some(tab),
             panels,
@@ -186,15 +191,17 @@ impl Session {
             ws.traces.iter().filter(|t| &t.path == p).nth(nth).map(|t| t.id)
         };
         st.collapsed = self.folds.iter().filter_map(|f| Some(f.group.key(id_of(f.file)?))).collect();
-        st.pinned = self
-            .pinned
-            .iter()
-            .filter_map(|l| {
-                let id = id_of(l.file)?;
-                let lane = ws.trace(id)?.store.lanes.iter().position(|d| d.name == l.lane)?;
-                Some((id, lane as u32))
-            })
-            .collect();
+        let lanes = |refs: &[LaneRef]| -> Vec<(TraceId, u32)> {
+            refs.iter()
+                .filter_map(|l| {
+                    let id = id_of(l.file)?;
+                    let lane = ws.trace(id)?.store.lanes.iter().position(|d| d.name == l.lane)?;
+                    Some((id, lane as u32))
+                })
+                .collect()
+        };
+        st.pinned = lanes(&self.pinned);
+        st.hidden = lanes(&self.hidden);
         let saved = &self.timeline;
         st.marks = saved.marks.clone();
         st.marks.list.sort_by_key(|m| m.t);
@@ -278,6 +285,7 @@ mod tests {
             timeline,
             folds: vec![Fold { file: 0, group: FoldGroup::Gpu { arg: 0 } }],
             pinned: vec![LaneRef { file: 0, lane: "GPU 0 · stream 7".into() }],
+            hidden: vec![LaneRef { file: 0, lane: "GPU 0 · stream 13".into() }],
             alignment: Some(Alignment::StepStart),
             bottom_tab: Some(BottomTab::Ranks),
             panels: Some(PanelSizes { bottom: 321.0, details: 400.0 }),

@@ -1,6 +1,6 @@
 //! Ctrl+P: find a track (lane) by name across every open trace, as Perfetto's track search
 //! does; Enter or a click shows it (unfolds its groups, scrolls to it, flashes it), the pin
-//! button keeps it at the top of the timeline.
+//! button keeps it at the top of the timeline, the check box shows or hides it.
 
 use crate::commands::Command;
 use crate::view_ctx::ViewCtx;
@@ -43,7 +43,7 @@ impl TrackFinder {
     }
 
     pub fn ui(&mut self, ctx: &egui::Context, cx: &mut ViewCtx) {
-        let pinned = &cx.state.pinned;
+        let (pinned, hidden) = (&cx.state.pinned, &cx.state.hidden);
         if !self.open {
             return;
         }
@@ -68,6 +68,14 @@ impl TrackFinder {
             egui::ScrollArea::vertical().max_height(360.0).show(ui, |ui| {
                 for (trace, lane, label) in found.iter().take(MAX_SHOWN) {
                     ui.horizontal(|ui| {
+                        let mut shown = !hidden.contains(&(*trace, *lane));
+                        let c = ui.checkbox(&mut shown, "").on_hover_text("shown on the timeline");
+                        c.widget_info(|| {
+                            egui::WidgetInfo::selected(egui::Role::CheckBox, true, shown, format!("show {label}"))
+                        });
+                        if c.changed() {
+                            cx.emit(Command::SetLaneHidden { trace: *trace, lane: *lane, hidden: !shown });
+                        }
                         let is_pinned = pinned.contains(&(*trace, *lane));
                         if ui.small_button(if is_pinned { "unpin" } else { "pin" }).clicked() {
                             cx.emit(Command::TogglePin { trace: *trace, lane: *lane });

@@ -123,6 +123,17 @@ impl Trace {
         self.derived.idle.get().map(|i| i.devices.as_slice()).unwrap_or(&[])
     }
 
+    /// The summary strip's figures (None until the overview arrives).
+    pub fn headline(&self) -> Option<&strobe_analysis::headline::Headline> {
+        self.derived.headline.get()
+    }
+
+    /// The longest idle gaps at the user's threshold, longest first (none until the overview
+    /// arrives).
+    pub fn largest_gaps(&self) -> &[strobe_analysis::gaps::GapRow] {
+        self.derived.gaps.slice()
+    }
+
     /// The kernels by total time (none until the overview arrives).
     pub fn kernels(&self) -> &[KernelStat] {
         self.derived.analysis.kernels_ready().unwrap_or(&[])

@@ -90,3 +90,78 @@ fn ranks_pane_heat_map() {
     let mut h = window(r, app, BottomTab::Ranks);
     h.snapshot("ranks_ddp");
 }
+
+/// An area selection over two CPU lanes of gpt_train: the shade covers those lanes only.
+#[test]
+fn area_selection_shades_its_lanes() {
+    let Some(r) = renderer("area_selection_shades_its_lanes") else { return };
+    let mut h = timeline(r, common::app_with(&["gpt_train.json.gz"]));
+    let (t0, t1) = h.state().ws.steps_extent().unwrap();
+    let id = h.state().ws.traces[0].id;
+    let lanes: Vec<_> = h
+        .state()
+        .timeline()
+        .layout
+        .rows
+        .iter()
+        .filter_map(|r| match r.kind {
+            strobe_ui::timeline::RowKind::Lane { lane, .. } => Some((id, lane)),
+            _ => None,
+        })
+        .skip(1)
+        .take(2)
+        .collect();
+    let ctx = h.ctx.clone();
+    let (a, b) = (t0 + (t1 - t0) / 4, t0 + (t1 - t0) / 2);
+    h.state_mut().apply(strobe_ui::commands::Command::AreaSelected { t0: a, t1: b, lanes }, &ctx);
+    h.run_steps(3);
+    h.snapshot("timeline_area_lanes");
+}
+
+/// The area table grouped by name × lane: the Lane column shows a lane's whole name.
+#[test]
+fn area_table_lane_column() {
+    let Some(r) = renderer("area_table_lane_column") else { return };
+    let app = common::app_with(&["gpt_train.json.gz"]);
+    let (t0, t1) = app.ws.steps_extent().unwrap();
+    let id = app.ws.traces[0].id;
+    let lanes: Vec<_> = (0..app.ws.traces[0].store.lanes.len() as u32).map(|l| (id, l)).collect();
+    let mut h = window(r, app, BottomTab::Area);
+    let ctx = h.ctx.clone();
+    h.state_mut().apply(strobe_ui::commands::Command::AreaSelected { t0, t1, lanes }, &ctx);
+    common::step_until(&mut h, |a| !a.area().busy());
+    h.run_steps(3);
+    h.snapshot("area_table_lanes");
+}
+
+#[test]
+fn efficiency_pane_gpt_train() {
+    let Some(r) = renderer("efficiency_pane_gpt_train") else { return };
+    let app = common::app_with(&["gpt_train.json.gz"]);
+    app.ws.traces[0].wait_for_analyses();
+    let mut h = window(r, app, BottomTab::Efficiency);
+    // the roofline with its legend above it, the roofs labelled, the table's figures on one line
+    h.snapshot("efficiency_gpt_train");
+}
+
+#[test]
+fn summary_strip_four_ranks() {
+    let Some(r) = renderer("summary_strip_four_ranks") else { return };
+    let files =
+        ["pp4_1f1b_rank0.json.gz", "pp4_1f1b_rank1.json.gz", "pp4_1f1b_rank2.json.gz", "pp4_1f1b_rank3.json.gz"];
+    let app = common::app_with(&files);
+    for t in &app.ws.traces {
+        t.wait_for_analyses();
+    }
+    let mut h = window(r, app, BottomTab::Notes);
+    h.snapshot("summary_strip_pp4");
+}
+
+#[test]
+fn stragglers_section() {
+    let Some(r) = renderer("stragglers_section") else { return };
+    let mut app = common::app_with_ranks(&["ddp_rank0.json.gz", "ddp_rank1.json.gz"]);
+    app.ranks_mut().section = strobe_ui::ranks::Section::Stragglers;
+    let mut h = window(r, app, BottomTab::Ranks);
+    h.snapshot("stragglers_ddp");
+}

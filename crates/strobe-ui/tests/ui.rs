@@ -18,10 +18,11 @@ fn opens_a_sample_and_draws_lanes() {
     assert_eq!(app.ws.traces.len(), 1);
     assert!(app.timeline().stats.lanes_drawn >= 3, "lanes drawn: {:?}", app.timeline().stats);
     assert!(app.timeline().stats.items > 100, "items drawn: {:?}", app.timeline().stats);
-    // the summary strip shows report's idle % for GPU 0
-    let g = &app.ws.traces[0].gpu()[0];
-    let idle = format!("idle {:.1}%", g.idle_pct);
+    // the summary strip shows the report's headline idle % for GPU 0 (over the steps)
+    let r = strobe_analysis::report::report(&app.ws.traces[0].store, 5);
+    let idle = format!("idle {:.1}%", r.headline.devices[0].idle_pct);
     h.get_by_label(&idle);
+    h.get_by_label(&r.headline.scope_text());
 }
 
 /// Steps the app until `n` traces are loaded (or 12 s pass).

@@ -151,6 +151,8 @@ pub enum ExportWhat {
     Ops,
     /// Per-op efficiency: FLOPs, bytes, GPU time, TFLOP/s, bound, efficiency, time lost.
     Efficiency,
+    /// Idle gaps ≥ 10 µs, longest first: start, length, cause, the op that held the host.
+    Gaps,
 }
 
 impl From<ExportWhat> for strobe_analysis::export::What {
@@ -163,6 +165,7 @@ impl From<ExportWhat> for strobe_analysis::export::What {
             ExportWhat::Kernels => What::Kernels,
             ExportWhat::Ops => What::Ops,
             ExportWhat::Efficiency => What::OpEfficiency,
+            ExportWhat::Gaps => What::Gaps,
         }
     }
 }

@@ -29,7 +29,7 @@ pub use peaks::{DevicePeaks, PeakOverride};
 use crate::steps::Step;
 use serde::Serialize;
 use std::collections::HashMap;
-use strobe_model::LaneKind;
+use strobe_model::{LaneKind, SpanKind};
 use strobe_store::Store;
 
 /// One op name over the whole trace (its instances that have a formula).
@@ -255,6 +255,27 @@ pub fn by_kernel_name(store: &Store, runs: &[OpRun], d: &DevicePeaks) -> Vec<Ker
     out
 }
 
+/// Why no CPU op owns GPU work, as it is: the trace records no framework op at all (an
+/// Nsight Systems export has runtime calls and NVTX ranges; its correlation flows link the
+/// calls to the kernels, but no op holds the calls), or it has ops and no flow from a launch
+/// to GPU work, or both exist and no launch sits inside an op.
+fn no_op_runs_note(store: &Store) -> String {
+    let ops = store.span_metas().iter().any(|m| SpanKind::from_u8(m.kind) == SpanKind::CpuOp);
+    let flows = store.flows().len();
+    if !ops && flows > 0 {
+        format!(
+            "no framework (PyTorch) CPU ops in this trace to own GPU work — its {flows} correlation flows link runtime calls to GPU work, but per-op figures need the ops a torch.profiler (Kineto) trace records: no per-op figures"
+        )
+    } else if !ops {
+        "no framework (PyTorch) CPU ops and no correlation flows in this trace: no per-op figures".into()
+    } else if flows == 0 {
+        "no correlation flows from launch calls to GPU work, so no CPU op is linked to its kernels: no per-op figures"
+            .into()
+    } else {
+        "no GPU work was launched from inside a CPU op: no per-op figures".into()
+    }
+}
+
 /// Everything, with the device's ceilings overridden by `ov`, MFU per step of the built-in
 /// step rules (`steps::steps`).
 pub fn efficiency(store: &Store, ov: PeakOverride) -> Efficiency {
@@ -293,7 +314,7 @@ pub fn efficiency_of_in_steps(store: &Store, runs: &[OpRun], steps: &[Step], ov:
     unmodeled.sort_by(|a, b| b.gpu_ns.cmp(&a.gpu_ns).then_with(|| a.name.cmp(&b.name)));
     let mut notes = Vec::new();
     if runs.is_empty() {
-        notes.push("no CPU op is linked to GPU work (no correlation flows): no per-op figures".into());
+        notes.push(no_op_runs_note(store));
     } else if runs.iter().all(|r| r.work.is_none()) {
         notes.push(
             "no op that launched GPU work has recorded shapes with a formula: profile with record_shapes=True".into(),

@@ -5,6 +5,7 @@
 
 mod counters;
 mod flows;
+mod gaps;
 mod kernels;
 mod lanes;
 mod op_efficiency;
@@ -29,6 +30,8 @@ pub enum What {
     Ops,
     /// The per-op efficiency table (docs/efficiency.md).
     OpEfficiency,
+    /// The idle gaps at least the default threshold long, longest first (`gaps`).
+    Gaps,
 }
 
 impl What {
@@ -40,6 +43,7 @@ impl What {
             What::Kernels => kernels::COLUMNS,
             What::Ops => ops::COLUMNS,
             What::OpEfficiency => op_efficiency::COLUMNS,
+            What::Gaps => gaps::COLUMNS,
         }
     }
 }
@@ -76,6 +80,7 @@ pub fn export_with<W: Write>(
                 What::Counters => counters::write(store, &mut sink)?,
                 What::Ops => ops::write(store, &mut sink)?,
                 What::OpEfficiency => op_efficiency::write(store, peaks, &mut sink)?,
+                What::Gaps => gaps::write(store, &mut sink)?,
                 _ => kernels::write(store, &mut sink)?,
             };
             sink.into_inner()?;

@@ -10,6 +10,21 @@ use crate::search::SearchBar;
 use crate::timeline::{TimelineState, TimelineView};
 
 impl StrobeApp {
+    /// Ask the desktop for file dialogs (off: the built-in ones at once; tests).
+    pub fn set_native_dialogs(&mut self, on: bool) {
+        self.native_dialogs = on;
+    }
+
+    /// The built-in Save session… dialog.
+    pub fn save_browser_mut(&mut self) -> &mut crate::save_browser::SaveBrowser {
+        &mut self.save_browser
+    }
+
+    /// What the status line says besides errors and loads.
+    pub fn notices(&self) -> &[super::Notice] {
+        &self.notices
+    }
+
     /// Loads without reading or writing the store cache (tests).
     pub fn set_no_cache(&mut self, on: bool) {
         self.loader.no_cache = on;
@@ -64,6 +79,10 @@ impl StrobeApp {
 
     pub fn memory(&self) -> Option<&crate::memory::MemoryPane> {
         self.memory.as_ref()
+    }
+
+    pub fn efficiency(&self) -> &crate::efficiency_pane::EfficiencyPane {
+        &self.efficiency
     }
 
     pub fn ranks(&self) -> &crate::ranks::RanksPane {

@@ -10,14 +10,15 @@ impl StrobeApp {
     pub fn apply(&mut self, c: Command, ctx: &egui::Context) {
         match c {
             Command::SelectSpan(r) => {
-                self.sel.span = Some(r);
+                self.select_span(r);
                 self.select_launch_of_span(r);
             }
             Command::RevealSpan(r) => {
-                self.sel.span = Some(r);
+                self.select_span(r);
                 self.timeline.reveal(&mut self.timeline_state, &self.ws, r);
                 self.select_launch_of_span(r);
             }
+            Command::FrameSpan(r) => self.timeline.frame_span(&mut self.timeline_state, &self.ws, r),
             Command::ClearSelection => {
                 self.sel = Selection::default();
                 self.kernel_highlight = Highlight::default();
@@ -54,6 +55,7 @@ impl StrobeApp {
             Command::AreaSelected { t0, t1, lanes } => {
                 self.area.compute(&self.ws, t0, t1, &lanes, ctx);
                 self.sel.range = Some((t0, t1));
+                self.sel.range_lanes = lanes;
                 self.bottom_tab = BottomTab::Area;
             }
             Command::ApplyAlignment(offsets) => self.apply_alignment(offsets),
@@ -68,6 +70,10 @@ impl StrobeApp {
             Command::ShowBrowser => self.browser.show(),
             Command::CloseAll => self.close_all(),
             Command::FocusSearch => self.search.focus_request = true,
+            Command::EndSearch => {
+                self.search.end();
+                self.search_highlight = Highlight::default();
+            }
             Command::SetIdleThreshold(ns) => {
                 // the breakdown at the new threshold comes from the analyses' threads
                 let settings =
@@ -108,23 +114,8 @@ impl StrobeApp {
                     Err(e) => self.errors.push(e),
                 }
             }
-            Command::SaveSession(Some(p)) => {
-                if let Err(e) = self.session().write(&p) {
-                    self.errors.push(e);
-                }
-            }
-            Command::SaveSession(None) => {
-                let dir = self.ws.traces.first().and_then(|t| t.path.parent().map(|d| d.to_path_buf()));
-                self.save_dialog = Some(crate::jobs::Pending::spawn_ui(ctx, move || {
-                    let mut d = rfd::FileDialog::new()
-                        .add_filter("Strobe session", &["strobe"])
-                        .set_file_name("session.strobe");
-                    if let Some(dir) = dir {
-                        d = d.set_directory(dir);
-                    }
-                    d.save_file()
-                }));
-            }
+            Command::SaveSession(Some(p)) => self.write_session(p),
+            Command::SaveSession(None) => self.show_save_dialog(ctx),
             Command::ToggleShortcuts => self.timeline_state.show_shortcuts ^= true,
             Command::ShowNotes => self.bottom_tab = BottomTab::Notes,
             Command::FindTrack => self.track_finder.open(),
@@ -132,6 +123,9 @@ impl StrobeApp {
                 self.timeline.reveal_lane(&mut self.timeline_state, &self.ws, trace, lane)
             }
             Command::TogglePin { trace, lane } => self.timeline_state.toggle_pin(trace, lane),
+            Command::SetLaneHidden { trace, lane, hidden } => self.timeline_state.set_hidden(trace, lane, hidden),
+            Command::ShowHiddenLanes => self.timeline_state.hidden.clear(),
+            Command::FindAll(name) => self.search.find_name(&name),
             Command::SetPipeline(p) => {
                 // a pipeline just found: what the user came for is its table
                 if p.is_some()
@@ -212,6 +206,20 @@ impl StrobeApp {
             })
             .collect();
         self.kernels.sol = Some(strobe_analysis::ncu_match::SolByName::from_report_linked(&doc.report, &names));
+    }
+
+    /// Selects span `r`. A kernel selected from the table stays selected only while the span
+    /// is one of its occurrences: its figures and highlight describe the selection, never a
+    /// span clicked after it.
+    fn select_span(&mut self, r: SpanRef) {
+        self.sel.span = Some(r);
+        let of_kernel = self.sel.kernel.as_ref().is_some_and(|(trace, name)| {
+            *trace == r.trace && self.ws.store(r.trace).is_some_and(|st| st.span_name(r.span) == name)
+        });
+        if !of_kernel {
+            self.sel.kernel = None;
+            self.kernel_highlight = Highlight::default();
+        }
     }
 
     /// A span selected anywhere: the kernel pane selects its linked launch, else (a kernel

@@ -1,11 +1,11 @@
-//! The Open… dialog: the desktop portal on its own thread (it blocks), the in-app browser
-//! when no portal answers.
+//! The Open… dialog: the desktop's dialog on its own thread (it blocks), the in-app browser
+//! where the desktop has none.
 
 use super::StrobeApp;
 use crate::commands::Command;
 use crate::jobs::{Pending, Poll};
+use crate::native_dialog::Answer;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// What the dialog is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,35 +18,44 @@ pub enum OpenMode {
     Folder,
 }
 
-pub(super) type DialogJob = Pending<(OpenMode, Option<Vec<PathBuf>>)>;
+pub(super) type DialogJob = Pending<(OpenMode, Answer<Vec<PathBuf>>)>;
 
 impl StrobeApp {
     pub(super) fn show_open_dialog(&mut self, mode: OpenMode, ctx: &egui::Context) {
+        if !self.native_dialogs || self.no_native_dialog.is_some() {
+            self.browser.show();
+            return;
+        }
         self.dialog = Some(Pending::spawn_ui(ctx, move || {
-            let r = match mode {
+            let r = crate::native_dialog::ask(|| match mode {
                 OpenMode::Folder => rfd::FileDialog::new().pick_folder().map(|d| vec![d]),
                 OpenMode::Replace | OpenMode::AddRanks => rfd::FileDialog::new()
                     .add_filter("traces", &["json", "gz", "sqlite", "nsys-rep", "pickle", "csv", "ncu-rep"])
                     .add_filter("all files", &["*"])
                     .pick_files(),
-            };
+            });
             (mode, r)
         }));
     }
 
     pub(super) fn poll_dialog(&mut self) {
         let Some(job) = &self.dialog else { return };
-        let fast = job.started.elapsed() < Duration::from_millis(1500);
         match job.poll() {
             Poll::Running => return,
-            Poll::Ready((mode, Some(paths))) if !paths.is_empty() => {
+            Poll::Ready((mode, Answer::Picked(paths))) if !paths.is_empty() => {
                 let add = mode == OpenMode::AddRanks;
                 self.pending.push(if add { Command::AddFiles(paths) } else { Command::OpenFiles(paths) });
             }
-            // Nothing picked. An answer that fast means no portal is there to ask: fall back
-            // to the built-in browser so Open… always works.
-            Poll::Ready(_) if !fast => {}
-            Poll::Ready(_) | Poll::Lost => self.browser.show(),
+            Poll::Ready((_, Answer::Picked(_) | Answer::Cancelled)) => {}
+            // no dialog came: the built-in browser, so Open… always works
+            Poll::Ready((_, Answer::Unavailable(why))) => {
+                self.dialog_missing(why);
+                self.browser.show();
+            }
+            Poll::Lost => {
+                self.dialog_missing("the dialog's thread stopped".into());
+                self.browser.show();
+            }
         }
         self.dialog = None;
     }

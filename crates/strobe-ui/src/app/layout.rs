@@ -10,11 +10,24 @@ impl StrobeApp {
         let no_traces = self.ws.traces.is_empty();
         if !no_traces {
             egui::Panel::top("strobe_summary").show(ui, |ui| {
-                // many ranks: a few lines, the rest scroll (the Ranks tab compares them)
-                egui::ScrollArea::vertical()
-                    .id_salt("summary_scroll")
-                    .max_height(96.0)
-                    .show(ui, |ui| crate::summary::ui(ui, &mut view_ctx!(self, cmds)));
+                // The panel takes the height its content had in the frame before, and a scroll
+                // area no more than the panel has: a scroll area would keep the strip at the
+                // height of its first frame (one "measuring…" line per rank), the other lines
+                // hidden. So up to eight ranks are shown whole, wrapped lines and all; more
+                // scroll in eight lines' height behind a scroll bar that is always drawn.
+                const SHOWN_WHOLE: usize = 8;
+                if self.ws.traces.len() <= SHOWN_WHOLE {
+                    crate::summary::ui(ui, &mut view_ctx!(self, cmds));
+                } else {
+                    ui.spacing_mut().scroll = egui::style::ScrollStyle::solid();
+                    let line = ui.spacing().interact_size.y + ui.spacing().item_spacing.y;
+                    let h = line * SHOWN_WHOLE as f32;
+                    egui::ScrollArea::vertical()
+                        .id_salt("summary_scroll")
+                        .max_height(h)
+                        .min_scrolled_height(h)
+                        .show(ui, |ui| crate::summary::ui(ui, &mut view_ctx!(self, cmds)));
+                }
             });
             self.bottom_and_details(ui, cmds);
         }
@@ -52,9 +65,10 @@ impl StrobeApp {
         let bottom_h = bottom.show(ui, |ui| {
             // every bottom tab, in the tab bar's order: adding one is a line here (and its id
             // in `BottomTab`)
-            let mut tabs: [(BottomTab, &mut dyn Pane); 10] = [
+            let mut tabs: [(BottomTab, &mut dyn Pane); 11] = [
                 (BottomTab::Kernels, &mut self.kernels),
                 (BottomTab::Ops, &mut self.ops),
+                (BottomTab::Gaps, &mut self.gaps),
                 (BottomTab::Area, &mut self.area),
                 (BottomTab::Load, &mut self.load_summary),
                 (BottomTab::Efficiency, &mut self.efficiency),

@@ -8,7 +8,10 @@ impl StrobeApp {
         egui::Panel::top("strobe_menu").show(ui, |ui| {
             ui.horizontal(|ui| {
                 ui.menu_button("File", |ui| self.file_menu(ui, cmds));
-                ui.menu_button("View", |ui| self.view_menu(ui, cmds));
+                // a click in a field of the View menu edits it; only a click outside closes it
+                let config = egui::containers::menu::MenuConfig::new()
+                    .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside);
+                egui::containers::menu::MenuButton::new("View").config(config).ui(ui, |ui| self.view_menu(ui, cmds));
                 if ui.button("?").on_hover_text("Keyboard shortcuts (?)").clicked() {
                     cmds.push(Command::ToggleShortcuts);
                 }
@@ -52,12 +55,20 @@ impl StrobeApp {
             ui.close();
         }
         ui.menu_button("Recent", |ui| {
-            if self.settings.recent.is_empty() {
+            let shown: Vec<super::Recent> = super::recent::shown(&self.settings.recent).cloned().collect();
+            if shown.is_empty() {
                 ui.weak("nothing yet");
             }
-            for p in self.settings.recent.clone() {
-                if ui.button(p.display().to_string()).clicked() {
-                    cmds.push(Command::OpenFiles(vec![p]));
+            for r in shown {
+                let b = ui.button(r.label());
+                let b = if r.0.len() > 1 {
+                    let all: Vec<String> = r.0.iter().map(|p| p.display().to_string()).collect();
+                    b.on_hover_text(all.join("\n"))
+                } else {
+                    b
+                };
+                if b.clicked() {
+                    cmds.push(Command::OpenFiles(r.0));
                     ui.close();
                 }
             }
@@ -77,13 +88,7 @@ impl StrobeApp {
         if ui.checkbox(&mut self.timeline_state.show_bands, "Overlap and idle bands").changed() {
             self.settings.show_bands = self.timeline_state.show_bands;
         }
-        ui.horizontal(|ui| {
-            ui.label("Idle threshold (µs)");
-            let r = ui.add(egui::DragValue::new(&mut self.settings.idle_threshold_us).range(0.1..=1e6).speed(0.5));
-            if r.drag_stopped() || r.lost_focus() {
-                cmds.push(Command::SetIdleThreshold((self.settings.idle_threshold_us * 1e3) as i64));
-            }
-        });
+        super::idle_threshold::ui(ui, &mut self.settings, cmds);
         ui.horizontal(|ui| {
             ui.label("Steps (regex)").on_hover_text(
                 "ranges whose whole name matches are the iterations (empty: ProfilerStep#N, NVTX step_N / iteration N…, else the repeating kernel pattern)",
@@ -92,6 +97,13 @@ impl StrobeApp {
             if r.lost_focus() {
                 cmds.push(Command::SetStepPattern(self.settings.step_pattern.clone()));
             }
+        });
+        ui.horizontal(|ui| {
+            use egui::ThemePreference as T;
+            ui.label("Theme");
+            ui.radio_value(&mut self.settings.theme, T::Dark, "Dark");
+            ui.radio_value(&mut self.settings.theme, T::Light, "Light");
+            ui.radio_value(&mut self.settings.theme, T::System, "Follow system");
         });
         ui.checkbox(&mut self.settings.restore_session, "Reopen the last session when started without files");
         if ui.button("Fit all (F with nothing selected)").clicked() {

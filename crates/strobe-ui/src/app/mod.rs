@@ -2,7 +2,7 @@
 //! panes share, lays out the panes, and applies the commands they emit once per frame. Split
 //! by concern: `menu` (the top bar), `status` (loads, errors, warnings), `layout` (where the
 //! panes go), `apply` (what each command does), `open` (files into the workspace), `dialog`
-//! (Open…), `screenshot` (`--screenshot`), `access` (accessors for tests and benchmarks).
+//! (Open…), `save` (Save session…), `screenshot` (`--screenshot`), `access` (accessors for tests and benchmarks).
 
 /// The context every pane gets. A macro, not a method: a method would borrow the whole app
 /// while the pane it is handed to is a field of the app.
@@ -24,17 +24,23 @@ macro_rules! view_ctx {
 mod access;
 mod apply;
 mod dialog;
+mod idle_threshold;
 mod layout;
 mod menu;
 mod open;
+mod recent;
+mod save;
 mod screenshot;
 mod settings;
 mod status;
+mod title;
 
 pub use apply::match_timeline_kernel;
 pub use dialog::OpenMode;
+pub use recent::Recent;
 pub use screenshot::{save_png, ScreenshotState};
 pub use settings::Settings;
+pub use status::Notice;
 
 use crate::area::AreaTable;
 use crate::commands::{Command, CommandReceiver, CommandSender, Highlight, Selection};
@@ -67,6 +73,8 @@ pub enum BottomTab {
     Pipeline,
     /// torch.profiler's key_averages table: per op calls, CPU and device time.
     Ops,
+    /// The longest GPU idle gaps.
+    Gaps,
 }
 
 /// The highlight in force: a selected kernel wins over search matches.
@@ -93,6 +101,7 @@ pub struct StrobeApp {
     pub(crate) search: SearchBar,
     pub(crate) area: AreaTable,
     pub(crate) load_summary: crate::panes::LoadSummary,
+    pub(crate) gaps: crate::gaps_pane::GapsPane,
     pub(crate) notes: crate::notes::NotesPane,
     pub(crate) browser: FileBrowser,
     pub(crate) loader: Loader,
@@ -121,8 +130,20 @@ pub struct StrobeApp {
     next_batch: u64,
     /// A session being opened: applied once its files have loaded.
     pending_session: Option<crate::session::Session>,
-    /// The Save session… dialog.
-    save_dialog: Option<crate::jobs::Pending<Option<PathBuf>>>,
+    /// The desktop's Save session… dialog, while it is up.
+    save_dialog: Option<save::SaveJob>,
+    /// The built-in Save session… dialog (where the desktop has none).
+    pub(crate) save_browser: crate::save_browser::SaveBrowser,
+    /// Ask the desktop for file dialogs (off: the built-in ones only).
+    pub(crate) native_dialogs: bool,
+    /// Why the desktop has no file dialog, once a dialog failed to come.
+    no_native_dialog: Option<String>,
+    /// What the status line says until dismissed (a saved session, a missing dialog).
+    pub(crate) notices: Vec<status::Notice>,
+    /// The bundled sample's path, while `strobe` started without a file shows it.
+    sample: Option<PathBuf>,
+    /// The title last given to the window.
+    shown_title: Option<String>,
     /// The generation of the workspace the ncu links were made for.
     ncu_linked: Option<u64>,
     pending: Vec<Command>,
@@ -151,6 +172,7 @@ impl StrobeApp {
             search: SearchBar::default(),
             area: AreaTable::default(),
             load_summary: Default::default(),
+            gaps: Default::default(),
             notes: Default::default(),
             browser: FileBrowser::default(),
             loader: Loader::new(cache_dir),
@@ -173,6 +195,12 @@ impl StrobeApp {
             ncu_linked: None,
             pending_session: None,
             save_dialog: None,
+            save_browser: Default::default(),
+            native_dialogs: true,
+            no_native_dialog: None,
+            notices: Vec::new(),
+            sample: None,
+            shown_title: None,
             pending: Vec::new(),
             sender,
             received,
@@ -206,10 +234,14 @@ impl StrobeApp {
     /// The whole UI for one frame (eframe's `App::ui` and the tests call this).
     pub fn frame(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
+        if ctx.options(|o| o.theme_preference) != self.settings.theme {
+            ctx.set_theme(self.settings.theme);
+        }
         self.poll_loads(&ctx);
         self.link_ncu();
         self.poll_dialog();
         self.poll_session();
+        self.poll_save(&ctx);
         let mut cmds = self.take_commands(&ctx);
         {
             let mut cx = view_ctx!(self, &mut cmds);
@@ -236,6 +268,7 @@ impl StrobeApp {
         for c in cmds {
             self.apply(c, &ctx);
         }
+        self.update_title(&ctx);
         self.screenshot_step(&ctx);
     }
 

@@ -11,6 +11,8 @@ impl StrobeApp {
     /// of them has loaded (so a failed open keeps the view).
     pub fn open_files(&mut self, paths: Vec<PathBuf>, replace: bool, ctx: &egui::Context) {
         let mut files = Vec::new();
+        // files asked for together are one Recent entry (a rank set reopens as a set)
+        let mut together = Vec::new();
         for p in paths {
             if crate::session::Session::is_session_file(&p) {
                 match crate::session::Session::read(&p) {
@@ -22,7 +24,7 @@ impl StrobeApp {
                             }
                         }
                         self.pending_session = Some(s);
-                        self.remember(&p);
+                        self.remember(&[&p]);
                     }
                     Err(e) => self.errors.push(e),
                 }
@@ -34,20 +36,24 @@ impl StrobeApp {
                 self.ws.summaries = Some(p.clone());
                 self.ws.generation += 1;
                 self.bottom_tab = BottomTab::Ranks;
-                self.remember(&p);
+                self.remember(&[&p]);
             } else if p.is_dir() {
                 // a folder of rank traces: open them all, side by side
                 match crate::loader::trace_files_in(&p) {
                     Ok(f) => {
                         files.extend(f);
                         self.bottom_tab = BottomTab::Ranks;
+                        self.remember(&[&p]);
                     }
                     Err(e) => self.errors.push(e),
                 }
             } else {
-                files.push(p);
+                files.push(p.clone());
+                together.push(p);
             }
         }
+        let together: Vec<&std::path::Path> = together.iter().map(|p| p.as_path()).collect();
+        self.remember(&together);
         if files.is_empty() {
             return;
         }
@@ -59,14 +65,15 @@ impl StrobeApp {
         for p in files {
             let c = ctx.clone();
             self.loader.start(&p, batch, self.ws.figure_settings().clone(), move || c.request_repaint());
-            self.remember(&p);
         }
     }
 
-    fn remember(&mut self, p: &std::path::Path) {
-        self.settings.recent.retain(|r| r != p);
-        self.settings.recent.insert(0, p.to_path_buf());
-        self.settings.recent.truncate(12);
+    fn remember(&mut self, paths: &[&std::path::Path]) {
+        // the bundled sample is not something the user opened
+        if self.sample.as_deref().is_some_and(|s| paths == [s]) {
+            return;
+        }
+        super::recent::remember(&mut self.settings.recent, paths);
     }
 
     /// The session of what is open now.
@@ -80,21 +87,8 @@ impl StrobeApp {
         )
     }
 
-    /// Applies an opened session once its files have loaded; takes a saved-as path.
+    /// Applies an opened session once its files have loaded.
     pub(super) fn poll_session(&mut self) {
-        if let Some(job) = &self.save_dialog {
-            match job.poll() {
-                crate::jobs::Poll::Running => {}
-                crate::jobs::Poll::Ready(Some(p)) => {
-                    self.save_dialog = None;
-                    let p = if crate::session::Session::is_session_file(&p) { p } else { p.with_extension("strobe") };
-                    if let Err(e) = self.session().write(&p) {
-                        self.errors.push(e);
-                    }
-                }
-                _ => self.save_dialog = None,
-            }
-        }
         if self.loader.busy() {
             return;
         }

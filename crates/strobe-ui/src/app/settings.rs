@@ -1,18 +1,22 @@
 //! The settings remembered between runs.
 
-use std::path::PathBuf;
-
 /// What is remembered between runs (eframe storage).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Settings {
-    pub recent: Vec<PathBuf>,
+    /// File > Recent, newest first: what was opened together is one entry.
+    pub recent: Vec<super::Recent>,
     pub show_bands: bool,
+    /// This run's idle threshold: not remembered, each start is at the default (View ▸ Idle
+    /// threshold says so), so no figure depends on a value chosen in an earlier run.
+    #[serde(skip)]
     pub idle_threshold_us: f64,
     /// Reopen the last session when started without files.
     pub restore_session: bool,
     /// `--steps REGEX` of the viewer (empty: the built-in rules).
     pub step_pattern: String,
+    /// View > Theme: dark, light, or the desktop's.
+    pub theme: egui::ThemePreference,
 }
 
 impl Settings {
@@ -35,6 +39,7 @@ impl Default for Settings {
             idle_threshold_us: strobe_analysis::idle::DEFAULT_THRESHOLD_NS as f64 / 1e3,
             restore_session: true,
             step_pattern: String::new(),
+            theme: egui::ThemePreference::System,
         }
     }
 }

@@ -1,7 +1,14 @@
-//! Status lines under the menu: loads in flight (progress, cancel), errors, and a warning
-//! for every open file that was cut short.
+//! Status lines under the menu: loads in flight (progress, cancel), errors, notices (a saved
+//! session, a missing file dialog), and a warning for every open file that was cut short.
 
 use super::StrobeApp;
+
+/// A line the status area shows until dismissed; the detail shows on hover.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notice {
+    pub text: String,
+    pub detail: Option<String>,
+}
 use crate::loader::LoadEvent;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -19,7 +26,7 @@ impl StrobeApp {
                     self.add_document(doc);
                 }
                 LoadEvent::Failed { path, error } => {
-                    let msg = format!("{}: {error}", path.display());
+                    let msg = naming_the_file(&path, error);
                     eprintln!("strobe: {msg}");
                     self.errors.push(msg);
                 }
@@ -89,6 +96,21 @@ impl StrobeApp {
         if let Some(i) = dismiss {
             self.errors.remove(i);
         }
+        let mut dismiss = None;
+        for (i, n) in self.notices.iter().enumerate() {
+            ui.horizontal(|ui| {
+                let r = ui.label(&n.text);
+                if let Some(d) = &n.detail {
+                    r.on_hover_text(d);
+                }
+                if ui.small_button("x").clicked() {
+                    dismiss = Some(i);
+                }
+            });
+        }
+        if let Some(i) = dismiss {
+            self.notices.remove(i);
+        }
         // a cut file stays marked while it is open: its figures cover only what was read
         for t in &self.ws.traces {
             if let Some(cut) = &t.store.meta.load.truncated {
@@ -98,6 +120,17 @@ impl StrobeApp {
                 );
             }
         }
+    }
+}
+
+/// A failed load's message, naming its file once: the importers' errors name it already, a
+/// few of the loader's own do not.
+fn naming_the_file(path: &std::path::Path, error: String) -> String {
+    let shown = path.display().to_string();
+    if error.contains(&shown) {
+        error
+    } else {
+        format!("{shown}: {error}")
     }
 }
 

@@ -40,10 +40,10 @@ impl HistoryBar {
         }
         ui.horizontal(|ui| {
             ui.strong("Allocator history");
-            if ui.small_button("<").on_hover_text("one entry back (←)").clicked() {
+            if ui.small_button("<").on_hover_text("one entry back (Left arrow key)").clicked() {
                 k = k.saturating_sub(1);
             }
-            if ui.small_button(">").on_hover_text("one entry on (→)").clicked() {
+            if ui.small_button(">").on_hover_text("one entry on (Right arrow key)").clicked() {
                 k = (k + 1).min(n);
             }
             let w = (ui.available_width() - 160.0).max(80.0);

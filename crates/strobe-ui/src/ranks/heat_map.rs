@@ -1,8 +1,9 @@
 //! The rank × step heat map: one row per rank, one column per step, the chosen figure in each
-//! cell, coloured by how far it is from the typical cell — the median of that figure over the
-//! whole table — measured in steps: the difference as a share of the median step time. So
-//! the colour means the same across the table: two ranks 0.1 % apart are both grey, a rank
-//! that waits a fifth of a step longer is red wherever it is. * marks a step's straggler; a
+//! cell, coloured by how far it is from that step's typical cell — the median of the figure
+//! over the step's ranks — measured in that step: the difference as a share of the step's
+//! median time. So each column shows its own spread across ranks: two ranks 0.1 % apart are
+//! both grey, and a rank whose wait is high in every step but level with the others in one
+//! is grey in that one, not red throughout. * marks a step's straggler; a
 //! click shows that rank's step in the timeline. Only the visible rows and columns are drawn
 //! (one mesh), so a thousand ranks × a hundred steps scroll at the speed of ten.
 
@@ -72,9 +73,10 @@ pub struct HeatIndex {
     cells: Vec<u32>,
     ranks: usize,
     steps: usize,
-    /// The typical cell of each metric (`Metric::ALL` order) and the median step.
-    typical: [i64; 6],
-    step_ns: i64,
+    /// Per step: the typical cell of each metric (`Metric::ALL` order, the median over the
+    /// step's ranks) and the step's median time across ranks.
+    typical: Vec<[i64; 6]>,
+    step_ns: Vec<i64>,
 }
 
 const NONE: u32 = u32::MAX;
@@ -91,11 +93,14 @@ impl HeatIndex {
                 }
             }
         }
-        let all = |f: &dyn Fn(&RankStep) -> i64| -> Vec<i64> {
-            r.steps.iter().flat_map(|s| s.per_rank.iter().map(f)).collect()
-        };
-        let typical = Metric::ALL.map(|m| strobe_analysis::stats::median(&all(&|s| m.of(s))).unwrap_or(0));
-        let step_ns = strobe_analysis::stats::median(&all(&|s| s.dur_ns)).unwrap_or(1);
+        let median = |v: Vec<i64>| strobe_analysis::stats::median(&v);
+        let typical = r
+            .steps
+            .iter()
+            .map(|row| Metric::ALL.map(|m| median(row.per_rank.iter().map(|s| m.of(s)).collect()).unwrap_or(0)))
+            .collect();
+        let step_ns =
+            r.steps.iter().map(|row| median(row.per_rank.iter().map(|s| s.dur_ns).collect()).unwrap_or(1)).collect();
         HeatIndex { cells, ranks, steps, typical, step_ns }
     }
 
@@ -105,8 +110,12 @@ impl HeatIndex {
         (k != NONE).then(|| &r.steps[si].per_rank[k as usize])
     }
 
-    fn typical(&self, m: Metric) -> i64 {
-        self.typical[Metric::ALL.iter().position(|x| *x == m).unwrap_or(0)]
+    /// The colour of rank index `ri`'s cell `s` in step index `si`: against that step's
+    /// median across ranks, as a share of that step's median time.
+    pub fn colour(&self, m: Metric, si: usize, s: &RankStep) -> Color32 {
+        let k = Metric::ALL.iter().position(|x| *x == m).unwrap_or(0);
+        let (typical, step_ns) = (self.typical.get(si).map_or(0, |t| t[k]), self.step_ns.get(si).copied().unwrap_or(1));
+        heat(m.of(s), typical, step_ns)
     }
 }
 
@@ -156,10 +165,8 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, scroll_to: Optio
     let h = &c.heat;
     let metric = *metric;
     ui.weak(format!(
-        "rows: ranks, columns: steps · ms · colour: difference from the typical cell ({:.3} ms, the median) as a share of the median step ({:.3} ms); \
+        "rows: ranks, columns: steps · ms · colour: difference from the step's median across ranks, as a share of that step's median time; \
          grey within ±{:.0} %, full red / green from ±{:.0} % · * straggler · click a cell: show in the timeline · click a rank: open its trace",
-        h.typical(metric) as f64 / 1e6,
-        h.step_ns as f64 / 1e6,
         NEUTRAL * 100.0,
         FULL * 100.0
     ));
@@ -225,12 +232,11 @@ impl MapFrame<'_> {
     /// The visible cells' colours, as one mesh.
     fn paint_cells(&self, painter: &egui::Painter) {
         let (r, h) = (&self.c.report, &self.c.heat);
-        let (typical, step_ns) = (h.typical(self.metric), h.step_ns);
         let mut mesh = egui::Mesh::default();
         for ri in self.rows.clone() {
             for si in self.cols.clone() {
                 let col = match h.cell(r, ri, si) {
-                    Some(s) => heat(self.metric.of(s), typical, step_ns),
+                    Some(s) => h.colour(self.metric, si, s),
                     None => Color32::from_gray(30),
                 };
                 mesh.add_colored_rect(self.cell_rect(ri, si), col);

@@ -11,6 +11,7 @@
 //! rank's clock offset and number like any rank.
 
 pub mod heat_map;
+pub mod stragglers;
 mod tables;
 
 pub use heat_map::Metric;
@@ -424,7 +425,12 @@ impl RanksPane {
                     self.clicked(click, dir.as_deref(), &mut |c| cx.emit(c));
                 }
             }
-            Section::Stragglers => tables::stragglers(ui, c),
+            Section::Stragglers => {
+                if let Some(click) = stragglers::ui(ui, c) {
+                    let dir = cx.ws.summaries.clone();
+                    self.clicked(click, dir.as_deref(), &mut |c| cx.emit(c));
+                }
+            }
             Section::Hta => tables::hta(ui, c),
             Section::Diff => {
                 if let Some(offs) = tables::diff(ui, c) {

@@ -10,63 +10,6 @@ fn ms(ns: i64) -> String {
     format!("{:.3}", ns as f64 / 1e6)
 }
 
-pub fn stragglers(ui: &mut egui::Ui, c: &Computed) {
-    let r = &c.report;
-    ui.label(format!(
-        "A rank is the straggler of a step when it arrives last at most of the step's collectives and the others waited for it at least {} ms more than it waited (10 % of the median step, {} ms).",
-        ms(r.straggler_threshold_ns),
-        ms(r.median_step_ns)
-    ));
-    if r.straggler_steps.is_empty() {
-        ui.add_space(6.0);
-        ui.strong("No straggler: no rank held the others back materially in any step.");
-        return;
-    }
-    egui::ScrollArea::vertical().id_salt("straggler_scroll").show(ui, |ui| {
-        for s in &r.straggler_steps {
-            ui.add_space(6.0);
-            ui.label(
-                RichText::new(format!(
-                    "{}: rank {} is the straggler (last at {} of {} collectives)",
-                    s.step, s.rank, s.last_at, s.collectives
-                ))
-                .strong()
-                .color(egui::Color32::from_rgb(235, 120, 60)),
-            );
-            ui.label(&s.evidence);
-            egui::CollapsingHeader::new(format!("arrival skew per collective ({})", s.per_collective.len()))
-                .id_salt(("skew", &s.step))
-                .show(ui, |ui| {
-                    for e in &s.per_collective {
-                        ui.monospace(format!(
-                            "{} #{}: skew {} ms, straggler arrived +{} ms{}",
-                            e.name,
-                            e.occurrence,
-                            ms(e.skew_ns),
-                            ms(e.straggler_arrival_ns),
-                            if e.straggler_last { " (last)" } else { "" }
-                        ));
-                    }
-                });
-            if let Some(b) = &s.before {
-                egui::CollapsingHeader::new(format!(
-                    "what rank {} did before its first late {}: {} ms compute, {} ms GPU idle",
-                    s.rank,
-                    b.collective,
-                    ms(b.compute_ns),
-                    ms(b.gpu_idle_ns)
-                ))
-                .id_salt(("before", &s.step))
-                .show(ui, |ui| {
-                    for k in &b.top_kernels {
-                        ui.monospace(format!("{:>4}× {:>9} ms  {}", k.count, ms(k.total_ns), k.name));
-                    }
-                });
-            }
-        }
-    });
-}
-
 pub fn hta(ui: &mut egui::Ui, c: &Computed) {
     ui.push_id("hta_rank_table", |ui| hta_table(ui, c));
     kernel_breakdown(ui, c);

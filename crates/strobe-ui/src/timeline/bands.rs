@@ -88,14 +88,13 @@ pub fn draw(rc: &mut RowCtx, device: i64) {
         FontId::proportional(11.0),
         weak,
     );
-    rc.fd.text(
-        Clip::Pane,
-        pos2(lx, y1 - 5.5),
-        Align2::LEFT_CENTER,
-        "idle gaps >= threshold",
-        FontId::proportional(11.0),
-        weak,
-    );
+    // the threshold in force (View ▸ Idle threshold), where the gaps it makes are drawn
+    let threshold = t.idle().iter().find(|d| d.device == device).map(|d| d.threshold_ns);
+    let gaps_label = match threshold {
+        Some(ns) => format!("idle gaps ≥ {}", crate::units::threshold_us(ns)),
+        None => "idle gaps ≥ threshold".to_string(),
+    };
+    rc.fd.text(Clip::Pane, pos2(lx, y1 - 5.5), Align2::LEFT_CENTER, gaps_label, FontId::proportional(11.0), weak);
     let lp = &mut *rc.lp;
     let mid = (y0 + y1) / 2.0;
     let slack = tv.npp * 2.0;
@@ -137,7 +136,21 @@ pub fn band_text(device: i64, overlapped: bool, iv: (i64, i64)) -> String {
 pub fn gap_text(ws: &Workspace, ti: usize, gap: &IdleGap) -> String {
     let st = &*ws.traces[ti].store;
     let mut s = format!("GPU idle {} — {}\n{}", fmt_ns(gap.end - gap.start), gap.cause.label(), gap.cause.explain());
-    s.push_str(&format!("\nbefore: {}\nafter: {}", st.span_name(gap.prev_span), st.span_name(gap.next_span)));
+    // what the thread the GPU waited on was doing (the Gaps tab's "held by"), first: the GPU
+    // work on either side says less about why it sat idle
+    let held = gap.next_launch.and_then(|l| {
+        strobe_analysis::gaps::holding_span(st, &strobe_analysis::gaps::thread_lanes(st, l), gap.start, gap.end)
+    });
+    match held {
+        Some(h) => s.push_str(&format!(
+            "\nhost held by: {} ({} long)",
+            st.span_name(h),
+            fmt_ns(st.span_end(h) - st.span_start(h))
+        )),
+        None if gap.next_launch.is_some() => s.push_str("\nhost held by: nothing recorded on the launching thread"),
+        None => {}
+    }
+    s.push_str(&format!("\nbetween: {} and {}", st.span_name(gap.prev_span), st.span_name(gap.next_span)));
     if let Some(l) = gap.next_launch {
         let dt = st.span_start(l) - gap.start;
         s.push_str(&format!(

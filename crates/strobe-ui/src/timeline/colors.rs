@@ -52,10 +52,16 @@ pub const MEMORY_BUSY: Color32 = Color32::from_rgb(80, 190, 120);
 pub const IDLE: Color32 = Color32::from_rgb(175, 175, 190);
 pub const IDLE_TINT: Color32 = Color32::from_rgba_premultiplied(70, 70, 80, 110);
 pub const SELECTED: Color32 = Color32::from_rgb(255, 255, 255);
+pub const SELECTED_ON_LIGHT: Color32 = Color32::from_rgb(0, 0, 0);
 pub const MATCH: Color32 = Color32::from_rgb(255, 220, 0);
 pub const MARK: Color32 = Color32::from_rgb(250, 200, 60);
+pub const MARK_ON_LIGHT: Color32 = Color32::from_rgb(180, 110, 0);
 /// The measure tool's bracket and duration.
 pub const MEASURE: Color32 = Color32::from_rgb(120, 230, 255);
+pub const MEASURE_ON_LIGHT: Color32 = Color32::from_rgb(0, 110, 160);
+/// Counter lines and the allocated memory level.
+pub const LINE: Color32 = Color32::from_rgb(120, 200, 255);
+pub const LINE_ON_LIGHT: Color32 = Color32::from_rgb(20, 100, 200);
 
 impl crate::workspace::Trace {
     pub fn color(&self, name: u32, kind: SpanKind) -> Color32 {

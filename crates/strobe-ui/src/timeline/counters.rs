@@ -63,7 +63,7 @@ pub fn column_line(cols: &[(f32, f64, f64)], plot: Rect, yv: impl Fn(f64) -> f32
 }
 
 /// A counter row in `[y0, y1)`: its name in the label column, the line in the plot with the
-/// top of its scale.
+/// top of its scale in the unit the counter's name gives (bytes, a rate, a count).
 pub fn counter_row(
     fd: &mut FrameDraw,
     cx: &LaneCtx,
@@ -92,12 +92,12 @@ pub fn counter_row(
         hi = lo + 1.0;
     }
     let yv = |v: f64| y1 - ((v - lo) / (hi - lo)) as f32 * (y1 - y0);
-    fd.shape(Clip::Plot, column_line(&pts, plot, yv, Color32::from_rgb(120, 200, 255)));
+    fd.shape(Clip::Plot, column_line(&pts, plot, yv, cx.pal.line));
     fd.text(
         Clip::Plot,
         pos2(plot.max.x - 4.0, y0),
         Align2::RIGHT_TOP,
-        format!("{hi:.3}"),
+        crate::units::CounterUnit::of(name).fmt(hi),
         FontId::monospace(11.0),
         Color32::GRAY,
     );

@@ -19,6 +19,7 @@ pub fn draw(
     layout: &Layout,
     shared: &View,
     (plot, top): (Rect, f32),
+    pal: &super::frame::Palette,
 ) {
     let Some(r) = sel.span else { return };
     let Some(t) = ws.trace(r.trace) else { return };
@@ -32,7 +33,7 @@ pub fn draw(
     flows.extend(st.flows_from(r.span).map(|f| (f.from, f.to)));
     for (a, b) in flows.into_iter().take(MAX_ARROWS) {
         let (Some(p), Some(q)) = (pos(a), pos(b)) else { continue };
-        arrow(fd, p, q, 1.6, Color32::WHITE);
+        arrow(fd, p, q, 1.6, pal.flow);
     }
 }
 
@@ -63,6 +64,7 @@ pub fn p2p(
     layout: &Layout,
     shared: &View,
     (plot, top): (Rect, f32),
+    pal: &super::frame::Palette,
 ) {
     let Some(pv) = &ws.pipeline else { return };
     let p = &pv.pipeline;
@@ -77,7 +79,7 @@ pub fn p2p(
         };
         Some(pos2(x, top + y))
     };
-    let faint = Color32::from_rgba_unmultiplied(230, 230, 240, 90);
+    let faint = pal.flow_faint;
     let mut drawn = 0;
     for pair in &p.pairs {
         let (Some(a), Some(b)) = (pv.index_of_rank(pair.from_rank), pv.index_of_rank(pair.to_rank)) else { continue };
@@ -93,7 +95,7 @@ pub fn p2p(
             (x.trace == pv.traces[a] && x.span == s.span) || (x.trace == pv.traces[b] && x.span == r.span)
         });
         if selected {
-            arrow(fd, ps, pr, 1.8, Color32::WHITE);
+            arrow(fd, ps, pr, 1.8, pal.flow);
         } else {
             arrow(fd, ps, pr, 1.0, faint);
         }

@@ -2,6 +2,7 @@
 //! paint order, text still to be laid out, the hovered item, the clickable links) without a
 //! painter, fonts or input; `paint` hands it to egui.
 
+use super::colors;
 use super::hover::Hover;
 use crate::commands::Command;
 use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, Shape, Stroke, Ui};
@@ -18,6 +19,17 @@ pub struct Palette {
     pub weak: Color32,
     pub separator: Color32,
     pub panel: Color32,
+    /// The selected span's outline.
+    pub selected: Color32,
+    /// The selected span's flow arrows, and pipeline transfers (faint when not selected).
+    pub flow: Color32,
+    pub flow_faint: Color32,
+    /// Marks and their labels.
+    pub mark: Color32,
+    /// The measure tool.
+    pub measure: Color32,
+    /// Counter lines and the allocated memory level.
+    pub line: Color32,
 }
 
 impl Palette {
@@ -32,6 +44,17 @@ impl Palette {
             weak: v.weak_text_color(),
             separator: v.widgets.noninteractive.bg_stroke.color,
             panel: v.panel_fill,
+            // the accents are drawn over the plot's background: a light one needs them dark
+            selected: if v.dark_mode { colors::SELECTED } else { colors::SELECTED_ON_LIGHT },
+            flow: if v.dark_mode { Color32::WHITE } else { Color32::from_rgb(30, 30, 40) },
+            flow_faint: if v.dark_mode {
+                Color32::from_rgba_unmultiplied(230, 230, 240, 90)
+            } else {
+                Color32::from_rgba_unmultiplied(30, 30, 50, 110)
+            },
+            mark: if v.dark_mode { colors::MARK } else { colors::MARK_ON_LIGHT },
+            measure: if v.dark_mode { colors::MEASURE } else { colors::MEASURE_ON_LIGHT },
+            line: if v.dark_mode { colors::LINE } else { colors::LINE_ON_LIGHT },
         }
     }
 }

@@ -55,7 +55,7 @@ impl TimelineView {
         if ui.ctx().egui_wants_keyboard_input() {
             return;
         }
-        self.view_keys(ui, anchor, st, ws, sel, cmds);
+        self.view_keys(ui, anchor, st, sel, cmds);
         typed_keys(ui, ws, sel, cmds);
     }
 
@@ -163,16 +163,9 @@ impl TimelineView {
         anchor
     }
 
-    /// W/S zoom, A/D pan, F frames the selection, M marks a time (Shift+M a note), Esc clears.
-    fn view_keys(
-        &mut self,
-        ui: &Ui,
-        anchor: f32,
-        st: &mut TimelineState,
-        ws: &Workspace,
-        sel: &Selection,
-        cmds: &mut Vec<Command>,
-    ) {
+    /// W/S zoom, A/D pan, F frames the selection, M marks a time (Shift+M a note), Esc clears
+    /// the selection (with nothing selected: ends the search).
+    fn view_keys(&mut self, ui: &Ui, anchor: f32, st: &mut TimelineState, sel: &Selection, cmds: &mut Vec<Command>) {
         let plot = self.last_plot;
         let (w, s, a, d, f, m, esc) = ui.input(|i| {
             let n = |k: Key| i.events.iter().filter(|e| matches!(e, egui::Event::Key { key, pressed: true, modifiers, .. } if *key == k && !modifiers.command)).count() as i32;
@@ -187,10 +180,7 @@ impl TimelineView {
         st.view.t0 += (d - a) as f64 * 0.15 * plot.width() as f64 * st.view.npp;
         if f > 0 {
             if let Some(r) = sel.span {
-                if let Some((a, b)) = ws.span_range_shared(r) {
-                    let pad = ((b - a) / 10).max(100);
-                    cmds.push(Command::ZoomTo { t0: a - pad, t1: b + pad });
-                }
+                cmds.push(Command::FrameSpan(r));
             } else if let Some((a, b)) = sel.range {
                 cmds.push(Command::ZoomTo { t0: a, t1: b });
             } else {
@@ -207,6 +197,11 @@ impl TimelineView {
             }
         }
         if esc > 0 {
+            // Esc takes back one thing at a time: a measure or the selection, then the search
+            let nothing = self.measure.is_none() && sel.span.is_none() && sel.kernel.is_none() && sel.range.is_none();
+            if nothing {
+                cmds.push(Command::EndSearch);
+            }
             self.measure = None;
             cmds.push(Command::ClearSelection);
         }
@@ -233,7 +228,8 @@ impl TimelineView {
             }
         }
         if let Some(h) = hover {
-            if resp.hovered() && self.area_drag.is_none() {
+            // (not over its own right-click menu)
+            if resp.hovered() && self.area_drag.is_none() && !resp.context_menu_opened() {
                 let tip = hover_text(ws, &h);
                 egui::Tooltip::always_open(
                     ui.ctx().clone(),

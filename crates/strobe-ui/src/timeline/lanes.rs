@@ -2,7 +2,7 @@
 //! where a span is wide enough, outlines for matches and the selection, and the hit test. A
 //! lane row is as tall as its spans nest; its tooltip names the span or the folded run.
 
-use super::colors::{folded_color, lerp, MATCH, SELECTED};
+use super::colors::{folded_color, lerp, MATCH};
 use super::frame::{Clip, FrameStats, Palette};
 use super::hover::Hover;
 use super::rows::RowCtx;
@@ -48,8 +48,9 @@ pub struct LanePainter {
 }
 
 impl LanePainter {
-    /// Lane `lane` of trace `t` (index `ti`) with its top at `y0`; `view` is the trace's clock.
-    pub fn draw_lane(&mut self, cx: &LaneCtx, t: &Trace, ti: usize, lane: u32, y0: f32, view: &View) {
+    /// Lane `lane` of trace `t` (index `ti`) with its top at `y0`, hidden above `top` (a lane
+    /// scrolled partly away shows its deeper rows); `view` is the trace's clock.
+    pub fn draw_lane(&mut self, cx: &LaneCtx, t: &Trace, ti: usize, lane: u32, (y0, top): (f32, f32), view: &View) {
         let st = &*t.store;
         let plot = cx.plot;
         let (w0, w1) = view.window(plot.width());
@@ -67,7 +68,11 @@ impl LanePainter {
                 x1 = x0 + 1.0;
             }
             let y = y0 + depth as f32 * ROW_H + 1.0;
-            let rect = Rect::from_min_max(pos2(x0, y), pos2(x1, y + ROW_H - 2.0));
+            if y + ROW_H - 2.0 <= top {
+                return; // its depth is scrolled away
+            }
+            let cut = y < top;
+            let rect = Rect::from_min_max(pos2(x0, y.max(top)), pos2(x1, y + ROW_H - 2.0));
             // name and kind come with the item: the span itself is looked up only for the
             // selection and the hover (following it per item is most of a whole-trace frame)
             // (and read alone: a compressed store decodes the one chunk it sits in)
@@ -97,7 +102,7 @@ impl LanePainter {
                     c = lerp(bg, c, 0.3);
                 }
                 mesh.add_colored_rect(rect, c);
-                if rect.width() > 3.0 * char_w + 6.0 {
+                if !cut && rect.width() > 3.0 * char_w + 6.0 {
                     let n = ((rect.width() - 4.0) / char_w) as usize;
                     let txt = truncate(st.string(it.name), n);
                     if !txt.is_empty() {
@@ -109,7 +114,7 @@ impl LanePainter {
                 outlines.push((rect.expand(0.5), MATCH, 1.5));
             }
             if it.count == 1 && sel_span.is_some() && sel_span == span_of() {
-                outlines.push((rect.expand(1.0), SELECTED, 2.0));
+                outlines.push((rect.expand(1.0), cx.pal.selected, 2.0));
             }
             if let Some(p) = cx.pointer {
                 if rect.expand2(vec2(0.5, 0.0)).contains(p) {
@@ -131,18 +136,24 @@ pub fn draw_row(rc: &mut RowCtx, lane: u32, pinned: bool) {
     let lane_name = &t.store.lanes[lane as usize].name;
     let name = if pinned { format!("{} · {lane_name}", t.label) } else { lane_name.clone() };
     let lab = truncate(&name, ((plot.min.x - body.min.x - 28.0) / (cx.char_w * 1.1)) as usize);
-    let at = pos2(body.min.x + 28.0, y0 + ROW_H / 2.0);
+    // the part of the row on screen; its name stays in view while the lane's top is scrolled
+    // away, and leaves with the lane's last row
+    let shown0 = y0.max(rc.top);
+    let label_y = shown0.min(y1 - ROW_H);
+    let at = pos2(body.min.x + 28.0, label_y + ROW_H / 2.0);
     if pinned {
-        let band = Rect::from_min_max(pos2(body.min.x, y0), pos2(plot.min.x, y1));
+        let band = Rect::from_min_max(pos2(body.min.x, shown0), pos2(plot.min.x, y1));
         rc.fd.rect_filled(Clip::Pane, band, pal.faint);
     }
     if let Some((_, _, alpha)) = cx.flash.filter(|&(id, l, _)| id == t.id && l == lane) {
-        let band = Rect::from_min_max(pos2(body.min.x, y0), pos2(body.max.x, y1));
+        let band = Rect::from_min_max(pos2(body.min.x, shown0), pos2(body.max.x, y1));
         rc.fd.rect_filled(Clip::Pane, band, Color32::from_rgba_unmultiplied(255, 220, 90, alpha));
     }
-    rc.fd.text(Clip::Pane, at, Align2::LEFT_CENTER, lab, FontId::monospace(11.0), pal.text);
+    if label_y >= rc.top {
+        rc.fd.text(Clip::Pane, at, Align2::LEFT_CENTER, lab, FontId::monospace(11.0), pal.text);
+    }
     rc.separator();
-    rc.lp.draw_lane(cx, t, rc.ti, lane, y0, &rc.view);
+    rc.lp.draw_lane(cx, t, rc.ti, lane, (y0, rc.top), &rc.view);
 }
 
 /// The tooltip of a span, or of a run of folded spans (`span`: the longest).

@@ -196,6 +196,8 @@ pub struct Layout {
     /// Where each pipeline stage's strip (`RowKind::Pipeline`) starts: the P2P flows' ends
     /// when the transfer's own lane is folded.
     pub pipeline_y: HashMap<TraceId, f32>,
+    /// The lanes left out (hidden by the user).
+    pub hidden: Vec<(TraceId, u32)>,
 }
 
 /// Whether one of `lanes` holds GPU work (kernels, copies): what the overview's device rows
@@ -243,6 +245,9 @@ impl Layout {
     /// A row per lane, as tall as its nesting.
     fn lanes(&mut self, s: &strobe_store::Store, (ti, id): (usize, TraceId), lanes: &[u32]) {
         for &l in lanes {
+            if self.hidden.contains(&(id, l)) {
+                continue;
+            }
             let depths = s.lane_index()[l as usize].max_depth + 1;
             let y = self.push(RowKind::Lane { ti, lane: l, pinned: false }, lanes::height(depths));
             self.lane_y.insert((id, l), y);
@@ -250,15 +255,16 @@ impl Layout {
     }
 
     /// Lays out the rows of every open trace (cheap: lanes are few); `folded` says which
-    /// groups are folded.
+    /// groups are folded, `hidden` which lanes are left out.
     pub fn new(
         ws: &Workspace,
         folded: impl Fn(GroupKey) -> bool,
         show_bands: bool,
         pinned: &[(TraceId, u32)],
+        hidden: &[(TraceId, u32)],
     ) -> Layout {
-        let mut out = Layout::default();
-        for &(id, lane) in pinned {
+        let mut out = Layout { hidden: hidden.to_vec(), ..Default::default() };
+        for &(id, lane) in pinned.iter().filter(|p| !hidden.contains(p)) {
             let (Some(ti), Some(t)) = (ws.index_of(id), ws.trace(id)) else { continue };
             if let Some(li) = t.store.lane_index().get(lane as usize) {
                 out.push(RowKind::Lane { ti, lane, pinned: true }, lanes::height(li.max_depth + 1));

@@ -10,7 +10,6 @@ use crate::commands::Command;
 use egui::{pos2, vec2, Align2, Color32, FontId, Rect, Shape};
 use strobe_model::gpu_memory;
 
-pub const ALLOCATED: Color32 = Color32::from_rgb(120, 200, 255);
 pub const RESERVED: Color32 = Color32::from_rgb(230, 160, 80);
 const PEAK: Color32 = Color32::from_rgb(255, 90, 90);
 
@@ -46,7 +45,7 @@ fn draw_level(rc: &mut RowCtx, device: i64) {
                 .filter(move |c| c.device == Some(device) && c.name == gpu_memory::NAME && c.series == want)
                 .map(move |c| {
                     let (ts, vals) = t.store.counter_points(c);
-                    (want, if want == gpu_memory::ALLOCATED { ALLOCATED } else { RESERVED }, ts, vals)
+                    (want, if want == gpu_memory::ALLOCATED { cx.pal.line } else { RESERVED }, ts, vals)
                 })
         })
         .collect();
@@ -70,7 +69,7 @@ fn draw_level(rc: &mut RowCtx, device: i64) {
     let text = cx.pal.text;
     let lx = body.min.x + 28.0;
     fd.text(Clip::Pane, pos2(lx, y0 + 8.0), Align2::LEFT_CENTER, "GPU memory", FontId::monospace(11.0), text);
-    fd.text(Clip::Pane, pos2(lx, y0 + 20.0), Align2::LEFT_CENTER, "allocated", FontId::monospace(11.0), ALLOCATED);
+    fd.text(Clip::Pane, pos2(lx, y0 + 20.0), Align2::LEFT_CENTER, "allocated", FontId::monospace(11.0), cx.pal.line);
     fd.text(
         Clip::Pane,
         pos2(body.min.x + 90.0, y0 + 20.0),

@@ -7,8 +7,10 @@
 //! Each trace has its own clock; the view, ruler, marks and area selections are on the shared
 //! axis, and `Trace::to_shared` / `View::for_trace` (`view`) are the only way between the two.
 
+mod area_shade;
 mod bands;
 pub mod colors;
+pub mod context_menu;
 mod counters;
 mod flows;
 pub mod frame;
@@ -24,6 +26,7 @@ mod nvtx_gpu;
 pub mod pipeline_strip;
 mod prepare;
 mod rank_summary;
+pub mod reveal;
 mod rows;
 pub mod ruler;
 mod series;
@@ -78,8 +81,8 @@ pub struct TimelineView {
     /// The view the opening fit left while some trace's steps were still due: when they
     /// arrive and the view is still this one (nobody moved it), the fit is redone on them.
     opening_fit: Option<OpeningFit>,
-    /// Scroll so this lane is visible at the next frame.
-    pub scroll_to_lane: Option<(TraceId, u32)>,
+    /// Scroll so this lane (or one of its span rows) is visible at the next frame.
+    pub scroll_to: Option<reveal::ScrollTarget>,
     /// The Ctrl-drag measure (shared axis), until Esc.
     pub measure: Option<Measure>,
     /// What the pointer was over in the last frame (a measure snaps to its edges).
@@ -87,6 +90,8 @@ pub struct TimelineView {
     /// A lane just revealed, flashed for a moment so the eye finds it.
     pub flash: Option<(TraceId, u32, std::time::Instant)>,
     area_drag: Option<(Pos2, i64)>,
+    /// What the open right-click menu is about.
+    menu_target: Option<context_menu::MenuTarget>,
     /// The rows of the last layout.
     pub layout: Layout,
     /// The plot area of the last frame (screen), for `span_pos`.
@@ -100,11 +105,12 @@ impl Default for TimelineView {
             scroll_to_trace: None,
             stats: FrameStats::default(),
             opening_fit: None,
-            scroll_to_lane: None,
+            scroll_to: None,
             measure: None,
             last_hover: None,
             flash: None,
             area_drag: None,
+            menu_target: None,
             layout: Layout::default(),
             last_plot: Rect::NOTHING,
         }
@@ -114,40 +120,13 @@ impl Default for TimelineView {
 impl TimelineView {
     /// Lays out the rows of every open trace (cheap: lanes are few).
     pub fn lay_out(&mut self, st: &TimelineState, ws: &Workspace) {
-        self.layout = Layout::new(ws, |k| st.is_collapsed(k), st.show_bands, &st.pinned);
+        self.layout = Layout::new(ws, |k| st.is_collapsed(k), st.show_bands, &st.pinned, &st.hidden);
     }
 
     /// Expands trace `id` and scrolls its header to the top (on the next layout).
     pub fn show_trace(&mut self, st: &mut TimelineState, id: TraceId) {
         st.collapsed.remove(&GroupKey::Trace(id));
         self.scroll_to_trace = Some(id);
-    }
-
-    /// Centre `span` and zoom so that it takes about a third of the view (never zooming out
-    /// past what is shown when it already reads well).
-    pub fn reveal(&mut self, st: &mut TimelineState, ws: &Workspace, r: SpanRef) {
-        let Some((a, b)) = ws.span_range_shared(r) else { return };
-        let d = (b - a).max(1);
-        let (w0, w1) = st.view.window(self.plot_width);
-        let px = d as f64 / st.view.npp;
-        if a < w0 || b > w1 || px < 20.0 || px > self.plot_width as f64 * 0.9 {
-            let pad = d.max(2_000);
-            st.view.fit(a - pad, b + pad, self.plot_width);
-        }
-        if let Some(s) = ws.store(r.trace) {
-            self.reveal_lane(st, ws, r.trace, s.span_meta(r.span).lane);
-        }
-    }
-
-    /// Shows lane `lane` of trace `id`: unfolds the groups it is in, scrolls it into view on
-    /// the next frame and flashes it (every jump ends here, so none lands off screen).
-    pub fn reveal_lane(&mut self, st: &mut TimelineState, ws: &Workspace, id: TraceId, lane: u32) {
-        if ws.trace(id).is_none() {
-            return;
-        }
-        st.unfold_to(ws, id, lane);
-        self.scroll_to_lane = Some((id, lane));
-        self.flash = Some((id, lane, std::time::Instant::now()));
     }
 
     /// How opaque the flash over a revealed lane is now (it fades over a second).
@@ -169,7 +148,13 @@ impl TimelineView {
             return None; // no frame yet
         }
         let (x0, x1) = (st.view.x_of(a, plot.min.x), st.view.x_of(b, plot.min.x));
-        let x = ((x0 + x1) / 2.0).clamp(x0.max(plot.min.x) + 1.0, x1.min(plot.max.x) - 1.0);
+        // the part of it on the plot, a pixel in from its edges when it is wide enough
+        let (lo, hi) = (x0.max(plot.min.x), x1.min(plot.max.x));
+        if hi < lo {
+            return None; // left or right of the window
+        }
+        let inset = if hi - lo > 2.0 { 1.0 } else { 0.0 };
+        let x = ((x0 + x1) / 2.0).clamp(lo + inset, hi - inset);
         let p = pos2(x, plot.min.y - st.scroll_y + y + m.depth as f32 * ROW_H + ROW_H / 2.0);
         plot.contains(p).then_some(p)
     }
@@ -197,16 +182,10 @@ impl TimelineView {
                 st.scroll_y = r.y;
             }
         }
-        if let Some(key) = self.scroll_to_lane.take() {
-            if let Some(&y) = self.layout.lane_y.get(&key) {
-                // the rows under the pinned ones are hidden too
-                let top = st.scroll_y + self.layout.pinned_h;
-                if y < top || y + ROW_H > st.scroll_y + body_h {
-                    st.scroll_y = (y - self.layout.pinned_h - (body_h - self.layout.pinned_h) * 0.3).max(0.0);
-                }
-            } else {
+        if let Some(target) = self.scroll_to.take() {
+            if !self.scroll_to_row(st, target, body_h) {
                 // not laid out yet (its groups unfold on this layout): try next frame
-                self.scroll_to_lane = Some(key);
+                self.scroll_to = Some(target);
             }
         }
     }
@@ -288,5 +267,7 @@ impl TimelineView {
         self.last_hover = hover;
         fd.paint(ui);
         self.handle_clicks(ui, &resp.body, (hover, &links), st, ws, cmds);
+        self.context_menu(&resp.body, (st, ws), hover, cmds);
+        self.hidden_lanes_menu(ui, areas.ruler, (st, ws), cmds);
     }
 }

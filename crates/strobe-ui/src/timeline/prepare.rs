@@ -2,7 +2,6 @@
 //! the frame draws (`FrameDraw`) — no painter, no fonts, no input. Off-screen rows cost
 //! nothing; every visible lane's items become quads of one mesh plus a few labels.
 
-use super::colors::{MARK, MEASURE};
 use super::frame::{Areas, Clip, FrameDraw, FrameInput};
 use super::lanes::{LaneCtx, LanePainter};
 use super::rows::{self, RowCtx};
@@ -45,8 +44,14 @@ impl TimelineView {
         for r in &self.layout.rows {
             let y0 = body.min.y + self.layout.row_y(r, st.scroll_y);
             let y1 = y0 + r.h;
-            // off screen, or scrolled under the pinned rows
-            if y1 < body.min.y || y0 > body.max.y || (r.y >= self.layout.pinned_h && y0 < pinned_bottom) {
+            let scrolls = r.y >= self.layout.pinned_h;
+            let top = if scrolls { pinned_bottom } else { body.min.y };
+            // off screen, or scrolled under the pinned rows: a lane is drawn while any of it
+            // shows (a CPU thread's lane can be taller than the view, its deep spans the ones
+            // a jump scrolls to), other rows are short and go once their top does
+            let lane = matches!(r.kind, super::layout::RowKind::Lane { .. });
+            let hidden_above = if lane { y1 <= top } else { y0 < top && scrolls };
+            if y1 < body.min.y || y0 > body.max.y || hidden_above {
                 continue;
             }
             let ti = r.kind.ti();
@@ -56,7 +61,7 @@ impl TimelineView {
                 continue;
             }
             let view = st.view.for_trace(t);
-            let mut rc = RowCtx { fd: &mut fd, lp: &mut lp, cx: &cx, ws, trace: t, ti, view, y: (y0, y1) };
+            let mut rc = RowCtx { fd: &mut fd, lp: &mut lp, cx: &cx, ws, trace: t, ti, view, y: (y0, y1), top };
             rows::draw(&mut rc, &r.kind);
         }
         let LanePainter { mesh, labels, outlines, mut stats, hover } = lp;
@@ -68,9 +73,9 @@ impl TimelineView {
         for (p, s, c) in labels {
             fd.text(Clip::Plot, p, Align2::LEFT_CENTER, s, FontId::monospace(11.0), c);
         }
-        flows::p2p(&mut fd, ws, sel, &self.layout, &st.view, (plot, top));
-        flows::draw(&mut fd, ws, sel, &self.layout, &st.view, (plot, top));
-        self.overlays(st, &mut fd, sel, input, a);
+        flows::p2p(&mut fd, ws, sel, &self.layout, &st.view, (plot, top), &pal);
+        flows::draw(&mut fd, ws, sel, &self.layout, &st.view, (plot, top), &pal);
+        self.overlays(st, ws, &mut fd, sel, input, a);
         ruler::draw(&mut fd, &pal, a.ruler, plot, &st.view, &ticks);
         // label gutter separator
         fd.vline(Clip::Pane, plot.min.x, body.y_range(), Stroke::new(1.0, pal.separator));
@@ -90,37 +95,44 @@ impl TimelineView {
     }
 
     /// Marks, the selected time range and the area being dragged, over the rows.
-    fn overlays(&self, st: &TimelineState, fd: &mut FrameDraw, sel: &Selection, input: &FrameInput, a: Areas) {
+    fn overlays(
+        &self,
+        st: &TimelineState,
+        ws: &Workspace,
+        fd: &mut FrameDraw,
+        sel: &Selection,
+        input: &FrameInput,
+        a: Areas,
+    ) {
         let (body, plot) = (a.body, a.plot);
         for (i, m) in st.marks.list.iter().enumerate() {
             let x = st.view.x_of(m.t, plot.min.x);
             if x >= plot.min.x && x <= plot.max.x {
-                fd.vline(Clip::Pane, x, body.y_range(), Stroke::new(1.0, MARK));
+                fd.vline(Clip::Pane, x, body.y_range(), Stroke::new(1.0, input.palette.mark));
                 // staggered so neighbouring marks' labels do not sit on each other
                 let at = pos2(x + 2.0, body.min.y + 2.0 + (i % 3) as f32 * 13.0);
                 let label = st.marks.label(i, st.view.origin);
-                fd.text(Clip::Pane, at, Align2::LEFT_TOP, label, FontId::proportional(11.0), MARK);
+                fd.text(Clip::Pane, at, Align2::LEFT_TOP, label, FontId::proportional(11.0), input.palette.mark);
             }
         }
         if let Some(m) = self.measure {
             let (t0, t1) = (m.t0.min(m.t1), m.t0.max(m.t1));
             let (xa, xb) = (st.view.x_of(t0, plot.min.x), st.view.x_of(t1, plot.min.x));
             let y = body.min.y + 40.0;
-            let stroke = Stroke::new(1.5, MEASURE);
+            let stroke = Stroke::new(1.5, input.palette.measure);
             for x in [xa, xb] {
-                fd.vline(Clip::Plot, x, body.y_range(), Stroke::new(1.0, MEASURE));
+                fd.vline(Clip::Plot, x, body.y_range(), Stroke::new(1.0, input.palette.measure));
             }
             fd.shape(Clip::Plot, Shape::line_segment([pos2(xa, y), pos2(xb, y)], stroke));
             let label = strobe_analysis::report::fmt_ns(t1 - t0);
             let at = pos2((xa + xb) / 2.0, y - 3.0);
-            fd.text(Clip::Plot, at, Align2::CENTER_BOTTOM, label, FontId::proportional(13.0), MEASURE);
+            fd.text(Clip::Plot, at, Align2::CENTER_BOTTOM, label, FontId::proportional(13.0), input.palette.measure);
         }
-        if let Some((t0, t1)) = sel.range {
-            let (xa, xb) = (st.view.x_of(t0, plot.min.x).max(plot.min.x), st.view.x_of(t1, plot.min.x).min(plot.max.x));
-            if xb > xa {
-                let r = Rect::from_x_y_ranges(xa..=xb, body.y_range());
-                fd.rect_filled(Clip::Pane, r, Color32::from_rgba_unmultiplied(120, 160, 255, 18));
-            }
+        for r in self.layout.area_rects(st, ws, sel, body, plot) {
+            fd.rect_filled(Clip::Pane, r, Color32::from_rgba_unmultiplied(120, 160, 255, 28));
+            // its edges, so a selection of one lane reads as a box
+            let stroke = Stroke::new(1.0, Color32::from_rgba_unmultiplied(120, 160, 255, 110));
+            fd.shape(Clip::Pane, egui::epaint::RectShape::stroke(r, 0.0, stroke, egui::StrokeKind::Inside));
         }
         if let (Some((p0, _)), Some(p1)) = (self.area_drag, input.pointer) {
             let fill = Color32::from_rgba_unmultiplied(120, 160, 255, 40);

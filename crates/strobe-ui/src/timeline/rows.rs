@@ -14,7 +14,8 @@ use egui::Stroke;
 /// One row being drawn, like Perfetto's `TrackRenderContext`: the frame, the painter the spans'
 /// quads, labels and hover are collected in, what every row of the frame is drawn against,
 /// the row's trace and its position `ti` in `ws.traces`, the view on the trace's own clock
-/// (alignment applied) and the row's screen y range `[y.0, y.1)`.
+/// (alignment applied), the row's screen y range `[y.0, y.1)` and the screen y above which it
+/// is hidden (`top`: the body's top, or under the pinned rows for a row that scrolls).
 pub struct RowCtx<'a> {
     pub fd: &'a mut FrameDraw,
     pub lp: &'a mut LanePainter,
@@ -24,6 +25,7 @@ pub struct RowCtx<'a> {
     pub ti: usize,
     pub view: View,
     pub y: (f32, f32),
+    pub top: f32,
 }
 
 impl RowCtx<'_> {

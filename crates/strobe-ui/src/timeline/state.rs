@@ -1,6 +1,6 @@
 //! The view state several panes and the session read: the time window, the vertical scroll,
-//! the label column, marks and notes, folded groups and pinned lanes. The app owns it and
-//! hands it to every pane through `ViewCtx`; panes change it only by commands
+//! the label column, marks and notes, folded groups, pinned and hidden lanes. The app owns it
+//! and hands it to every pane through `ViewCtx`; panes change it only by commands
 //! (`Command::SetView`, `AddMark`, `ToggleFold`, …), which the app applies once per frame.
 
 use super::layout::{GroupKey, Groups};
@@ -29,6 +29,10 @@ pub struct TimelineState {
     /// Lanes pinned to the top (they stay while the rest scrolls).
     #[serde(skip)]
     pub pinned: Vec<(TraceId, u32)>,
+    /// Lanes hidden from the timeline (a lane's menu hides one; the track finder and the
+    /// "Hidden lanes" menu show them again).
+    #[serde(skip)]
+    pub hidden: Vec<(TraceId, u32)>,
     /// CPU process groups start folded (ranks side by side: their GPUs one above the other).
     #[serde(skip)]
     pub fold_cpu_groups: bool,
@@ -55,6 +59,7 @@ impl Default for TimelineState {
             marks: Marks::default(),
             collapsed: HashSet::new(),
             pinned: Vec::new(),
+            hidden: Vec::new(),
             fold_cpu_groups: false,
             show_bands: true,
             fit_pending: true,
@@ -78,8 +83,10 @@ impl TimelineState {
         }
     }
 
-    /// Unfolds every group lane `lane` of trace `id` is in.
+    /// Unfolds every group lane `lane` of trace `id` is in, and shows the lane if it was
+    /// hidden (what a jump to it asks to see).
     pub fn unfold_to(&mut self, ws: &Workspace, id: TraceId, lane: u32) {
+        self.set_hidden(id, lane, false);
         let Some(t) = ws.trace(id) else { return };
         for key in Groups::containing(t, lane) {
             if self.is_collapsed(key) {
@@ -94,7 +101,20 @@ impl TimelineState {
             Some(i) => {
                 self.pinned.remove(i);
             }
-            None => self.pinned.push((id, lane)),
+            None => {
+                // a lane pinned is a lane wanted in view
+                self.hidden.retain(|&h| h != (id, lane));
+                self.pinned.push((id, lane));
+            }
+        }
+    }
+
+    /// Hides a lane (it leaves the pinned rows too) or shows it again.
+    pub fn set_hidden(&mut self, id: TraceId, lane: u32, hidden: bool) {
+        self.hidden.retain(|&h| h != (id, lane));
+        if hidden {
+            self.pinned.retain(|&p| p != (id, lane));
+            self.hidden.push((id, lane));
         }
     }
 
@@ -122,6 +142,7 @@ impl TimelineState {
     /// What refers to the open documents goes when they close; the window and the pins stay.
     pub fn forget_documents(&mut self) {
         self.collapsed.clear();
+        self.hidden.clear();
         self.marks.clear();
     }
 }
