@@ -63,3 +63,9 @@ for s in gpipe 1f1b; do
   python3 tests/expected/pipeline_expected.py tests/expected/pp4_$s.pipeline.json sample-traces/pp4_${s}_rank{0,1,2,3}.json.gz
   echo tests/expected/pp4_$s.pipeline.json
 done
+
+# The Ops table (torch.profiler's key_averages) of Kineto traces.
+for stem in gpt_train; do
+  python3 tests/expected/ops_expected.py "sample-traces/$stem.json.gz" > "tests/expected/$stem.ops.json"
+  echo "tests/expected/$stem.ops.json"
+done

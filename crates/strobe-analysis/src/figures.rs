@@ -16,6 +16,7 @@ use crate::headline::{headline_of, Headline};
 use crate::idle::{idle_totals_of, DeviceIdle, DEFAULT_THRESHOLD_NS};
 use crate::kernels::{kernel_stats, KernelStat};
 use crate::memory_level::{memory_peaks, MemoryPeak};
+use crate::op_table::{op_table, OpTable};
 use crate::ranks::memcpy_bandwidth::{memcpy_bandwidth, BandwidthSeries};
 use crate::ranks::queue::{queue_length, queue_summary, QueueSeries};
 use crate::steps::{capture_range, find_steps_in, CaptureRange, Step, StepRule};
@@ -108,6 +109,7 @@ struct StoreWide {
     idle_totals: Later<Vec<DeviceIdle>>,
     largest_gaps: Later<Vec<GapRow>>,
     op_runs: Later<Vec<OpRun>>,
+    op_table: Later<OpTable>,
     queue_lengths: Later<Vec<QueueSeries>>,
     queue_summary: Later<Vec<QueueSeries>>,
     copy_bandwidth: Later<Vec<BandwidthSeries>>,
@@ -302,6 +304,19 @@ impl TraceFigures {
             let _t = Phase::start("figures: op runs");
             op_runs(store)
         })
+    }
+
+    /// torch.profiler's `key_averages()`: per op name (and per name and input shapes) calls,
+    /// CPU and device time, total and self.
+    pub fn op_table(&self, store: &Store) -> &OpTable {
+        self.store_wide.op_table.get_or_init(|| {
+            let _t = Phase::start("figures: op table");
+            op_table(store)
+        })
+    }
+
+    pub fn op_table_ready(&self) -> Option<&OpTable> {
+        self.store_wide.op_table.get()
     }
 
     /// Per-op and per-kernel efficiency, MFU per step of the rule's steps. It reads the op

@@ -17,6 +17,7 @@ pub mod memory_level;
 pub mod ncu_match;
 pub mod ncu_tensor;
 pub mod nvtx_gpu;
+pub mod op_table;
 pub mod pipeline;
 pub mod ranks;
 pub mod report;

@@ -33,6 +33,9 @@ pub struct Report {
     pub idle_breakdown: Vec<IdleSplit>,
     /// Per-op and per-kernel efficiency from the recorded shapes, MFU per step (docs/efficiency.md).
     pub efficiency: Efficiency,
+    /// torch.profiler's `key_averages()` per event name, by device total (every row; the text
+    /// lists the top host rows).
+    pub ops: Vec<crate::op_table::OpRow>,
     /// The headline figures: over the steps, else the capture range, else the whole trace
     /// (`headline::Covers`).
     pub headline: Headline,
@@ -126,7 +129,12 @@ pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
         || {
             join(
                 || join(|| figs.memory_peaks(store), || figs.streams(store)),
-                || join(|| join(|| figs.idle_totals(store), || figs.largest_gaps(store)), || figs.efficiency(store)),
+                || {
+                    join(
+                        || join(|| figs.idle_totals(store), || figs.largest_gaps(store)),
+                        || join(|| figs.efficiency(store), || figs.op_table(store)),
+                    )
+                },
             )
         },
     );
@@ -157,6 +165,7 @@ pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
             })
             .collect(),
         efficiency: figs.efficiency(store).clone(),
+        ops: figs.op_table(store).by_name.clone(),
         headline: figs.headline(store).clone(),
         largest_gaps: figs.largest_gaps(store).to_vec(),
         load: store.meta.load.clone(),
@@ -294,6 +303,7 @@ pub fn to_text(r: &Report) -> String {
         }
     }
     crate::efficiency::text::write(&mut o, &r.efficiency);
+    crate::op_table::text::write(&mut o, &r.ops, 20);
     let _ = writeln!(o, "\nLoaded: {} events", r.load.events);
     let phases: Vec<String> = r.load.by_phase.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     let _ = writeln!(o, "  by phase: {}", phases.join(", "));

@@ -325,7 +325,8 @@ impl Derived {
         !(self.overview_ready()
             && self.analysis.step_anomalies_ready().is_some()
             && self.series.is_ready()
-            && self.ops.is_ready())
+            && self.ops.is_ready()
+            && self.analysis.op_table_ready().is_some())
     }
 
     /// Computes the figures after the overview not yet there (the analyses thread runs it
@@ -351,6 +352,10 @@ impl Derived {
             let _t = Phase::start("ui: per-op links");
             OpFigures::of(store, a)
         });
+        if gone() {
+            return;
+        }
+        a.op_table(store);
     }
 }
 

@@ -24,6 +24,7 @@ pub mod memory;
 pub mod name_line;
 pub mod native_dialog;
 pub mod notes;
+pub mod op_table_pane;
 pub mod panes;
 pub mod pipeline;
 pub mod ranks;

@@ -45,6 +45,15 @@ impl Pane for crate::kernel_table::KernelTable {
     }
 }
 
+impl Pane for crate::op_table_pane::OpTablePane {
+    fn title(&self) -> &str {
+        "Ops"
+    }
+    fn ui(&mut self, ui: &mut egui::Ui, cx: &mut ViewCtx) {
+        crate::op_table_pane::OpTablePane::ui(self, ui, cx)
+    }
+}
+
 impl Pane for crate::area::AreaTable {
     fn title(&self) -> &str {
         "Area selection"

@@ -97,7 +97,7 @@ pub enum Command {
         #[arg(long, default_value_t = 30)]
         top: usize,
     },
-    /// Export spans, flows, counters or the kernel table as CSV or JSON Lines (docs/export.md).
+    /// Export spans, flows, counters, the kernel, op or efficiency table as CSV or JSON Lines (docs/export.md).
     Export {
         /// Trace file (Chrome/Kineto JSON, Nsight Systems SQLite).
         file: PathBuf,
@@ -146,8 +146,11 @@ pub enum ExportWhat {
     Flows,
     Counters,
     Kernels,
-    /// Per-op efficiency: FLOPs, bytes, GPU time, TFLOP/s, bound, efficiency, time lost.
+    /// The op table (torch.profiler's key_averages per name and input shapes): calls, CPU and
+    /// device time, total and self.
     Ops,
+    /// Per-op efficiency: FLOPs, bytes, GPU time, TFLOP/s, bound, efficiency, time lost.
+    Efficiency,
     /// Idle gaps ≥ 10 µs, longest first: start, length, cause, the op that held the host.
     Gaps,
 }
@@ -161,6 +164,7 @@ impl From<ExportWhat> for strobe_analysis::export::What {
             ExportWhat::Counters => What::Counters,
             ExportWhat::Kernels => What::Kernels,
             ExportWhat::Ops => What::Ops,
+            ExportWhat::Efficiency => What::OpEfficiency,
             ExportWhat::Gaps => What::Gaps,
         }
     }

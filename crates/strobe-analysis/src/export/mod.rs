@@ -1,4 +1,4 @@
-//! `strobe export`: spans, flows, counters, the kernel table and the per-op efficiency table as CSV or JSON Lines,
+//! `strobe export`: spans, flows, counters, the kernel table, the op table and the per-op efficiency table as CSV or JSON Lines,
 //! streamed straight from the store (constant memory apart from one u32 per flow for
 //! ordering flows). Columns are documented in docs/export.md; the CLI and the tests call
 //! [`export`] directly.
@@ -8,6 +8,7 @@ mod flows;
 mod gaps;
 mod kernels;
 mod lanes;
+mod op_efficiency;
 mod ops;
 mod sink;
 mod spans;
@@ -25,8 +26,10 @@ pub enum What {
     Flows,
     Counters,
     Kernels,
-    /// The per-op efficiency table (docs/efficiency.md).
+    /// The op table: torch.profiler's `key_averages()` per name and input shapes.
     Ops,
+    /// The per-op efficiency table (docs/efficiency.md).
+    OpEfficiency,
     /// The idle gaps at least the default threshold long, longest first (`gaps`).
     Gaps,
 }
@@ -39,6 +42,7 @@ impl What {
             What::Counters => counters::COLUMNS,
             What::Kernels => kernels::COLUMNS,
             What::Ops => ops::COLUMNS,
+            What::OpEfficiency => op_efficiency::COLUMNS,
             What::Gaps => gaps::COLUMNS,
         }
     }
@@ -74,7 +78,8 @@ pub fn export_with<W: Write>(
             let rows = match what {
                 What::Flows => flows::write(store, &mut sink)?,
                 What::Counters => counters::write(store, &mut sink)?,
-                What::Ops => ops::write(store, peaks, &mut sink)?,
+                What::Ops => ops::write(store, &mut sink)?,
+                What::OpEfficiency => op_efficiency::write(store, peaks, &mut sink)?,
                 What::Gaps => gaps::write(store, &mut sink)?,
                 _ => kernels::write(store, &mut sink)?,
             };

@@ -1,51 +1,38 @@
-//! The per-op efficiency table (docs/efficiency.md): one row per op name with a formula, by
-//! time lost.
+//! The op table (torch.profiler's `key_averages(group_by_input_shape=True)`): one row per
+//! event name and input shapes, by device total (`op_table`).
 
 use super::sink::{Cell, Sink};
-use crate::efficiency::{efficiency, PeakOverride};
 use std::io::Write;
 use strobe_store::Store;
 
 pub const COLUMNS: &[&str] = &[
     "name",
-    "count",
-    "flops",
-    "bytes",
-    "gpu_ns",
-    "tflops_per_s",
-    "gbps",
-    "arithmetic_intensity",
-    "pct_of_peak",
-    "bound",
-    "theoretical_ns",
-    "efficiency",
-    "lost_ns",
-    "unit",
-    "source",
+    "input_shapes",
+    "kind",
+    "on_device",
+    "calls",
+    "cpu_total_ns",
+    "self_cpu_ns",
+    "cpu_mean_ns",
+    "device_total_ns",
+    "self_device_ns",
 ];
 
-pub fn write<W: Write>(store: &Store, peaks: PeakOverride, sink: &mut Sink<W>) -> std::io::Result<u64> {
-    let e = efficiency(store, peaks);
-    let f = |v: Option<f64>| v.map_or(Cell::Null, Cell::Float);
-    for o in &e.ops {
-        let x = &o.figures;
+pub fn write<W: Write>(store: &Store, sink: &mut Sink<W>) -> std::io::Result<u64> {
+    let t = crate::op_table::op_table(store);
+    for r in &t.by_shape {
         sink.row(&[
-            Cell::Str(&o.name),
-            Cell::UInt(o.count),
-            Cell::Float(o.flops),
-            Cell::Float(o.bytes),
-            Cell::Int(o.gpu_ns),
-            f(x.tflops_per_s),
-            f(x.gbps),
-            f(x.arithmetic_intensity),
-            f(x.pct_of_peak),
-            x.bound.map_or(Cell::Null, |b| Cell::Str(b.as_str())),
-            f(x.theoretical_ns),
-            f(x.efficiency),
-            f(x.lost_ns),
-            Cell::Str(o.unit.as_str()),
-            Cell::Str(&o.source),
+            Cell::Str(&r.name),
+            Cell::Str(r.shapes.as_deref().unwrap_or("[]")),
+            Cell::Str(r.kind),
+            Cell::Json(if r.on_device { "true" } else { "false" }),
+            Cell::UInt(r.count),
+            Cell::Int(r.cpu_total_ns),
+            Cell::Int(r.self_cpu_ns),
+            Cell::Int(r.cpu_mean_ns()),
+            Cell::Int(r.device_total_ns),
+            Cell::Int(r.self_device_ns),
         ])?;
     }
-    Ok(e.ops.len() as u64)
+    Ok(t.by_shape.len() as u64)
 }

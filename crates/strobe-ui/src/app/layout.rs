@@ -65,8 +65,9 @@ impl StrobeApp {
         let bottom_h = bottom.show(ui, |ui| {
             // every bottom tab, in the tab bar's order: adding one is a line here (and its id
             // in `BottomTab`)
-            let mut tabs: [(BottomTab, &mut dyn Pane); 10] = [
+            let mut tabs: [(BottomTab, &mut dyn Pane); 11] = [
                 (BottomTab::Kernels, &mut self.kernels),
+                (BottomTab::Ops, &mut self.ops),
                 (BottomTab::Gaps, &mut self.gaps),
                 (BottomTab::Area, &mut self.area),
                 (BottomTab::Load, &mut self.load_summary),

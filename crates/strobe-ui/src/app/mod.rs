@@ -71,6 +71,8 @@ pub enum BottomTab {
     Efficiency,
     /// Pipeline stages, bubbles and P2P (when the open ranks form a pipeline).
     Pipeline,
+    /// torch.profiler's key_averages table: per op calls, CPU and device time.
+    Ops,
     /// The longest GPU idle gaps.
     Gaps,
 }
@@ -93,6 +95,7 @@ pub struct StrobeApp {
     pub(crate) timeline_state: TimelineState,
     pub(crate) timeline: TimelineView,
     pub(crate) kernels: KernelTable,
+    pub ops: crate::op_table_pane::OpTablePane,
     pub(crate) details: DetailsPane,
     pub(crate) efficiency: crate::efficiency_pane::EfficiencyPane,
     pub(crate) search: SearchBar,
@@ -163,6 +166,7 @@ impl StrobeApp {
             timeline_state,
             timeline: TimelineView::default(),
             kernels: KernelTable::default(),
+            ops: Default::default(),
             details: DetailsPane::default(),
             efficiency: Default::default(),
             search: SearchBar::default(),
