@@ -65,3 +65,56 @@ fn gpt_ops_export_adds_up_to_the_oracle() {
         assert_eq!(calls, w["count"].as_u64().unwrap(), "{name}: calls");
     }
 }
+
+/// Against PyTorch itself: `tests/tools/record_pools_and_ops.py --cpu` recorded
+/// `ops_train_cpu.json.gz` (torch 2.15, CPU activities only, so every device time is 0) and, with
+/// the profiler object still alive, its `key_averages()` figures (with and without input shapes). Every row of PyTorch's table is a row here with the same count, and the same
+/// times within float rounding (PyTorch sums microsecond floats; one ns per event allowed).
+#[test]
+fn ops_train_cpu_matches_torch_key_averages() {
+    let store = load("ops_train_cpu.json.gz");
+    let t = op_table(&store);
+    let torch = expected("ops_train_cpu.key_averages.json");
+    for (grouping, rows, with_shapes) in [("by_op", &t.by_name, false), ("by_op_and_shape", &t.by_shape, true)] {
+        let want = torch[grouping].as_array().unwrap();
+        // PyTorch keys by device type too, and writes only the name: a name with a host and a
+        // device row ("forward" on the CPU and its GPU range) has two rows of one key, the
+        // host one first by CPU time
+        let mut by_key: std::collections::BTreeMap<(String, Option<String>), Vec<&serde_json::Value>> =
+            Default::default();
+        for w in want {
+            let shapes = with_shapes.then(|| w["input_shapes"].as_str().unwrap().to_string());
+            by_key.entry((w["key"].as_str().unwrap().to_string(), shapes)).or_default().push(w);
+        }
+        let mut matched = 0;
+        for ((name, shapes), mut ws) in by_key {
+            ws.sort_by(|a, b| {
+                b["cpu_time_total_us"].as_f64().unwrap().total_cmp(&a["cpu_time_total_us"].as_f64().unwrap())
+            });
+            let mine: Vec<&OpRow> = {
+                let mut m: Vec<&OpRow> = rows.iter().filter(|r| r.name == name && r.shapes == shapes).collect();
+                m.sort_by_key(|r| r.on_device);
+                m
+            };
+            assert_eq!(mine.len(), ws.len(), "{grouping} {name} {shapes:?}: rows");
+            for (r, w) in mine.iter().zip(ws) {
+                let at = format!("{grouping} {name} {shapes:?} (device {})", r.on_device);
+                let n = r.count as f64;
+                assert_eq!(r.count, w["count"].as_u64().unwrap(), "{at}: count");
+                let close = |ns: i64, key: &str| {
+                    let us = w[key].as_f64().unwrap();
+                    assert!(
+                        (ns as f64 / 1e3 - us).abs() <= 1e-3 * n + 1e-9 * us.abs(),
+                        "{at}: {key} {ns} ns vs {us} µs"
+                    );
+                };
+                close(r.cpu_total_ns, "cpu_time_total_us");
+                close(r.self_cpu_ns, "self_cpu_time_total_us");
+                close(r.device_total_ns, "device_time_total_us");
+                close(r.self_device_ns, "self_device_time_total_us");
+                matched += 1;
+            }
+        }
+        assert_eq!(matched, rows.len(), "{grouping}: every row here is one of PyTorch's");
+    }
+}

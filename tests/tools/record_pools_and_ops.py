@@ -8,7 +8,9 @@
    `key_averages()` figures for the same events (per op and per op and input shape), taken while
    the profiler object is still alive, so the Ops table can be checked against PyTorch.
 
-usage: python record_pools_and_ops.py OUT_DIR
+usage: python record_pools_and_ops.py OUT_DIR          (on a GPU: both fixtures)
+       python record_pools_and_ops.py OUT_DIR --cpu    (no GPU: only the op trace, CPU ops only,
+                                                       as ops_train_cpu.*; device times are 0)
 """
 
 import gzip
@@ -78,11 +80,12 @@ class Block(nn.Module):
         return x + self.mlp(self.ln2(x))
 
 
-def record_ops(out):
+def record_ops(out, dev="cuda", stem="ops_train"):
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    dev = "cuda"
     torch.manual_seed(0)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev == "cuda" else [])
+    sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
     model = nn.Sequential(*[Block(512, 8) for _ in range(2)], nn.Linear(512, 1000)).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     x = torch.randn(16, 128, 512, device=dev)
@@ -102,15 +105,15 @@ def record_ops(out):
 
     for _ in range(2):  # warm-up outside the profiler
         step()
-    torch.cuda.synchronize()
+    sync()
 
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
+    with profile(activities=activities, record_shapes=True) as prof:
         for i in range(3):
             with record_function(f"ProfilerStep#{i}"):
                 step()
-            torch.cuda.synchronize()
+            sync()
 
-    raw = os.path.join(out, "ops_train.json")
+    raw = os.path.join(out, stem + ".json")
     prof.export_chrome_trace(raw)
     with open(raw, "rb") as src, gzip.open(raw + ".gz", "wb") as dst:
         shutil.copyfileobj(src, dst)
@@ -138,13 +141,17 @@ def record_ops(out):
         "by_op_and_shape": rows(prof.key_averages(group_by_input_shape=True), True),
         "table": prof.key_averages().table(sort_by="device_time_total", row_limit=30),
     }
-    with open(os.path.join(out, "ops_train.key_averages.json"), "w") as f:
+    with open(os.path.join(out, stem + ".key_averages.json"), "w") as f:
         json.dump(figures, f, indent=1)
 
 
 if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
+    if "--cpu" in sys.argv[2:]:
+        torch.set_num_threads(2)
+        record_ops(out, "cpu", "ops_train_cpu")
+        sys.exit(0)
     record_graph_pool(out)
     torch.cuda.empty_cache()
     record_ops(out)
