@@ -218,18 +218,32 @@ pub fn op_table(store: &Store) -> OpTable {
     drop(parent);
 
     // 3. The input shapes of the CPU ops that record them, each text once.
+    // Only the "Input Dims" value is read, straight from the args' bytes, and each distinct text
+    // is parsed once: an op's args are mostly other fields, and a training step repeats a few
+    // hundred shapes over and over.
     let dims_key = memchr::memmem::Finder::new("\"Input Dims\"");
-    let shaped: Vec<(u32, String)> = per_lane
+    let shaped: Vec<(u32, &[u8])> = per_lane
         .par_iter()
         .flat_map_iter(|lane| lane.iter().map(|x| x.0))
-        .filter(|&s| kind(s) == SpanKind::CpuOp && dims_key.find(store.span_args_raw(s)).is_some())
-        .filter_map(|s| Some((s, input_dims(&store.span_args(s))?)))
+        .filter(|&s| kind(s) == SpanKind::CpuOp)
+        .filter_map(|s| {
+            let raw = store.span_args_raw(s);
+            let at = dims_key.find(raw)? + b"\"Input Dims\"".len();
+            Some((s, dims_value(&raw[at..])?))
+        })
         .collect();
     let mut shape_ids: FxHashMap<String, u32> = FxHashMap::default();
+    let mut by_text: FxHashMap<&[u8], Option<u32>> = FxHashMap::default();
     let mut shape_of: FxHashMap<u32, u32> = FxHashMap::default();
-    for (s, text) in shaped {
-        let next = shape_ids.len() as u32;
-        shape_of.insert(s, *shape_ids.entry(text).or_insert(next));
+    for (s, raw) in shaped {
+        let id = *by_text.entry(raw).or_insert_with(|| {
+            let text = input_dims_value(raw)?;
+            let next = shape_ids.len() as u32;
+            Some(*shape_ids.entry(text).or_insert(next))
+        });
+        if let Some(id) = id {
+            shape_of.insert(s, id);
+        }
     }
     let empty = {
         let next = shape_ids.len() as u32;
@@ -331,16 +345,28 @@ fn row_name(name: &str) -> &str {
 
 /// The `"Input Dims"` arg written as Python's `str()` of the list PyTorch keys shapes by
 /// (`[[16, 128, 512], [], []]`); None when the args hold none or are not JSON.
-fn input_dims(args: &str) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Args {
-        #[serde(rename = "Input Dims")]
-        dims: Option<serde_json::Value>,
-    }
-    let a: Args = serde_json::from_str(args).ok()?;
+/// The bytes of the JSON value after a key: skips the `:` and spaces, then one value's extent.
+fn dims_value(after_key: &[u8]) -> Option<&[u8]> {
+    let start = after_key.iter().position(|&b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b':'))?;
+    let rest = &after_key[start..];
+    let mut values = serde_json::Deserializer::from_slice(rest).into_iter::<serde::de::IgnoredAny>();
+    values.next()?.ok()?;
+    Some(&rest[..values.byte_offset()])
+}
+
+/// One `Input Dims` value written as Python prints the list.
+fn input_dims_value(value: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(value).ok()?;
     let mut out = String::new();
-    python_repr(&a.dims?, &mut out);
+    python_repr(&v, &mut out);
     Some(out)
+}
+
+#[cfg(test)]
+fn input_dims(args: &str) -> Option<String> {
+    let raw = args.as_bytes();
+    let at = memchr::memmem::find(raw, b"\"Input Dims\"")? + b"\"Input Dims\"".len();
+    input_dims_value(dims_value(&raw[at..])?)
 }
 
 fn python_repr(v: &serde_json::Value, out: &mut String) {
