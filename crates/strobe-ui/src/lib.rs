@@ -36,6 +36,7 @@ pub mod session;
 pub mod shortcuts;
 pub mod summary;
 pub mod timeline;
+pub mod trace_picker;
 pub mod track_finder;
 pub mod units;
 pub mod view_ctx;

@@ -167,21 +167,8 @@ impl OpTablePane {
 
     /// The trace picker, the filter, the row count, the grouping and the device rows switch.
     fn controls(&mut self, ui: &mut egui::Ui, ws: &Workspace) {
-        if ws.traces.len() > 1 {
-            let shown = self.shown(ws).map(|t| t.id);
-            let label = self.shown(ws).map(|t| t.label.clone()).unwrap_or_default();
-            egui::ComboBox::from_id_salt("ops_trace")
-                .selected_text(label.as_str())
-                .show_ui(ui, |ui| {
-                    for t in &ws.traces {
-                        if ui.selectable_label(shown == Some(t.id), &t.label).clicked() {
-                            self.trace = Some(t.id);
-                        }
-                    }
-                })
-                .response
-                .widget_info(|| egui::WidgetInfo::labeled(egui::Role::ComboBox, true, format!("Trace: {label}")));
-        }
+        let shown = self.shown(ws).map(|t| t.id);
+        crate::trace_picker::trace_picker(ui, ws, shown, &mut self.trace, "ops_trace");
         let lab = ui.label("Filter:");
         ui.add(
             egui::TextEdit::singleline(&mut self.filter)
