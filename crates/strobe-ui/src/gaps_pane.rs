@@ -13,6 +13,8 @@ use strobe_analysis::report::fmt_ns;
 pub struct GapsPane {
     /// The row last clicked: (trace index, row).
     picked: Option<(usize, usize)>,
+    /// Rows in time order (the Start header) instead of longest first (the Length header).
+    by_start: bool,
 }
 
 impl GapsPane {
@@ -26,12 +28,22 @@ impl GapsPane {
             return;
         }
         let several = ws.traces.len() > 1;
-        let rows: Vec<(usize, usize)> = ws
+        let mut rows: Vec<(usize, usize)> = ws
             .traces
             .iter()
             .enumerate()
             .flat_map(|(ti, t)| (0..t.largest_gaps().len()).map(move |i| (ti, i)))
             .collect();
+        let gap = |&(ti, i): &(usize, usize)| {
+            let t = &ws.traces[ti];
+            let g = &t.largest_gaps()[i];
+            (t.to_shared(g.start_ns), g.len_ns)
+        };
+        if self.by_start {
+            rows.sort_by_key(|r| gap(r).0);
+        } else {
+            rows.sort_by_key(|r| (std::cmp::Reverse(gap(r).1), gap(r).0));
+        }
         let threshold = ws.traces.first().map_or(0, |t| t.derived.idle_threshold_ns);
         ui.weak(format!(
             "The longest GPU idle gaps of at least {} (the View menu's Idle threshold), longest first; \"held by\" is the op the launching thread was in during the gap. Click a row to show the gap.",
@@ -43,6 +55,7 @@ impl GapsPane {
         }
         let origin = ws.origin();
         let mut clicked = None;
+        let mut order = None;
         TableBuilder::new(ui)
             .id_salt("gaps_table")
             .striped(true)
@@ -57,7 +70,19 @@ impl GapsPane {
                 heads.push(("Held by", "the innermost span of the launching thread (its NVTX ranges included) covering the whole gap, else the one overlapping at least half of it; – when nothing recorded did"));
                 for (label, tip) in heads {
                     h.col(|ui| {
-                        let r = ui.strong(label);
+                        // Start and Length order the rows (time order / longest first)
+                        let r = match label {
+                            "Start" | "Length" => {
+                                let on = self.by_start == (label == "Start");
+                                let text = if on { format!("{label} v") } else { label.to_string() };
+                                let r = ui.selectable_label(on, egui::RichText::new(text).strong());
+                                if r.clicked() {
+                                    order = Some(label == "Start");
+                                }
+                                r
+                            }
+                            _ => ui.strong(label),
+                        };
                         if !tip.is_empty() {
                             r.on_hover_text(tip);
                         }
@@ -102,6 +127,9 @@ impl GapsPane {
                     }
                 });
             });
+        if let Some(by_start) = order {
+            self.by_start = by_start;
+        }
         if let Some((ti, i)) = clicked {
             self.picked = Some((ti, i));
             let t = &ws.traces[ti];

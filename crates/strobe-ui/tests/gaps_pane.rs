@@ -51,3 +51,38 @@ fn the_load_summary_shows_the_profilers_warnings() {
         h.get_by_label(&format!("nsys {}: {}{times}", d["severity"].as_str().unwrap(), d["text"].as_str().unwrap()));
     }
 }
+
+/// The Start header puts the gaps in time order, the Length header back to longest first; the
+/// first row is then the oracle's earliest, then its longest, gap.
+#[test]
+fn the_start_and_length_headers_order_the_gaps() {
+    let mut h = harness(app_with(&["nsys_gpt_single.sqlite"]));
+    h.state().ws.traces[0].wait_for_analyses();
+    step_until(&mut h, |a| a.ws.traces[0].derived.overview_ready());
+    h.get_by_label("Gaps").click();
+    h.run_steps(3);
+    let exp = expected("nsys/nsys_gpt_single.gaps.json");
+    let gaps = exp["largest_gaps"].as_array().unwrap();
+    let origin = h.state().ws.origin();
+    let start_text = |g: &serde_json::Value| {
+        let t = &h.state().ws.traces[0];
+        fmt_ns(t.to_shared(g["start_ns"].as_i64().unwrap()) - origin)
+    };
+    // the row of `first` is drawn and above `second`'s, if that one is drawn at all (the table
+    // draws only the rows in view)
+    let above = |h: &egui_kittest::Harness<'_, strobe_ui::StrobeApp>, first: &str, second: &str| {
+        let y = h.get_by_label(first).rect().center().y;
+        h.query_by_label(second).is_none_or(|n| y < n.rect().center().y)
+    };
+    let longest = gaps.iter().max_by_key(|g| g["len_ns"].as_i64().unwrap()).unwrap();
+    let earliest = gaps.iter().min_by_key(|g| g["start_ns"].as_i64().unwrap()).unwrap();
+    assert_ne!(longest, earliest, "the fixture's longest gap is not its first");
+    let (l_start, e_start) = (start_text(longest), start_text(earliest));
+    assert!(above(&h, &l_start, &e_start), "longest first");
+    h.get_by_label("Start").click();
+    h.run_steps(3);
+    assert!(above(&h, &e_start, &l_start), "time order after a click on Start");
+    h.get_by_label("Length").click();
+    h.run_steps(3);
+    assert!(above(&h, &l_start, &e_start), "longest first again after a click on Length");
+}

@@ -390,7 +390,8 @@ pub fn to_text(r: &MultiRankReport) -> String {
         let idle: i64 = e.gpus.iter().map(|g| g.idle_ns).sum();
         let _ = writeln!(
             o,
-            "  rank {:<4} {} (rank from {}) offset {}  GPU busy {} idle {}",
+            // the rank's identity line: its whole trace (the per-step table below covers the steps)
+            "  rank {:<4} {} (rank from {}) offset {}  whole trace: GPU busy {} idle {}",
             e.rank,
             e.source,
             e.rank_from.as_str(),
