@@ -152,12 +152,14 @@ impl EfficiencyPane {
                         Points::new(o.name.clone(), vec![[*x, *y]]).radius(r).color(bound_color(bound)).filled(true),
                     );
                     if self.selected.as_deref() == Some(o.name.as_str()) {
+                        let ring = p.ctx().global_style().visuals.strong_text_color();
                         p.points(
                             Points::new("selected", vec![[*x, *y]])
                                 .radius(r + 4.0)
                                 .shape(MarkerShape::Circle)
                                 .filled(false)
-                                .color(Color32::WHITE),
+                                // the theme's strongest text colour: white on dark, black on light
+                                .color(ring),
                         );
                     }
                 }

@@ -149,7 +149,8 @@ pub fn op_table(store: &Store) -> OpTable {
             }
         })
         .collect();
-    let counted = |sid: u32| key_of[store.span_meta(sid).name as usize] != NO_SPAN;
+    // a name id past the string table (a damaged store) is not a row
+    let counted = |sid: u32| key_of.get(store.span_meta(sid).name as usize).is_some_and(|&k| k != NO_SPAN);
     let (starts, ends) = store.span_times();
     let dur = |s: u32| ends[s as usize] - starts[s as usize];
 
