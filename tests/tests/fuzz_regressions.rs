@@ -119,19 +119,23 @@ fn split_snapshot_read_checks_the_header_too() {
     assert_eq!(from_bytes_split_at(&data, Some(data.len() / 2)).unwrap_err(), seq);
 }
 
-/// A corrupt cache (fuzz/regressions/store_reader/span_name_past_string_table.store) whose span
-/// names an id past the string table: the Ops table indexed its per-name keys with it and
-/// panicked inside the report. The fuzz target reads it after setting the header's version to
-/// this build's (its header repair), and so does this test. The report now leaves such a span
-/// out of the Ops table.
+/// Corrupt caches on which the Ops table indexed past its arrays and panicked inside the
+/// report: a span whose name id is past the string table
+/// (fuzz/regressions/store_reader/span_name_past_string_table.store), and a kernel whose launch
+/// names a span past the spans (launch_past_the_spans.store). The fuzz target reads them after
+/// setting the header's version to this build's (its header repair), and so does this test. The
+/// report now leaves such spans out of the Ops table.
 #[test]
-fn store_span_name_past_string_table() {
-    let mut bytes = regression("store_reader", "span_name_past_string_table.store");
-    let hs = std::mem::size_of::<strobe_store::format::Header>();
-    let mut h: strobe_store::format::Header = bytemuck::pod_read_unaligned(&bytes[..hs]);
-    h.version = strobe_store::format::VERSION;
-    bytes[..hs].copy_from_slice(bytemuck::bytes_of(&h));
-    let store = strobe_store::Store::from_bytes(bytes).expect("the repaired header opens");
-    let r = strobe_analysis::report::report(&store, 10);
-    let _ = strobe_analysis::report::to_text(&r);
+fn store_ops_table_ids_past_their_tables() {
+    for name in ["span_name_past_string_table.store", "launch_past_the_spans.store"] {
+        let mut bytes = regression("store_reader", name);
+        let hs = std::mem::size_of::<strobe_store::format::Header>();
+        let mut h: strobe_store::format::Header = bytemuck::pod_read_unaligned(&bytes[..hs]);
+        h.version = strobe_store::format::VERSION;
+        bytes[..hs].copy_from_slice(bytemuck::bytes_of(&h));
+        let store =
+            strobe_store::Store::from_bytes(bytes).unwrap_or_else(|e| panic!("{name}: the repaired header opens: {e}"));
+        let r = strobe_analysis::report::report(&store, 10);
+        let _ = strobe_analysis::report::to_text(&r);
+    }
 }

@@ -207,7 +207,8 @@ pub fn op_table(store: &Store) -> OpTable {
                 continue;
             }
             device_events.push(s);
-            let mut o = launches.get(s).unwrap_or(NO_SPAN);
+            // a launch past the spans (a damaged store) has no owner
+            let mut o = launches.get(s).filter(|&l| (l as usize) < n).unwrap_or(NO_SPAN);
             while o != NO_SPAN && !owns_device_work(kind(o)) {
                 o = parent[o as usize];
             }
