@@ -1,9 +1,11 @@
 //! The rank × step heat map: one row per rank, one column per step, the chosen figure in each
-//! cell, coloured by how far it is from that step's typical cell — the median of the figure
-//! over the step's ranks — measured in that step: the difference as a share of the step's
-//! median time. So each column shows its own spread across ranks: two ranks 0.1 % apart are
-//! both grey, and a rank whose wait is high in every step but level with the others in one
-//! is grey in that one, not red throughout. * marks a step's straggler; a
+//! cell, coloured by how far it is from the typical cell, measured in steps. Step time is
+//! compared with the whole table (its median cell, as a share of the median step), so a slow
+//! step is a red column and a fast one green. Every other figure (compute, comm, idle, wait) is
+//! compared within its step (the median over the step's ranks, as a share of that step's median
+//! time), so each column shows who stands out in that step: a rank whose wait is high in every
+//! step but level with the others in one is grey in that one, not red throughout. Two ranks
+//! 0.1 % apart are both grey. * marks a step's straggler; a
 //! click shows that rank's step in the timeline. Only the visible rows and columns are drawn
 //! (one mesh), so a thousand ranks × a hundred steps scroll at the speed of ten.
 
@@ -77,6 +79,8 @@ pub struct HeatIndex {
     /// step's ranks) and the step's median time across ranks.
     typical: Vec<[i64; 6]>,
     step_ns: Vec<i64>,
+    /// The whole table's median step time: step time's typical cell and its unit.
+    table_step_ns: i64,
 }
 
 const NONE: u32 = u32::MAX;
@@ -101,7 +105,9 @@ impl HeatIndex {
             .collect();
         let step_ns =
             r.steps.iter().map(|row| median(row.per_rank.iter().map(|s| s.dur_ns).collect()).unwrap_or(1)).collect();
-        HeatIndex { cells, ranks, steps, typical, step_ns }
+        let all: Vec<i64> = r.steps.iter().flat_map(|row| row.per_rank.iter().map(|s| s.dur_ns)).collect();
+        let table_step_ns = median(all).unwrap_or(1);
+        HeatIndex { cells, ranks, steps, typical, step_ns, table_step_ns }
     }
 
     /// Rank index `ri`'s figures in step index `si`.
@@ -113,6 +119,9 @@ impl HeatIndex {
     /// The colour of rank index `ri`'s cell `s` in step index `si`: against that step's
     /// median across ranks, as a share of that step's median time.
     pub fn colour(&self, m: Metric, si: usize, s: &RankStep) -> Color32 {
+        if m == Metric::StepTime {
+            return heat(m.of(s), self.table_step_ns, self.table_step_ns);
+        }
         let k = Metric::ALL.iter().position(|x| *x == m).unwrap_or(0);
         let (typical, step_ns) = (self.typical.get(si).map_or(0, |t| t[k]), self.step_ns.get(si).copied().unwrap_or(1));
         heat(m.of(s), typical, step_ns)
@@ -165,7 +174,7 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, scroll_to: Optio
     let h = &c.heat;
     let metric = *metric;
     ui.weak(format!(
-        "rows: ranks, columns: steps · ms · colour: difference from the step's median across ranks, as a share of that step's median time; \
+        "rows: ranks, columns: steps · ms · colour: step time against the whole table's median step, other figures against the step's median across ranks, as a share of a step; \
          grey within ±{:.0} %, full red / green from ±{:.0} % · * straggler · click a cell: show in the timeline · click a rank: open its trace",
         NEUTRAL * 100.0,
         FULL * 100.0
