@@ -42,7 +42,10 @@ impl GapsPane {
         if self.by_start {
             rows.sort_by_key(|r| gap(r).0);
         } else {
-            rows.sort_by_key(|r| (std::cmp::Reverse(gap(r).1), gap(r).0));
+            rows.sort_by_key(|r| {
+                let (start, len) = gap(r);
+                (std::cmp::Reverse(len), start)
+            });
         }
         let threshold = ws.traces.first().map_or(0, |t| t.derived.idle_threshold_ns);
         ui.weak(format!(
