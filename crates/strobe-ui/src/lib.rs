@@ -82,6 +82,11 @@ pub fn run(opts: RunOptions) -> anyhow::Result<()> {
             "Strobe",
             native,
             Box::new(move |cc| {
+                if opts.screenshot.is_some() {
+                    // a screenshot shows the default layout: panel sizes and tabs another
+                    // session left in the user's app state must not change what it shows
+                    cc.egui_ctx.memory_mut(|m| *m = egui::Memory::default());
+                }
                 let settings: Settings = if opts.screenshot.is_none() {
                     cc.storage.and_then(|s| eframe::get_value(s, "strobe_settings")).unwrap_or_default()
                 } else {
