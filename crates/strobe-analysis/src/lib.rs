@@ -2,6 +2,7 @@
 //! both call these; neither re-derives a number.
 
 pub mod anomalies;
+pub mod attribution;
 pub mod diff;
 pub mod efficiency;
 pub mod export;
