@@ -119,6 +119,8 @@ struct StoreWide {
 #[derive(Clone, Default)]
 struct ByRule {
     steps: Later<Vec<Step>>,
+    step_breakdown: Later<Vec<crate::attribution::StepBreakdown>>,
+    critical_paths: Later<Vec<Option<crate::attribution::CriticalPath>>>,
     step_anomalies: Later<Vec<StepAnomaly>>,
     headline: Later<Headline>,
     efficiency: Later<Efficiency>,
@@ -341,6 +343,20 @@ impl TraceFigures {
 
     pub fn efficiency_ready(&self) -> Option<&Efficiency> {
         self.by_rule.efficiency.get()
+    }
+
+    /// Each step's time split into the attribution's parts (docs/attribution.md), in step order.
+    pub fn step_breakdown(&self, store: &Store) -> &[crate::attribution::StepBreakdown] {
+        self.by_rule.step_breakdown.get_or_init(|| crate::attribution::breakdown::of_trace(store, self))
+    }
+
+    pub fn step_breakdown_ready(&self) -> Option<&[crate::attribution::StepBreakdown]> {
+        self.by_rule.step_breakdown.get().map(|s| s.as_slice())
+    }
+
+    /// Each step's critical path (none where the trace cannot give one), in step order.
+    pub fn critical_paths(&self, store: &Store) -> &[Option<crate::attribution::CriticalPath>] {
+        self.by_rule.critical_paths.get_or_init(|| crate::attribution::critical_path::of_trace(store, self))
     }
 
     /// Each stream's queue length over time, its points included (what the viewer draws).

@@ -4,6 +4,9 @@
 //! The types here are what the report (`step_breakdown`), the diff, the rank summaries and the
 //! viewer's Step view share; the computations live in the files beside.
 
+pub mod breakdown;
+pub mod critical_path;
+
 use serde::{Deserialize, Serialize};
 
 /// One step of one rank, its time split.

@@ -83,6 +83,8 @@ pub struct MultiRankReport {
     pub memcpy_bandwidth: Vec<RankBandwidth>,
     /// Stages, schedule, bubbles and P2P of a pipeline-parallel job; null without one.
     pub pipeline: Option<crate::pipeline::PipelineReport>,
+    /// Every rank's steps split into the attribution's parts, rank by rank.
+    pub step_breakdown: Vec<crate::attribution::StepBreakdown>,
 }
 
 /// What the several-rank report is asked for beyond the alignment.
@@ -357,6 +359,7 @@ fn merge(digests: Vec<RankDigest>, how: Alignment, opts: &RankOptions) -> (Multi
         alignment: alignment.clone(),
         // from the ranks' spans, not their digests: `multi_rank_report_with` fills it in
         pipeline: None,
+        step_breakdown: Vec::new(),
     };
     for ((&i, r), &offset_ns) in order.iter().zip(ranks).zip(&alignment.offsets_ns) {
         out.temporal_breakdown.push(temporal_breakdown(r.rank, &r.gpus));
