@@ -37,6 +37,9 @@ pub struct TraceDiff {
     pub b: String,
     pub kernels: Vec<DiffRow>,
     pub cpu_ops: Vec<DiffRow>,
+    /// The median step of each side in the attribution's terms (`attribution::compare`);
+    /// null where a side has no steps or the caller did not ask.
+    pub step_breakdown: Option<crate::attribution::compare::BreakdownDiff>,
 }
 
 /// name → (count, total) of the spans of `kind` on lanes accepted by `lane_ok` that start in
@@ -117,6 +120,7 @@ pub fn diff_windows(a: &Store, wa: (i64, i64), b: &Store, wb: (i64, i64)) -> Tra
         b: b.meta.source.clone(),
         kernels: rows(totals(a, SpanKind::Kernel, gpu, wa), totals(b, SpanKind::Kernel, gpu, wb)),
         cpu_ops: rows(totals(a, SpanKind::CpuOp, cpu, wa), totals(b, SpanKind::CpuOp, cpu, wb)),
+        step_breakdown: None,
     }
 }
 
@@ -125,6 +129,9 @@ pub fn to_text(d: &TraceDiff, top: usize) -> String {
     let fmt = crate::report::fmt_ns;
     let mut o = String::new();
     let _ = writeln!(o, "A: {}\nB: {}", d.a, d.b);
+    if let Some(sb) = &d.step_breakdown {
+        o.push_str(&crate::attribution::compare::to_text(sb));
+    }
     for (title, rows) in [("GPU kernels", &d.kernels), ("CPU ops", &d.cpu_ops)] {
         let _ = writeln!(o, "\n{title} by |B − A| ({} names):", rows.len());
         let _ = writeln!(

@@ -96,6 +96,12 @@ pub enum Command {
         /// How many names of each table the text lists.
         #[arg(long, default_value_t = 30)]
         top: usize,
+        /// A regression gate on the median step's breakdown: `PART>+5%`, `PART>+2ms` or
+        /// `PART>+3pp` (share of the step); PART is `step`, a part (`model_ops_inefficiency`,
+        /// `comm_wait`, `idle_host`…) or an op class (`gemm`). Repeatable; exit code 4 when one
+        /// is crossed.
+        #[arg(long = "fail-if", value_name = "PART>+X")]
+        fail_if: Vec<String>,
     },
     /// Export spans, flows, counters, the kernel, op or efficiency table as CSV or JSON Lines (docs/export.md).
     Export {
@@ -264,7 +270,9 @@ impl Cli {
                 let expanded = crate::ranks::expand_inputs(&files)?;
                 crate::summaries::summarize(&expanded, &output, self.cache_dir.as_deref(), &rule)
             }
-            Some(Command::Diff { a, b, json, top }) => crate::ranks::diff(&a, &b, self.cache_dir.as_deref(), json, top),
+            Some(Command::Diff { a, b, json, top, fail_if }) => {
+                crate::ranks::diff(&a, &b, self.cache_dir.as_deref(), json, top, &fail_if)
+            }
             Some(Command::Export { file, what, format, output, peak_tflops, peak_gbps }) => {
                 let store = crate::load::load_with_progress(&file, self.cache_dir.as_deref())?;
                 let peaks = strobe_analysis::efficiency::PeakOverride { tflops: peak_tflops, gbps: peak_gbps };

@@ -7,6 +7,7 @@ mod bench_peers;
 mod bench_ranks;
 mod cli;
 mod export;
+mod gate;
 mod load;
 mod ranks;
 mod report_memo;
@@ -49,6 +50,8 @@ fn main() {
         quiet_on_closed_pipe();
     }
     let code = match cli.run() {
+        // 4: a `--fail-if` regression gate was crossed
+        Ok(()) if gate::was_crossed() => 4,
         // 3: the output is complete for what was read, but an input was cut short
         Ok(()) if load::TRUNCATED_INPUT.load(std::sync::atomic::Ordering::Relaxed) => 3,
         Ok(()) => 0,

@@ -3,6 +3,7 @@
 //! parallel; the first failure is reported naming its file.
 
 use std::path::{Path, PathBuf};
+use strobe_analysis::figures::TraceFigures;
 use strobe_analysis::ranks::align::Alignment;
 use strobe_analysis::ranks::report::{RankOptions, RankParts};
 use strobe_store::Store;
@@ -164,8 +165,47 @@ pub fn report_nsys_processes(
     emit_ranks(&names, loaded, o, opts, memo)
 }
 
-pub fn diff(a: &Path, b: &Path, cache_dir: Option<&Path>, json: bool, top: usize) -> anyhow::Result<()> {
+pub fn diff(
+    a: &Path,
+    b: &Path,
+    cache_dir: Option<&Path>,
+    json: bool,
+    top: usize,
+    fail_if: &[String],
+) -> anyhow::Result<()> {
+    use strobe_analysis::attribution::compare;
+    // thresholds first: a typo must not cost a load
+    let gates = fail_if
+        .iter()
+        .map(|t| compare::parse_threshold(t))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(anyhow::Error::msg)?;
     let stores = load_all(&[a.to_path_buf(), b.to_path_buf()], cache_dir)?;
-    let d = strobe_analysis::diff::diff(&stores[0], &stores[1]);
-    crate::emit(json, &d, |d| strobe_analysis::diff::to_text(d, top))
+    let mut d = strobe_analysis::diff::diff(&stores[0], &stores[1]);
+    let (fa, fb) = (TraceFigures::default(), TraceFigures::default());
+    d.step_breakdown = compare::compare(fa.step_breakdown(&stores[0]), fb.step_breakdown(&stores[1]));
+    crate::emit(json, &d, |d| strobe_analysis::diff::to_text(d, top))?;
+    if gates.is_empty() {
+        return Ok(());
+    }
+    let Some(sb) = &d.step_breakdown else {
+        anyhow::bail!(
+            "--fail-if: {} has no steps to compare",
+            if compare::median_step(fa.step_breakdown(&stores[0])).is_none() { a.display() } else { b.display() }
+        );
+    };
+    let crossed = compare::crossed(sb, &gates).map_err(anyhow::Error::msg)?;
+    for c in &crossed {
+        eprintln!(
+            "strobe: regression: {} crossed: {} → {} ({:+.3} ms)",
+            c.threshold,
+            strobe_analysis::report::fmt_ns(c.a_ns),
+            strobe_analysis::report::fmt_ns(c.b_ns),
+            c.delta_ns as f64 / 1e6
+        );
+    }
+    if !crossed.is_empty() {
+        crate::gate::crossed();
+    }
+    Ok(())
 }

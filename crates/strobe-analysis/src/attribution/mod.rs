@@ -5,6 +5,7 @@
 //! viewer's Step view share; the computations live in the files beside.
 
 pub mod breakdown;
+pub mod compare;
 pub mod critical_path;
 
 use serde::{Deserialize, Serialize};
