@@ -10,6 +10,7 @@
 //! opens its full trace from the path its summary recorded, and once open it takes the
 //! rank's clock offset and number like any rank.
 
+mod diff_breakdown;
 pub mod heat_map;
 pub mod stragglers;
 mod tables;
@@ -122,7 +123,12 @@ fn compute(traces: Vec<RankInput>, how: Alignment, rule: strobe_analysis::steps:
         report.ranks.iter().map(|r| names.iter().position(|n| *n == r.source).unwrap_or(0)).collect();
     let diff = (traces.len() == 2).then(|| {
         let (a, b) = (index_of_rank[0], index_of_rank[1]);
-        diff(&traces[a].2, &traces[b].2)
+        let mut d = diff(&traces[a].2, &traces[b].2);
+        d.step_breakdown = strobe_analysis::attribution::compare::compare(
+            traces[a].3.step_breakdown(&traces[a].2),
+            traces[b].3.step_breakdown(&traces[b].2),
+        );
+        d
     });
     let trace_of_rank: Vec<Option<TraceId>> = index_of_rank.iter().map(|&i| Some(traces[i].0)).collect();
     let pipeline = pipeline.and_then(|p| {

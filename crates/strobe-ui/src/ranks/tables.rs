@@ -171,6 +171,8 @@ pub fn diff(ui: &mut egui::Ui, c: &Computed) -> Option<Vec<(crate::workspace::Tr
             }
         });
     }
+    super::diff_breakdown::ui(ui, d.step_breakdown.as_ref());
+    ui.separator();
     ui.strong(format!("GPU kernels ({})", d.kernels.len()));
     diff_rows(ui, "diff_kernels", &d.kernels);
     ui.separator();
