@@ -15,6 +15,9 @@ pub mod sweep;
 pub mod text;
 pub mod work_owners;
 
+#[cfg(test)]
+mod tests;
+
 use serde::{Deserialize, Serialize};
 
 /// One step of one rank, its time split.
