@@ -43,7 +43,10 @@ pub fn of_steps(store: &Store, figs: &TraceFigures, steps: &[Step]) -> Vec<StepA
     let owners = Owners::new(runs);
     let mut classes = Classifier::new(store);
     let lanes: Vec<Vec<u32>> = unions.iter().map(|u| device_lanes(store, u.device)).collect();
-    let input = Input { store, runs, owners: &owners, unions, lanes: &lanes };
+    // why no op has FLOPs, where the efficiency figures know (no framework ops in an nsys
+    // export, no correlation flows…)
+    let no_ops = runs.is_empty().then(|| eff.notes.first().cloned()).flatten();
+    let input = Input { store, runs, owners: &owners, unions, lanes: &lanes, no_ops };
     steps
         .iter()
         .zip(mfu)
@@ -62,6 +65,7 @@ struct Input<'a> {
     owners: &'a Owners<'a>,
     unions: &'a [DeviceUnions],
     lanes: &'a [Vec<u32>],
+    no_ops: Option<String>,
 }
 
 /// Notes for step `i` overlapping the steps beside it.
@@ -240,7 +244,10 @@ fn work_parts(input: &Input, act: &WindowActivity, s: &Step, m: &StepMfu, notes:
                 "no peak FLOP/s known for the device's {} unit (pass --peak-tflops): model_at_peak_ns is 0 and the model ops' GPU time all counts as inefficiency",
                 m.unit.as_str()
             ),
-            _ => "no op of this step has a FLOP formula on recorded shapes (profile with record_shapes=True): model_at_peak_ns is 0 and its GPU work counts as other GPU work".into(),
+            _ => match &input.no_ops {
+                Some(why) => format!("model_at_peak_ns is 0 and the GPU work counts as other GPU work: {why}"),
+                None => "no op of this step has a FLOP formula on recorded shapes (profile with record_shapes=True): model_at_peak_ns is 0 and its GPU work counts as other GPU work".into(),
+            },
         });
     }
     // the model ops' time beyond their FLOPs at peak, per class: a class's own time less its

@@ -34,8 +34,8 @@ pub fn step_line(b: &StepBreakdown) -> String {
             "other_gpu_work_ns" => items.push((ns, named(label, b.details.other_gpu_work_top.first()))),
             "comm_wait_ns" => {
                 let late = b.details.comm_wait_on.first().map(|e| match e.rank {
-                    Some(r) => format!("{} (rank {r} late)", e.name),
-                    None => e.name.clone(),
+                    Some(r) => format!("{} (rank {r} late)", short(&e.name)),
+                    None => short(&e.name),
                 });
                 items.push((ns, late.map_or(label.to_string(), |l| format!("{label}: {l}"))));
             }
@@ -53,8 +53,17 @@ pub fn step_line(b: &StepBreakdown) -> String {
 
 fn named(label: &str, top: Option<&super::Evidence>) -> String {
     match top {
-        Some(e) => format!("{label}: {}", e.name),
+        Some(e) => format!("{label}: {}", short(&e.name)),
         None => label.to_string(),
+    }
+}
+
+/// A name cut to 60 characters (kernel names run to hundreds).
+fn short(name: &str) -> String {
+    if name.chars().count() > 60 {
+        name.chars().take(59).chain(['…']).collect()
+    } else {
+        name.to_string()
     }
 }
 

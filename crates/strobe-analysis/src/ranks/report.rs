@@ -411,7 +411,18 @@ fn rank_attribution(
         .zip(waits)
         .map(|(r, waits)| crate::attribution::ranks::RankAttribution {
             rank: r.rank,
-            steps: std::mem::take(&mut r.step_breakdown),
+            steps: std::mem::take(&mut r.step_breakdown)
+                .into_iter()
+                .map(|mut b| {
+                    if refused && b.parts.comm_transfer_ns > 0 {
+                        b.notes.push(
+                            "the ranks' clocks could not be aligned: no wait for a peer is known, exposed comm counts as transfer"
+                                .into(),
+                        );
+                    }
+                    b
+                })
+                .collect(),
             stretches: std::mem::take(&mut r.step_stretches),
             waits,
         })
