@@ -64,6 +64,13 @@ for s in gpipe 1f1b; do
   echo tests/expected/pp4_$s.pipeline.json
 done
 
+# The step-time attribution: one trace, a DDP pair, a pipeline, HTA's own sample trace.
+python3 tests/expected/attribution_expected.py tests/expected/gpt_train.attribution.json sample-traces/gpt_train.json.gz
+python3 tests/expected/attribution_expected.py tests/expected/hta_nccl_data.attribution.json sample-traces/hta_nccl_data.json.gz
+python3 tests/expected/attribution_expected.py tests/expected/ddp.attribution.json sample-traces/ddp_rank{0,1}.json.gz
+python3 tests/expected/attribution_expected.py tests/expected/pp4_1f1b.attribution.json sample-traces/pp4_1f1b_rank{0,1,2,3}.json.gz
+echo "tests/expected/*.attribution.json"
+
 # The Ops table (torch.profiler's key_averages) of Kineto traces.
 for stem in gpt_train; do
   python3 tests/expected/ops_expected.py "sample-traces/$stem.json.gz" > "tests/expected/$stem.ops.json"

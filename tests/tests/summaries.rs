@@ -12,12 +12,14 @@ use strobe_analysis::ranks::report::{multi_rank_report_with, RankOptions};
 use strobe_store::Store;
 
 /// The report's JSON without what a summary does not carry (docs/cluster.md): each rank's
-/// single-trace report, the queue lengths and the copy bandwidth series.
+/// single-trace report, the queue lengths, the copy bandwidth series and (not yet in the
+/// summaries' tables) the step attribution.
 fn comparable(r: &impl serde::Serialize) -> Value {
     let mut v = serde_json::to_value(r).unwrap();
     let o = v.as_object_mut().unwrap();
     o.remove("queue_length");
     o.remove("memcpy_bandwidth");
+    o.remove("step_breakdown");
     for e in o["ranks"].as_array_mut().unwrap() {
         e.as_object_mut().unwrap().remove("report");
     }

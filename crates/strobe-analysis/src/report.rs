@@ -42,6 +42,8 @@ pub struct Report {
     /// The longest idle gaps (at least the default threshold), longest first, with their
     /// cause and the op that held the launching thread (`gaps`).
     pub largest_gaps: Vec<GapRow>,
+    /// Each step's time on its GPU split into parts that add up to it (docs/attribution.md).
+    pub step_breakdown: Vec<crate::attribution::StepBreakdown>,
     pub load: LoadSummary,
 }
 
@@ -132,7 +134,9 @@ pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
                 || {
                     join(
                         || join(|| figs.idle_totals(store), || figs.largest_gaps(store)),
-                        || join(|| figs.efficiency(store), || figs.op_table(store)),
+                        // the attribution finds the op runs, keeps them and has the
+                        // efficiency figures read them: one scan for both
+                        || join(|| figs.step_breakdown(store), || figs.op_table(store)),
                     )
                 },
             )
@@ -168,6 +172,7 @@ pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
         ops: figs.op_table(store).by_name.clone(),
         headline: figs.headline(store).clone(),
         largest_gaps: figs.largest_gaps(store).to_vec(),
+        step_breakdown: figs.step_breakdown(store).to_vec(),
         load: store.meta.load.clone(),
     }
 }
@@ -302,6 +307,7 @@ pub fn to_text(r: &Report) -> String {
             let _ = writeln!(o, "  {}", a.evidence);
         }
     }
+    crate::attribution::text::write(&mut o, &r.step_breakdown);
     crate::efficiency::text::write(&mut o, &r.efficiency);
     crate::op_table::text::write(&mut o, &r.ops, 20);
     let _ = writeln!(o, "\nLoaded: {} events", r.load.events);

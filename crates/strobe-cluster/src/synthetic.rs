@@ -277,6 +277,9 @@ pub fn rank_digest(template: &RankDigest, job: &Job, rank: usize) -> Result<Rank
         kernels,
         step_anomalies: Vec::new(),
         launch,
+        // the summaries do not hold the step attribution: its report is empty
+        step_breakdown: Vec::new(),
+        step_stretches: Vec::new(),
     })
 }
 

@@ -7,6 +7,17 @@
 pub mod breakdown;
 pub mod compare;
 pub mod critical_path;
+pub mod holders;
+pub mod idle_causes;
+pub mod ranks;
+pub mod rounding;
+pub mod stretches;
+pub mod sweep;
+pub mod text;
+pub mod work_owners;
+
+#[cfg(test)]
+mod tests;
 
 use serde::{Deserialize, Serialize};
 
@@ -85,6 +96,22 @@ impl Parts {
             self.idle_launch_ns,
             self.idle_other_ns,
         ]
+    }
+
+    /// The parts from their values in `PART_NAMES` order.
+    pub fn from_values(v: [i64; 10]) -> Parts {
+        Parts {
+            model_at_peak_ns: v[0],
+            model_ops_inefficiency_ns: v[1],
+            other_gpu_work_ns: v[2],
+            comm_wait_ns: v[3],
+            comm_transfer_ns: v[4],
+            pipeline_bubble_ns: v[5],
+            idle_host_ns: v[6],
+            idle_sync_ns: v[7],
+            idle_launch_ns: v[8],
+            idle_other_ns: v[9],
+        }
     }
 
     /// A part by its JSON key.

@@ -66,6 +66,13 @@ pub struct RankDigest {
     /// Its odd steps (`anomalies::step_anomalies`).
     pub step_anomalies: Vec<StepAnomaly>,
     pub launch: LaunchStats,
+    /// Each of `steps` split into the attribution's parts as this rank alone gives them, and
+    /// the step's stretches without GPU work (`attribution::stretches`): the merge moves their
+    /// time to comm wait and pipeline bubble where other ranks say so.
+    #[serde(default)]
+    pub step_breakdown: Vec<crate::attribution::StepBreakdown>,
+    #[serde(default)]
+    pub step_stretches: Vec<Vec<crate::attribution::stretches::Stretch>>,
 }
 
 /// The digest of `r` whose single-trace figures per device are `gpus` (`report.gpus`).
@@ -121,6 +128,8 @@ pub fn digest_with(
         kernels: super::breakdown::kernel_totals(store),
         step_anomalies,
         launch: launch_stats(r.rank, store, &LaunchParams::default()),
+        step_breakdown: Vec::new(),
+        step_stretches: Vec::new(),
     }
 }
 

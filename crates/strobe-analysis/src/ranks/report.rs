@@ -223,7 +223,7 @@ fn merge_parts(
         steps.push(p.steps);
     }
     let t = Phase::start("ranks: merge");
-    let (mut out, order) = merge(digests, how, opts);
+    let (mut out, order, attribution) = merge(digests, how, opts);
     drop(t);
     // what only a whole store gives: the single-trace report, queues, copy bandwidth, and
     // the pipeline (its microbatches are read from the ranks' spans)
@@ -243,6 +243,11 @@ fn merge_parts(
     let _t = Phase::start("ranks: pipeline");
     let pipeline = crate::pipeline::analyze(&ranks, &opts.microbatches);
     out.pipeline = pipeline.as_ref().map(|p| p.report.clone());
+    if let Some(p) = &pipeline {
+        out.step_breakdown = crate::attribution::ranks::step_breakdowns(&attribution, &|rank, step| {
+            crate::attribution::ranks::bubble_of(p, rank, step)
+        });
+    }
     (out, pipeline)
 }
 
@@ -279,7 +284,10 @@ fn digest_and_report(
     let anomalies = (steps == found).then(|| figs.step_anomalies(store));
     let r = RankTrace { rank, source, store, steps: &steps };
     let _t = Phase::start("ranks: digest");
-    let d = digest_with(&r, &gpus, opts.straggler.top_kernels, &figs.activity(store).unions, anomalies);
+    let mut d = digest_with(&r, &gpus, opts.straggler.top_kernels, &figs.activity(store).unions, anomalies);
+    drop(_t);
+    let attributed = crate::attribution::breakdown::of_steps(store, figs, &steps);
+    (d.step_breakdown, d.step_stretches) = attributed.into_iter().map(|a| (a.breakdown, a.stretches)).unzip();
     (d, report, steps)
 }
 
@@ -292,15 +300,20 @@ pub fn merge_digests(digests: Vec<RankDigest>, how: Alignment, opts: &RankOption
     merge(digests, how, opts).0
 }
 
-/// `merge_digests`, with the index given of each rank of the report, in its order.
-fn merge(digests: Vec<RankDigest>, how: Alignment, opts: &RankOptions) -> (MultiRankReport, Vec<usize>) {
+/// `merge_digests`, with the index given of each rank of the report, in its order, and each
+/// rank's attribution before a pipeline's bubbles (`merge_parts` adds them).
+fn merge(
+    digests: Vec<RankDigest>,
+    how: Alignment,
+    opts: &RankOptions,
+) -> (MultiRankReport, Vec<usize>, Vec<crate::attribution::ranks::RankAttribution>) {
     let claims: Vec<super::digest::RankClaim> = digests.iter().map(|d| d.claim.clone()).collect();
     let sources: Vec<&str> = digests.iter().map(|d| d.source.as_str()).collect();
     let ids = identify(&claims, &sources);
     let mut order: Vec<usize> = (0..digests.len()).collect();
     order.sort_by_key(|&i| ids[i].rank);
     let mut slots: Vec<Option<RankDigest>> = digests.into_iter().map(Some).collect();
-    let ranks: Vec<RankDigest> = order
+    let mut ranks: Vec<RankDigest> = order
         .iter()
         .filter_map(|&i| {
             let mut d = slots[i].take()?;
@@ -336,6 +349,7 @@ fn merge(digests: Vec<RankDigest>, how: Alignment, opts: &RankOptions) -> (Multi
         find_stragglers_of(&ranks, &collectives, &mut steps, &opts.straggler)
     };
     let numbers: Vec<i64> = ranks.iter().map(|r| r.rank).collect();
+    let attribution = rank_attribution(&mut ranks, &collectives, alignment.refused.is_some());
     let mut out = MultiRankReport {
         ranks: Vec::with_capacity(ranks.len()),
         rank_summary: rank_summaries_of(&numbers, &steps),
@@ -359,7 +373,7 @@ fn merge(digests: Vec<RankDigest>, how: Alignment, opts: &RankOptions) -> (Multi
         alignment: alignment.clone(),
         // from the ranks' spans, not their digests: `multi_rank_report_with` fills it in
         pipeline: None,
-        step_breakdown: Vec::new(),
+        step_breakdown: crate::attribution::ranks::step_breakdowns(&attribution, &|_, _| Vec::new()),
     };
     for ((&i, r), &offset_ns) in order.iter().zip(ranks).zip(&alignment.offsets_ns) {
         out.temporal_breakdown.push(temporal_breakdown(r.rank, &r.gpus));
@@ -378,7 +392,41 @@ fn merge(digests: Vec<RankDigest>, how: Alignment, opts: &RankOptions) -> (Multi
             report: None,
         });
     }
-    (out, order)
+    (out, order, attribution)
+}
+
+/// Each rank's breakdowns taken from its digest, with its waits for late peers (none where the
+/// clocks could not be aligned: then no wait is known and exposed comm stays transfer).
+fn rank_attribution(
+    ranks: &mut [RankDigest],
+    collectives: &[super::collectives::Collective],
+    refused: bool,
+) -> Vec<crate::attribution::ranks::RankAttribution> {
+    let waits = match refused {
+        false => crate::attribution::ranks::peer_waits(ranks, collectives),
+        true => vec![Vec::new(); ranks.len()],
+    };
+    ranks
+        .iter_mut()
+        .zip(waits)
+        .map(|(r, waits)| crate::attribution::ranks::RankAttribution {
+            rank: r.rank,
+            steps: std::mem::take(&mut r.step_breakdown)
+                .into_iter()
+                .map(|mut b| {
+                    if refused && b.parts.comm_transfer_ns > 0 {
+                        b.notes.push(
+                            "the ranks' clocks could not be aligned: no wait for a peer is known, exposed comm counts as transfer"
+                                .into(),
+                        );
+                    }
+                    b
+                })
+                .collect(),
+            stretches: std::mem::take(&mut r.step_stretches),
+            waits,
+        })
+        .collect()
 }
 
 fn ms(ns: i64) -> String {
@@ -490,6 +538,7 @@ pub fn to_text(r: &MultiRankReport) -> String {
     if let Some(p) = &r.pipeline {
         o.push_str(&crate::pipeline::text::to_text(p));
     }
+    crate::attribution::text::write(&mut o, &r.step_breakdown);
     let _ = writeln!(o, "\nTemporal breakdown (HTA): compute / non-compute / idle of the GPU window");
     for (t, c) in r.temporal_breakdown.iter().zip(&r.comm_overlap) {
         let _ = writeln!(
