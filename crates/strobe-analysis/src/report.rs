@@ -43,6 +43,8 @@ pub struct Report {
     /// cause and the op that held the launching thread (`gaps`).
     pub largest_gaps: Vec<GapRow>,
     pub load: LoadSummary,
+    /// Each step's critical path (docs/critical_path.md), or why it has none.
+    pub critical_paths: Vec<crate::attribution::critical_path::CriticalPathEntry>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -169,6 +171,7 @@ pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
         headline: figs.headline(store).clone(),
         largest_gaps: figs.largest_gaps(store).to_vec(),
         load: store.meta.load.clone(),
+        critical_paths: crate::attribution::critical_path::report_entries(store, figs),
     }
 }
 
@@ -302,6 +305,7 @@ pub fn to_text(r: &Report) -> String {
             let _ = writeln!(o, "  {}", a.evidence);
         }
     }
+    crate::attribution::critical_path::text::write(&mut o, &r.critical_paths);
     crate::efficiency::text::write(&mut o, &r.efficiency);
     crate::op_table::text::write(&mut o, &r.ops, 20);
     let _ = writeln!(o, "\nLoaded: {} events", r.load.events);
