@@ -8,7 +8,7 @@ use strobe_model::SpanKind;
 
 fn ts(ev: &[Event], node: u32) -> i64 {
     let e = &ev[(node / 2) as usize];
-    if node % 2 == 0 {
+    if is_start(node) {
         e.start
     } else {
         e.end
@@ -16,7 +16,7 @@ fn ts(ev: &[Event], node: u32) -> i64 {
 }
 
 fn is_start(node: u32) -> bool {
-    node % 2 == 0
+    node & 1 == 0
 }
 
 fn event(node: u32) -> u32 {
