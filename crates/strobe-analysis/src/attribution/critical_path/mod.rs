@@ -27,7 +27,9 @@ pub const TOP_OPS: usize = 5;
 
 /// One entry per step of `figs.steps(store)`, in order.
 pub fn of_trace(store: &Store, figs: &TraceFigures) -> Vec<Option<CriticalPath>> {
-    of_steps(store, figs.steps(store)).into_iter().map(Result::ok).collect()
+    let steps = figs.steps(store);
+    let _t = strobe_store::timing::Phase::start("figures: critical paths");
+    of_steps(store, steps).into_iter().map(Result::ok).collect()
 }
 
 /// Each step's critical path, or why it has none.
