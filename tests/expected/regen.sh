@@ -76,3 +76,10 @@ for stem in gpt_train; do
   python3 tests/expected/ops_expected.py "sample-traces/$stem.json.gz" > "tests/expected/$stem.ops.json"
   echo "tests/expected/$stem.ops.json"
 done
+
+# Critical path per step (docs/critical_path.md).
+for stem in gpt_train ddp_rank0; do
+  python3 tests/expected/critical_path_expected.py "sample-traces/$stem.json.gz" \
+    > "tests/expected/$stem.critical_path.json"
+  echo "tests/expected/$stem.critical_path.json"
+done

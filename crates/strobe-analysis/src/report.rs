@@ -45,6 +45,8 @@ pub struct Report {
     /// Each step's time on its GPU split into parts that add up to it (docs/attribution.md).
     pub step_breakdown: Vec<crate::attribution::StepBreakdown>,
     pub load: LoadSummary,
+    /// Each step's critical path (docs/critical_path.md), or why it has none.
+    pub critical_paths: Vec<crate::attribution::critical_path::CriticalPathEntry>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -174,6 +176,7 @@ pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
         largest_gaps: figs.largest_gaps(store).to_vec(),
         step_breakdown: figs.step_breakdown(store).to_vec(),
         load: store.meta.load.clone(),
+        critical_paths: crate::attribution::critical_path::report_entries(store, figs),
     }
 }
 
@@ -308,6 +311,7 @@ pub fn to_text(r: &Report) -> String {
         }
     }
     crate::attribution::text::write(&mut o, &r.step_breakdown);
+    crate::attribution::critical_path::text::write(&mut o, &r.critical_paths);
     crate::efficiency::text::write(&mut o, &r.efficiency);
     crate::op_table::text::write(&mut o, &r.ops, 20);
     let _ = writeln!(o, "\nLoaded: {} events", r.load.events);

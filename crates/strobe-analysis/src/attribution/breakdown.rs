@@ -29,7 +29,12 @@ pub struct StepAttribution {
 /// Every step of the trace, its time split into parts.
 pub fn of_trace(store: &Store, figs: &TraceFigures) -> Vec<StepBreakdown> {
     let steps = figs.steps(store);
-    of_steps(store, figs, steps).into_iter().map(|a| a.breakdown).collect()
+    let paths = figs.critical_paths(store);
+    of_steps(store, figs, steps)
+        .into_iter()
+        .zip(paths.iter().cloned().chain(std::iter::repeat(None)))
+        .map(|(a, path)| StepBreakdown { critical_path: path, ..a.breakdown })
+        .collect()
 }
 
 /// `steps` (a rank's, found by the figures' rule) split into parts, with their stretches.
