@@ -1,8 +1,8 @@
 //! The legend beside the bars: every part in its colour, with its ms and share in the step in
 //! focus (hovered, else selected, else the median) and in the median step; each part a link to
-//! its evidence in the step in focus, and under it the evidence itself (op classes, the
+//! its evidence in the step in focus, and beside it the evidence itself (op classes, the
 //! largest other GPU work, the collectives that waited, the CPU ranges that held the host),
-//! each line a link of its own.
+//! each a link of its own.
 
 use super::bars::share;
 use super::colors::part_color;
@@ -12,15 +12,16 @@ use crate::workspace::TraceId;
 use strobe_analysis::attribution::{StepBreakdown, PART_NAMES};
 use strobe_analysis::report::fmt_ns;
 
-/// Evidence lines shown under a part.
-const EVIDENCE_SHOWN: usize = 4;
+/// Evidence links shown beside a part (the rest are in its bar's tooltip).
+const EVIDENCE_SHOWN: usize = 3;
 
-/// Draws the legend; returns what a click asked for.
+/// Draws the legend; returns what a click asked for. One line per part, so the ten fit the
+/// bottom panel's usual height.
 pub fn ui(ui: &mut egui::Ui, trace: TraceId, focus: &StepBreakdown, median: Option<&StepBreakdown>) -> Vec<Command> {
     let mut out = Vec::new();
     let dark = ui.visuals().dark_mode;
     let same = median.is_some_and(|m| m.step == focus.step && m.start_ns == focus.start_ns);
-    egui::Grid::new("step_legend").num_columns(3).spacing([12.0, 2.0]).show(ui, |ui| {
+    egui::Grid::new("step_legend").num_columns(4).spacing([12.0, 1.0]).show(ui, |ui| {
         ui.strong("part");
         ui.strong(crate::timeline::truncate(&focus.step, 24)).on_hover_text(&focus.step);
         match median {
@@ -31,6 +32,7 @@ pub fn ui(ui: &mut egui::Ui, trace: TraceId, focus: &StepBreakdown, median: Opti
                 ui.weak(if same { "(the median step)" } else { "" });
             }
         }
+        ui.strong("made of");
         ui.end_row();
         for (i, (key, label)) in PART_NAMES.iter().enumerate() {
             let ns = focus.parts.values()[i];
@@ -48,34 +50,26 @@ pub fn ui(ui: &mut egui::Ui, trace: TraceId, focus: &StepBreakdown, median: Opti
                 }
             });
             ui.label(format!("{} · {}", fmt_ns(ns), share(ns, focus.dur_ns)));
-            if let Some(m) = median.filter(|_| !same) {
-                ui.label(format!("{} · {}", fmt_ns(m_ns), share(m_ns, m.dur_ns)));
-            } else {
-                ui.label("");
-            }
-            ui.end_row();
-            let ev = evidence(trace, focus, key);
-            for e in ev.iter().take(EVIDENCE_SHOWN) {
-                ui.horizontal(|ui| {
-                    ui.add_space(20.0);
-                    let text = crate::timeline::truncate(&e.label, 40);
+            match median.filter(|_| !same) {
+                Some(m) => ui.label(format!("{} · {}", fmt_ns(m_ns), share(m_ns, m.dur_ns))),
+                None => ui.label(""),
+            };
+            ui.horizontal(|ui| {
+                let ev = evidence(trace, focus, key);
+                for e in ev.iter().take(EVIDENCE_SHOWN) {
+                    let text = crate::timeline::truncate(&e.label, 28);
+                    let tip = format!("{} · {} · {}", e.label, fmt_ns(e.ns), share(e.ns, focus.dur_ns));
                     if e.commands.is_empty() {
-                        ui.weak(text).on_hover_text(&e.label);
-                    } else if ui.link(text).on_hover_text(&e.label).clicked() {
+                        ui.weak(text).on_hover_text(tip);
+                    } else if ui.link(text).on_hover_text(tip).clicked() {
                         out.extend(e.commands.iter().cloned());
                     }
-                });
-                ui.weak(format!("{} · {}", fmt_ns(e.ns), share(e.ns, focus.dur_ns)));
-                ui.label("");
-                ui.end_row();
-            }
-            if ev.len() > EVIDENCE_SHOWN {
-                ui.horizontal(|ui| {
-                    ui.add_space(20.0);
-                    ui.weak(format!("… {} more", ev.len() - EVIDENCE_SHOWN));
-                });
-                ui.end_row();
-            }
+                }
+                if ev.len() > EVIDENCE_SHOWN {
+                    ui.weak(format!("+{}", ev.len() - EVIDENCE_SHOWN));
+                }
+            });
+            ui.end_row();
         }
     });
     for n in &focus.notes {

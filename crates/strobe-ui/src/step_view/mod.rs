@@ -19,7 +19,7 @@ use crate::workspace::{Trace, TraceId};
 pub use data::StepFigures;
 
 /// Width of the legend beside the bars.
-const LEGEND_W: f32 = 560.0;
+const LEGEND_W: f32 = 640.0;
 
 #[derive(Default)]
 pub struct StepsPane {
@@ -62,7 +62,7 @@ impl StepsPane {
         };
         if figs.steps.is_empty() {
             let why = if t.derived.steps_ready() && t.steps().is_empty() {
-                "No steps: this trace has no ProfilerStep, NVTX step or repeating pattern (View ▸ Steps sets a pattern)."
+                "No steps: this trace has no ProfilerStep, NVTX step or repeating pattern (View > Steps sets a pattern)."
             } else {
                 "No step attribution for this trace."
             };
@@ -115,9 +115,6 @@ impl StepsPane {
             egui::ScrollArea::vertical().id_salt("step_legend_scroll").show(ui, |ui| {
                 ui.set_min_width(LEGEND_W - 20.0);
                 if let Some(s) = figs.steps.get(focus) {
-                    if let Some(words) = words::top_losses(s, 2) {
-                        ui.label(format!("{}: {words}", s.step));
-                    }
                     cmds.extend(legend::ui(ui, t.id, s, median));
                 }
             });
