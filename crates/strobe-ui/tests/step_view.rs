@@ -159,3 +159,59 @@ fn the_steps_tab_says_what_it_waits_for_and_when_there_are_no_steps() {
         "No steps: this trace has no ProfilerStep, NVTX step or repeating pattern (View > Steps sets a pattern).",
     );
 }
+
+/// The DDP pair's report with a hand-made attribution: in every step the fast rank waits
+/// 6 ms for the slow one and the slow one 0.2 ms; the heat map's part menu shows it, each cell
+/// coloured against its step's median as the other figures are.
+#[test]
+fn the_heat_map_shows_an_attribution_part() {
+    use strobe_analysis::attribution::{Parts, StepBreakdown};
+    use strobe_ui::ranks::{heat_map, Metric};
+    let mut app = common::app_with_ranks(&["ddp_rank0.json.gz", "ddp_rank1.json.gz"]);
+    app.set_bottom_tab(BottomTab::Ranks);
+    let c = app.ranks_mut().computed.as_mut().unwrap();
+    let mut want = Vec::new();
+    for (si, row) in c.report.steps.iter().enumerate() {
+        for p in &row.per_rank {
+            // rank (si % 2) is the slow one in step si: the other waits for it
+            let wait = if p.rank == (si as i64 % 2) { 200_000 } else { 6_000_000 };
+            let parts = Parts { comm_wait_ns: wait, model_at_peak_ns: p.dur_ns - wait, ..Default::default() };
+            c.report.step_breakdown.push(StepBreakdown {
+                step: row.name.clone(),
+                rank: Some(p.rank),
+                start_ns: p.start_ns,
+                dur_ns: p.dur_ns,
+                parts,
+                ..Default::default()
+            });
+            want.push((si, p.rank, wait, p.dur_ns));
+        }
+    }
+    c.heat = heat_map::HeatIndex::new(&c.report);
+    let comm_wait = Metric::Part(3);
+    assert_eq!(comm_wait.name(), "comm wait");
+    let c = app.ranks().computed.as_ref().unwrap();
+    for &(si, rank, wait, _) in &want {
+        let ri = c.report.ranks.iter().position(|r| r.rank == rank).unwrap();
+        let cell = c.heat.cell(&c.report, ri, si).unwrap();
+        assert_eq!(c.heat.value(comm_wait, si, cell), Some(wait));
+        // against the step's median wait (of two: their mean), as a share of its median time
+        let durs: Vec<i64> = want.iter().filter(|w| w.0 == si).map(|w| w.3).collect();
+        let step_ns = (durs[0] + durs[1]) / 2;
+        assert_eq!(c.heat.colour(comm_wait, si, cell), heat_map::heat(wait, (200_000 + 6_000_000) / 2, step_ns));
+    }
+    let mut h = harness(app);
+    h.get_by_label("Ranks").click();
+    h.run_steps(2);
+    h.get_by_label("attribution part…").click();
+    h.run_steps(2);
+    h.get_by_label("comm wait").click();
+    h.run_steps(2);
+    assert_eq!(h.state().ranks().metric, comm_wait);
+    // each cell shows its part in ms (a straggler's cell then its star)
+    let names: Vec<String> =
+        h.state().ranks().computed.as_ref().unwrap().report.steps.iter().map(|s| s.name.clone()).collect();
+    for (si, rank, wait, _) in want {
+        h.get_by_label_contains(&format!("{} rank {rank}: {:.3}", names[si], wait as f64 / 1e6));
+    }
+}

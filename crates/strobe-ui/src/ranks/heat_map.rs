@@ -283,11 +283,13 @@ fn part_picker(ui: &mut egui::Ui, metric: &mut Metric, has_parts: bool) {
         _ => "attribution part…".to_string(),
     };
     ui.add_enabled_ui(has_parts, |ui| {
-        let r = egui::ComboBox::from_id_salt("heat_part").selected_text(shown).show_ui(ui, |ui| {
+        let r = egui::ComboBox::from_id_salt("heat_part").selected_text(shown.as_str()).show_ui(ui, |ui| {
             for (i, (_, label)) in PART_NAMES.iter().enumerate() {
                 ui.selectable_value(metric, Metric::Part(i), *label);
             }
         });
+        // a name for screen readers (and kittest's accessibility check)
+        r.response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::ComboBox, true, &shown));
         r.response.on_disabled_hover_text("no step attribution for these ranks");
     });
 }
