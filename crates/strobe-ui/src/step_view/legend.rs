@@ -21,6 +21,8 @@ pub fn ui(ui: &mut egui::Ui, trace: TraceId, focus: &StepBreakdown, median: Opti
     let mut out = Vec::new();
     let dark = ui.visuals().dark_mode;
     let same = median.is_some_and(|m| m.step == focus.step && m.start_ns == focus.start_ns);
+    // rows of text height: the ten parts and the header fit the bottom panel's usual height
+    ui.spacing_mut().interact_size.y = 14.0;
     egui::Grid::new("step_legend").num_columns(4).spacing([12.0, 1.0]).show(ui, |ui| {
         ui.strong("part");
         ui.strong(crate::timeline::truncate(&focus.step, 24)).on_hover_text(&focus.step);

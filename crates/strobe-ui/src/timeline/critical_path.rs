@@ -9,8 +9,8 @@ use crate::commands::Selection;
 use crate::workspace::{SpanRef, Workspace};
 use egui::{pos2, Color32, Rect, Shape, Stroke};
 
-/// At most this many path spans outlined per trace and frame (zoomed out over many steps the
-/// outline of each would be a wash).
+/// Past this many path spans outlined in a trace, no further step's path is drawn in the frame
+/// (zoomed out over many steps the outline of each would be a wash).
 const MAX_OUTLINED: usize = 20_000;
 
 pub fn draw(fd: &mut FrameDraw, ws: &Workspace, layout: &Layout, shared: &View, (plot, top): (Rect, f32), c: Color32) {
@@ -20,33 +20,34 @@ pub fn draw(fd: &mut FrameDraw, ws: &Workspace, layout: &Layout, shared: &View, 
         let Some(figs) = t.step_figures() else { continue };
         let (st, tv) = (&*t.store, shared.for_trace(t));
         let (a, b) = (t.to_local(w0), t.to_local(w1));
-        // the spans that start before the window's end; those that end before its start are
-        // skipped, save the last one (its link to the first in view)
-        let upto = figs.path_spans.partition_point(|&s| st.span_start(s) < b);
-        let mut prev: Option<egui::Pos2> = None;
+        let n = st.span_count() as u32;
         let mut drawn = 0;
-        for &s in &figs.path_spans[..upto] {
-            let (s0, s1) = (st.span_start(s), st.span_end(s));
-            let m = st.span_meta(s);
-            let Some(y) = layout.lane_y.get(&(t.id, m.lane)) else {
-                prev = None;
-                continue;
-            };
-            let y0 = top + y + m.depth as f32 * ROW_H;
-            let (x0, x1) = (tv.x_of(s0, plot.min.x), tv.x_of(s1, plot.min.x));
-            let mid = y0 + ROW_H / 2.0;
-            if s1 < a {
+        // step by step: a path links only the spans of its own step
+        for p in figs.steps.iter().filter(|s| s.start_ns < b && s.start_ns + s.dur_ns > a) {
+            let Some(p) = &p.critical_path else { continue };
+            let mut prev: Option<egui::Pos2> = None;
+            for &s in p.spans.iter().filter(|&&s| s < n) {
+                let m = st.span_meta(s);
+                let Some(y) = layout.lane_y.get(&(t.id, m.lane)) else {
+                    // its lane is folded or hidden: the chain resumes at the next one shown
+                    continue;
+                };
+                let (s0, s1) = (st.span_start(s), st.span_end(s));
+                let y0 = top + y + m.depth as f32 * ROW_H;
+                let (x0, x1) = (tv.x_of(s0, plot.min.x), tv.x_of(s1, plot.min.x));
+                let mid = y0 + ROW_H / 2.0;
+                if let Some(p) = prev {
+                    fd.shape(Clip::Plot, Shape::line_segment([p, pos2(x0, mid)], link));
+                }
                 prev = Some(pos2(x1, mid));
-                continue;
+                if s1 < a || s0 > b {
+                    continue;
+                }
+                // a span narrower than the stroke still shows as a mark
+                let r = Rect::from_min_max(pos2(x0, y0), pos2(x1.max(x0 + 3.0), y0 + ROW_H - 1.0));
+                fd.shape(Clip::Plot, Shape::rect_stroke(r, 1.0, Stroke::new(2.0, c), egui::StrokeKind::Outside));
+                drawn += 1;
             }
-            if let Some(p) = prev {
-                fd.shape(Clip::Plot, Shape::line_segment([p, pos2(x0, mid)], link));
-            }
-            // a span narrower than the stroke still shows as a mark
-            let r = Rect::from_min_max(pos2(x0, y0), pos2(x1.max(x0 + 3.0), y0 + ROW_H - 1.0));
-            fd.shape(Clip::Plot, Shape::rect_stroke(r, 1.0, Stroke::new(2.0, c), egui::StrokeKind::Outside));
-            prev = Some(pos2(x1, mid));
-            drawn += 1;
             if drawn >= MAX_OUTLINED {
                 break;
             }
