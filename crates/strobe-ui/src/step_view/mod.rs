@@ -61,10 +61,11 @@ impl StepsPane {
             return;
         };
         if figs.steps.is_empty() {
-            let why = if t.derived.steps_ready() && t.steps().is_empty() {
-                "No steps: this trace has no ProfilerStep, NVTX step or repeating pattern (View > Steps sets a pattern)."
+            let n = t.steps().len();
+            let why = if n == 0 {
+                "No steps: this trace has no ProfilerStep, NVTX step or repeating pattern (View > Steps sets a pattern).".to_string()
             } else {
-                "No step attribution for this trace."
+                format!("No step attribution for this trace's {n} steps.")
             };
             ui.label(why);
             return;
