@@ -76,15 +76,22 @@ fn a_part_goes_to_its_evidence_and_a_name_to_its_step() {
     click_at(&mut h, at);
     assert_eq!(h.state().sel.span, Some(SpanRef { trace: id, span: fx.optimizer[1] }));
 
-    // a step's name shows that step on the timeline
-    let s0 = &fx.figs.steps[0];
-    let at = h.get_by_label(&format!("ProfilerStep#2 · {}", fmt_ns(s0.dur_ns))).rect().center();
+    // a step's name shows that step on the timeline, and so does its row beside its parts
+    let shown = |h: &egui_kittest::Harness<'static, StrobeApp>, i: usize| {
+        let app = h.state();
+        let s = &fx.figs.steps[i];
+        assert_eq!(app.sel.step, Some((id, i)));
+        let (w0, w1) = app.timeline_state().view.window(app.timeline().plot_width);
+        let (a, b) = (s.start_ns, s.start_ns + s.dur_ns);
+        assert!(w0 <= a && w1 >= b && w1 - w0 < 2 * s.dur_ns, "step [{a}, {b}) fills the window [{w0}, {w1})");
+    };
+    let at = h.get_by_label(&format!("ProfilerStep#4 · {}", fmt_ns(fx.figs.steps[2].dur_ns))).rect().center();
     click_at(&mut h, at);
-    let app = h.state();
-    assert_eq!(app.sel.step, Some((id, 0)));
-    let (w0, w1) = app.timeline_state().view.window(app.timeline().plot_width);
-    let (a, b) = (s0.start_ns, s0.start_ns + s0.dur_ns);
-    assert!(w0 <= a && w1 >= b && w1 - w0 < 2 * s0.dur_ns, "step [{a}, {b}) fills the window [{w0}, {w1})");
+    shown(&h, 2);
+    // ProfilerStep#2 is the shortest: its row's right end is past its parts
+    let row = h.get_by_label("ProfilerStep#2 bar").rect();
+    click_at(&mut h, egui::pos2(row.right() - 4.0, row.center().y));
+    shown(&h, 0);
 }
 
 #[test]

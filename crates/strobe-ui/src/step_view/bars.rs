@@ -18,7 +18,7 @@ pub const NAME_W: f32 = 190.0;
 pub struct BarEvents {
     /// The row is under the pointer.
     pub hovered: bool,
-    /// The step's name was clicked.
+    /// The step's name, or the row beside its parts, was clicked.
     pub name_clicked: bool,
     /// A part (its `PART_NAMES` index) was clicked.
     pub part_clicked: Option<usize>,
@@ -87,8 +87,12 @@ pub fn step_tooltip(s: &StepBreakdown) -> String {
 pub fn bar_row(ui: &mut egui::Ui, s: &StepBreakdown, scale_ns: i64, bar_w: f32, selected: bool) -> BarEvents {
     let mut ev = BarEvents::default();
     let dark = ui.visuals().dark_mode;
-    let (row, row_resp) = ui.allocate_exact_size(egui::vec2(NAME_W + bar_w, BAR_H), egui::Sense::hover());
+    // the row itself: a click beside the parts shows the step, as its name does
+    let (row, row_resp) = ui.allocate_exact_size(egui::vec2(NAME_W + bar_w, BAR_H), egui::Sense::click());
     ev.hovered = row_resp.hovered() || ui.rect_contains_pointer(row);
+    let row_label = format!("{} bar", s.step);
+    row_resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, &row_label));
+    let row_clicked = row_resp.clicked();
     if selected {
         ui.painter().rect_filled(row, 2.0, ui.visuals().selection.bg_fill.gamma_multiply(0.5));
     }
@@ -97,13 +101,19 @@ pub fn bar_row(ui: &mut egui::Ui, s: &StepBreakdown, scale_ns: i64, bar_w: f32, 
     let name = format!("{} · {}", s.step, fmt_ns(s.dur_ns));
     let name_resp =
         ui.interact(name_rect, ui.scope_id().with(("step_name", &s.step, s.start_ns)), egui::Sense::click());
-    let color = if name_resp.hovered() { ui.visuals().strong_text_color() } else { ui.visuals().text_color() };
+    // a step with notes (no shapes, no GPU work…) reads amber; its tooltip says why
+    let color = match (name_resp.hovered(), s.notes.is_empty(), ui.visuals().dark_mode) {
+        (true, _, _) => ui.visuals().strong_text_color(),
+        (false, false, true) => egui::Color32::from_rgb(230, 180, 60),
+        (false, false, false) => egui::Color32::from_rgb(160, 100, 0),
+        (false, true, _) => ui.visuals().text_color(),
+    };
     let font = egui::FontId::proportional(12.5);
     let galley = ui.painter().layout_no_wrap(crate::timeline::truncate(&name, 30), font, color);
     ui.painter().galley(name_rect.left_center() - egui::vec2(0.0, galley.size().y / 2.0), galley, color);
     name_resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Link, true, &name));
     let name_resp = name_resp.on_hover_text(step_tooltip(s));
-    ev.name_clicked = name_resp.clicked();
+    ev.name_clicked = name_resp.clicked() || row_clicked;
     // the parts, left to right
     let scale = bar_w as f64 / scale_ns.max(1) as f64;
     let mut x = row.min.x + NAME_W;
