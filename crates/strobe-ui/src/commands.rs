@@ -137,6 +137,8 @@ pub enum Command {
     },
     /// The Pipeline tab (when the open ranks form a pipeline).
     ShowPipeline,
+    /// The Steps tab, showing `trace`.
+    ShowSteps(TraceId),
     /// Outline the steps' critical paths on the timeline, or stop.
     ToggleCriticalPath,
     /// The pipeline the open traces form (None: none), found on a worker thread.

@@ -43,8 +43,10 @@ fn the_summary_strip_says_the_median_steps_two_largest_losses() {
     let (app, _) = app_with_fixture();
     let mut h = harness(app);
     // 20 % GEMM inefficiency and 14 % host idle in the `data` range are the fixture's largest
-    h.get_by_label("step: 20 % GEMM inefficiency, 14 % host idle (data)");
-    h.run_steps(1);
+    let at = h.get_by_label("step: 20 % GEMM inefficiency, 14 % host idle (data)").rect().center();
+    // a click opens the Steps tab
+    click_at(&mut h, at);
+    assert_eq!(h.state().bottom_tab(), BottomTab::Steps);
 }
 
 #[test]

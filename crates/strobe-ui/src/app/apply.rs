@@ -136,6 +136,10 @@ impl StrobeApp {
                     self.bottom_tab = BottomTab::Pipeline;
                 }
             }
+            Command::ShowSteps(trace) => {
+                self.steps.trace = Some(trace);
+                self.bottom_tab = BottomTab::Steps;
+            }
             Command::ToggleCriticalPath => self.timeline_state.show_critical_path ^= true,
             Command::SetPipeline(p) => {
                 // a pipeline just found: what the user came for is its table
