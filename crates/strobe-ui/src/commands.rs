@@ -124,6 +124,23 @@ pub enum Command {
     /// Steps are the ranges whose whole name matches this regex (empty: the built-in rules:
     /// ProfilerStep#N, iteration-like NVTX names, else the inferred period).
     SetStepPattern(String),
+    /// Select step `index` (in the trace's step order) of `trace`: the Steps tab and the
+    /// summary strip speak of it.
+    SelectStep {
+        trace: TraceId,
+        index: usize,
+    },
+    /// The Efficiency tab, showing `trace`, its ops filtered to one op class (None: all).
+    ShowEfficiency {
+        trace: TraceId,
+        class: Option<String>,
+    },
+    /// The Pipeline tab (when the open ranks form a pipeline).
+    ShowPipeline,
+    /// The Steps tab, showing `trace`.
+    ShowSteps(TraceId),
+    /// Outline the steps' critical paths on the timeline, or stop.
+    ToggleCriticalPath,
     /// The pipeline the open traces form (None: none), found on a worker thread.
     SetPipeline(Option<std::sync::Arc<crate::pipeline::PipelineView>>),
 }
@@ -179,6 +196,8 @@ pub struct Selection {
     pub range: Option<(i64, i64)>,
     /// The lanes the last area selection took (its shade covers these only).
     pub range_lanes: Vec<(TraceId, u32)>,
+    /// A step picked in the Steps tab: (trace, index in its step order).
+    pub step: Option<(TraceId, usize)>,
 }
 
 /// Name ids to emphasise on the timeline, per trace (search matches or a selected kernel).

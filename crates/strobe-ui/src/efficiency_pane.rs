@@ -32,6 +32,21 @@ pub struct EfficiencyPane {
     pub selected: Option<String>,
     /// Where each plotted op's point was drawn in the last frame (screen position).
     pub points: Vec<(String, egui::Pos2)>,
+    /// The trace asked for (the Steps tab's), shown while no span is selected.
+    pub trace: Option<crate::workspace::TraceId>,
+    /// Only the ops of this class (`OpClass`'s name: gemm, attention, norm, …).
+    pub class: Option<String>,
+}
+
+/// An op class's name as the figures write it (`gemm`, `attention`, …).
+pub fn class_name(c: strobe_analysis::efficiency::formulas::OpClass) -> String {
+    serde_json::to_value(c).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+/// Whether class name `a` names `b`, whatever the case or separators (`GEMM`, `gemm`).
+pub fn same_class(a: &str, b: &str) -> bool {
+    let key = |s: &str| s.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
+    key(a) == key(b)
 }
 
 fn bound_color(b: Option<Bound>) -> Color32 {
@@ -43,13 +58,23 @@ fn bound_color(b: Option<Bound>) -> Color32 {
 }
 
 impl EfficiencyPane {
-    /// The trace shown: the selected span's, else the first.
-    fn trace<'w>(cx: &ViewCtx<'w>) -> Option<&'w Trace> {
-        cx.sel.span.and_then(|r| cx.ws.trace(r.trace)).or_else(|| cx.ws.traces.first())
+    /// The trace shown: the selected span's, else the one asked for, else the first.
+    fn trace<'w>(&self, cx: &ViewCtx<'w>) -> Option<&'w Trace> {
+        cx.sel
+            .span
+            .and_then(|r| cx.ws.trace(r.trace))
+            .or_else(|| self.trace.and_then(|id| cx.ws.trace(id)))
+            .or_else(|| cx.ws.traces.first())
+    }
+
+    /// Shows `trace`'s ops, only those of `class` where given.
+    pub fn show(&mut self, trace: crate::workspace::TraceId, class: Option<String>) {
+        self.trace = Some(trace);
+        self.class = class;
     }
 
     pub fn ui(&mut self, ui: &mut egui::Ui, cx: &mut ViewCtx) {
-        let Some(t) = Self::trace(cx) else {
+        let Some(t) = self.trace(cx) else {
             ui.weak("Open a trace recorded with record_shapes=True to see its ops' efficiency.");
             return;
         };
@@ -87,10 +112,31 @@ impl EfficiencyPane {
         if e.ops.is_empty() {
             return;
         }
+        let shown: Vec<OpEfficiency>;
+        let listed: &[OpEfficiency] = match &self.class {
+            Some(c) => {
+                shown = e.ops.iter().filter(|o| same_class(&class_name(o.class), c)).cloned().collect();
+                let label = crate::step_view::words::class_label(c);
+                let mut clear = false;
+                ui.horizontal(|ui| {
+                    ui.label(format!("op class: {label} · {} of {} ops", shown.len(), e.ops.len()));
+                    clear = ui.button("Show every class").clicked();
+                });
+                if clear {
+                    self.class = None;
+                }
+                if shown.is_empty() {
+                    ui.weak(format!("No op of class {label} in this trace."));
+                    return;
+                }
+                &shown
+            }
+            None => &e.ops,
+        };
         let mut pick: Option<String> = None;
         ui.columns(2, |cols| {
-            pick = self.roofline(&mut cols[0], &e.ops, d).or(pick.take());
-            pick = self.table(&mut cols[1], &e.ops).or(pick.take());
+            pick = self.roofline(&mut cols[0], listed, d).or(pick.take());
+            pick = self.table(&mut cols[1], listed).or(pick.take());
         });
         if let Some(name) = pick {
             if let Some(&span) = ops.op_spans.get(&name).and_then(|v| v.first()) {

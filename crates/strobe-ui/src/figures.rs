@@ -82,6 +82,9 @@ pub struct Derived {
     pub ops: Later<OpFigures>,
     /// CPU ranges projected onto the GPU work they launched, by (device, start).
     pub nvtx_gpu: Later<NvtxGpu>,
+    /// Each step's time split into parts, with its critical path (the Steps tab, the
+    /// summary strip's losses, the timeline's critical-path outline).
+    pub step_figures: Later<crate::step_view::StepFigures>,
 }
 
 /// The CPU ranges projected onto the GPU (`strobe_analysis::nvtx_gpu::project`), indexed for
@@ -213,6 +216,7 @@ impl Derived {
             series: Later::default(),
             ops: Later::default(),
             nvtx_gpu: Later::default(),
+            step_figures: Later::default(),
         }
     }
 
@@ -225,6 +229,7 @@ impl Derived {
             // MFU per step and the headline's window follow the steps
             d.ops = Later::default();
             d.headline = Later::default();
+            d.step_figures = Later::default();
         }
         if self.idle_threshold_ns != settings.idle_threshold_ns {
             d.idle = Later::default();
@@ -326,7 +331,8 @@ impl Derived {
             && self.analysis.step_anomalies_ready().is_some()
             && self.series.is_ready()
             && self.ops.is_ready()
-            && self.analysis.op_table_ready().is_some())
+            && self.analysis.op_table_ready().is_some()
+            && self.step_figures.is_ready())
     }
 
     /// Computes the figures after the overview not yet there (the analyses thread runs it
@@ -356,6 +362,16 @@ impl Derived {
             return;
         }
         a.op_table(store);
+        if gone() {
+            return;
+        }
+        self.step_figures.get_or_init(|| {
+            let _t = Phase::start("ui: step attribution");
+            // a failing attribution leaves the Steps tab saying so, not the figures after it
+            // unset and the tab waiting for ever (the hook printed why)
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::step_view::StepFigures::of(store, a)))
+                .unwrap_or_default()
+        });
     }
 }
 

@@ -34,6 +34,7 @@ pub mod save_browser;
 pub mod search;
 pub mod session;
 pub mod shortcuts;
+pub mod step_view;
 pub mod summary;
 pub mod timeline;
 pub mod trace_picker;

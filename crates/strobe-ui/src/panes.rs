@@ -88,6 +88,18 @@ impl Pane for crate::gaps_pane::GapsPane {
     }
 }
 
+impl Pane for crate::step_view::StepsPane {
+    fn title(&self) -> &str {
+        "Steps"
+    }
+    fn applies(&self, ws: &Workspace) -> bool {
+        !ws.traces.is_empty()
+    }
+    fn ui(&mut self, ui: &mut egui::Ui, cx: &mut ViewCtx) {
+        crate::step_view::StepsPane::ui(self, ui, cx)
+    }
+}
+
 impl Pane for crate::efficiency_pane::EfficiencyPane {
     fn title(&self) -> &str {
         "Efficiency"

@@ -10,6 +10,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("F", "fit the selected span and scroll to its row (or the area selection, or everything)"),
     (". / ,", "next / previous span on the selected span's lane (same depth)"),
     ("] / [", "follow the selected span's flow forward (launch to kernel) / back"),
+    ("C", "outline the steps' critical paths on the timeline (View menu), or stop"),
+    ("> / <", "next / previous span on the critical path (from the selected span, else from the window's left edge)"),
     ("M", "mark the time under the pointer (each mark shows its time and Δ from the previous)"),
     ("Shift + M", "add a named note at the pointer (named in the Notes tab)"),
     ("Shift + drag", "select an area: count and total per name per lane, pivot by name / lane / arg"),

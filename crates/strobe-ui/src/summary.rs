@@ -78,6 +78,9 @@ pub fn ui(ui: &mut egui::Ui, cx: &mut ViewCtx) {
                     "median over the steps of model FLOPs (from the ops' recorded shapes) ÷ (step time × the device's peak); the Efficiency tab has each op",
                 );
             }
+            if step_losses(ui, t, cx.sel) {
+                cx.emit(Command::ShowSteps(t.id));
+            }
             if let Some(k) = t.kernels().first() {
                 ui.separator();
                 let name = crate::timeline::truncate(&k.name, 48);
@@ -87,4 +90,24 @@ pub fn ui(ui: &mut egui::Ui, cx: &mut ViewCtx) {
             }
         });
     }
+}
+
+/// The step's two largest losses in words (`step_view::words`): the step picked in the Steps
+/// tab when it is this trace's, else the median step. Nothing before the attribution arrives
+/// or where it has no step. True when clicked (a link to the Steps tab).
+fn step_losses(ui: &mut egui::Ui, t: &crate::workspace::Trace, sel: &crate::commands::Selection) -> bool {
+    let Some(figs) = t.step_figures() else { return false };
+    let picked = sel.step.filter(|(id, _)| *id == t.id).map(|(_, i)| i);
+    let Some(i) = picked.or(figs.median) else { return false };
+    let Some(s) = figs.steps.get(i) else { return false };
+    let Some(words) = crate::step_view::words::top_losses(s, 2) else { return false };
+    ui.separator();
+    let which = if picked.is_some() { "selected step" } else { "median step" };
+    ui.link(format!("step: {words}"))
+        .on_hover_text(format!(
+            "the {which}'s two largest losses: {} ({}); click: the Steps tab, every step split",
+            s.step,
+            fmt_ns(s.dur_ns)
+        ))
+        .clicked()
 }

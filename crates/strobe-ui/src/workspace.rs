@@ -164,6 +164,11 @@ impl Trace {
         self.derived.nvtx_gpu.get()
     }
 
+    /// Each step's time split into parts, with its critical path (None until they arrive).
+    pub fn step_figures(&self) -> Option<&crate::step_view::StepFigures> {
+        self.derived.step_figures.get()
+    }
+
     /// The odd steps (none until they arrive).
     pub fn step_anomalies(&self) -> &[strobe_analysis::anomalies::StepAnomaly] {
         self.derived.analysis.step_anomalies_ready().unwrap_or(&[])

@@ -5,6 +5,7 @@
 //! says "skipped: no renderer" and passes, so that `cargo test` needs only the Rust toolchain.
 
 mod common;
+mod step_data;
 
 use egui_kittest::wgpu::WgpuTestRenderer;
 use egui_kittest::Harness;
@@ -164,4 +165,31 @@ fn stragglers_section() {
     app.ranks_mut().section = strobe_ui::ranks::Section::Stragglers;
     let mut h = window(r, app, BottomTab::Ranks);
     h.snapshot("stragglers_ddp");
+}
+
+/// gpt_train with the hand-made step attribution (`step_data`) and its critical path outlined.
+fn app_with_steps() -> StrobeApp {
+    let mut app = common::app_before_the_figures_of("gpt_train.json.gz");
+    let t = &app.ws.traces[0];
+    t.derived.fill_overview(&t.store);
+    t.derived.step_figures.get_or_init(|| step_data::gpt_fixture(t).figs);
+    t.wait_for_analyses();
+    app.timeline_state_mut().show_critical_path = true;
+    app
+}
+
+#[test]
+fn steps_tab_gpt_train() {
+    let Some(r) = renderer("steps_tab_gpt_train") else { return };
+    let mut h = window(r, app_with_steps(), BottomTab::Steps);
+    h.snapshot("steps_tab_gpt_train");
+}
+
+#[test]
+fn steps_tab_gpt_train_light() {
+    let Some(r) = renderer("steps_tab_gpt_train_light") else { return };
+    let mut app = app_with_steps();
+    app.settings.theme = egui::ThemePreference::Light;
+    let mut h = window(r, app, BottomTab::Steps);
+    h.snapshot("steps_tab_gpt_train_light");
 }

@@ -126,6 +126,21 @@ impl StrobeApp {
             Command::SetLaneHidden { trace, lane, hidden } => self.timeline_state.set_hidden(trace, lane, hidden),
             Command::ShowHiddenLanes => self.timeline_state.hidden.clear(),
             Command::FindAll(name) => self.search.find_name(&name),
+            Command::SelectStep { trace, index } => self.sel.step = Some((trace, index)),
+            Command::ShowEfficiency { trace, class } => {
+                self.efficiency.show(trace, class);
+                self.bottom_tab = BottomTab::Efficiency;
+            }
+            Command::ShowPipeline => {
+                if self.ws.pipeline.is_some() {
+                    self.bottom_tab = BottomTab::Pipeline;
+                }
+            }
+            Command::ShowSteps(trace) => {
+                self.steps.trace = Some(trace);
+                self.bottom_tab = BottomTab::Steps;
+            }
+            Command::ToggleCriticalPath => self.timeline_state.show_critical_path ^= true,
             Command::SetPipeline(p) => {
                 // a pipeline just found: what the user came for is its table
                 if p.is_some()

@@ -65,10 +65,11 @@ impl StrobeApp {
         let bottom_h = bottom.show(ui, |ui| {
             // every bottom tab, in the tab bar's order: adding one is a line here (and its id
             // in `BottomTab`)
-            let mut tabs: [(BottomTab, &mut dyn Pane); 11] = [
+            let mut tabs: [(BottomTab, &mut dyn Pane); 12] = [
                 (BottomTab::Kernels, &mut self.kernels),
                 (BottomTab::Ops, &mut self.ops),
                 (BottomTab::Gaps, &mut self.gaps),
+                (BottomTab::Steps, &mut self.steps),
                 (BottomTab::Area, &mut self.area),
                 (BottomTab::Load, &mut self.load_summary),
                 (BottomTab::Efficiency, &mut self.efficiency),

@@ -88,6 +88,13 @@ impl StrobeApp {
         if ui.checkbox(&mut self.timeline_state.show_bands, "Overlap and idle bands").changed() {
             self.settings.show_bands = self.timeline_state.show_bands;
         }
+        let mut critical = self.timeline_state.show_critical_path;
+        let r = ui
+            .checkbox(&mut critical, "Critical path (C)")
+            .on_hover_text("Outline the spans on each step's critical path; > / < step along it");
+        if r.changed() {
+            cmds.push(Command::ToggleCriticalPath);
+        }
         super::idle_threshold::ui(ui, &mut self.settings, cmds);
         ui.horizontal(|ui| {
             ui.label("Steps (regex)").on_hover_text(

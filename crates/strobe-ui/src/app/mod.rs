@@ -75,6 +75,8 @@ pub enum BottomTab {
     Ops,
     /// The longest GPU idle gaps.
     Gaps,
+    /// Each step's time split into named parts, per trace.
+    Steps,
 }
 
 /// The highlight in force: a selected kernel wins over search matches.
@@ -102,6 +104,7 @@ pub struct StrobeApp {
     pub(crate) area: AreaTable,
     pub(crate) load_summary: crate::panes::LoadSummary,
     pub(crate) gaps: crate::gaps_pane::GapsPane,
+    pub(crate) steps: crate::step_view::StepsPane,
     pub(crate) notes: crate::notes::NotesPane,
     pub(crate) browser: FileBrowser,
     pub(crate) loader: Loader,
@@ -173,6 +176,7 @@ impl StrobeApp {
             area: AreaTable::default(),
             load_summary: Default::default(),
             gaps: Default::default(),
+            steps: Default::default(),
             notes: Default::default(),
             browser: FileBrowser::default(),
             loader: Loader::new(cache_dir),

@@ -5,12 +5,14 @@
 //! compared within its step (the median over the step's ranks, as a share of that step's median
 //! time), so each column shows who stands out in that step: a rank whose wait is high in every
 //! step but level with the others in one is grey in that one, not red throughout. Two ranks
-//! 0.1 % apart are both grey. * marks a step's straggler; a
+//! 0.1 % apart are both grey. A cell can also show any part of the step-time attribution
+//! (`MultiRankReport::step_breakdown`), compared within its step like the other figures. * marks a step's straggler; a
 //! click shows that rank's step in the timeline. Only the visible rows and columns are drawn
 //! (one mesh), so a thousand ranks × a hundred steps scroll at the speed of ten.
 
 use super::Computed;
 use egui::{Color32, Sense, Vec2};
+use strobe_analysis::attribution::PART_NAMES;
 use strobe_analysis::ranks::report::MultiRankReport;
 use strobe_analysis::ranks::step_table::RankStep;
 
@@ -22,6 +24,8 @@ pub enum Metric {
     ExposedComm,
     Idle,
     Wait,
+    /// A part of the step-time attribution, by its index in `PART_NAMES`.
+    Part(usize),
 }
 
 impl Metric {
@@ -35,17 +39,21 @@ impl Metric {
             Metric::ExposedComm => "exposed comm",
             Metric::Idle => "idle",
             Metric::Wait => "wait",
+            Metric::Part(i) => PART_NAMES.get(i).map_or("?", |p| p.1),
         }
     }
-    pub fn of(self, s: &RankStep) -> i64 {
-        match self {
+    /// The figure of the rank-step table (None for an attribution part: `HeatIndex::value`
+    /// has those).
+    pub fn of(self, s: &RankStep) -> Option<i64> {
+        Some(match self {
             Metric::StepTime => s.dur_ns,
             Metric::Compute => s.compute_ns,
             Metric::Comm => s.comm_ns,
             Metric::ExposedComm => s.exposed_comm_ns,
             Metric::Idle => s.idle_ns,
             Metric::Wait => s.wait_ns,
-        }
+            Metric::Part(_) => return None,
+        })
     }
 }
 
@@ -81,9 +89,19 @@ pub struct HeatIndex {
     step_ns: Vec<i64>,
     /// The whole table's median step time: step time's typical cell and its unit.
     table_step_ns: i64,
+    /// Per cell (as `cells`): the rank's step split into the attribution's parts, where the
+    /// report has it.
+    parts: Vec<Option<[i64; PART_NAMES.len()]>>,
+    /// Per step: each part's typical cell (the median over the ranks that have it).
+    part_typical: Vec<[i64; PART_NAMES.len()]>,
+    /// Rank number → row.
+    row_of_rank: std::collections::HashMap<i64, usize>,
 }
 
 const NONE: u32 = u32::MAX;
+
+/// A cell with no figure for the chosen part (its rank's step has no breakdown).
+const NO_FIGURE: Color32 = Color32::from_gray(45);
 
 impl HeatIndex {
     pub fn new(r: &MultiRankReport) -> HeatIndex {
@@ -101,13 +119,48 @@ impl HeatIndex {
         let typical = r
             .steps
             .iter()
-            .map(|row| Metric::ALL.map(|m| median(row.per_rank.iter().map(|s| m.of(s)).collect()).unwrap_or(0)))
+            .map(|row| Metric::ALL.map(|m| median(row.per_rank.iter().filter_map(|s| m.of(s)).collect()).unwrap_or(0)))
+            .collect();
+        // each rank's breakdown of a step, matched by rank and step name
+        let step_of: std::collections::HashMap<&str, usize> =
+            r.steps.iter().enumerate().map(|(i, s)| (s.name.as_str(), i)).collect();
+        let mut parts = vec![None; ranks * steps];
+        for b in &r.step_breakdown {
+            let ri = b.rank.and_then(|k| at.get(&k)).copied().or((ranks == 1).then_some(0));
+            if let (Some(ri), Some(&si)) = (ri, step_of.get(b.step.as_str())) {
+                parts[ri * steps + si] = Some(b.parts.values());
+            }
+        }
+        let part_typical = (0..steps)
+            .map(|si| {
+                std::array::from_fn(|k| {
+                    median((0..ranks).filter_map(|ri| parts[ri * steps + si].map(|p: [i64; 10]| p[k])).collect())
+                        .unwrap_or(0)
+                })
+            })
             .collect();
         let step_ns =
             r.steps.iter().map(|row| median(row.per_rank.iter().map(|s| s.dur_ns).collect()).unwrap_or(1)).collect();
         let all: Vec<i64> = r.steps.iter().flat_map(|row| row.per_rank.iter().map(|s| s.dur_ns)).collect();
         let table_step_ns = median(all).unwrap_or(1);
-        HeatIndex { cells, ranks, steps, typical, step_ns, table_step_ns }
+        HeatIndex { cells, ranks, steps, typical, step_ns, table_step_ns, parts, part_typical, row_of_rank: at }
+    }
+
+    /// Whether some cell has the attribution's parts.
+    pub fn has_parts(&self) -> bool {
+        self.parts.iter().any(|p| p.is_some())
+    }
+
+    /// Cell `s` of step index `si`'s figure `m` (None: an attribution part the report lacks
+    /// for this rank and step).
+    pub fn value(&self, m: Metric, si: usize, s: &RankStep) -> Option<i64> {
+        match m {
+            Metric::Part(k) => {
+                let ri = *self.row_of_rank.get(&s.rank)?;
+                self.parts.get(ri * self.steps + si)?.as_ref()?.get(k).copied()
+            }
+            _ => m.of(s),
+        }
     }
 
     /// Rank index `ri`'s figures in step index `si`.
@@ -119,12 +172,18 @@ impl HeatIndex {
     /// The colour of rank index `ri`'s cell `s` in step index `si`: against that step's
     /// median across ranks, as a share of that step's median time.
     pub fn colour(&self, m: Metric, si: usize, s: &RankStep) -> Color32 {
+        let Some(v) = self.value(m, si, s) else { return NO_FIGURE };
         if m == Metric::StepTime {
-            return heat(m.of(s), self.table_step_ns, self.table_step_ns);
+            return heat(v, self.table_step_ns, self.table_step_ns);
         }
-        let k = Metric::ALL.iter().position(|x| *x == m).unwrap_or(0);
-        let (typical, step_ns) = (self.typical.get(si).map_or(0, |t| t[k]), self.step_ns.get(si).copied().unwrap_or(1));
-        heat(m.of(s), typical, step_ns)
+        let typical = match m {
+            Metric::Part(k) => self.part_typical.get(si).and_then(|t| t.get(k)).copied().unwrap_or(0),
+            _ => {
+                let k = Metric::ALL.iter().position(|x| *x == m).unwrap_or(0);
+                self.typical.get(si).map_or(0, |t| t[k])
+            }
+        };
+        heat(v, typical, self.step_ns.get(si).copied().unwrap_or(1))
     }
 }
 
@@ -170,6 +229,7 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, scroll_to: Optio
         for m in Metric::ALL {
             ui.selectable_value(metric, m, m.name());
         }
+        part_picker(ui, metric, c.heat.has_parts());
     });
     let h = &c.heat;
     let metric = *metric;
@@ -215,6 +275,25 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed, metric: &mut Metric, scroll_to: Optio
     click
 }
 
+/// The attribution's parts as cell figures: a menu of `PART_NAMES`, off while the report has
+/// no step breakdown.
+fn part_picker(ui: &mut egui::Ui, metric: &mut Metric, has_parts: bool) {
+    let shown = match *metric {
+        Metric::Part(i) => format!("part: {}", Metric::Part(i).name()),
+        _ => "attribution part…".to_string(),
+    };
+    ui.add_enabled_ui(has_parts, |ui| {
+        let r = egui::ComboBox::from_id_salt("heat_part").selected_text(shown.as_str()).show_ui(ui, |ui| {
+            for (i, (_, label)) in PART_NAMES.iter().enumerate() {
+                ui.selectable_value(metric, Metric::Part(i), *label);
+            }
+        });
+        // a name for screen readers (and kittest's accessibility check)
+        r.response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::ComboBox, true, &shown));
+        r.response.on_disabled_hover_text("no step attribution for these ranks");
+    });
+}
+
 /// The map as drawn in one frame of its scroll area: the origin of its cells and the rows and
 /// columns in view.
 struct MapFrame<'a> {
@@ -229,6 +308,20 @@ struct MapFrame<'a> {
 }
 
 impl MapFrame<'_> {
+    /// The chosen attribution part's line of a cell's tooltip (none for the table's figures).
+    fn part_line(&self, si: usize, s: &RankStep) -> Option<String> {
+        let Metric::Part(_) = self.metric else { return None };
+        Some(match self.c.heat.value(self.metric, si, s) {
+            Some(v) => format!(
+                "{} {:.3} ms ({:.1} % of the step)",
+                self.metric.name(),
+                v as f64 / 1e6,
+                v as f64 * 100.0 / s.dur_ns.max(1) as f64
+            ),
+            None => format!("{}: no step attribution for this rank and step", self.metric.name()),
+        })
+    }
+
     fn cell_rect(&self, ri: usize, si: usize) -> egui::Rect {
         let g = &self.g;
         egui::Rect::from_min_size(
@@ -262,11 +355,14 @@ impl MapFrame<'_> {
                 let Some(s) = h.cell(r, ri, si) else { continue };
                 let (row, rk) = (&r.steps[si], &r.ranks[ri]);
                 let star = if row.straggler == Some(rk.rank) { " *" } else { "" };
-                let text = format!("{:.3}{star}", self.metric.of(s) as f64 / 1e6);
+                let text = match h.value(self.metric, si, s) {
+                    Some(v) => format!("{:.3}{star}", v as f64 / 1e6),
+                    None => format!("–{star}"),
+                };
                 let cr = self.cell_rect(ri, si);
                 painter.text(cr.center(), egui::Align2::CENTER_CENTER, &text, self.font.clone(), Color32::WHITE);
                 let resp = ui.interact(cr, ui.make_persistent_id(("heat_cell", ri, si)), Sense::click());
-                let resp = resp.on_hover_text(tooltip(rk.rank, &row.name, s));
+                let resp = resp.on_hover_text(tooltip(rk.rank, &row.name, s, self.part_line(si, s)));
                 if resp.clicked() {
                     *click = Some(Click { rank_index: ri, step: Some((s.start_ns, s.start_ns + s.dur_ns)) });
                 }
@@ -301,7 +397,8 @@ impl MapFrame<'_> {
             if let Some((ri, si)) = cell_at(p - self.o, g, h) {
                 if let Some(s) = h.cell(r, ri, si) {
                     let row = &r.steps[si];
-                    let resp = resp.clone().on_hover_text_at_pointer(tooltip(r.ranks[ri].rank, &row.name, s));
+                    let tip = tooltip(r.ranks[ri].rank, &row.name, s, self.part_line(si, s));
+                    let resp = resp.clone().on_hover_text_at_pointer(tip);
                     if resp.clicked() {
                         *click = Some(Click { rank_index: ri, step: Some((s.start_ns, s.start_ns + s.dur_ns)) });
                     }
@@ -399,9 +496,10 @@ fn step_number(name: &str, index: usize) -> String {
     }
 }
 
-fn tooltip(rank: i64, step: &str, s: &RankStep) -> String {
+fn tooltip(rank: i64, step: &str, s: &RankStep, part: Option<String>) -> String {
+    let part = part.map(|p| format!("\n{p}")).unwrap_or_default();
     format!(
-        "rank {rank} · {step}\nstep {:.3} ms · compute {:.3} · comm {:.3} · exposed comm {:.3} · idle {:.3} · wait {:.3}",
+        "rank {rank} · {step}\nstep {:.3} ms · compute {:.3} · comm {:.3} · exposed comm {:.3} · idle {:.3} · wait {:.3}{part}",
         s.dur_ns as f64 / 1e6,
         s.compute_ns as f64 / 1e6,
         s.comm_ns as f64 / 1e6,

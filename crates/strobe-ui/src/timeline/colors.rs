@@ -59,6 +59,9 @@ pub const MARK_ON_LIGHT: Color32 = Color32::from_rgb(180, 110, 0);
 /// The measure tool's bracket and duration.
 pub const MEASURE: Color32 = Color32::from_rgb(120, 230, 255);
 pub const MEASURE_ON_LIGHT: Color32 = Color32::from_rgb(0, 110, 160);
+/// The critical path's outline.
+pub const CRITICAL: Color32 = Color32::from_rgb(255, 70, 200);
+pub const CRITICAL_ON_LIGHT: Color32 = Color32::from_rgb(190, 0, 130);
 /// Counter lines and the allocated memory level.
 pub const LINE: Color32 = Color32::from_rgb(120, 200, 255);
 pub const LINE_ON_LIGHT: Color32 = Color32::from_rgb(20, 100, 200);

@@ -30,6 +30,8 @@ pub struct Palette {
     pub measure: Color32,
     /// Counter lines and the allocated memory level.
     pub line: Color32,
+    /// The critical path's outline.
+    pub critical: Color32,
 }
 
 impl Palette {
@@ -55,6 +57,7 @@ impl Palette {
             mark: if v.dark_mode { colors::MARK } else { colors::MARK_ON_LIGHT },
             measure: if v.dark_mode { colors::MEASURE } else { colors::MEASURE_ON_LIGHT },
             line: if v.dark_mode { colors::LINE } else { colors::LINE_ON_LIGHT },
+            critical: if v.dark_mode { colors::CRITICAL } else { colors::CRITICAL_ON_LIGHT },
         }
     }
 }

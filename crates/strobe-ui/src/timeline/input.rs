@@ -56,7 +56,8 @@ impl TimelineView {
             return;
         }
         self.view_keys(ui, anchor, st, sel, cmds);
-        typed_keys(ui, ws, sel, cmds);
+        let view_t0 = st.view.window(self.plot_width).0;
+        typed_keys(ui, ws, sel, view_t0, cmds);
     }
 
     /// Ctrl-drag: measure from one span edge to another. True while a measure is being dragged
@@ -167,10 +168,13 @@ impl TimelineView {
     /// the selection (with nothing selected: ends the search).
     fn view_keys(&mut self, ui: &Ui, anchor: f32, st: &mut TimelineState, sel: &Selection, cmds: &mut Vec<Command>) {
         let plot = self.last_plot;
-        let (w, s, a, d, f, m, esc) = ui.input(|i| {
+        let (w, s, a, d, f, m, esc, c) = ui.input(|i| {
             let n = |k: Key| i.events.iter().filter(|e| matches!(e, egui::Event::Key { key, pressed: true, modifiers, .. } if *key == k && !modifiers.command)).count() as i32;
-            (n(Key::W), n(Key::S), n(Key::A), n(Key::D), n(Key::F), n(Key::M), n(Key::Escape))
+            (n(Key::W), n(Key::S), n(Key::A), n(Key::D), n(Key::F), n(Key::M), n(Key::Escape), n(Key::C))
         });
+        if c % 2 == 1 {
+            cmds.push(Command::ToggleCriticalPath);
+        }
         for _ in 0..w {
             st.view.zoom_at(0.8, anchor);
         }
@@ -297,9 +301,9 @@ impl TimelineView {
     }
 }
 
-/// Punctuation (it arrives as text: its key depends on the keyboard layout) steps along a lane
-/// or a flow and shows the shortcuts; Ctrl+P finds a track; `/` or Ctrl+F focuses the search.
-fn typed_keys(ui: &Ui, ws: &Workspace, sel: &Selection, cmds: &mut Vec<Command>) {
+/// Punctuation (it arrives as text: its key depends on the keyboard layout) steps along a lane,
+/// a flow or the critical path and shows the shortcuts; Ctrl+P finds a track; `/` or Ctrl+F focuses the search.
+fn typed_keys(ui: &Ui, ws: &Workspace, sel: &Selection, view_t0: i64, cmds: &mut Vec<Command>) {
     let typed: Vec<String> = ui.input(|i| {
         i.events.iter().filter_map(|e| if let egui::Event::Text(t) = e { Some(t.clone()) } else { None }).collect()
     });
@@ -309,6 +313,12 @@ fn typed_keys(ui: &Ui, ws: &Workspace, sel: &Selection, cmds: &mut Vec<Command>)
             "," => super::navigate::step_on_lane(ws, r, false),
             "]" => super::navigate::follow_flow(ws, r, true),
             "[" => super::navigate::follow_flow(ws, r, false),
+            _ => None,
+        });
+        // along the critical path: from the selection, or from the window's left edge
+        let jump = jump.or_else(|| match t.as_str() {
+            ">" => super::critical_path::step_along(ws, sel, view_t0, true),
+            "<" => super::critical_path::step_along(ws, sel, view_t0, false),
             _ => None,
         });
         if let Some(r) = jump {

@@ -12,6 +12,7 @@ mod bands;
 pub mod colors;
 pub mod context_menu;
 mod counters;
+pub mod critical_path;
 mod flows;
 pub mod frame;
 mod header;

@@ -73,6 +73,9 @@ impl TimelineView {
         for (p, s, c) in labels {
             fd.text(Clip::Plot, p, Align2::LEFT_CENTER, s, FontId::monospace(11.0), c);
         }
+        if st.show_critical_path {
+            super::critical_path::draw(&mut fd, ws, &self.layout, &st.view, (plot, top), pal.critical);
+        }
         flows::p2p(&mut fd, ws, sel, &self.layout, &st.view, (plot, top), &pal);
         flows::draw(&mut fd, ws, sel, &self.layout, &st.view, (plot, top), &pal);
         self.overlays(st, ws, &mut fd, sel, input, a);

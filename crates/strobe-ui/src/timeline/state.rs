@@ -48,6 +48,9 @@ pub struct TimelineState {
     /// The keyboard-shortcut sheet is shown (`?`).
     #[serde(skip)]
     pub show_shortcuts: bool,
+    /// The steps' critical paths are outlined (View menu, C).
+    #[serde(skip)]
+    pub show_critical_path: bool,
 }
 
 impl Default for TimelineState {
@@ -65,6 +68,7 @@ impl Default for TimelineState {
             fit_pending: true,
             note_to_name: None,
             show_shortcuts: false,
+            show_critical_path: false,
         }
     }
 }
