@@ -205,7 +205,9 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
             let stack = &stacks[&op];
             let engine = stack.iter().position(|&s| store.span_name(s).starts_with(BACKWARD_ENGINE));
             let recompute = engine.is_some_and(|e| stack[e + 1..].iter().any(|&s| is_recomputed_forward(store, s)));
-            let (work, source) = match works.get(&op) {
+            // an op that holds a modeled op owns GPU work only when no op inside it with a
+            // formula holds the launch (a memset beside its GEMM): its FLOPs are its child's
+            let (work, source) = match works.get(&op).filter(|_| !holds_modeled.contains(&op)) {
                 Some((w, s)) => match retyped(store, op, &spans, || *default_dtype.get_or_init(kernel_names)) {
                     Some(x) => (Some(x.0), Some(x.1)),
                     None => (Some(w.clone()), Some(*s)),
