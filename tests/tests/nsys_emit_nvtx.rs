@@ -113,7 +113,10 @@ fn bad_op_ranges_are_noted_not_fatal() {
     let store = load_in(&path, dir.path()).unwrap_or_else(|e| panic!("{e}"));
     let notes = &store.meta.load.notes;
     assert!(notes.iter().any(|n| n.contains("5381 NVTX ranges are PyTorch ops")), "{notes:?}");
-    assert!(notes.iter().any(|n| n.contains("4 op ranges (emit_nvtx) had text that could not all be read")), "{notes:?}");
+    assert!(
+        notes.iter().any(|n| n.contains("4 op ranges (emit_nvtx) had text that could not all be read")),
+        "{notes:?}"
+    );
     let e = efficiency(&store, PeakOverride::default());
     let want = expected("nsys_emit_nvtx_gpt.efficiency.json");
     // the ops that launched nothing change no figure
@@ -123,4 +126,3 @@ fn bad_op_ranges_are_noted_not_fatal() {
     // the nameless range old PyTorch wrote stays an NVTX range
     assert!((0..store.span_count() as u32).any(|s| store.span_name(s) == ", sizes = [[2, 2]]"));
 }
-

@@ -32,7 +32,14 @@ pub fn named_type(name: &str) -> Option<NamedType> {
     if has("bf16") || has("bfloat16") {
         return Some(NamedType::Bf16);
     }
-    if has("c10::half") || has("__half") || has("fp16") || has("<half") || has("_h884") || has("_h1688") || has("_h16816") {
+    if has("c10::half")
+        || has("__half")
+        || has("fp16")
+        || has("<half")
+        || has("_h884")
+        || has("_h1688")
+        || has("_h16816")
+    {
         return Some(NamedType::Half);
     }
     if has("f16") {
@@ -71,7 +78,10 @@ pub fn trace_default<'a>(kernel_names: impl Iterator<Item = &'a str>) -> &'stati
 /// The dtype (as Kineto names it) of an op that launched kernels named `names`, with
 /// `default()` (`trace_default`) where they name none, or name only a 16-bit type without
 /// saying which; true when the names told it.
-pub fn op_dtype<'a>(names: impl Iterator<Item = &'a str>, default: impl FnOnce() -> &'static str) -> (&'static str, bool) {
+pub fn op_dtype<'a>(
+    names: impl Iterator<Item = &'a str>,
+    default: impl FnOnce() -> &'static str,
+) -> (&'static str, bool) {
     let best = names.filter_map(named_type).min_by_key(|t| *t as u8);
     let t = match best {
         None => return (default(), false),
@@ -121,7 +131,10 @@ mod tests {
             t("void at::native::vectorized_layer_norm_kernel<c10::BFloat16, float, (bool)0>(int, T2)"),
             Some(NamedType::Bf16)
         );
-        assert_eq!(t("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::Half>>"), Some(NamedType::Half));
+        assert_eq!(
+            t("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::Half>>"),
+            Some(NamedType::Half)
+        );
         assert_eq!(t("volta_h884gemm_64x64_ldg8_nn"), Some(NamedType::Half));
         assert_eq!(t("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7"), Some(NamedType::Sixteen));
         assert_eq!(t("ampere_sgemm_128x64_nn"), Some(NamedType::Float));

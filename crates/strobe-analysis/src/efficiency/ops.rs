@@ -7,8 +7,8 @@
 //! counted again by its parent. An op's GPU time is the union of its spans' intervals.
 //! Host↔device and peer copies are not counted (`on_device`).
 
-use super::formulas::{apply, formula, matrix_unit, Formula, Unit, Work};
 use super::dtype_guess;
+use super::formulas::{apply, formula, matrix_unit, Formula, Unit, Work};
 use super::shapes::{OpArgs, KINETO_FLOPS_KEY};
 use crate::intervals;
 use rustc_hash::{FxHashMap, FxHashSet};

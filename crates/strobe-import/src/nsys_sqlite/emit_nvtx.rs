@@ -328,8 +328,19 @@ mod tests {
     #[test]
     fn any_text_is_read_without_panic() {
         let samples = [
-            "", ",", ", seq = ", "aten::x, seq = ", "a, sizes = [", "a, sizes = [[", "a, sizes = []]", "a, sizes = [[]]",
-            "a, input_op_ids = [(", "a, input_op_ids = [(1)]", "é, op_id = 1", "a, op_id = 1é", "a, sizes = [[1,, 2]]",
+            "",
+            ",",
+            ", seq = ",
+            "aten::x, seq = ",
+            "a, sizes = [",
+            "a, sizes = [[",
+            "a, sizes = []]",
+            "a, sizes = [[]]",
+            "a, input_op_ids = [(",
+            "a, input_op_ids = [(1)]",
+            "é, op_id = 1",
+            "a, op_id = 1é",
+            "a, sizes = [[1,, 2]]",
         ];
         for s in samples {
             let _ = parse(s);
