@@ -118,6 +118,9 @@ pub fn typed(a: &OpArgs, dtype: &str) -> OpArgs {
     OpArgs { types, ..a.clone() }
 }
 
+/// Args text of an op read from an `emit_nvtx` NVTX range (the nsys importer marks them).
+pub const EMIT_NVTX_MARK: &[u8] = b"\"source\":\"emit_nvtx\"";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,6 +169,3 @@ mod tests {
         assert!(!untyped(&t));
     }
 }
-
-/// Args text of an op read from an `emit_nvtx` NVTX range (the nsys importer marks them).
-pub const EMIT_NVTX_MARK: &[u8] = b"\"source\":\"emit_nvtx\"";

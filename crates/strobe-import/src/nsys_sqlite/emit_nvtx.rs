@@ -180,8 +180,11 @@ fn shapes(v: &str) -> Result<(Vec<Vec<i64>>, &str), String> {
     }
 }
 
+/// (op id, output number) of each input's producer.
+type OpIds = Vec<(i64, i64)>;
+
 /// `[(40,0), (12,1)]` → the pairs and the text after the closing bracket.
-fn op_ids(v: &str) -> Result<(Vec<(i64, i64)>, &str), String> {
+fn op_ids(v: &str) -> Result<(OpIds, &str), String> {
     let mut rest = v.strip_prefix('[').ok_or("no opening bracket")?;
     let mut out = Vec::new();
     if let Some(after) = rest.strip_prefix(']') {
