@@ -314,6 +314,39 @@ def nsys_seeds():
         trim_nsys(name, rows)
 
 
+def emit_nvtx_seed():
+    """The trimmed GPT export with PyTorch emit_nvtx op ranges (getNvtxStr's text: name, seq,
+    op_id, sizes, input_op_ids) around its kept launch calls, and two malformed ones."""
+    base = os.path.join(SEEDS, "nsys_sqlite", "nsys_gpt_single.trim.sqlite")
+    dst_path = os.path.join(SEEDS, "nsys_sqlite", "nsys_emit_nvtx.trim.sqlite")
+    shutil.copyfile(base, dst_path)
+    con = sqlite3.connect(dst_path)
+    calls = con.execute(
+        "SELECT r.start, r.end, r.globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+        "JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.correlationId = r.correlationId ORDER BY r.start"
+    ).fetchall()
+    # a trimmed export may keep no launch of its kept kernels: then around its first calls
+    calls = calls or con.execute(
+        "SELECT start, end, globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start LIMIT 6"
+    ).fetchall()
+    texts = [
+        "aten::mm, seq = 12, op_id = 40, sizes = [[8192, 2048], [2048, 5632]], input_op_ids = [(38,0), (39,0)]",
+        "aten::addmm, seq = 3, sizes = [[4096], [8192, 1024], [1024, 4096], [], []]",
+        "aten::add, op_id = 41, sizes = [[8, 1024, 1024], [1024, 1024], []]",
+        "aten::mm, op_id = 42, sizes = [[8192, 1024], [1024",
+        "aten::mm, op_id = 43, sizes = [[99999999999999999999999, 2], [2, 2]]",
+        "aten::empty",
+    ]
+    for (s, e, tid), t in zip(calls, texts):
+        con.execute(
+            "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?, ?, 59, ?, ?, 0)",
+            (s - 5, e + 5, t, tid),
+        )
+    con.commit()
+    con.execute("VACUUM")
+    con.close()
+
+
 def sqlite_page_seeds():
     """Small databases whose tables have interior pages, overflow chains, every serial type
     and a column added later (short records), for the page-by-page reader."""
@@ -348,6 +381,7 @@ def main():
     stats_seeds()
     ncu_seeds()
     nsys_seeds()
+    emit_nvtx_seed()
     sqlite_page_seeds()
 
 

@@ -46,6 +46,8 @@ done
 # Per-op efficiency from recorded shapes.
 python3 tests/expected/efficiency_expected.py sample-traces/gpt_train.json.gz > tests/expected/gpt_train.efficiency.json
 echo "tests/expected/gpt_train.efficiency.json"
+python3 tests/expected/nsys_emit_nvtx_expected.py sample-traces/nsys_emit_nvtx_gpt.sqlite > tests/expected/nsys_emit_nvtx_gpt.efficiency.json
+echo "tests/expected/nsys_emit_nvtx_gpt.efficiency.json"
 
 # Several ranks: alignment, collectives, rank-step table, stragglers; and trace diff.
 python3 tests/expected/ranks_expected.py ranks sample-traces/ddp_rank0.json.gz sample-traces/ddp_rank1.json.gz \

@@ -22,6 +22,7 @@
 //! and noted in the load summary. Only an export with nothing to show is an error.
 
 mod diagnostics;
+mod emit_nvtx;
 mod processes;
 mod rep;
 mod rows;
@@ -372,6 +373,18 @@ fn convert(
     let mut load = std::mem::take(&mut cx.load);
     load.notes.extend(shared.notes.iter().cloned());
     table_notes(schema, &shared.usable, &load.by_category.clone(), &mut load);
+    if cx.emit_nvtx_ops > 0 {
+        load.notes.push(format!(
+            "{} NVTX ranges are PyTorch ops (emit_nvtx): shown as CPU ops on their threads, with their recorded input shapes",
+            cx.emit_nvtx_ops
+        ));
+    }
+    if cx.emit_nvtx_bad > 0 {
+        load.notes.push(format!(
+            "{} op ranges (emit_nvtx) had text that could not all be read: what could not be read (shapes or ids) is left out, the op kept; first: {}",
+            cx.emit_nvtx_bad, cx.emit_nvtx_first_problem
+        ));
+    }
     if cx.no_end > 0 {
         load.notes.push(format!("{} GPU or API rows had no end time: kept with zero duration", cx.no_end));
     }
@@ -548,6 +561,7 @@ struct Cats {
     sync: u32,
     nvtx: u32,
     osrt: u32,
+    cpu_op: u32,
 }
 
 struct Unclosed {
@@ -588,6 +602,11 @@ struct Ctx<'a> {
     args_corr: u32,
     max_end: i64,
     no_end: u64,
+    /// NVTX ranges read as ops (`emit_nvtx`).
+    emit_nvtx_ops: u64,
+    /// Of those, how many had text that could not all be read, and the first one's problem.
+    emit_nvtx_bad: u64,
+    emit_nvtx_first_problem: String,
     unclosed: Vec<Unclosed>,
     load: LoadSummary,
 }
@@ -609,6 +628,7 @@ impl<'a> Ctx<'a> {
             sync: b.intern("cuda_sync"),
             nvtx: b.intern("nvtx"),
             osrt: b.intern("os_runtime"),
+            cpu_op: b.intern("cpu_op"),
         };
         Ctx {
             path,
@@ -636,6 +656,9 @@ impl<'a> Ctx<'a> {
             args_corr: 0,
             max_end: i64::MIN,
             no_end: 0,
+            emit_nvtx_ops: 0,
+            emit_nvtx_bad: 0,
+            emit_nvtx_first_problem: String::new(),
             unclosed: Vec::new(),
             load: LoadSummary::default(),
         }
@@ -1006,6 +1029,11 @@ impl<'a> Ctx<'a> {
                 return Ok(());
             }
         }
+        if let (59, Some(end)) = (r.event_type, r.end) {
+            if self.emit_nvtx_op(&r, end)? {
+                return Ok(());
+            }
+        }
         let lane = self.nvtx_lane(r.pid, r.tid);
         let name = self.string(&r.text, "<unnamed NVTX range>");
         self.args.clear();
@@ -1039,6 +1067,34 @@ impl<'a> Ctx<'a> {
                 Ok(())
             }
         }
+    }
+
+    /// A push/pop range PyTorch's `emit_nvtx` pushed for an op (`aten::mm, seq = 12, op_id
+    /// = 40, sizes = [[8192, 2048], [2048, 5632]]`): a CPU op on its thread's lane, beside
+    /// the runtime calls it made (so its launches, and through them its kernels, are its
+    /// own), named by the op and argued as Kineto argues one. False: not an op range.
+    fn emit_nvtx_op(&mut self, r: &NvtxRow, end: i64) -> std::io::Result<bool> {
+        let text: &str = match &r.text {
+            NameRef::Id(id) => match self.strings.get(id) {
+                Some(t) => t,
+                None => return Ok(false),
+            },
+            NameRef::Text(t) => t,
+            NameRef::None => return Ok(false),
+        };
+        let Some(op) = emit_nvtx::parse(text) else { return Ok(false) };
+        if let Some(p) = &op.problem {
+            self.emit_nvtx_bad += 1;
+            if self.emit_nvtx_bad == 1 {
+                self.emit_nvtx_first_problem = format!("{p} in {:?}", text.chars().take(160).collect::<String>());
+            }
+        }
+        emit_nvtx::kineto_args(&op, &mut self.args);
+        self.emit_nvtx_ops += 1;
+        let name = self.b.intern(op.name);
+        let lane = self.thread_lane(r.pid, r.tid);
+        self.push(lane, r.start, end, name, self.cats.cpu_op, SpanKind::CpuOp, 0, 0, None)?;
+        Ok(true)
     }
 
     /// Ranges never closed end where the trace ends, flagged `UNCLOSED`.

@@ -11,6 +11,7 @@
 //! `device.peaks` (`hbm_bytes_per_s` and the unit's FLOP/s, the ridge from [`ridge`]).
 
 pub mod attention;
+pub mod dtype_guess;
 pub mod figures;
 pub mod formulas;
 pub mod mfu;
@@ -264,7 +265,7 @@ fn no_op_runs_note(store: &Store) -> String {
     let flows = store.flows().len();
     if !ops && flows > 0 {
         format!(
-            "no framework (PyTorch) CPU ops in this trace to own GPU work — its {flows} correlation flows link runtime calls to GPU work, but per-op figures need the ops a torch.profiler (Kineto) trace records: no per-op figures"
+            "no framework (PyTorch) CPU ops in this trace to own GPU work — its {flows} correlation flows link runtime calls to GPU work, but per-op figures need the ops a torch.profiler (Kineto) trace records, or, in an Nsight Systems capture, the NVTX op ranges of torch.autograd.profiler.emit_nvtx(record_shapes=True): no per-op figures"
         )
     } else if !ops {
         "no framework (PyTorch) CPU ops and no correlation flows in this trace: no per-op figures".into()
@@ -274,6 +275,38 @@ fn no_op_runs_note(store: &Store) -> String {
     } else {
         "no GPU work was launched from inside a CPU op: no per-op figures".into()
     }
+}
+
+/// What the figures of ops read from `emit_nvtx` NVTX ranges (an nsys capture) rest on:
+/// their shapes carry no dtypes (read from their kernels' names) and no scalar arguments
+/// (attention's causal flag among them).
+fn emit_nvtx_notes(store: &Store, runs: &[OpRun]) -> Vec<String> {
+    let mark = memchr::memmem::Finder::new(dtype_guess::EMIT_NVTX_MARK);
+    let nvtx: Vec<&OpRun> =
+        runs.iter().filter(|r| r.work.is_some() && mark.find(store.span_args_raw(r.span)).is_some()).collect();
+    if nvtx.is_empty() {
+        return Vec::new();
+    }
+    let mut names: Vec<u32> = runs.iter().flat_map(|r| &r.gpu_spans).map(|&s| store.span_meta(s).name).collect();
+    names.sort_unstable();
+    names.dedup();
+    let default = dtype_guess::trace_default(names.iter().map(|&n| store.string(n)));
+    let told = nvtx
+        .iter()
+        .filter(|r| dtype_guess::op_dtype(r.gpu_spans.iter().map(|&s| store.span_name(s)), || default).1)
+        .count();
+    let mut out = vec![format!(
+        "{} ops with a formula come from PyTorch's NVTX op ranges (emit_nvtx), whose shapes carry no dtypes: {told} took theirs from their kernels' names, {} the trace's usual one ({default})",
+        nvtx.len(),
+        nvtx.len() - told
+    )];
+    let attention = nvtx.iter().filter(|r| r.work.as_ref().is_some_and(|w| w.class == OpClass::Attention)).count();
+    if attention > 0 {
+        out.push(format!(
+            "emit_nvtx records no scalar arguments: the {attention} attention ops are counted without causal masking (every query–key pair), up to twice a causal model's FLOPs"
+        ));
+    }
+    out
 }
 
 /// Everything, with the device's ceilings overridden by `ov`, MFU per step of the built-in
@@ -320,6 +353,7 @@ pub fn efficiency_of_in_steps(store: &Store, runs: &[OpRun], steps: &[Step], ov:
             "no op that launched GPU work has recorded shapes with a formula: profile with record_shapes=True".into(),
         );
     }
+    notes.extend(emit_nvtx_notes(store, runs));
     if device.source == "none" {
         notes.push(format!(
             "no published peaks for device {:?}: pass --peak-tflops and --peak-gbps for efficiency figures",

@@ -7,6 +7,7 @@
 //! counted again by its parent. An op's GPU time is the union of its spans' intervals.
 //! Host↔device and peer copies are not counted (`on_device`).
 
+use super::dtype_guess;
 use super::formulas::{apply, formula, matrix_unit, Formula, Unit, Work};
 use super::shapes::{OpArgs, KINETO_FLOPS_KEY};
 use crate::intervals;
@@ -53,8 +54,12 @@ pub struct OpRun {
 /// The work of one op span from its args: `f`, its name's formula (`formulas::formula`), on
 /// the shapes, with Kineto's `flops` in place of the formula's FLOPs where the trace has them.
 pub fn op_work(f: Option<Formula>, name: &str, args: &str) -> Option<(Work, Source)> {
-    let a = OpArgs::parse(args)?;
-    let w = f.and_then(|f| apply(f, name, &a));
+    op_work_of(f, name, &OpArgs::parse(args)?)
+}
+
+/// `op_work` on args already parsed.
+pub fn op_work_of(f: Option<Formula>, name: &str, a: &OpArgs) -> Option<(Work, Source)> {
+    let w = f.and_then(|f| apply(f, name, a));
     match (w, a.kineto_flops) {
         (Some(w), Some(f)) => Some((Work { flops: f, ..w }, Source::Kineto)),
         (Some(w), None) => Some((w, Source::Shapes)),
@@ -78,6 +83,22 @@ pub fn on_device(store: &Store, span: u32) -> bool {
         }
         _ => false,
     }
+}
+
+/// The work of op `op` whose shapes carry no dtypes, in the dtype its GPU spans' names tell
+/// (`default()` where they tell none); None when its shapes carry dtypes.
+fn retyped(store: &Store, op: u32, spans: &[u32], default: impl FnOnce() -> &'static str) -> Option<(Work, Source)> {
+    // a Kineto op's shapes carry their dtypes: not parsed a second time
+    if memchr::memmem::find(store.span_args_raw(op), b"\"Input type\"").is_some() {
+        return None;
+    }
+    let a = OpArgs::parse(&store.span_args(op))?;
+    if !dtype_guess::untyped(&a) {
+        return None;
+    }
+    let (dtype, _) = dtype_guess::op_dtype(spans.iter().map(|&s| store.span_name(s)), default);
+    let name = store.span_name(op);
+    op_work_of(formula(name), name, &dtype_guess::typed(&a, dtype))
 }
 
 const BACKWARD_ENGINE: &str = "autograd::engine::evaluate_function:";
@@ -113,6 +134,8 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
         formulas.entry(store.span_meta(sid).name).or_insert_with(|| formula(store.span_name(sid)));
     }
     let kineto_flops = memchr::memmem::Finder::new(KINETO_FLOPS_KEY);
+    // Shapes without dtypes (an nsys capture's emit_nvtx ranges): worked out as FP32 here,
+    // to know whether a formula fits, and again below in the dtype their kernels tell.
     let works: FxHashMap<u32, (Work, Source)> = cpu_ops
         .par_iter()
         .filter_map(|&sid| {
@@ -120,7 +143,9 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
             if f.is_none() && kineto_flops.find(store.span_args_raw(sid)).is_none() {
                 return None;
             }
-            op_work(f, store.span_name(sid), &store.span_args(sid)).map(|w| (sid, w))
+            let a = OpArgs::parse(&store.span_args(sid))?;
+            let a = if dtype_guess::untyped(&a) { dtype_guess::typed(&a, "float") } else { a };
+            op_work_of(f, store.span_name(sid), &a).map(|w| (sid, w))
         })
         .collect();
     drop(t);
@@ -166,6 +191,12 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
     let t = strobe_store::timing::Phase::start("efficiency: a run per owner");
     // 4. One run per owner.
     let (starts, ends) = store.span_times();
+    let default_dtype = std::sync::OnceLock::new();
+    // the names of the GPU work the ops launched, for ops whose shapes carry no dtype
+    let mut name_ids: Vec<u32> = owned.values().flatten().map(|&s| store.span_meta(s).name).collect();
+    name_ids.sort_unstable();
+    name_ids.dedup();
+    let kernel_names = || dtype_guess::trace_default(name_ids.iter().map(|&n| store.string(n)));
     let mut out: Vec<OpRun> = owned
         .into_par_iter()
         .map(|(op, mut spans)| {
@@ -174,8 +205,13 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
             let stack = &stacks[&op];
             let engine = stack.iter().position(|&s| store.span_name(s).starts_with(BACKWARD_ENGINE));
             let recompute = engine.is_some_and(|e| stack[e + 1..].iter().any(|&s| is_recomputed_forward(store, s)));
-            let (work, source) = match works.get(&op) {
-                Some((w, s)) => (Some(w.clone()), Some(*s)),
+            // an op that holds a modeled op owns GPU work only when no op inside it with a
+            // formula holds the launch (a memset beside its GEMM): its FLOPs are its child's
+            let (work, source) = match works.get(&op).filter(|_| !holds_modeled.contains(&op)) {
+                Some((w, s)) => match retyped(store, op, &spans, || *default_dtype.get_or_init(kernel_names)) {
+                    Some(x) => (Some(x.0), Some(x.1)),
+                    None => (Some(w.clone()), Some(*s)),
+                },
                 None => (None, None),
             };
             OpRun {
