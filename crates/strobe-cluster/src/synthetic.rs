@@ -277,6 +277,7 @@ pub fn rank_digest(template: &RankDigest, job: &Job, rank: usize) -> Result<Rank
         kernels,
         step_anomalies: Vec::new(),
         launch,
+        comm_records: Default::default(),
     })
 }
 

@@ -66,6 +66,9 @@ pub struct RankDigest {
     /// Its odd steps (`anomalies::step_anomalies`).
     pub step_anomalies: Vec<StepAnomaly>,
     pub launch: LaunchStats,
+    /// Its collective records and declared process groups (`comm_ops`).
+    #[serde(default)]
+    pub comm_records: super::comm_ops::CommRecords,
 }
 
 /// The digest of `r` whose single-trace figures per device are `gpus` (`report.gpus`).
@@ -121,6 +124,7 @@ pub fn digest_with(
         kernels: super::breakdown::kernel_totals(store),
         step_anomalies,
         launch: launch_stats(r.rank, store, &LaunchParams::default()),
+        comm_records: super::comm_ops::comm_records(store),
     }
 }
 
