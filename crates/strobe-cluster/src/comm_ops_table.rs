@@ -40,6 +40,7 @@ pub fn write_table(rank: Option<i64>, ops: &[CommOp]) -> Table {
         .i64("end_ns", ops.iter().map(|o| Some(o.end_ns)))
         .str("timed_by", ops.iter().map(|o| Some(timed(o.timed_by).to_string())))
         .i64("span", ops.iter().map(|o| Some(o.span as i64)))
+        .i64("lane", ops.iter().map(|o| Some(o.lane as i64)))
 }
 
 pub fn read_table(t: &Rows) -> Result<Vec<CommOp>> {
@@ -61,6 +62,7 @@ pub fn read_table(t: &Rows) -> Result<Vec<CommOp>> {
         t.req_strs("timed_by")?,
         t.req_i64s("span")?,
     );
+    let lanes = t.req_i64s("lane")?;
     let mut out = Vec::with_capacity(names.len());
     for (i, name) in names.into_iter().enumerate() {
         out.push(CommOp {
@@ -84,6 +86,7 @@ pub fn read_table(t: &Rows) -> Result<Vec<CommOp>> {
                 other => return Err(anyhow!("{p}: row {i}: timed_by {other:?} is none of kernel, work, call")),
             },
             span: u32::try_from(spans[i]).map_err(|_| anyhow!("{p}: row {i}: span {} out of range", spans[i]))?,
+            lane: u32::try_from(lanes[i]).map_err(|_| anyhow!("{p}: row {i}: lane {} out of range", lanes[i]))?,
         });
     }
     Ok(out)

@@ -12,6 +12,7 @@ pub mod bottleneck;
 pub mod bubbles;
 pub mod microbatch;
 pub mod p2p;
+pub mod peer_matching;
 pub mod peers;
 pub mod replicas;
 pub mod schedule;

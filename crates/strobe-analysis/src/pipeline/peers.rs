@@ -7,13 +7,9 @@
 //! - `as_global`: the rank declares no process groups: the peer is taken as it is;
 //! - `elimination`: over the groups the rank declares that hold it, the peer's index gives one
 //!   other rank;
-//! - `matched`: of the candidates left, the one whose trace has the opposite op towards this
-//!   rank (a receive for a send) of the same size that pairs with this one best: the receive
-//!   completes soonest after both sides were there (its completion − the later of the two
-//!   posts; a receive cannot complete before its send is posted) and the two complete
-//!   closest together, pairs taken best
-//!   first over the whole job, each op once; an op left over goes to the one candidate whose
-//!   ops towards this rank outnumber those this rank already has with it;
+//! - `matched`: the candidates left are narrowed by the other traces (`peer_matching`): a
+//!   send and its receive overlap in time, and every send is some receive's; a candidate
+//!   that leaves no way to pair every transfer is dropped, and the one left decides;
 //! - `unresolved`: none decides; the op keeps no peer and a note says so.
 
 use super::p2p::{Dir, P2pOp};
@@ -67,22 +63,6 @@ fn candidates(rank: i64, q: i64, groups: &[ProcessGroup]) -> Vec<(i64, String)> 
     out
 }
 
-/// How long a receive took to complete after both sides were there: its completion − the
-/// later of the send's post and the receive's post. None when the receive completed before
-/// the send was posted (they cannot be a pair).
-fn completion_gap(a: &P2pOp, b: &P2pOp) -> Option<i64> {
-    let (send, recv) = if a.dir == Dir::Send { (a, b) } else { (b, a) };
-    let both = send.start_ns.max(recv.flight_start_ns);
-    (recv.flight_end_ns >= send.start_ns).then_some(recv.flight_end_ns - both)
-}
-
-/// How badly a send and a receive pair: the receive's completion gap, plus how far apart the
-/// two complete (a backend whose send waits for the receiver, as gloo's does, completes both
-/// together).
-fn pair_cost(send: &P2pOp, recv: &P2pOp) -> Option<i64> {
-    Some(completion_gap(send, recv)?.saturating_add((send.flight_end_ns - recv.flight_end_ns).abs()))
-}
-
 /// Resolves the peer of every op of `ops` (per rank, in the order of `ranks`: the rank and
 /// the groups its trace declares). Returns each rank's resolutions, summed, and notes.
 pub fn resolve(ranks: &[(i64, &[ProcessGroup])], ops: &mut [Vec<P2pOp>]) -> (Vec<PeerResolution>, Vec<String>) {
@@ -132,84 +112,12 @@ pub fn resolve(ranks: &[(i64, &[ProcessGroup])], ops: &mut [Vec<P2pOp>]) -> (Vec
             }
         }
     }
-    // matching: every possible (send, receive) pair between ranks that may be each other's
-    // peers, by the transfer it leaves, taken shortest first, each op once; a resolved op
-    // pairs only with its peer, so it is not left for a pending one
     if !pending.is_empty() {
-        let idx_of: BTreeMap<i64, usize> = ranks.iter().enumerate().map(|(i, r)| (r.0, i)).collect();
-        let pend_of: BTreeMap<(usize, usize), Vec<i64>> =
-            pending.iter().map(|(r, o, c)| ((*r, *o), c.clone())).collect();
-        let cands_of = |ri: usize, oi: usize| -> Vec<i64> {
-            match pend_of.get(&(ri, oi)) {
-                Some(c) => c.clone(),
-                None => ops[ri][oi].peer.into_iter().collect(),
-            }
-        };
-        let mut edges: Vec<(i64, usize, usize, usize, usize)> = Vec::new();
-        for (ri, list) in ops.iter().enumerate() {
-            let a = ranks[ri].0;
-            for (oi, o) in list.iter().enumerate().filter(|(_, o)| o.dir == Dir::Send) {
-                for b in cands_of(ri, oi) {
-                    let Some(&bi) = idx_of.get(&b) else { continue };
-                    for (bo, x) in ops[bi].iter().enumerate() {
-                        if x.dir != Dir::Recv || (x.bytes.is_some() && o.bytes.is_some() && x.bytes != o.bytes) {
-                            continue;
-                        }
-                        let either_pending = pend_of.contains_key(&(ri, oi)) || pend_of.contains_key(&(bi, bo));
-                        if !either_pending && x.peer != Some(a) {
-                            continue;
-                        }
-                        if !cands_of(bi, bo).contains(&a) {
-                            continue;
-                        }
-                        if let Some(g) = pair_cost(o, x) {
-                            edges.push((g, ri, oi, bi, bo));
-                        }
-                    }
-                }
-            }
-        }
-        edges.sort_unstable();
-        let mut used: std::collections::BTreeSet<(usize, usize)> = Default::default();
-        let mut found: BTreeMap<(usize, usize), i64> = BTreeMap::new();
-        for (_, ri, oi, bi, bo) in edges {
-            if used.contains(&(ri, oi)) || used.contains(&(bi, bo)) {
-                continue;
-            }
-            used.insert((ri, oi));
-            used.insert((bi, bo));
-            found.insert((ri, oi), ranks[bi].0);
-            found.insert((bi, bo), ranks[ri].0);
-        }
-        for (ri, oi, _) in &pending {
-            let o = &mut ops[*ri][*oi];
-            o.peer = found.get(&(*ri, *oi)).copied();
-            o.peer_rule = Some(if o.peer.is_some() { PeerRule::Matched } else { PeerRule::Unresolved });
-        }
-        // by count: an op left over goes to the one candidate whose opposite ops towards this
-        // rank outnumber this rank's ops already given to it
-        let count =
-            |ri: usize, dir: Dir, peer: i64| ops[ri].iter().filter(|x| x.dir == dir && x.peer == Some(peer)).count();
-        let mut late: Vec<(usize, usize, i64)> = Vec::new();
-        for (ri, oi, cands) in &pending {
-            let o = &ops[*ri][*oi];
-            if o.peer.is_some() {
-                continue;
-            }
-            let a = ranks[*ri].0;
-            let opposite = if o.dir == Dir::Send { Dir::Recv } else { Dir::Send };
-            let open: Vec<i64> = cands
-                .iter()
-                .copied()
-                .filter(|c| idx_of.get(c).is_some_and(|&ci| count(ci, opposite, a) > count(*ri, o.dir, *c)))
-                .collect();
-            if let [c] = open.as_slice() {
-                late.push((*ri, *oi, *c));
-            }
-        }
-        for (ri, oi, c) in late {
-            ops[ri][oi].peer = Some(c);
-            ops[ri][oi].peer_rule = Some(PeerRule::Matched);
+        let decided = super::peer_matching::decide(ranks, ops, &pending);
+        for ((ri, oi), peer) in decided {
+            let o = &mut ops[ri][oi];
+            o.peer = peer;
+            o.peer_rule = Some(if peer.is_some() { PeerRule::Matched } else { PeerRule::Unresolved });
         }
     }
     let mut unresolved: BTreeMap<i64, usize> = BTreeMap::new();

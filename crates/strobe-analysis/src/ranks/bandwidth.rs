@@ -100,6 +100,7 @@ mod tests {
             end_ns: 1,
             timed_by: TimedBy::Call,
             span: 0,
+            lane: 0,
         }
     }
 

@@ -47,6 +47,10 @@ pub struct CommOp {
     pub timed_by: TimedBy,
     /// The record (or kernel) span in the rank's store.
     pub span: u32,
+    /// The lane of the span: with gloo, each process group runs its collectives on worker
+    /// threads of its own, so ops of one lane share a group.
+    #[serde(default)]
+    pub lane: u32,
 }
 
 fn get_str(a: &serde_json::Value, k: &str) -> Option<String> {
@@ -79,6 +83,7 @@ pub fn op_from_args(args: &str, span: u32, (start, end): (i64, i64), timed_by: T
         end_ns: end,
         timed_by,
         span,
+        lane: 0,
     })
 }
 
@@ -103,7 +108,8 @@ pub fn comm_ops(store: &Store) -> Vec<CommOp> {
             let (s, e) = (v.starts[k], v.ends[k]);
             if name == "record_param_comms" {
                 open = None;
-                if let Some(op) = op_from_args(&store.span_args(sid), sid, (s, e), TimedBy::Call) {
+                if let Some(mut op) = op_from_args(&store.span_args(sid), sid, (s, e), TimedBy::Call) {
+                    op.lane = lane as u32;
                     // its work record starts inside the c10d op that holds the record
                     let limit = store.enclosing_stack(sid).last().map(|&p| store.span_end(p)).unwrap_or(e).max(e);
                     out.push(op);
@@ -120,7 +126,8 @@ pub fn comm_ops(store: &Store) -> Vec<CommOp> {
                     _ => false,
                 };
                 if !claimed {
-                    if let Some(op) = op_from_work_record(name, &store.span_args(sid), sid, (s, e)) {
+                    if let Some(mut op) = op_from_work_record(name, &store.span_args(sid), sid, (s, e)) {
+                        op.lane = lane as u32;
                         unrecorded.push(op);
                     }
                 }
@@ -161,6 +168,7 @@ fn op_from_work_record(name: &str, args: &str, span: u32, (start, end): (i64, i6
         end_ns: end.max(start),
         timed_by: TimedBy::Work,
         span,
+        lane: 0,
     })
 }
 
