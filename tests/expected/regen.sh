@@ -69,3 +69,5 @@ for stem in gpt_train; do
   python3 tests/expected/ops_expected.py "sample-traces/$stem.json.gz" > "tests/expected/$stem.ops.json"
   echo "tests/expected/$stem.ops.json"
 done
+# process groups, peers, pipelines on real groups, collective bandwidth (logs in tests/expected/comm/)
+python3 tests/expected/comm_expected.py tests/expected/comm.expected.json
