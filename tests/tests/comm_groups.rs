@@ -145,3 +145,90 @@ fn ddp_pair_bandwidth() {
     assert!(r.slow_links.is_empty());
     assert!(r.comm_notes.is_empty(), "{:?}", r.comm_notes);
 }
+
+#[test]
+fn summaries_give_the_same_groups_and_bandwidth() {
+    use strobe_analysis::ranks::report::{multi_rank_report_with, RankOptions};
+    let stores: Vec<Store> = (0..8).map(|r| load(&format!("ppdp_rank{r}.json.gz"))).collect();
+    let names: Vec<String> = (0..8).map(|r| format!("ppdp_rank{r}")).collect();
+    let traces: Vec<(&str, &Store)> = names.iter().map(|s| s.as_str()).zip(&stores).collect();
+    let opts = RankOptions { link_gbps: Some(25.0), ..Default::default() };
+    let raw = multi_rank_report_with(&traces, Alignment::CollectiveEnd, 5, &opts);
+    let dir = tempfile::tempdir().unwrap();
+    strobe_cluster::summarize(&traces, &opts, dir.path()).unwrap();
+    let merged = strobe_cluster::merge_dir(dir.path(), Alignment::CollectiveEnd, &opts).unwrap();
+    let j = |v: &dyn erased::Ser| v.json();
+    assert_eq!(j(&raw.process_groups), j(&merged.process_groups));
+    assert_eq!(j(&raw.group_collectives), j(&merged.group_collectives));
+    assert_eq!(j(&raw.comm_groups), j(&merged.comm_groups));
+    assert_eq!(j(&raw.slow_links), j(&merged.slow_links));
+    assert_eq!(j(&raw.comm_notes), j(&merged.comm_notes));
+    assert!(!raw.comm_groups.is_empty());
+    assert!(raw.comm_groups.iter().all(|g| g.expected_gbps == Some(25.0)));
+}
+
+mod erased {
+    pub trait Ser {
+        fn json(&self) -> String;
+    }
+    impl<T: serde::Serialize> Ser for T {
+        fn json(&self) -> String {
+            serde_json::to_string(self).unwrap()
+        }
+    }
+}
+
+/// A rank of a two-rank job whose declarations are odd: a group naming a rank with no trace,
+/// a group whose size disagrees with its list, a list that is not one, a send to a group rank
+/// out of range, a collective record with fields of the wrong type and fields no version
+/// writes.
+fn odd_rank(rank: i64) -> String {
+    let pg = r#"[{"pg_name": "0", "pg_desc": "default_pg", "pg_size": 2, "ranks": [0, 1]},
+        {"pg_name": "1", "pg_desc": "with_absent", "pg_size": 3, "ranks": [0, 1, 7]},
+        {"pg_name": "2", "pg_desc": "bad_size", "pg_size": 5, "ranks": [0, 1]},
+        {"pg_name": "3", "ranks": "not a list"}, {"no_name": true}]"#;
+    format!(
+        r#"{{"distributedInfo": {{"backend": "nccl", "rank": {rank}, "world_size": 2, "pg_config": {pg}}},
+  "traceEvents": [
+   {{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000}},
+   {{"ph": "X", "cat": "cpu_op", "name": "c10d::send", "pid": 1, "tid": 1, "ts": 10, "dur": 5,
+     "args": {{"Concrete Inputs": ["", "", "9", "0"]}}}},
+   {{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 100, "dur": 5,
+     "args": {{"Collective name": "allreduce", "Process Group Name": "1", "Process Group Ranks": "[0, 1, 7]",
+              "Group size": "three", "In msg nelems": -4, "dtype": "Quaternion", "Future field": {{"x": [1]}}}}}},
+   {{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 200, "dur": 5,
+     "args": {{"Collective name": "allreduce", "Process Group Name": "0", "Process Group Ranks": "[0, 1]",
+              "Group size": 2, "In msg nelems": 1024, "Out msg nelems": 1024, "dtype": "Float"}}}}
+  ]}}"#
+    )
+}
+
+#[test]
+fn odd_groups_and_records_are_notes() {
+    let dir = tempfile::tempdir().unwrap();
+    let stores: Vec<Store> = (0..2)
+        .map(|r| {
+            let p = dir.path().join(format!("odd_rank{r}.json"));
+            std::fs::write(&p, odd_rank(r)).unwrap();
+            load_in(&p, dir.path()).unwrap()
+        })
+        .collect();
+    let traces: Vec<(&str, &Store)> = vec![("odd_rank0", &stores[0]), ("odd_rank1", &stores[1])];
+    let r = multi_rank_report(&traces, Alignment::Recorded, 3);
+    let notes = r.comm_notes.join("\n");
+    assert!(notes.contains("ranks [7] have no trace open"), "{notes}");
+    assert!(notes.contains("pg_size 5 but 2 ranks listed"), "{notes}");
+    assert!(notes.contains("ranks not a list of integers"), "{notes}");
+    assert!(notes.contains("has no pg_name"), "{notes}");
+    // the odd record is matched on its group, its size unknown and said why
+    let odd: Vec<_> = r.group_collectives.iter().filter(|c| c.group == "1").collect();
+    assert_eq!(odd.len(), 1);
+    assert_eq!(odd[0].bytes, None);
+    assert!(odd[0].size_unknown.is_some());
+    // the good one has its bytes and a bandwidth
+    let good: Vec<_> = r.group_collectives.iter().filter(|c| c.group == "0").collect();
+    assert_eq!(good.len(), 1);
+    assert_eq!(good[0].bytes, Some(4096));
+    let text = strobe_analysis::ranks::report::to_text(&r);
+    assert!(text.contains("Process-group notes"), "{text}");
+}

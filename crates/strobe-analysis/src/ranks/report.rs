@@ -419,6 +419,14 @@ fn group_figures(ranks: &[RankDigest], offsets_ns: &[i64], link_gbps: Option<f64
     }
     let (instances, match_notes) = super::group_match::match_groups(ranks, offsets_ns, &groups);
     notes.extend(match_notes);
+    let bare: Vec<i64> =
+        ranks.iter().filter(|r| r.comm_records.ops.is_empty() && !r.comm.is_empty()).map(|r| r.rank).collect();
+    if !bare.is_empty() {
+        notes.push(format!(
+            "ranks {bare:?}: NCCL kernels with no record of their group or size (no record_param_comms, no kernel \
+             args: e.g. an Nsight Systems export): their bytes and bandwidth are unknown"
+        ));
+    }
     let (rows, slow) = super::comm_groups::comm_groups(&instances, ranks, &groups, link_gbps);
     GroupFigures { groups, instances, rows, slow, notes }
 }

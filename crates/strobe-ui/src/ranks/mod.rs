@@ -10,6 +10,7 @@
 //! opens its full trace from the path its summary recorded, and once open it takes the
 //! rank's clock offset and number like any rank.
 
+mod bandwidth;
 pub mod heat_map;
 pub mod stragglers;
 mod tables;
@@ -431,7 +432,14 @@ impl RanksPane {
                     self.clicked(click, dir.as_deref(), &mut |c| cx.emit(c));
                 }
             }
-            Section::Hta => tables::hta(ui, c),
+            Section::Hta => {
+                // the per-group bandwidth first: a click shows the slowest instance
+                if let Some(click) = bandwidth::ui(ui, c) {
+                    let dir = cx.ws.summaries.clone();
+                    self.clicked(click, dir.as_deref(), &mut |c| cx.emit(c));
+                }
+                tables::hta(ui, c)
+            }
             Section::Diff => {
                 if let Some(offs) = tables::diff(ui, c) {
                     cx.emit(Command::ApplyAlignment(offs));
