@@ -122,7 +122,8 @@ pub fn resolve(ranks: &[(i64, &[ProcessGroup])], ops: &mut [Vec<P2pOp>]) -> (Vec
     }
     let mut unresolved: BTreeMap<i64, usize> = BTreeMap::new();
     // the summary per rank, direction, group peer, peer and rule
-    let mut sum: BTreeMap<(i64, Dir, i64, Option<i64>, Option<String>, PeerRule), usize> = BTreeMap::new();
+    type Row = (i64, Dir, i64, Option<i64>, Option<String>, PeerRule);
+    let mut sum: BTreeMap<Row, usize> = BTreeMap::new();
     for (ri, &(rank, _)) in ranks.iter().enumerate() {
         for o in ops.get(ri).map(|v| v.as_slice()).unwrap_or(&[]) {
             let (Some(q), Some(rule)) = (o.group_peer, o.peer_rule) else { continue };

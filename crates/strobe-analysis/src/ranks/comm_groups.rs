@@ -90,7 +90,7 @@ fn human(b: u64) -> String {
     const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = b;
     let mut u = 0;
-    while v >= 1024 && v % 1024 == 0 && u < U.len() - 1 {
+    while v >= 1024 && v.is_multiple_of(1024) && u < U.len() - 1 {
         v /= 1024;
         u += 1;
     }
@@ -174,7 +174,7 @@ fn slow_links(
             .filter_map(|o| o.busbw_median_gbps)
             .collect();
         let Some(peer) = crate::stats::median(&peers) else { continue };
-        if !(mine < SLOW_FRACTION * peer) {
+        if mine >= SLOW_FRACTION * peer || mine.is_nan() {
             continue;
         }
         let lo = if r.size_class == "size unknown" { u64::MAX } else { r.size_lo_bytes };

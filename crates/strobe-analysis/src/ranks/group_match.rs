@@ -56,6 +56,8 @@ fn is_p2p(kind: &str) -> bool {
     kind == "send" || kind == "recv"
 }
 
+// k indexes each member's list of the group's ops at once
+#[allow(clippy::needless_range_loop)]
 /// The instances of every group's collectives over `ranks` (sorted by rank), with
 /// `offsets_ns[i]` added to rank i's times; and a note per group whose members disagree (on
 /// the count, the kind or the size at one k). Ordered by earliest arrival.

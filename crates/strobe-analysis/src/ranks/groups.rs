@@ -109,7 +109,7 @@ pub fn job_groups(per_rank: &[Vec<ProcessGroup>], open: &[i64]) -> (Vec<ProcessG
         }
     }
     let mut out: Vec<ProcessGroup> = by_name.into_values().collect();
-    out.sort_by(|a, b| name_order(&a.name).cmp(&name_order(&b.name)));
+    out.sort_by_key(|a| name_order(&a.name));
     for g in &out {
         let missing: Vec<i64> = g.ranks.iter().copied().filter(|r| !open.contains(r)).collect();
         if !missing.is_empty() && missing.len() < g.ranks.len() {

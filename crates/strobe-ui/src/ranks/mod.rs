@@ -434,11 +434,12 @@ impl RanksPane {
             }
             Section::Hta => {
                 // the per-group bandwidth first: a click shows the slowest instance
-                if let Some(click) = bandwidth::ui(ui, c) {
+                let click = bandwidth::ui(ui, c);
+                tables::hta(ui, c);
+                if let Some(click) = click {
                     let dir = cx.ws.summaries.clone();
                     self.clicked(click, dir.as_deref(), &mut |c| cx.emit(c));
                 }
-                tables::hta(ui, c)
             }
             Section::Diff => {
                 if let Some(offs) = tables::diff(ui, c) {
