@@ -83,6 +83,16 @@ pub fn walk(store: &Store) {
     let _ = strobe_analysis::report::to_text(&r);
     // the window's overview projects the NVTX ranges of every trace it opens
     let _ = strobe_analysis::nvtx_gpu::by_name(&strobe_analysis::nvtx_gpu::project(store));
+    // the several-rank report reads each trace's process groups, collective records and
+    // point-to-point ops from Kineto args, and merges them (one rank here)
+    let _ = strobe_analysis::ranks::comm_ops::comm_records(store);
+    let _ = strobe_analysis::pipeline::p2p::p2p_ops(store);
+    let m = strobe_analysis::ranks::report::multi_rank_report(
+        &[("fuzz-input.json", store)],
+        strobe_analysis::ranks::align::Alignment::Recorded,
+        3,
+    );
+    let _ = strobe_analysis::ranks::report::to_text(&m);
 }
 
 /// The store file's section table checksum and length made to match its bytes, so that

@@ -85,3 +85,6 @@ for stem in gpt_train ddp_rank0; do
     > "tests/expected/$stem.critical_path.json"
   echo "tests/expected/$stem.critical_path.json"
 done
+
+# process groups, peers, pipelines on real groups, collective bandwidth (logs in tests/expected/comm/)
+python3 tests/expected/comm_expected.py tests/expected/comm.expected.json

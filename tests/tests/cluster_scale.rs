@@ -30,7 +30,7 @@ fn planted_straggler_among_200_ranks_is_found_with_its_evidence() {
     let p = job.planted.clone().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let files = write_job(&t, &job, dir.path()).unwrap();
-    assert_eq!(files.len(), 5 * 200);
+    assert_eq!(files.len(), 6 * 200);
     let r = strobe_cluster::merge_dir(dir.path(), Alignment::CollectiveEnd, &RankOptions::default()).unwrap();
     assert_eq!(r.ranks.len(), 200);
     assert_eq!(r.steps.len(), 100);

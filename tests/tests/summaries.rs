@@ -32,7 +32,7 @@ fn same_as_traces(names: &[&str], stores: &[Store], how: Alignment) -> tempfile:
     let raw = comparable(&multi_rank_report_with(&traces, how, 20, &opts));
     let dir = tempfile::tempdir().unwrap();
     let written = strobe_cluster::summarize(&traces, &opts, dir.path()).unwrap();
-    assert_eq!(written.len(), 5 * names.len());
+    assert_eq!(written.len(), 6 * names.len());
     let merged = comparable(&strobe_cluster::merge_dir(dir.path(), how, &opts).unwrap());
     let (a, b) = (raw.as_object().unwrap(), merged.as_object().unwrap());
     assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
@@ -46,7 +46,7 @@ fn same_as_traces(names: &[&str], stores: &[Store], how: Alignment) -> tempfile:
     dir
 }
 
-/// Per rank, the five tables together.
+/// Per rank, the six tables together.
 fn sizes(dir: &std::path::Path) -> Vec<u64> {
     let mut by: std::collections::BTreeMap<String, u64> = Default::default();
     for e in std::fs::read_dir(dir).unwrap() {

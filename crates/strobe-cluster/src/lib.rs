@@ -2,6 +2,7 @@
 //! Parquet summary (`strobe summarize`), the summaries merged centrally into the same
 //! several-rank report `strobe report` gives on the traces (`merge_dir`).
 
+mod comm_ops_table;
 pub mod summary;
 pub mod synthetic;
 pub mod table;

@@ -1,5 +1,5 @@
-//! A rank's summary on disk: its digest (`strobe_analysis::ranks::digest`) as five Parquet
-//! tables, `PREFIX.rank.parquet`, `.steps`, `.collectives`, `.kernels`, `.compute`
+//! A rank's summary on disk: its digest (`strobe_analysis::ranks::digest`) as six Parquet
+//! tables, `PREFIX.rank.parquet`, `.steps`, `.collectives`, `.kernels`, `.compute`, `.comm_ops`
 //! (docs/cluster.md gives the schema). Reading them back gives the digest exactly, so the merge (`merge_digests`)
 //! computes from summaries what it computes from the traces.
 
@@ -8,15 +8,16 @@ use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
 use strobe_analysis::ranks::breakdown::KernelTotal;
 use strobe_analysis::ranks::collectives::CommKernel;
+use strobe_analysis::ranks::comm_ops::CommRecords;
 use strobe_analysis::ranks::digest::{RankClaim, RankDigest, StepFigures};
 use strobe_analysis::ranks::straggler::BeforeWindow;
 use strobe_analysis::steps::Step;
 
 /// Bumped whenever a table's columns or a figure's definition change: a summary of another
 /// version is refused rather than merged into wrong figures.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
-const TABLES: [&str; 5] = ["rank", "steps", "collectives", "kernels", "compute"];
+const TABLES: [&str; 6] = ["rank", "steps", "collectives", "kernels", "compute", "comm_ops"];
 
 fn table_path(dir: &Path, prefix: &str, table: &str) -> PathBuf {
     dir.join(format!("{prefix}.{table}.parquet"))
@@ -61,7 +62,11 @@ pub fn write_summary(dir: &Path, prefix: &str, d: &RankDigest) -> Result<Vec<Pat
         .i64("base_time_ns", [d.base_time_ns])
         .str("gpus_json", [json(&d.gpus)])
         .str("launch_json", [json(&d.launch)])
-        .str("step_anomalies_json", [json(&d.step_anomalies)]);
+        .str("step_anomalies_json", [json(&d.step_anomalies)])
+        .str("process_groups_json", [json(&d.comm_records.groups)])
+        .str("comm_notes_json", [json(&d.comm_records.notes)])
+        .str("device_name", [d.comm_records.device.clone()])
+        .str("backend", [d.comm_records.backend.clone()]);
     let n = d.steps.len();
     let f = |i: usize| d.step_figures.get(i).copied().unwrap_or_default();
     let steps = Table::default()
@@ -116,7 +121,8 @@ pub fn write_summary(dir: &Path, prefix: &str, d: &RankDigest) -> Result<Vec<Pat
         .i64("min_ns", k.iter().map(|x| Some(x.min_ns)))
         .i64("max_ns", k.iter().map(|x| Some(x.max_ns)));
     let mut out = Vec::new();
-    for (name, t) in TABLES.iter().zip([rank, steps, collectives, kernels, compute]) {
+    let comm_ops = crate::comm_ops_table::write_table(r, &d.comm_records.ops);
+    for (name, t) in TABLES.iter().zip([rank, steps, collectives, kernels, compute, comm_ops]) {
         let p = table_path(dir, prefix, name);
         t.write(&p)?;
         out.push(p);
@@ -254,6 +260,13 @@ pub fn read_summary(dir: &Path, prefix: &str) -> Result<RankDigest> {
         // the summaries do not hold the step attribution: its report is empty
         step_breakdown: Vec::new(),
         step_stretches: Vec::new(),
+        comm_records: CommRecords {
+            ops: crate::comm_ops_table::read_table(&Rows::read(&table_path(dir, prefix, "comm_ops"))?)?,
+            groups: parse_json(&p, "process_groups_json", one_str("process_groups_json")?)?,
+            notes: parse_json(&p, "comm_notes_json", one_str("comm_notes_json")?)?,
+            device: one_str("device_name")?,
+            backend: one_str("backend")?,
+        },
     })
 }
 

@@ -280,6 +280,7 @@ pub fn rank_digest(template: &RankDigest, job: &Job, rank: usize) -> Result<Rank
         // the summaries do not hold the step attribution: its report is empty
         step_breakdown: Vec::new(),
         step_stretches: Vec::new(),
+        comm_records: Default::default(),
     })
 }
 

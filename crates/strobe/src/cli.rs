@@ -73,6 +73,10 @@ pub enum Command {
         /// Memory bandwidth ceiling for the efficiency figures, in GB/s.
         #[arg(long, value_name = "GBPS")]
         peak_gbps: Option<f64>,
+        /// With several ranks: the links' one-way speed in GB/s, the expected bus bandwidth of
+        /// every group's collectives (instead of the speed the GPU's name implies).
+        #[arg(long, value_name = "GBPS")]
+        link_gbps: Option<f64>,
     },
     /// Reduce each trace (one per rank) to a small Parquet summary in DIR, for `strobe report DIR`
     /// to merge: the cluster workflow of docs/cluster.md (run it per rank on Ray or Slurm).
@@ -194,7 +198,17 @@ impl From<ExportFormat> for strobe_analysis::export::Format {
 impl Cli {
     pub fn run(self) -> anyhow::Result<()> {
         match self.command {
-            Some(Command::Report { files, json, top, align, steps, microbatches, peak_tflops, peak_gbps }) => {
+            Some(Command::Report {
+                files,
+                json,
+                top,
+                align,
+                steps,
+                microbatches,
+                peak_tflops,
+                peak_gbps,
+                link_gbps,
+            }) => {
                 let rule = match &steps {
                     Some(p) => strobe_analysis::steps::StepRule::from_pattern(p).map_err(anyhow::Error::msg)?,
                     None => Default::default(),
@@ -206,17 +220,18 @@ impl Cli {
                             .map_err(anyhow::Error::msg)?,
                         None => Default::default(),
                     },
+                    link_gbps,
                     ..Default::default()
                 };
                 let peaks = strobe_analysis::efficiency::PeakOverride { tflops: peak_tflops, gbps: peak_gbps };
                 if let [dir] = files.as_slice() {
                     if strobe_cluster::summary::is_summary_dir(dir) {
-                        return crate::summaries::report(dir, json, align.into(), &rule);
+                        return crate::summaries::report(dir, json, align.into(), &rank_opts);
                     }
                 }
                 let expanded = crate::ranks::expand_inputs(&files)?;
                 // every option the several-rank report's output depends on
-                let rank_memo = format!("ranks {json} {top} {align:?} {steps:?} {microbatches:?}");
+                let rank_memo = format!("ranks {json} {top} {align:?} {steps:?} {microbatches:?} {link_gbps:?}");
                 let ranks_out = crate::ranks::Output { json, top, how: align.into(), memo_options: rank_memo };
                 if expanded.len() > 1 {
                     return crate::ranks::report(&expanded, self.cache_dir.as_deref(), &ranks_out, &rank_opts);

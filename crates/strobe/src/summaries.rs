@@ -19,8 +19,7 @@ pub fn summarize(files: &[PathBuf], dir: &Path, cache_dir: Option<&Path>, rule: 
 }
 
 /// The several-rank report of the summaries in `dir`.
-pub fn report(dir: &Path, json: bool, how: Alignment, rule: &StepRule) -> anyhow::Result<()> {
-    let opts = RankOptions { steps: rule.clone(), ..Default::default() };
-    let r = strobe_cluster::merge_dir(dir, how, &opts)?;
+pub fn report(dir: &Path, json: bool, how: Alignment, opts: &RankOptions) -> anyhow::Result<()> {
+    let r = strobe_cluster::merge_dir(dir, how, opts)?;
     crate::emit(json, &r, strobe_analysis::ranks::report::to_text)
 }

@@ -12,6 +12,9 @@ pub mod bottleneck;
 pub mod bubbles;
 pub mod microbatch;
 pub mod p2p;
+pub mod peer_matching;
+pub mod peers;
+pub mod replicas;
 pub mod schedule;
 pub mod stage_order;
 pub mod text;
@@ -58,6 +61,12 @@ pub struct PipelineReport {
     pub steps: Vec<PipelineStep>,
     /// Each direction of each link: its pairs' transfer and wait.
     pub p2p: Vec<P2pLink>,
+    /// Each pipeline (connected by its transfers) with its stage order and, per stage, the
+    /// ranks of the same stage in the other pipelines (its data-parallel peers).
+    pub pipelines: Vec<replicas::PipelineLine>,
+    /// How each rank's point-to-point peers were turned into global ranks.
+    pub peers: Vec<peers::PeerResolution>,
+    pub peer_notes: Vec<String>,
 }
 
 /// What the timeline draws per rank: its stage, microbatch ranges (labels `F3`) and waits.
@@ -87,7 +96,13 @@ pub struct Pipeline {
 /// (no pipeline: data parallel, one rank, no transfers).
 pub fn analyze(ranks: &[RankTrace], rule: &MicrobatchRule) -> Option<Pipeline> {
     use rayon::prelude::*;
-    let ops: Vec<Vec<P2pOp>> = ranks.par_iter().map(|r| p2p::p2p_ops(r.store)).collect();
+    let mut ops: Vec<Vec<P2pOp>> = ranks.par_iter().map(|r| p2p::p2p_ops(r.store)).collect();
+    let groups: Vec<Vec<crate::ranks::groups::ProcessGroup>> =
+        ranks.iter().map(|r| crate::ranks::groups::declared_groups(r.store).0).collect();
+    let declared: Vec<(i64, &[crate::ranks::groups::ProcessGroup])> =
+        ranks.iter().zip(&groups).map(|(r, g)| (r.rank, g.as_slice())).collect();
+    let (peer_rows, peer_notes) = peers::resolve(&declared, &mut ops);
+    let ops = ops;
     let by_rank: Vec<(i64, &[P2pOp])> = ranks.iter().zip(&ops).map(|(r, o)| (r.rank, o.as_slice())).collect();
     let stage_of = stage_order::stages(&by_rank)?;
     let order = stage_order::order(&stage_of);
@@ -208,6 +223,9 @@ pub fn analyze(ranks: &[RankTrace], rule: &MicrobatchRule) -> Option<Pipeline> {
             bottleneck_evidence: bn.map(|b| b.2),
             steps,
             p2p: links,
+            pipelines: replicas::pipelines(&by_rank, &stage_of, &groups.concat()),
+            peers: peer_rows,
+            peer_notes,
         },
         ranks: prank,
         pairs,

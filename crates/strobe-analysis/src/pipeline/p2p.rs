@@ -28,8 +28,17 @@ pub enum Dir {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct P2pOp {
     pub dir: Dir,
-    /// The other rank, where the trace names it (`Concrete Inputs`).
+    /// The other rank as a global rank, once resolved (`peers::resolve`).
     pub peer: Option<i64>,
+    /// The peer as the trace names it (`Concrete Inputs`): a rank of the op's process group.
+    pub group_peer: Option<i64>,
+    /// How `peer` was found from `group_peer`.
+    pub peer_rule: Option<super::peers::PeerRule>,
+    /// The op's group where its record names it (NCCL's `record_param_comms`) or the
+    /// resolution found it: name and global ranks.
+    pub group: Option<String>,
+    #[serde(skip)]
+    pub group_ranks: Vec<i64>,
     /// The CPU span that posted it (the c10d op, else the work record), and its lane.
     pub span: u32,
     pub lane: u32,
@@ -58,6 +67,10 @@ impl P2pOp {
         P2pOp {
             dir,
             peer,
+            group_peer: peer,
+            peer_rule: None,
+            group: None,
+            group_ranks: Vec::new(),
             span,
             lane,
             start_ns: start,
@@ -150,6 +163,20 @@ pub fn p2p_ops(store: &Store) -> Vec<P2pOp> {
                 let peer = args(store, sid).as_ref().and_then(concrete_peer);
                 out.push(P2pOp::posted(dir, peer, sid, lane as u32, (s, e), None));
                 open = Some(out.len() - 1);
+            } else if name == "record_param_comms" {
+                // NCCL records the op's group inside it: the peer's group is known
+                if let Some(i) = open.filter(|&i| s >= out[i].start_ns && s <= out[i].end_ns) {
+                    let rec = crate::ranks::comm_ops::op_from_args(
+                        &store.span_args(sid),
+                        sid,
+                        (s, e),
+                        crate::ranks::comm_ops::TimedBy::Call,
+                    );
+                    if let Some(rec) = rec.filter(|r| !r.group_ranks.is_empty()) {
+                        out[i].group = rec.group;
+                        out[i].group_ranks = rec.group_ranks;
+                    }
+                }
             } else if let Some(dir) = work_dir(name) {
                 let a = args(store, sid);
                 let bytes = a.as_ref().and_then(work_bytes);

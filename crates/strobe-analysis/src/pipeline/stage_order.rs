@@ -4,7 +4,9 @@
 //! before its first receive from it is that peer's upstream (microbatch 0's activation leaves
 //! before its gradient can return, in every schedule). Those forward edges make a DAG; a
 //! rank's stage is its depth in it (the longest path from a rank nothing feeds), so several
-//! pipelines side by side (pipeline × data parallel) number their stages alike.
+//! pipelines side by side (pipeline × data parallel) number their stages alike. Interleaved
+//! stages close a cycle (the last rank feeds the first rank's next chunk); it is cut before
+//! the rank whose first transfer is a send, the one that starts with no input.
 
 use super::p2p::{Dir, P2pOp};
 use std::collections::{BTreeMap, BTreeSet};
@@ -36,9 +38,36 @@ pub fn stages(ranks: &[(i64, &[P2pOp])]) -> Option<BTreeMap<i64, usize>> {
     if edges.is_empty() {
         return None;
     }
+    match depths(&edges) {
+        Some(d) => Some(d),
+        None => {
+            // interleaved stages wrap around (the last rank feeds the first rank's next chunk):
+            // the pipeline starts at the rank whose first transfer is a send (it has no input)
+            let heads: BTreeSet<i64> = ranks
+                .iter()
+                .filter(|(_, ops)| {
+                    ops.iter()
+                        .filter(|o| o.peer.is_some())
+                        .min_by_key(|o| o.start_ns)
+                        .is_some_and(|o| o.dir == Dir::Send)
+                })
+                .map(|r| r.0)
+                .collect();
+            edges.retain(|e| !heads.contains(&e.1));
+            depths(&edges)
+        }
+    }
+}
+
+/// The depth of each node of `edges` (the longest path from a node nothing feeds), or None
+/// when they form a cycle.
+fn depths(edges: &BTreeSet<(i64, i64)>) -> Option<BTreeMap<i64, usize>> {
+    if edges.is_empty() {
+        return None;
+    }
     let nodes: BTreeSet<i64> = edges.iter().flat_map(|&(a, b)| [a, b]).collect();
     let mut indeg: BTreeMap<i64, usize> = nodes.iter().map(|&n| (n, 0)).collect();
-    for &(_, b) in &edges {
+    for &(_, b) in edges {
         *indeg.get_mut(&b)? += 1;
     }
     // Kahn's order, depth = longest path

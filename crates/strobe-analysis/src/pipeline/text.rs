@@ -20,6 +20,30 @@ pub fn to_text(p: &PipelineReport) -> String {
             super::microbatch::MicrobatchSource::Transfers => "transfer boundaries",
         }
     );
+    if p.pipelines.len() > 1 {
+        let _ = writeln!(o, "  {} pipelines side by side (pipeline × data parallel):", p.pipelines.len());
+        for l in &p.pipelines {
+            let order: Vec<String> = l.stage_order.iter().map(|r| r.to_string()).collect();
+            let peers: Vec<String> = l
+                .dp_peers
+                .iter()
+                .zip(&l.dp_groups)
+                .map(|(r, g)| format!("{r:?}{}", g.as_ref().map(|g| format!(" on {g}")).unwrap_or_default()))
+                .collect();
+            let _ = writeln!(o, "    {}   data-parallel peers by stage: {}", order.join(" → "), peers.join(", "));
+        }
+    }
+    let rules: std::collections::BTreeMap<&str, usize> = p.peers.iter().fold(Default::default(), |mut m, x| {
+        *m.entry(x.rule.as_str()).or_default() += x.ops;
+        m
+    });
+    if !rules.is_empty() {
+        let parts: Vec<String> = rules.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let _ = writeln!(o, "  peers as global ranks: {}", parts.join(", "));
+    }
+    for n in &p.peer_notes {
+        let _ = writeln!(o, "  note: {n}");
+    }
     match (&p.theoretical_bubble_pct, &p.theoretical_bubble_formula) {
         (Some(t), Some(f)) => {
             let _ = writeln!(o, "  theoretical bubble {t:.1}% of the step: {f}");

@@ -73,6 +73,9 @@ pub struct RankDigest {
     pub step_breakdown: Vec<crate::attribution::StepBreakdown>,
     #[serde(default)]
     pub step_stretches: Vec<Vec<crate::attribution::stretches::Stretch>>,
+    /// Its collective records and declared process groups (`comm_ops`).
+    #[serde(default)]
+    pub comm_records: super::comm_ops::CommRecords,
 }
 
 /// The digest of `r` whose single-trace figures per device are `gpus` (`report.gpus`).
@@ -130,6 +133,7 @@ pub fn digest_with(
         launch: launch_stats(r.rank, store, &LaunchParams::default()),
         step_breakdown: Vec::new(),
         step_stretches: Vec::new(),
+        comm_records: super::comm_ops::comm_records(store),
     }
 }
 

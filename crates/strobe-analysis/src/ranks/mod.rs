@@ -7,11 +7,18 @@
 //! reference rank of the alignment is the first, the lowest.
 
 pub mod align;
+pub mod bandwidth;
 pub mod breakdown;
 pub mod collectives;
+pub mod comm_groups;
+pub mod comm_ops;
+pub mod comm_text;
 pub mod digest;
 pub mod distribution;
 pub mod exposed;
+pub mod group_infer;
+pub mod group_match;
+pub mod groups;
 pub mod identity;
 pub mod launch;
 pub mod memcpy_bandwidth;

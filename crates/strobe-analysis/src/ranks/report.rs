@@ -85,6 +85,16 @@ pub struct MultiRankReport {
     pub pipeline: Option<crate::pipeline::PipelineReport>,
     /// Every rank's steps split into the attribution's parts, rank by rank.
     pub step_breakdown: Vec<crate::attribution::StepBreakdown>,
+    /// The job's process groups, merged from every rank's `distributedInfo.pg_config`.
+    pub process_groups: Vec<super::groups::ProcessGroup>,
+    /// Every group's collectives matched within the group, with bytes and bandwidth.
+    pub group_collectives: Vec<super::group_match::GroupCollective>,
+    /// Bus bandwidth per group, collective kind and size class.
+    pub comm_groups: Vec<super::comm_groups::CommGroupRow>,
+    /// Groups moving bytes well under their peers with nobody late.
+    pub slow_links: Vec<super::comm_groups::SlowLink>,
+    /// What could not be read or matched about groups and collectives.
+    pub comm_notes: Vec<String>,
 }
 
 /// What the several-rank report is asked for beyond the alignment.
@@ -95,6 +105,8 @@ pub struct RankOptions {
     pub straggler: StragglerParams,
     /// How microbatch ranges are named (`--microbatches REGEX`).
     pub microbatches: crate::pipeline::microbatch::MicrobatchRule,
+    /// The links' one-way speed in GB/s, where the device name does not tell (`--link-gbps`).
+    pub link_gbps: Option<f64>,
 }
 
 /// The report over `traces` (source path, store), in any order: ranks are identified
@@ -350,6 +362,7 @@ fn merge(
     };
     let numbers: Vec<i64> = ranks.iter().map(|r| r.rank).collect();
     let attribution = rank_attribution(&mut ranks, &collectives, alignment.refused.is_some());
+    let comm = group_figures(&ranks, &alignment.offsets_ns, opts.link_gbps);
     let mut out = MultiRankReport {
         ranks: Vec::with_capacity(ranks.len()),
         rank_summary: rank_summaries_of(&numbers, &steps),
@@ -374,6 +387,11 @@ fn merge(
         // from the ranks' spans, not their digests: `multi_rank_report_with` fills it in
         pipeline: None,
         step_breakdown: crate::attribution::ranks::step_breakdowns(&attribution, &|_, _| Vec::new()),
+        process_groups: comm.groups,
+        group_collectives: comm.instances,
+        comm_groups: comm.rows,
+        slow_links: comm.slow,
+        comm_notes: comm.notes,
     };
     for ((&i, r), &offset_ns) in order.iter().zip(ranks).zip(&alignment.offsets_ns) {
         out.temporal_breakdown.push(temporal_breakdown(r.rank, &r.gpus));
@@ -427,6 +445,38 @@ fn rank_attribution(
             waits,
         })
         .collect()
+}
+
+/// What the report says about process groups and bandwidth.
+struct GroupFigures {
+    groups: Vec<super::groups::ProcessGroup>,
+    instances: Vec<super::group_match::GroupCollective>,
+    rows: Vec<super::comm_groups::CommGroupRow>,
+    slow: Vec<super::comm_groups::SlowLink>,
+    notes: Vec<String>,
+}
+
+/// The groups the ranks declare, their collectives matched within each group, the bandwidth
+/// table and the slow links, over `ranks` in rank order with their alignment offsets.
+fn group_figures(ranks: &[RankDigest], offsets_ns: &[i64], link_gbps: Option<f64>) -> GroupFigures {
+    let declared: Vec<Vec<super::groups::ProcessGroup>> = ranks.iter().map(|r| r.comm_records.groups.clone()).collect();
+    let open: Vec<i64> = ranks.iter().map(|r| r.rank).collect();
+    let (groups, mut notes) = super::groups::job_groups(&declared, &open);
+    for r in ranks {
+        notes.extend(r.comm_records.notes.iter().map(|n| format!("rank {}: {n}", r.rank)));
+    }
+    let (instances, match_notes) = super::group_match::match_groups(ranks, offsets_ns, &groups);
+    notes.extend(match_notes);
+    let bare: Vec<i64> =
+        ranks.iter().filter(|r| r.comm_records.ops.is_empty() && !r.comm.is_empty()).map(|r| r.rank).collect();
+    if !bare.is_empty() {
+        notes.push(format!(
+            "ranks {bare:?}: NCCL kernels with no record of their group or size (no record_param_comms, no kernel \
+             args: e.g. an Nsight Systems export): their bytes and bandwidth are unknown"
+        ));
+    }
+    let (rows, slow) = super::comm_groups::comm_groups(&instances, ranks, &groups, link_gbps);
+    GroupFigures { groups, instances, rows, slow, notes }
 }
 
 fn ms(ns: i64) -> String {
@@ -539,6 +589,7 @@ pub fn to_text(r: &MultiRankReport) -> String {
         o.push_str(&crate::pipeline::text::to_text(p));
     }
     crate::attribution::text::write(&mut o, &r.step_breakdown);
+    o.push_str(&super::comm_text::to_text(r));
     let _ = writeln!(o, "\nTemporal breakdown (HTA): compute / non-compute / idle of the GPU window");
     for (t, c) in r.temporal_breakdown.iter().zip(&r.comm_overlap) {
         let _ = writeln!(

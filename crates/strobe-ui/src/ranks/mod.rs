@@ -11,6 +11,7 @@
 //! rank's clock offset and number like any rank.
 
 mod diff_breakdown;
+mod bandwidth;
 pub mod heat_map;
 pub mod stragglers;
 mod tables;
@@ -437,7 +438,15 @@ impl RanksPane {
                     self.clicked(click, dir.as_deref(), &mut |c| cx.emit(c));
                 }
             }
-            Section::Hta => tables::hta(ui, c),
+            Section::Hta => {
+                // the per-group bandwidth first: a click shows the slowest instance
+                let click = bandwidth::ui(ui, c);
+                tables::hta(ui, c);
+                if let Some(click) = click {
+                    let dir = cx.ws.summaries.clone();
+                    self.clicked(click, dir.as_deref(), &mut |c| cx.emit(c));
+                }
+            }
             Section::Diff => {
                 if let Some(offs) = tables::diff(ui, c) {
                     cx.emit(Command::ApplyAlignment(offs));
