@@ -208,6 +208,9 @@ impl Cli {
                         return crate::summaries::report(dir, json, align.into(), &rule);
                     }
                 }
+                if let Some(dumps) = crate::flight_recorder::dumps_given(&files)? {
+                    return crate::flight_recorder::report(&dumps, json);
+                }
                 let expanded = crate::ranks::expand_inputs(&files)?;
                 // every option the several-rank report's output depends on
                 let rank_memo = format!("ranks {json} {top} {align:?} {steps:?} {microbatches:?}");
@@ -254,6 +257,7 @@ impl Cli {
                     Source::MemorySnapshot(snap) => emit(json, &memory::analyse(&snap), memory::to_text),
                     Source::MemoryStats(stats) => emit(json, &memory::stats_report(&stats), memory::stats_text),
                     Source::Ncu(ncu) => emit(json, &roofline::analyse(&ncu), roofline::to_text),
+                    Source::FlightRecorder(_) => crate::flight_recorder::report(&[file], json),
                 }
             }
             Some(Command::Summarize { files, output, steps }) => {

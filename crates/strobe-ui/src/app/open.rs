@@ -109,6 +109,7 @@ impl StrobeApp {
             || self.ws.ncu.is_some()
             || self.ws.memory_stats.is_some()
             || self.ws.summaries.is_some()
+            || !self.ws.flight_recorder.is_empty()
     }
 
     /// Loads a file on this thread and adds it (tests, benchmarks).
@@ -148,6 +149,14 @@ impl StrobeApp {
                 self.ws.generation += 1;
                 self.bottom_tab = BottomTab::KernelSol;
             }
+            Document::FlightRecorder(d) => {
+                let dumps = &mut self.ws.flight_recorder;
+                dumps.retain(|o| o.rank != d.rank);
+                let at = dumps.partition_point(|o| o.rank < d.rank);
+                dumps.insert(at, *d);
+                self.ws.generation += 1;
+                self.bottom_tab = BottomTab::FlightRecorder;
+            }
         }
     }
 
@@ -171,6 +180,8 @@ impl StrobeApp {
         self.ws.memory_stats = None;
         self.ws.ncu = None;
         self.ws.summaries = None;
+        self.ws.flight_recorder.clear();
+        self.flight_recorder = Default::default();
         self.memory = None;
         self.kernel_sol = None;
         self.sel = Selection::default();
