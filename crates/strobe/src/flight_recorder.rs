@@ -34,10 +34,7 @@ struct Json<'a> {
 }
 
 pub fn report(files: &[PathBuf], json: bool) -> anyhow::Result<()> {
-    let dumps = files
-        .iter()
-        .map(|f| strobe_import::flight_recorder::import(f))
-        .collect::<Result<Vec<_>, _>>()?;
+    let dumps = files.iter().map(|f| strobe_import::flight_recorder::import(f)).collect::<Result<Vec<_>, _>>()?;
     let r = analyse(&dumps);
     if json {
         print!("{}", serde_json::to_string_pretty(&Json { flight_recorder: &r })? + "\n");

@@ -37,12 +37,8 @@ pub fn find(dumps: &[&FrDump], notes: &mut Vec<String>) -> Vec<GroupSummary> {
             }
         }
     }
-    let highest = dumps
-        .iter()
-        .map(|d| d.rank)
-        .chain(config.values().flat_map(|r| r.iter().copied()))
-        .max()
-        .unwrap_or(0);
+    let highest =
+        dumps.iter().map(|d| d.rank).chain(config.values().flat_map(|r| r.iter().copied())).max().unwrap_or(0);
     seen.into_iter()
         .map(|(name, (desc, mut with_entries, mut seqs))| {
             with_entries.sort_unstable();

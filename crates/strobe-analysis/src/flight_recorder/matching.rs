@@ -17,7 +17,10 @@ use strobe_model::flight_recorder::{FrDump, FrEntry, FrState};
 /// (gather, scatter), uneven splits (all-to-all).
 fn sizes_may_differ(op: &str) -> bool {
     let op = op.to_ascii_lowercase();
-    (op.contains("gather") && !op.contains("all")) || (op.contains("scatter") && !op.contains("reduce")) || op.contains("alltoall") || op.contains("all_to_all")
+    (op.contains("gather") && !op.contains("all"))
+        || (op.contains("scatter") && !op.contains("reduce"))
+        || op.contains("alltoall")
+        || op.contains("all_to_all")
 }
 
 /// Whether `d`'s entry `e` had completed by the time of the dump.
@@ -140,7 +143,8 @@ pub fn match_group(g: &GroupSummary, dumps: &[&FrDump], report: &mut FrReport) {
     if let Some((seq, op)) = last_healthy {
         report.last_completed_everywhere.push(LastCompleted { group: g.name.clone(), seq, op });
     }
-    let lost: Vec<u32> = members.iter().filter(|m| m.first().is_some_and(|f| f > g.seqs[0])).map(|m| m.dump.rank).collect();
+    let lost: Vec<u32> =
+        members.iter().filter(|m| m.first().is_some_and(|f| f > g.seqs[0])).map(|m| m.dump.rank).collect();
     if !lost.is_empty() {
         report.notes.push(format!(
             "group {:?}: the ring buffer of ranks {lost:?} no longer holds its first collectives; those are not compared",

@@ -122,7 +122,10 @@ pub fn analyse(dumps: &[FrDump]) -> FrReport {
     dumps.sort_by_key(|d| d.rank);
     for w in dumps.windows(2) {
         if w[0].rank == w[1].rank {
-            report.notes.push(format!("two dumps for rank {}: {} and {}; the second is left out", w[0].rank, w[0].path, w[1].path));
+            report.notes.push(format!(
+                "two dumps for rank {}: {} and {}; the second is left out",
+                w[0].rank, w[0].path, w[1].path
+            ));
         }
     }
     dumps.dedup_by_key(|d| d.rank);

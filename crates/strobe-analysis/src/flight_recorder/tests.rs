@@ -46,7 +46,10 @@ fn a_desync_names_the_odd_rank_and_the_majority() {
     assert_eq!(rep.mismatches.len(), 1);
     let m = &rep.mismatches[0];
     assert_eq!((m.kind.as_str(), m.seq, m.majority.as_str(), m.ranks.clone()), ("op", 2, "all_gather", vec![2]));
-    assert_eq!(rep.last_completed_everywhere, vec![LastCompleted { group: "0".into(), seq: 1, op: "all_reduce".into() }]);
+    assert_eq!(
+        rep.last_completed_everywhere,
+        vec![LastCompleted { group: "0".into(), seq: 1, op: "all_reduce".into() }]
+    );
     assert_eq!(rep.stuck[0].seq, 2);
     assert_eq!(cell(&rep, Some(&dumps[2]), "0", 2, 2), Cell::Op);
     assert_eq!(cell(&rep, Some(&dumps[1]), "0", 2, 1), Cell::NotCompleted);
@@ -57,7 +60,14 @@ fn a_desync_names_the_odd_rank_and_the_majority() {
 fn a_rank_behind_is_missing_and_one_the_buffer_dropped_is_not() {
     use FrState::Completed as C;
     let dumps = vec![
-        dump(0, vec![entry(1, "all_reduce", 8, C), entry(2, "all_reduce", 8, C), entry(3, "all_reduce", 8, FrState::Started)]),
+        dump(
+            0,
+            vec![
+                entry(1, "all_reduce", 8, C),
+                entry(2, "all_reduce", 8, C),
+                entry(3, "all_reduce", 8, FrState::Started),
+            ],
+        ),
         // lost seq 1 to the ring buffer
         dump(1, vec![entry(2, "all_reduce", 8, C), entry(3, "all_reduce", 8, FrState::Started)]),
         dump(2, vec![entry(1, "all_reduce", 8, C), entry(2, "all_reduce", 8, C)]),

@@ -70,13 +70,8 @@ pub fn to_text(r: &FrReport) -> String {
             Some(l) => format!("last completed by every member: seq {} ({})", l.seq, l.op),
             None => "no collective completed by every member".into(),
         };
-        let _ = writeln!(
-            o,
-            "  {} [{} from {}]: {last}",
-            group_name(&g.name, &g.desc),
-            ranks(&g.members),
-            g.members_from
-        );
+        let _ =
+            writeln!(o, "  {} [{} from {}]: {last}", group_name(&g.name, &g.desc), ranks(&g.members), g.members_from);
         for s in r.stuck.iter().filter(|s| s.group == g.name) {
             let _ = write!(o, "    stuck at seq {} ({}): ", s.seq, if s.op.is_empty() { "?" } else { &s.op });
             let mut parts = Vec::new();

@@ -147,12 +147,15 @@ fn read_entry(e: &Value, unknown: &mut Vec<String>) -> Result<FrEntry, String> {
     }
     let need_int = |k: &str| o.get(k).and_then(int).ok_or_else(|| format!("no integer `{k}`"));
     let (group, group_desc) = match o.get("process_group") {
-        Some(Value::Array(a)) => (a.first().and_then(text).unwrap_or_default(), a.get(1).and_then(text).unwrap_or_default()),
+        Some(Value::Array(a)) => {
+            (a.first().and_then(text).unwrap_or_default(), a.get(1).and_then(text).unwrap_or_default())
+        }
         Some(v) => (text(v).unwrap_or_default(), String::new()),
         None => return Err("no `process_group`".into()),
     };
     let profiling_name = o.get("profiling_name").and_then(text).ok_or("no `profiling_name`")?;
-    let collective_seq_id = o.get("collective_seq_id").or(o.get("seq_id")).and_then(int).ok_or("no `collective_seq_id`")?;
+    let collective_seq_id =
+        o.get("collective_seq_id").or(o.get("seq_id")).and_then(int).ok_or("no `collective_seq_id`")?;
     let state = match o.get("state").and_then(Value::as_str) {
         Some("completed") => FrState::Completed,
         Some("started") => FrState::Started,

@@ -49,7 +49,9 @@ impl StrobeApp {
                 // a folder of rank summaries alone: the ranks views fill the window
                 _ if no_traces && self.ws.summaries.is_some() => self.ranks.ui(ui, &mut cx),
                 // flight-recorder dumps alone: their grid fills the window
-                (None, None) if no_traces && !self.ws.flight_recorder.is_empty() => self.flight_recorder.ui(ui, &mut cx),
+                (None, None) if no_traces && !self.ws.flight_recorder.is_empty() => {
+                    self.flight_recorder.ui(ui, &mut cx)
+                }
                 (Some(p), _) if main_memory => p.ui(ui, &mut cx),
                 (_, Some(p)) if main_kernels => p.ui(ui, &mut cx),
                 _ => self.timeline.ui(ui, &mut cx),

@@ -47,8 +47,10 @@ pub fn show(ui: &mut egui::Ui, report: &FrReport, g: &GroupSummary, dumps: &[FrD
         if let Some(t) = &e.thread_name {
             row("thread", format!("{t} ({})", e.thread_id.as_deref().unwrap_or("?")));
         }
-        row("file", dump.path.clone());
     });
+    // the name only: the folder is the user's (and the path is on hover)
+    let name = std::path::Path::new(&dump.path).file_name().map(|n| n.to_string_lossy().to_string());
+    ui.label(format!("dump: {}", name.unwrap_or_default())).on_hover_text(&dump.path);
     if !e.frames.is_empty() {
         ui.label(egui::RichText::new("Python frames").strong());
         for f in &e.frames {

@@ -56,19 +56,22 @@ pub fn legend(ui: &mut egui::Ui) {
     });
 }
 
-/// Draws the grid; returns the cell clicked, as (rank, seq).
+/// Draws the grid; returns the cell clicked, as (rank, seq), and where the first cell is and
+/// the cells' size.
 pub fn show(
     ui: &mut egui::Ui,
     report: &FrReport,
     g: &GroupSummary,
     dumps: &[FrDump],
     selected: Option<(u32, i64)>,
-) -> Option<(u32, i64)> {
+) -> (Option<(u32, i64)>, (Pos2, f32)) {
     let size = Vec2::new(LABEL_W + CELL * g.seqs.len() as f32, HEADER_H + CELL * g.members.len() as f32);
     let mut clicked = None;
+    let mut origin = Pos2::ZERO;
     egui::ScrollArea::horizontal().id_salt(("fr_grid", &g.name)).show(ui, |ui| {
         let (rect, resp) = ui.allocate_exact_size(size, Sense::click());
         let painter = ui.painter_at(rect);
+        origin = rect.min + Vec2::new(LABEL_W, HEADER_H);
         let font = egui::FontId::monospace(11.0);
         let text = ui.visuals().text_color();
         let at = |row: usize, col: usize| {
@@ -115,5 +118,5 @@ pub fn show(
             }
         }
     });
-    clicked
+    (clicked, (origin, CELL))
 }

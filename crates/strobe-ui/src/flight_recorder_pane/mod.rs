@@ -17,6 +17,8 @@ pub struct FlightRecorderPane {
     pub group: usize,
     /// The selected cell: (rank, seq) on `group`.
     pub selected: Option<(u32, i64)>,
+    /// Where the grid's first cell was drawn last frame, and the cell's size (tests click by it).
+    pub grid_origin: Option<(egui::Pos2, f32)>,
 }
 
 impl FlightRecorderPane {
@@ -56,7 +58,9 @@ impl FlightRecorderPane {
                     g.seqs.len()
                 ));
                 grid::legend(ui);
-                if let Some(clicked) = grid::show(ui, &report, g, &cx.ws.flight_recorder, self.selected) {
+                let (clicked, origin) = grid::show(ui, &report, g, &cx.ws.flight_recorder, self.selected);
+                self.grid_origin = Some(origin);
+                if let Some(clicked) = clicked {
                     self.selected = Some(clicked);
                 }
                 ui.separator();
