@@ -13,6 +13,8 @@ data-parallel subgroups, and then the fault:
 - `desync`: rank 1 calls reduce_scatter where the others call all_gather (another code path).
 - `size`: rank 2 all-reduces 3 elements more than the others at the same sequence number.
 - `p2p`: a pipeline hop hangs: rank 1 waits on a recv from rank 0, which never sends it.
+- `none`: no fault; the dump is taken once the steps are done (a one-rank NCCL run on a
+  machine with one GPU gives states, discovery times and durations that gloo does not write).
 
 The fault hangs the job. Each rank then dumps the way a watchdog does after its timeout: a thread
 that waits `--timeout` seconds past the fault (or wakes at once if the collective raised its
@@ -28,20 +30,23 @@ import sys
 import threading
 import time
 
-FAULTS = ["missing", "desync", "size", "p2p"]
+FAULTS = ["missing", "desync", "size", "p2p", "none"]
 
 
-def dump_bytes(as_json):
+def dump_bytes(as_json, backend):
     import torch
 
     c10d = torch._C._distributed_c10d
+    # NCCL groups record into the recorder of CUDA events (`_dump_nccl_trace`), gloo into the
+    # generic one (`_dump_fr_trace`)
+    order = ["nccl", "fr"] if backend == "nccl" else ["fr", "nccl"]
     if as_json:
-        for name in ("_dump_fr_trace_json", "_dump_nccl_trace_json"):
+        for name in (f"_dump_{k}_trace_json" for k in order):
             fn = getattr(c10d, name, None)
             if fn is not None:
                 out = fn(includeCollectives=True, onlyActive=False)
                 return out.encode() if isinstance(out, str) else out
-    for name in ("_dump_fr_trace", "_dump_nccl_trace"):
+    for name in (f"_dump_{k}_trace" for k in order):
         fn = getattr(c10d, name, None)
         if fn is not None:
             return fn(includeCollectives=True, includeStackTraces=True, onlyActive=False)
@@ -62,12 +67,15 @@ def worker(rank, world, fault, out_dir, backend, timeout_s, as_json, port):
     dist.init_process_group(
         backend, rank=rank, world_size=world, timeout=datetime.timedelta(seconds=timeout_s)
     )
-    half = world // 2
-    dp_groups = [
-        dist.new_group(list(range(0, half)), group_desc="dp_replica_0"),
-        dist.new_group(list(range(half, world)), group_desc="dp_replica_1"),
-    ]
-    dp = dp_groups[0] if rank < half else dp_groups[1]
+    half = max(world // 2, 1)
+    if world >= 2:
+        dp_groups = [
+            dist.new_group(list(range(0, half)), group_desc="dp_replica_0"),
+            dist.new_group(list(range(half, world)), group_desc="dp_replica_1"),
+        ]
+        dp = dp_groups[0] if rank < half else dp_groups[1]
+    else:
+        dp = dist.new_group([0], group_desc="dp_replica_0")
 
     dumped = threading.Lock()
     fault_at = threading.Event()
@@ -76,7 +84,7 @@ def worker(rank, world, fault, out_dir, backend, timeout_s, as_json, port):
     def write_dump(why):
         if not dumped.acquire(blocking=False):
             return
-        data = dump_bytes(as_json)
+        data = dump_bytes(as_json, backend)
         path = os.path.join(out_dir, f"rank_{rank}")
         with open(path + ".tmp", "wb") as f:
             f.write(data)
@@ -124,6 +132,8 @@ def worker(rank, world, fault, out_dir, backend, timeout_s, as_json, port):
                 dist.all_gather(list(x.chunk(world)), t(8))
         elif fault == "size":
             dist.all_reduce(t(19 if rank == 2 else 16))
+        elif fault == "none":
+            pass
         elif fault == "p2p":
             if rank == 1:
                 dist.recv(t(32), src=0)
@@ -160,6 +170,8 @@ def main():
     # NCCL's own watchdog must not kill the job before ours dumps
     os.environ.setdefault("TORCH_NCCL_ASYNC_ERROR_HANDLING", "0")
     os.environ.setdefault("TORCH_NCCL_DUMP_ON_TIMEOUT", "0")
+    # NCCL entries get a duration only with timing on
+    os.environ.setdefault("TORCH_NCCL_ENABLE_TIMING", "1")
     import torch.multiprocessing as mp
 
     for i, fault in enumerate(a.fault or FAULTS):
