@@ -27,7 +27,8 @@ fn oracle_shape(r: &FrReport) -> Value {
         .mismatches
         .iter()
         .map(|m| {
-            let mut v = json!({"group": m.group, "seq": m.seq, "kind": m.kind, "ranks": m.ranks, "majority": m.majority});
+            let mut v =
+                json!({"group": m.group, "seq": m.seq, "kind": m.kind, "ranks": m.ranks, "majority": m.majority});
             if m.kind == "dtype" {
                 v.as_object_mut().unwrap().remove("majority");
             }
@@ -72,9 +73,13 @@ fn every_recorded_fault_matches_the_oracle() {
 fn the_verdicts_name_the_fault() {
     let text = |f: &str| to_text(&analyse(&dumps(f)));
     assert!(text("gloo_missing").contains("at seq 7 on group 0 (default_pg): rank 3 never arrived"));
-    assert!(text("gloo_desync").contains("at seq 7 on group 0 (default_pg): desync: rank 1 called all_reduce, the other 3 all_gather"));
+    assert!(text("gloo_desync")
+        .contains("at seq 7 on group 0 (default_pg): desync: rank 1 called all_reduce, the other 3 all_gather"));
     let size = text("gloo_size");
-    assert!(size.contains("size mismatch: rank 2 passed in [[19]] out [[19]], the other 2 in [[16]] out [[16]]"), "{size}");
+    assert!(
+        size.contains("size mismatch: rank 2 passed in [[19]] out [[19]], the other 2 in [[16]] out [[16]]"),
+        "{size}"
+    );
     assert!(size.contains("no dump from rank 1"), "{size}");
     assert!(text("gloo_p2p").contains("ranks 0, 1 never arrived"));
 }

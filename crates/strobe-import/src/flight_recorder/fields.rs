@@ -48,12 +48,12 @@ const KNOWN_MAJOR: u32 = 2;
 
 pub fn read(root: &Value) -> Result<FrDump, String> {
     let obj = root.as_object().ok_or("not a flight-recorder dump: the top level is not a dict")?;
-    let mut dump = FrDump::default();
-    dump.version = match obj.get("version") {
+    let version = match obj.get("version") {
         Some(Value::String(s)) => s.clone(),
         Some(v) => v.to_string(),
         None => return Err("not a flight-recorder dump: no `version` field".into()),
     };
+    let mut dump = FrDump { version, ..Default::default() };
     let major = dump.version.split('.').next().and_then(|m| m.trim().parse::<u32>().ok());
     if major != Some(KNOWN_MAJOR) {
         dump.notes.push(format!(
