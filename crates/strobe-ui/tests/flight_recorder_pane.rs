@@ -51,3 +51,15 @@ fn a_group_button_switches_the_grid() {
     assert_eq!(h.state().flight_recorder().group, 2);
     h.get_by_label("members [2, 3] (from entries); 3 collective sequence numbers");
 }
+
+#[test]
+fn a_folder_of_dumps_opens_every_rank() {
+    let app = strobe_ui::StrobeApp::new(None, strobe_ui::Settings::default());
+    let mut h = harness(app);
+    let ctx = h.ctx.clone();
+    h.state_mut().open_files(vec![common::sample("flight_recorder/gloo_p2p")], true, &ctx);
+    common::step_until(&mut h, |a| a.ws.flight_recorder.len() == 4);
+    assert_eq!(h.state().ws.flight_recorder.iter().map(|d| d.rank).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    h.run_steps(2);
+    h.get_by_label("at seq 7 on group 0 (default_pg): ranks 0, 1 never arrived; 2 others called all_reduce");
+}

@@ -38,6 +38,13 @@ impl StrobeApp {
                 self.bottom_tab = BottomTab::Ranks;
                 self.remember(&[&p]);
             } else if p.is_dir() {
+                // a folder of flight-recorder dumps (torchtitan's comm_traces/): all of them
+                let dumps = strobe_import::flight_recorder::dumps_in(&p).unwrap_or_default();
+                if !dumps.is_empty() {
+                    files.extend(dumps);
+                    self.remember(&[&p]);
+                    continue;
+                }
                 // a folder of rank traces: open them all, side by side
                 match crate::loader::trace_files_in(&p) {
                     Ok(f) => {
