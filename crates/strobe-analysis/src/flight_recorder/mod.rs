@@ -23,6 +23,9 @@ pub struct FrReport {
     /// Per group, where it stopped: the first sequence number something is wrong at, who got
     /// there and who did not.
     pub stuck: Vec<Stuck>,
+    /// Point-to-point ops not completed at the dump, per rank (they are not matched across
+    /// ranks: the dump does not name the peer). A rank hung in a `recv` is here.
+    pub pending_p2p: Vec<PendingP2p>,
     /// Ranks a group names (or the rank numbers between those open) with no dump opened.
     pub missing_dumps: Vec<u32>,
     pub notes: Vec<String>,
@@ -109,6 +112,14 @@ pub struct Stuck {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PendingP2p {
+    pub rank: u32,
+    pub entry: EntryRef,
+    /// Its sizes, as "in … out …".
+    pub sizes: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Behind {
     pub rank: u32,
     pub last_seq: Option<i64>,
@@ -130,6 +141,15 @@ pub fn analyse(dumps: &[FrDump]) -> FrReport {
     }
     dumps.dedup_by_key(|d| d.rank);
     report.ranks = dumps.iter().map(|d| summarise(d)).collect();
+    for d in &dumps {
+        for e in d.entries.iter().filter(|e| e.is_p2p && e.state != strobe_model::flight_recorder::FrState::Completed) {
+            report.pending_p2p.push(PendingP2p {
+                rank: d.rank,
+                entry: entry_ref(e),
+                sizes: format!("in {:?} out {:?}", e.input_sizes, e.output_sizes),
+            });
+        }
+    }
     let groups = groups::find(&dumps, &mut report.notes);
     let open: Vec<u32> = dumps.iter().map(|d| d.rank).collect();
     let mut missing: Vec<u32> = groups.iter().flat_map(|g| g.members.iter().copied()).collect();
@@ -147,15 +167,19 @@ pub fn analyse(dumps: &[FrDump]) -> FrReport {
     report
 }
 
-fn summarise(d: &FrDump) -> RankSummary {
-    let last = d.entries.iter().max_by_key(|e| e.record_id).map(|e| EntryRef {
+fn entry_ref(e: &strobe_model::flight_recorder::FrEntry) -> EntryRef {
+    EntryRef {
         group: e.group.clone(),
         seq: if e.is_p2p { e.p2p_seq_id } else { e.collective_seq_id },
         p2p: e.is_p2p,
         op: e.op().to_string(),
         state: e.state.as_str().to_string(),
         record_id: e.record_id,
-    });
+    }
+}
+
+fn summarise(d: &FrDump) -> RankSummary {
+    let last = d.entries.iter().max_by_key(|e| e.record_id).map(entry_ref);
     RankSummary {
         rank: d.rank,
         path: d.path.clone(),

@@ -57,6 +57,26 @@ fn a_desync_names_the_odd_rank_and_the_majority() {
 }
 
 #[test]
+fn a_pending_recv_is_listed_and_a_completed_send_is_not() {
+    let mut recv = entry(2, "recv 0<-1", 32, FrState::Started);
+    recv.is_p2p = true;
+    recv.p2p_seq_id = 1;
+    recv.collective_seq_id = 0;
+    let mut send = recv.clone();
+    send.profiling_name = "nccl:send 1->0".into();
+    send.state = FrState::Completed;
+    let dumps = vec![
+        dump(0, vec![entry(1, "all_reduce", 8, FrState::Completed), recv]),
+        dump(1, vec![entry(1, "all_reduce", 8, FrState::Completed), send]),
+    ];
+    let rep = analyse(&dumps);
+    assert_eq!(rep.pending_p2p.len(), 1);
+    assert_eq!((rep.pending_p2p[0].rank, rep.pending_p2p[0].entry.op.as_str()), (0, "recv 0<-1"));
+    assert!(rep.mismatches.is_empty(), "p2p entries are not matched by sequence number");
+    assert!(to_text(&rep).contains("rank 0: recv 0<-1 (p2p seq 1) on group 0, started, in [[32]] out [[32]]"));
+}
+
+#[test]
 fn a_rank_behind_is_missing_and_one_the_buffer_dropped_is_not() {
     use FrState::Completed as C;
     let dumps = vec![

@@ -90,6 +90,16 @@ pub fn to_text(r: &FrReport) -> String {
             let _ = writeln!(o, "{}", parts.join("; "));
         }
     }
+    if !r.pending_p2p.is_empty() {
+        let _ = writeln!(o, "\nPoint-to-point ops not completed");
+        for p in &r.pending_p2p {
+            let _ = writeln!(
+                o,
+                "  rank {}: {} (p2p seq {}) on group {}, {}, {}",
+                p.rank, p.entry.op, p.entry.seq, p.entry.group, p.entry.state, p.sizes
+            );
+        }
+    }
     let _ = writeln!(o, "\nRanks");
     for k in &r.ranks {
         let last = match &k.last {

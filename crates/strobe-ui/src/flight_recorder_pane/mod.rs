@@ -105,6 +105,15 @@ impl FlightRecorderPane {
             }
             ui.label(line);
         }
+        for p in &report.pending_p2p {
+            ui.colored_label(
+                grid::PENDING,
+                format!(
+                    "rank {}: {} (p2p seq {}) on group {} not completed ({})",
+                    p.rank, p.entry.op, p.entry.seq, p.entry.group, p.entry.state
+                ),
+            );
+        }
         for l in &report.last_completed_everywhere {
             ui.weak(format!("group {}: last completed by every member: seq {} ({})", l.group, l.seq, l.op));
         }
