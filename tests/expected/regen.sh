@@ -69,3 +69,10 @@ for stem in gpt_train; do
   python3 tests/expected/ops_expected.py "sample-traces/$stem.json.gz" > "tests/expected/$stem.ops.json"
   echo "tests/expected/$stem.ops.json"
 done
+
+# Flight-recorder dumps: one folder per recorded fault, a dump per rank.
+for d in sample-traces/flight_recorder/*/; do
+  name=$(basename "$d")
+  python3 tests/expected/flight_recorder_expected.py "$d" > "tests/expected/fr_$name.flight_recorder.json"
+  echo "tests/expected/fr_$name.flight_recorder.json"
+done
