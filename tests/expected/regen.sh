@@ -88,3 +88,10 @@ done
 
 # process groups, peers, pipelines on real groups, collective bandwidth (logs in tests/expected/comm/)
 python3 tests/expected/comm_expected.py tests/expected/comm.expected.json
+
+# Flight-recorder dumps: one folder per recorded fault, a dump per rank.
+for d in sample-traces/flight_recorder/*/; do
+  name=$(basename "$d")
+  python3 tests/expected/flight_recorder_expected.py "$d" > "tests/expected/fr_$name.flight_recorder.json"
+  echo "tests/expected/fr_$name.flight_recorder.json"
+done

@@ -18,6 +18,7 @@ fn arm(s: &Source) -> &'static str {
         Source::MemorySnapshot(_) => "snapshot",
         Source::MemoryStats(_) => "stats",
         Source::Ncu(_) => "ncu",
+        Source::FlightRecorder(_) => "flight recorder",
     }
 }
 
@@ -32,6 +33,8 @@ fn each_kind_of_file_opens_as_its_arm() {
         ("mem_oom.memory_stats.json", "stats"),
         ("ncu_raw.csv", "ncu"),
         ("ncu_esmm.ncu-rep", "ncu"),
+        ("flight_recorder/gloo_missing/rank_0", "flight recorder"),
+        ("flight_recorder/gloo_desync_json/rank_0", "flight recorder"),
     ] {
         let s = open(&sample(file), &opts(dir.path())).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(arm(&s), want, "{file}");

@@ -7,6 +7,7 @@ pub mod diff;
 pub mod efficiency;
 pub mod export;
 pub mod figures;
+pub mod flight_recorder;
 pub mod gaps;
 pub mod gpu_time;
 pub mod headline;

@@ -22,6 +22,9 @@ pub enum Format {
     NcuRep,
     /// `torch.cuda.memory_stats()` dumped as a JSON object of counters.
     MemoryStats,
+    /// A PyTorch flight-recorder dump (pickle or JSON), one rank's: read by
+    /// `flight_recorder` for `strobe report` and the flight-recorder pane.
+    FlightRecorder,
 }
 
 impl Format {
@@ -32,9 +35,12 @@ impl Format {
 }
 
 pub fn detect(path: &Path) -> std::io::Result<Option<Format>> {
-    let mut head = [0u8; 16];
-    let n = std::fs::File::open(path)?.read(&mut head)?;
-    let head = &head[..n];
+    let mut head = Vec::with_capacity(crate::flight_recorder::HEAD);
+    std::fs::File::open(path)?.take(crate::flight_recorder::HEAD as u64).read_to_end(&mut head)?;
+    if crate::flight_recorder::sniff(&head) {
+        return Ok(Some(Format::FlightRecorder));
+    }
+    let head = &head[..head.len().min(16)];
     if head.starts_with(crate::nsys_sqlite::MAGIC) {
         return Ok(Some(Format::NsysSqlite));
     }

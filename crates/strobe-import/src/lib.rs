@@ -8,6 +8,7 @@ pub mod chrome_json;
 mod detect;
 mod dir;
 mod error;
+pub mod flight_recorder;
 pub mod memory_snapshot;
 pub mod ncu_csv;
 pub mod ncu_rep;

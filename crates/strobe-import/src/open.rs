@@ -2,9 +2,12 @@
 //! valid cached store reused, or an import into a new one: a temp file renamed into the cache
 //! dir, or memory when that fails) or the model value of a format that is not a timeline.
 
-use crate::{chrome_json, detect, memory_snapshot, ncu_csv, ncu_rep, nsys_sqlite, Format, ImportError, Progress};
+use crate::{
+    chrome_json, detect, flight_recorder, memory_snapshot, ncu_csv, ncu_rep, nsys_sqlite, Format, ImportError, Progress,
+};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use strobe_model::flight_recorder::FrDump;
 use strobe_model::memory::{MemorySnapshot, MemoryStats};
 use strobe_model::ncu::NcuReport;
 use strobe_store::{cache, Store, StoreBuilder};
@@ -52,6 +55,8 @@ pub enum Source {
     MemoryStats(MemoryStats),
     /// Nsight Compute CSV export or `.ncu-rep` report.
     Ncu(NcuReport),
+    /// One rank's PyTorch flight-recorder dump.
+    FlightRecorder(FrDump),
 }
 
 /// Opens any file Strobe reads: the format is detected here, once.
@@ -60,7 +65,7 @@ pub fn open(path: &Path, opts: &LoadOptions) -> Result<Source, ImportError> {
         ImportError::bad(
             path,
             "unknown format (expected a chrome/Kineto .json[.gz] trace, an Nsight Systems .sqlite export, a \
-             memory snapshot pickle or an Nsight Compute export)",
+             memory snapshot pickle, a flight-recorder dump or an Nsight Compute export)",
         )
     })?;
     let progress = opts.progress.clone().unwrap_or_default();
@@ -69,6 +74,7 @@ pub fn open(path: &Path, opts: &LoadOptions) -> Result<Source, ImportError> {
         Format::MemoryStats => Source::MemoryStats(memory_snapshot::import_stats(path)?),
         Format::NcuCsv => Source::Ncu(ncu_csv::import(path)?),
         Format::NcuRep => Source::Ncu(ncu_rep::import(path)?),
+        Format::FlightRecorder => Source::FlightRecorder(flight_recorder::import(path)?),
         Format::ChromeJson | Format::NsysSqlite | Format::NsysRep => {
             Source::Trace(Box::new(load_trace(path, fmt, opts)?))
         }
@@ -83,6 +89,10 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
         Some(Format::NcuCsv | Format::NcuRep) => Err(ImportError::bad(
             path,
             "an Nsight Compute export (per-kernel metrics, not a timeline trace): use `strobe report FILE` or open it in the kernel pane",
+        )),
+        Some(Format::FlightRecorder) => Err(ImportError::bad(
+            path,
+            "a flight-recorder dump, not a timeline: use `strobe report` on the ranks' dumps or open them in the window",
         )),
         Some(fmt @ (Format::MemorySnapshot | Format::MemoryStats)) => {
             let what = if fmt == Format::MemorySnapshot { "a memory snapshot" } else { "a torch.cuda.memory_stats() dump" };

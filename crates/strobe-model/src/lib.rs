@@ -1,6 +1,7 @@
 //! Plain types shared by every Strobe crate. Time is always `i64` nanoseconds, in the
 //! source's own clock (no rebasing), so exports and cross-tool comparisons stay exact.
 
+pub mod flight_recorder;
 mod kinds;
 pub mod memory;
 mod meta;

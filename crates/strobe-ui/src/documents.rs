@@ -18,6 +18,8 @@ pub enum Document {
     Memory(Box<MemoryDoc>),
     MemoryStats(Box<StatsReport>),
     Ncu(Box<NcuDoc>),
+    /// One rank's flight-recorder dump; the dumps open together are matched across ranks.
+    FlightRecorder(Box<strobe_model::flight_recorder::FrDump>),
 }
 
 /// A `torch.cuda.memory._dump_snapshot` pickle, its analysis and each device's allocation

@@ -14,6 +14,7 @@ pub mod documents;
 pub mod efficiency_pane;
 pub mod figures;
 pub mod file_browser;
+pub mod flight_recorder_pane;
 pub mod gaps_pane;
 pub mod jobs;
 pub mod kernel_sol;

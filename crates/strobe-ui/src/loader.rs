@@ -182,5 +182,6 @@ pub fn load_document(path: &Path, opts: &LoadOptions, settings: &FigureSettings)
         }
         Source::MemoryStats(stats) => Document::MemoryStats(Box::new(strobe_analysis::memory::stats_report(&stats))),
         Source::Ncu(ncu) => Document::Ncu(Box::new(NcuDoc { path, report: strobe_analysis::roofline::analyse(&ncu) })),
+        Source::FlightRecorder(dump) => Document::FlightRecorder(Box::new(dump)),
     })
 }

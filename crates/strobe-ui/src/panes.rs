@@ -170,6 +170,18 @@ impl Pane for crate::pipeline::PipelinePane {
     }
 }
 
+impl Pane for crate::flight_recorder_pane::FlightRecorderPane {
+    fn title(&self) -> &str {
+        "Flight recorder"
+    }
+    fn applies(&self, ws: &Workspace) -> bool {
+        !ws.flight_recorder.is_empty()
+    }
+    fn ui(&mut self, ui: &mut egui::Ui, cx: &mut ViewCtx) {
+        crate::flight_recorder_pane::FlightRecorderPane::ui(self, ui, cx)
+    }
+}
+
 impl Pane for crate::notes::NotesPane {
     fn title(&self) -> &str {
         "Notes"

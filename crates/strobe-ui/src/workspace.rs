@@ -219,6 +219,8 @@ pub struct Workspace {
     /// `torch.cuda.memory_stats()` shown beside the snapshot, in whichever order they open.
     pub memory_stats: Option<strobe_analysis::memory::StatsReport>,
     pub ncu: Option<crate::documents::NcuDoc>,
+    /// Flight-recorder dumps, one per rank in rank order (a second dump of a rank replaces the first).
+    pub flight_recorder: Vec<strobe_model::flight_recorder::FrDump>,
     /// The pipeline the traces form, when they do (`pipeline::PipelinePane` finds it): the
     /// timeline stacks the ranks in its stage order and draws its microbatches and bubbles.
     pub pipeline: Option<std::sync::Arc<crate::pipeline::PipelineView>>,

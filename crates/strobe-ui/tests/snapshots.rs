@@ -193,3 +193,14 @@ fn steps_tab_gpt_train_light() {
     let mut h = window(r, app, BottomTab::Steps);
     h.snapshot("steps_tab_gpt_train_light");
 }
+
+#[test]
+fn flight_recorder_desync() {
+    let Some(r) = renderer("flight_recorder_desync") else { return };
+    let files: Vec<String> = (0..4).map(|i| format!("flight_recorder/gloo_desync/rank_{i}")).collect();
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    let mut app = common::app_with(&files);
+    app.select_flight_recorder_cell(1, 7);
+    let mut h = window(r, app, BottomTab::FlightRecorder);
+    h.snapshot("flight_recorder_desync");
+}

@@ -229,6 +229,9 @@ impl Cli {
                         return crate::summaries::report(dir, json, align.into(), &rank_opts);
                     }
                 }
+                if let Some(dumps) = crate::flight_recorder::dumps_given(&files)? {
+                    return crate::flight_recorder::report(&dumps, json);
+                }
                 let expanded = crate::ranks::expand_inputs(&files)?;
                 // every option the several-rank report's output depends on
                 let rank_memo = format!("ranks {json} {top} {align:?} {steps:?} {microbatches:?} {link_gbps:?}");
@@ -275,6 +278,7 @@ impl Cli {
                     Source::MemorySnapshot(snap) => emit(json, &memory::analyse(&snap), memory::to_text),
                     Source::MemoryStats(stats) => emit(json, &memory::stats_report(&stats), memory::stats_text),
                     Source::Ncu(ncu) => emit(json, &roofline::analyse(&ncu), roofline::to_text),
+                    Source::FlightRecorder(_) => crate::flight_recorder::report(&[file], json),
                 }
             }
             Some(Command::Summarize { files, output, steps }) => {

@@ -7,6 +7,7 @@ mod bench_peers;
 mod bench_ranks;
 mod cli;
 mod export;
+mod flight_recorder;
 mod gate;
 mod load;
 mod ranks;

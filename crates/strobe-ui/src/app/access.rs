@@ -73,6 +73,15 @@ impl StrobeApp {
         &self.kernels
     }
 
+    pub fn flight_recorder(&self) -> &crate::flight_recorder_pane::FlightRecorderPane {
+        &self.flight_recorder
+    }
+
+    /// Selects a cell of the flight-recorder grid on the group it is in (snapshots).
+    pub fn select_flight_recorder_cell(&mut self, rank: u32, seq: i64) {
+        self.flight_recorder.selected = Some((rank, seq));
+    }
+
     pub fn kernel_sol(&self) -> Option<&crate::kernel_sol::KernelSolPane> {
         self.kernel_sol.as_ref()
     }

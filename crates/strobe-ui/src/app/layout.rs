@@ -48,6 +48,10 @@ impl StrobeApp {
             match (&mut self.memory, &mut self.kernel_sol) {
                 // a folder of rank summaries alone: the ranks views fill the window
                 _ if no_traces && self.ws.summaries.is_some() => self.ranks.ui(ui, &mut cx),
+                // flight-recorder dumps alone: their grid fills the window
+                (None, None) if no_traces && !self.ws.flight_recorder.is_empty() => {
+                    self.flight_recorder.ui(ui, &mut cx)
+                }
                 (Some(p), _) if main_memory => p.ui(ui, &mut cx),
                 (_, Some(p)) if main_kernels => p.ui(ui, &mut cx),
                 _ => self.timeline.ui(ui, &mut cx),
@@ -65,7 +69,7 @@ impl StrobeApp {
         let bottom_h = bottom.show(ui, |ui| {
             // every bottom tab, in the tab bar's order: adding one is a line here (and its id
             // in `BottomTab`)
-            let mut tabs: [(BottomTab, &mut dyn Pane); 12] = [
+            let mut tabs: [(BottomTab, &mut dyn Pane); 13] = [
                 (BottomTab::Kernels, &mut self.kernels),
                 (BottomTab::Ops, &mut self.ops),
                 (BottomTab::Gaps, &mut self.gaps),
@@ -77,6 +81,7 @@ impl StrobeApp {
                 (BottomTab::Memory, &mut self.memory),
                 (BottomTab::Ranks, &mut self.ranks),
                 (BottomTab::Pipeline, &mut self.pipeline),
+                (BottomTab::FlightRecorder, &mut self.flight_recorder),
                 (BottomTab::Notes, &mut self.notes),
             ];
             crate::panes::show(ui, &mut tabs, &mut self.bottom_tab, &mut view_ctx!(self, cmds));

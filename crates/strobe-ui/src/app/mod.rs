@@ -77,6 +77,8 @@ pub enum BottomTab {
     Gaps,
     /// Each step's time split into named parts, per trace.
     Steps,
+    /// Flight-recorder dumps: ranks × sequence numbers per process group.
+    FlightRecorder,
 }
 
 /// The highlight in force: a selected kernel wins over search matches.
@@ -112,6 +114,8 @@ pub struct StrobeApp {
     pub(crate) kernel_sol: Option<crate::kernel_sol::KernelSolPane>,
     /// The open memory snapshot's pane, if any.
     pub(crate) memory: Option<crate::memory::MemoryPane>,
+    /// The open flight-recorder dumps matched across ranks.
+    pub(crate) flight_recorder: crate::flight_recorder_pane::FlightRecorderPane,
     /// Ranks side by side: alignment, rank × step table, stragglers (when 2+ traces are open).
     pub(crate) ranks: crate::ranks::RanksPane,
     /// Pipeline stages × steps (when the open ranks form a pipeline).
@@ -182,6 +186,7 @@ impl StrobeApp {
             loader: Loader::new(cache_dir),
             kernel_sol: None,
             memory: None,
+            flight_recorder: Default::default(),
             ranks: crate::ranks::RanksPane::default(),
             pipeline: Default::default(),
             pipeline_shown: false,

@@ -38,6 +38,13 @@ impl StrobeApp {
                 self.bottom_tab = BottomTab::Ranks;
                 self.remember(&[&p]);
             } else if p.is_dir() {
+                // a folder of flight-recorder dumps (torchtitan's comm_traces/): all of them
+                let dumps = strobe_import::flight_recorder::dumps_in(&p).unwrap_or_default();
+                if !dumps.is_empty() {
+                    files.extend(dumps);
+                    self.remember(&[&p]);
+                    continue;
+                }
                 // a folder of rank traces: open them all, side by side
                 match crate::loader::trace_files_in(&p) {
                     Ok(f) => {
@@ -109,6 +116,7 @@ impl StrobeApp {
             || self.ws.ncu.is_some()
             || self.ws.memory_stats.is_some()
             || self.ws.summaries.is_some()
+            || !self.ws.flight_recorder.is_empty()
     }
 
     /// Loads a file on this thread and adds it (tests, benchmarks).
@@ -148,6 +156,14 @@ impl StrobeApp {
                 self.ws.generation += 1;
                 self.bottom_tab = BottomTab::KernelSol;
             }
+            Document::FlightRecorder(d) => {
+                let dumps = &mut self.ws.flight_recorder;
+                dumps.retain(|o| o.rank != d.rank);
+                let at = dumps.partition_point(|o| o.rank < d.rank);
+                dumps.insert(at, *d);
+                self.ws.generation += 1;
+                self.bottom_tab = BottomTab::FlightRecorder;
+            }
         }
     }
 
@@ -171,6 +187,8 @@ impl StrobeApp {
         self.ws.memory_stats = None;
         self.ws.ncu = None;
         self.ws.summaries = None;
+        self.ws.flight_recorder.clear();
+        self.flight_recorder = Default::default();
         self.memory = None;
         self.kernel_sol = None;
         self.sel = Selection::default();
