@@ -105,8 +105,14 @@ pub fn write_args(stats: &[Stat], shared: &[Stat], names: &StatNames, out: &mut 
         }
         if id == names.kernel_details {
             found.has_kernel_details = true;
-            if let Some(StatValue::Str(b)) = &s.value {
-                crate::xla_names::kernel_details_members(&String::from_utf8_lossy(b), out);
+            // written inline or, repeated across kernels, as a reference to a stat name
+            match &s.value {
+                Some(StatValue::Str(b)) => crate::xla_names::kernel_details_members(&String::from_utf8_lossy(b), out),
+                Some(StatValue::Ref(r)) => {
+                    let text = i64::try_from(*r).ok().and_then(|r| names.name(r)).unwrap_or("");
+                    crate::xla_names::kernel_details_members(text, out)
+                }
+                _ => {}
             }
         }
     }
