@@ -67,6 +67,15 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
     // truncated underneath us, shared by every importer here).
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| ImportError::io(path, e))?;
     progress.bytes_total.store(map.len() as u64, Ordering::Relaxed);
+    let meta = import_bytes(path, &map, b)?;
+    progress.bytes_done.store(map.len() as u64, Ordering::Relaxed);
+    Ok(meta)
+}
+
+/// Imports the profile held in `data` (plain or gzipped); `path` names it in errors and as
+/// the trace's source.
+pub fn import_bytes(path: &Path, data: &[u8], b: &mut StoreBuilder) -> Result<TraceMeta, ImportError> {
+    let map = data;
     let mut meta = TraceMeta::new(SourceFormat::XSpace, path.to_string_lossy());
     let inflated;
     let bytes: &[u8] = if map.starts_with(&[0x1f, 0x8b]) {
@@ -109,7 +118,6 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
     if let Some(t) = &mut meta.load.truncated {
         t.events_read = meta.load.events;
     }
-    progress.bytes_done.store(map.len() as u64, Ordering::Relaxed);
     Ok(meta)
 }
 
