@@ -8,7 +8,9 @@ Every file under TRACES_DIR goes through `strobe report --json`:
   with the file named, and for profiles of a format Strobe does not read yet (listed in
   NOT_READ_YET: they must get the same clear error naming the file, and are counted apart);
 - chrome/Kineto traces: the GPU figures, top kernels and memory water level equal those of the
-  independent oracle tests/expected/kineto_expected.py, run here on the same file.
+  independent oracle tests/expected/kineto_expected.py, run here on the same file;
+- XSpace profiles (`.xplane.pb`): each GPU's kernels, copies and busy time equal those of
+  tests/expected/xspace_expected.py.
 
 usage: tests/tools/sweep_shared.py [TRACES_DIR (../shared/traces)] [STROBE (target/debug/strobe)]
 """

@@ -29,7 +29,9 @@ fn files_where(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<PathBuf>, 
     let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut found: Vec<PathBuf> = rd
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|f| f.is_file() && keep(&f.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default()))
+        .filter(|f| {
+            f.is_file() && keep(&f.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default())
+        })
         .collect();
     found.sort();
     Ok(found)

@@ -2,7 +2,9 @@
 //! valid cached store reused, or an import into a new one: a temp file renamed into the cache
 //! dir, or memory when that fails) or the model value of a format that is not a timeline.
 
-use crate::{chrome_json, detect, memory_snapshot, ncu_csv, ncu_rep, nsys_sqlite, xspace, Format, ImportError, Progress};
+use crate::{
+    chrome_json, detect, memory_snapshot, ncu_csv, ncu_rep, nsys_sqlite, xspace, Format, ImportError, Progress,
+};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use strobe_model::memory::{MemorySnapshot, MemoryStats};

@@ -122,7 +122,10 @@ mod tests {
         assert_eq!(launch_kind("cudaLaunchKernel"), SpanKind::CudaRuntime);
         assert_eq!(launch_kind("hipModuleLaunchKernel"), SpanKind::CudaRuntime);
         let mut s = String::new();
-        kernel_details_members("regs:32 static_shared:16 dynamic_shared:0 grid:4,1,1 block:128,1,1 occ_pct:50.5", &mut s);
+        kernel_details_members(
+            "regs:32 static_shared:16 dynamic_shared:0 grid:4,1,1 block:128,1,1 occ_pct:50.5",
+            &mut s,
+        );
         assert_eq!(
             s,
             ",\"registers per thread\":32,\"grid\":[4,1,1],\"block\":[128,1,1],\"est. achieved occupancy %\":50.5,\"shared memory\":16"

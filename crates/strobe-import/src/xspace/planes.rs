@@ -45,7 +45,12 @@ struct PrepLine {
     aggregated: u64,
 }
 
-pub fn map_planes(path: &Path, planes: &[&[u8]], b: &mut StoreBuilder, meta: &mut TraceMeta) -> Result<(), ImportError> {
+pub fn map_planes(
+    path: &Path,
+    planes: &[&[u8]],
+    b: &mut StoreBuilder,
+    meta: &mut TraceMeta,
+) -> Result<(), ImportError> {
     let mut decoded = 0usize;
     for (k, bytes) in planes.iter().enumerate() {
         let head = match PlaneHead::decode(*bytes) {

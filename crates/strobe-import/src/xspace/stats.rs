@@ -161,10 +161,11 @@ mod tests {
 
     #[test]
     fn stats_become_args_with_names_resolved() {
-        let names: FxHashMap<i64, String> = [(1, "correlation_id"), (2, "hlo_op"), (3, "_r"), (4, "kernel_details"), (5, "fusion")]
-            .into_iter()
-            .map(|(k, v)| (k, v.to_string()))
-            .collect();
+        let names: FxHashMap<i64, String> =
+            [(1, "correlation_id"), (2, "hlo_op"), (3, "_r"), (4, "kernel_details"), (5, "fusion")]
+                .into_iter()
+                .map(|(k, v)| (k, v.to_string()))
+                .collect();
         let names = StatNames::new(names);
         let st = |m, v| Stat { metadata_id: m, value: Some(v) };
         let stats = vec![
