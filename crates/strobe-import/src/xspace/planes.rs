@@ -34,7 +34,8 @@ struct Prep {
     copy_dir: Option<CopyDir>,
     instant: bool,
     correlation: i64,
-    args: String,
+    /// The args' text in the line's `args` buffer.
+    args: std::ops::Range<usize>,
 }
 
 /// One line, decoded and mapped (or why it could not be).
@@ -42,6 +43,8 @@ struct PrepLine {
     id: i64,
     name: String,
     events: Vec<Prep>,
+    /// Every event's args, one after another (one buffer a line, not a string an event).
+    args: String,
     aggregated: u64,
 }
 
@@ -236,7 +239,7 @@ fn map_plane(
                 cat,
                 kind: e.kind,
                 flags: if e.instant { flags::INSTANT } else { 0 },
-                args: e.args.as_bytes(),
+                args: &line.args.as_bytes()[e.args.clone()],
                 correlation: e.correlation,
                 copy_dir: e.copy_dir,
             })
@@ -265,8 +268,15 @@ fn prep_line(
     let name = if line.display_name.is_empty() { text(&line.name) } else { text(&line.display_name) };
     let derived = matches!(kind, PlaneKind::Gpu(_)) && is_derived_line(&name);
     let base_ps = line.timestamp_ns as i128 * 1000;
-    let mut out = PrepLine { id: line.id, name, events: Vec::with_capacity(line.events.len()), aggregated: 0 };
+    let mut out = PrepLine {
+        id: line.id,
+        name,
+        events: Vec::with_capacity(line.events.len()),
+        args: String::new(),
+        aggregated: 0,
+    };
     let mut args = String::new();
+    let mut seen = Vec::new();
     let no_stats: Vec<Stat> = Vec::new();
     for e in &line.events {
         let Event { metadata_id, data, duration_ps, stats } = e;
@@ -280,7 +290,7 @@ fn prep_line(
         };
         let m = md.get(metadata_id);
         let shared = m.map(|m| &m.stats).unwrap_or(&no_stats);
-        let found = write_args(stats, shared, names, &mut args);
+        let found = write_args(stats, shared, names, &mut args, &mut seen);
         let start_ps = base_ps + offset as i128;
         let end_ps = start_ps + (*duration_ps).max(0) as i128;
         let ns = |ps: i128| (ps.div_euclid(1000)).clamp(i64::MIN as i128, i64::MAX as i128) as i64;
@@ -311,7 +321,11 @@ fn prep_line(
             copy_dir,
             instant,
             correlation: found.correlation.unwrap_or(0),
-            args: std::mem::take(&mut args),
+            args: {
+                let at = out.args.len();
+                out.args.push_str(&args);
+                at..out.args.len()
+            },
         });
     }
     Ok(out)

@@ -58,15 +58,18 @@ pub fn int_value(v: &Option<StatValue>) -> Option<i64> {
 /// Writes `stats` (then `shared`, the metadata's, where the event has none of that name) as
 /// `{"name":value,…}` into `out` (cleared first; left empty when there are none). Stats
 /// named with a leading `_` are the profiler's own bookkeeping (`_r`, `_c`, `_src`) and
-/// left out; bytes values are shown by their length.
-pub fn write_args(stats: &[Stat], shared: &[Stat], names: &StatNames, out: &mut String) -> Found {
+/// left out; bytes values are shown by their length. `seen` is scratch space, kept by the
+/// caller so that no event allocates one (an event has a handful of stats: a list beats a
+/// set).
+pub fn write_args(stats: &[Stat], shared: &[Stat], names: &StatNames, out: &mut String, seen: &mut Vec<i64>) -> Found {
     out.clear();
+    seen.clear();
     let mut found = Found::default();
-    let mut seen: smallvec_like::Seen = Default::default();
     for s in stats.iter().chain(shared) {
-        if !seen.first(s.metadata_id) {
+        if seen.contains(&s.metadata_id) {
             continue;
         }
+        seen.push(s.metadata_id);
         let Some(name) = names.name(s.metadata_id) else { continue };
         let id = Some(s.metadata_id);
         if id == names.correlation_id {
@@ -137,24 +140,6 @@ fn push_json_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
-mod smallvec_like {
-    /// The stat ids written so far for one event: an event has a handful, so a short list
-    /// beats a set.
-    #[derive(Default)]
-    pub struct Seen(Vec<i64>);
-
-    impl Seen {
-        /// True the first time `id` is offered.
-        pub fn first(&mut self, id: i64) -> bool {
-            if self.0.contains(&id) {
-                return false;
-            }
-            self.0.push(id);
-            true
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,7 +162,7 @@ mod tests {
         ];
         let shared = vec![st(2, StatValue::Str(b"ignored: the event's own wins".to_vec()))];
         let mut out = String::new();
-        let f = write_args(&stats, &shared, &names, &mut out);
+        let f = write_args(&stats, &shared, &names, &mut out, &mut Vec::new());
         assert_eq!(f.correlation, Some(18));
         assert!(f.has_hlo_op && f.has_kernel_details);
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
