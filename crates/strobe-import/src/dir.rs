@@ -64,7 +64,8 @@ fn newest_profile_run(dir: &Path) -> Option<PathBuf> {
 
 /// Whether a run directory holds a host's profile.
 fn holds_a_host(run: &Path) -> bool {
-    files_where(run, |n| is_xplane(n) || n.ends_with(".trace.json.gz")).is_ok_and(|f| !f.is_empty())
+    let host = |n: &str| is_xplane(n) || n.ends_with(".trace.json.gz") || n == "perfetto_trace.json.gz";
+    files_where(run, host).is_ok_and(|f| !f.is_empty())
 }
 
 /// A run's hosts: their XSpace files, else their Chrome JSON (not `perfetto_trace.json.gz`,
