@@ -74,6 +74,11 @@ fn rocm_eight_gpu_profile_matches_the_oracle() {
 #[test]
 fn rocm_fused_attention_profile_matches_the_oracle() {
     check("jax_rocm_te_fused_attn.xplane.pb");
+    // a plane that is no GPU or host timeline is named in the notes, not dropped silently
+    let store = load("jax_rocm_te_fused_attn.xplane.pb");
+    let notes = &store.meta.load.notes;
+    assert!(notes.iter().any(|n| n.contains("/device:CUSTOM:Megascale Trace") && n.contains("not shown")), "{notes:?}");
+    assert_eq!(store.meta.base_time_ns, Some(1_779_266_702_889_805_563), "Task Environment's profile start");
 }
 
 #[test]

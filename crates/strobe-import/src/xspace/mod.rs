@@ -75,18 +75,17 @@ pub fn import(path: &Path, b: &mut StoreBuilder, progress: &Progress) -> Result<
 /// Imports the profile held in `data` (plain or gzipped); `path` names it in errors and as
 /// the trace's source.
 pub fn import_bytes(path: &Path, data: &[u8], b: &mut StoreBuilder) -> Result<TraceMeta, ImportError> {
-    let map = data;
     let mut meta = TraceMeta::new(SourceFormat::XSpace, path.to_string_lossy());
     let inflated;
-    let bytes: &[u8] = if map.starts_with(&[0x1f, 0x8b]) {
-        let (v, cut) = inflate(&map);
+    let bytes: &[u8] = if data.starts_with(&[0x1f, 0x8b]) {
+        let (v, cut) = inflate(data);
         inflated = v;
         if let Some(why) = cut {
             meta.load.notes.push(format!("the gzip stream {why}: read what it held"));
         }
         &inflated
     } else {
-        &map
+        data
     };
     if bytes.is_empty() {
         return Err(ImportError::bad(path, "empty: no XSpace planes"));
