@@ -24,7 +24,8 @@ fn check(file: &str) {
         assert_eq!(streams, want, "{file}: streams of GPU {}", g.device);
     }
     // all device work whose launch the host recorded (same correlation id) is linked to it
-    let linked = store.flows().iter().filter(|f| store.span_kind(f.from).is_launch_like()).count();
+    let launch = |k: SpanKind| matches!(k, SpanKind::CudaRuntime | SpanKind::CudaDriver);
+    let linked = store.flows().iter().filter(|f| launch(store.span_kind(f.from))).count();
     assert_eq!(linked as u64, exp["linked_launches"].as_u64().unwrap(), "{file}: launches linked to their work");
 
     let steps = exp["steps"].as_array().unwrap();
@@ -53,16 +54,6 @@ fn check_host(file: &str, store: &strobe_store::Store, exp: &Value) {
             .map(|s| ends[s] - starts[s])
             .max();
         assert_eq!(got, Some(want), "{file}: the planted host stall");
-    }
-}
-
-trait LaunchLike {
-    fn is_launch_like(self) -> bool;
-}
-
-impl LaunchLike for SpanKind {
-    fn is_launch_like(self) -> bool {
-        matches!(self, SpanKind::CudaRuntime | SpanKind::CudaDriver)
     }
 }
 
