@@ -8,7 +8,9 @@ Every file under TRACES_DIR goes through `strobe report --json`:
   with the file named, and for profiles of a format Strobe does not read yet (listed in
   NOT_READ_YET: they must get the same clear error naming the file, and are counted apart);
 - chrome/Kineto traces: the GPU figures, top kernels and memory water level equal those of the
-  independent oracle tests/expected/kineto_expected.py, run here on the same file.
+  independent oracle tests/expected/kineto_expected.py, run here on the same file;
+- XSpace profiles (`.xplane.pb`): each GPU's kernels, copies and busy time equal those of
+  tests/expected/xspace_expected.py.
 
 usage: tests/tools/sweep_shared.py [TRACES_DIR (../shared/traces)] [STROBE (target/debug/strobe)]
 """
@@ -22,11 +24,27 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ORACLE = os.path.join(HERE, "..", "expected", "kineto_expected.py")
 # not profiles: the data's own docs, and an ncu output holding only ==ERROR== lines
 NOT_PROFILES = {"README.md", "manifest.json", "llm-perf-opt_outputs_2025-10-30_05-20-37_raw_error_only.csv"}
-# profile formats Strobe does not read yet (JAX XSpace): a clear "unknown format" error naming
-# the file is what a user gets today; remove a suffix here once its importer exists
-NOT_READ_YET = (".xplane.pb",)
+# profile formats Strobe does not read yet: a clear "unknown format" error naming the file is
+# what a user gets today; add a suffix here for a format found in the shared traces before its
+# importer exists
+NOT_READ_YET = ()
 GPU_KEYS = ["device", "window_ns", "busy_ns", "idle_ns", "compute_ns", "comm_ns", "memory_ns",
             "comm_overlapped_ns", "kernels", "memcpy", "memset"]
+
+
+def xspace_expected(path):
+    """tests/expected/xspace_expected.py's figures for one XSpace file."""
+    sys.path.insert(0, os.path.join(HERE, "..", "expected"))
+    import xspace_expected as x
+
+    if path.endswith(".gz"):
+        import gzip
+
+        with tempfile.NamedTemporaryFile(suffix=".xplane.pb") as t:
+            t.write(gzip.open(path).read())
+            t.flush()
+            return x.expect(t.name)
+    return x.expect(path)
 
 
 def main():
@@ -52,6 +70,16 @@ def main():
                 failures.append(f"{path}: exit {p.returncode}: {p.stderr[:300]}")
                 continue
             got = json.loads(p.stdout)
+            if name.endswith((".xplane.pb", ".xplane.pb.gz")) and got.get("format") == "xspace":
+                want = xspace_expected(path)
+                checked += 1
+                if len(got["gpus"]) != len(want["gpus"]):
+                    failures.append(f"{path}: {len(got['gpus'])} devices != oracle {len(want['gpus'])}")
+                for g, w in zip(got["gpus"], want["gpus"]):
+                    for k in ("device", "kernels", "memcpy", "busy_ns"):
+                        if g[k] != w[k]:
+                            failures.append(f"{path}: GPU {w['device']} {k} {g[k]} != oracle {w[k]}")
+                continue
             if name.endswith((".json", ".json.gz")) and got.get("format") in ("kineto", "chrome"):
                 want = json.loads(subprocess.run([sys.executable, ORACLE, path], capture_output=True,
                                                  text=True, check=True).stdout)

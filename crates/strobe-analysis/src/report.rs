@@ -23,7 +23,7 @@ pub struct Report {
     pub gpus: Vec<GpuTime>,
     pub top_kernels: Vec<KernelStat>,
     pub streams: Vec<StreamStat>,
-    pub steps: Vec<Step>,
+    pub steps: Vec<ReportStep>,
     /// Which window the figures cover: the `gpus` figures always cover the whole trace; where
     /// there are steps, `in_steps` gives the same per device over the steps only.
     pub window: Window,
@@ -60,6 +60,23 @@ pub struct Window {
     /// The `cudaProfilerStart`/`Stop` range, where the trace records one (steps outside it are
     /// left out).
     pub capture: Option<CaptureRange>,
+}
+
+/// A step with the GPU's busy and idle time inside it (over every device: time no device
+/// was busy is idle), whatever the format the steps came from.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ReportStep {
+    #[serde(flatten)]
+    pub step: Step,
+    pub gpu_busy_ns: i64,
+    pub gpu_idle_ns: i64,
+}
+
+impl std::ops::Deref for ReportStep {
+    type Target = Step;
+    fn deref(&self) -> &Step {
+        &self.step
+    }
 }
 
 /// One device's busy/idle over the steps window (the same definitions as `gpus`, clipped).
@@ -99,6 +116,14 @@ pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
     // and the idle breakdown) are independent: found side by side
     rayon::join(|| figs.steps(store), || figs.activity(store));
     let steps = figs.steps(store).to_vec();
+    let busy = figs.activity(store).busy();
+    let report_steps: Vec<ReportStep> = steps
+        .iter()
+        .map(|s| {
+            let b = crate::intervals::total_within(busy, s.start_ns, s.end_ns());
+            ReportStep { step: s.clone(), gpu_busy_ns: b, gpu_idle_ns: s.dur_ns - b }
+        })
+        .collect();
     let unions = &figs.activity(store).unions;
     let span = steps_window(&steps);
     let in_steps = match span {
@@ -153,7 +178,7 @@ pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
         gpus: figs.gpus(store),
         top_kernels,
         streams: figs.streams(store).to_vec(),
-        steps,
+        steps: report_steps,
         window,
         in_steps,
         step_anomalies: figs.step_anomalies(store).to_vec(),
@@ -289,8 +314,13 @@ pub fn to_text(r: &Report) -> String {
     } else {
         let from = r.window.steps_from.as_deref().unwrap_or("-");
         let _ = writeln!(o, "\nSteps ({} from {from}):", r.steps.len());
+        let gpu = !r.gpus.is_empty();
         for s in &r.steps {
-            let _ = writeln!(o, "  {:<20} {}", s.name, fmt_ns(s.dur_ns));
+            if gpu {
+                let _ = writeln!(o, "  {:<20} {:>12}   GPU idle {}", s.name, fmt_ns(s.dur_ns), fmt_ns(s.gpu_idle_ns));
+            } else {
+                let _ = writeln!(o, "  {:<20} {}", s.name, fmt_ns(s.dur_ns));
+            }
         }
         for g in &r.in_steps {
             let _ = writeln!(

@@ -6,7 +6,9 @@
 //! 2. Kineto `ProfilerStep#N` ranges on CPU threads (`profiler_step`);
 //! 3. NVTX ranges whose names look like iterations (`step_3`, `iteration 3`, `train_step`,
 //!    `ProfilerStep#3` under `emit_nvtx`, …: `is_iteration_name`) (`nvtx`);
-//! 4. CPU annotation ranges (`record_function`) with such names (`annotation`);
+//! 4. CPU annotation ranges (`record_function`) with such names, and JAX / TensorFlow
+//!    `StepTraceAnnotation`s (a range with a `step_num` arg, named `train 3`: `step_num`)
+//!    (`annotation`);
 //! 5. the period of the GPU work itself (`infer::inferred_steps`, `inferred`).
 //!
 //! Only the outermost matching ranges count (a `step_3` inside `train_step` is not a second
@@ -15,6 +17,7 @@
 
 mod capture;
 mod infer;
+mod step_num;
 
 pub use capture::{capture_range, CaptureRange};
 pub use infer::inferred_steps;
@@ -170,6 +173,7 @@ fn candidates(store: &Store, rule: &StepRule) -> Vec<Candidate> {
         })
         .collect();
     let mut out = Vec::new();
+    let mut step_nums = step_num::StepNums::new(store);
     for (lane, desc) in store.lanes.iter().enumerate() {
         let on_nvtx = match desc.kind {
             LaneKind::CpuThread { .. } => false,
@@ -179,7 +183,16 @@ fn candidates(store: &Store, rule: &StepRule) -> Vec<Candidate> {
         let v = store.lane_spans(lane as u32);
         for (k, &sid) in v.span.iter().enumerate() {
             let m = store.span_meta(sid);
-            if !wanted.get(m.name as usize).copied().unwrap_or(false) || v.ends[k] <= v.starts[k] {
+            if v.ends[k] <= v.starts[k] {
+                continue;
+            }
+            if !wanted.get(m.name as usize).copied().unwrap_or(false) {
+                if rule.pattern.is_none() && !on_nvtx {
+                    if let Some(name) = step_nums.step_name(store, sid, m.name) {
+                        let source = StepSource::Annotation;
+                        out.push(Candidate { name, start: v.starts[k], end: v.ends[k], source });
+                    }
+                }
                 continue;
             }
             let name = store.string(m.name);

@@ -25,12 +25,14 @@ pub enum Format {
     /// A PyTorch flight-recorder dump (pickle or JSON), one rank's: read by
     /// `flight_recorder` for `strobe report` and the flight-recorder pane.
     FlightRecorder,
+    /// XSpace protobuf (`jax.profiler` / TensorFlow / XProf `.xplane.pb`), plain or gzipped.
+    XSpace,
 }
 
 impl Format {
     /// Formats that become a timeline `Store` (the others become a model value).
     pub fn is_trace(self) -> bool {
-        matches!(self, Format::ChromeJson | Format::NsysSqlite | Format::NsysRep)
+        matches!(self, Format::ChromeJson | Format::NsysSqlite | Format::NsysRep | Format::XSpace)
     }
 }
 
@@ -47,6 +49,9 @@ pub fn detect(path: &Path) -> std::io::Result<Option<Format>> {
     if crate::ncu_rep::sniff(path, head) {
         return Ok(Some(Format::NcuRep));
     }
+    if crate::xspace::sniff(path) {
+        return Ok(Some(Format::XSpace));
+    }
     if crate::memory_snapshot::sniff_pickle(head) {
         return Ok(Some(Format::MemorySnapshot));
     }
@@ -54,6 +59,9 @@ pub fn detect(path: &Path) -> std::io::Result<Option<Format>> {
     if name.ends_with(".pickle") || name.ends_with(".pickle.gz") || name.ends_with(".pkl") || name.ends_with(".pkl.gz")
     {
         return Ok(Some(Format::MemorySnapshot));
+    }
+    if name.ends_with(".xplane.pb") || name.ends_with(".xplane.pb.gz") {
+        return Ok(Some(Format::XSpace));
     }
     if name.ends_with(".nsys-rep") || name.ends_with(".qdrep") {
         return Ok(Some(Format::NsysRep));

@@ -1,20 +1,120 @@
-//! A directory given where a trace is expected: one trace per rank, as a job writes them.
+//! A directory given where a trace is expected: one trace per rank, as a job writes them,
+//! or a JAX / TensorFlow profile directory (`plugins/profile/<run>/<host>.xplane.pb`).
 
 use std::path::{Path, PathBuf};
 
-/// The `*.json`, `*.json.gz` and `*.sqlite` files directly in `dir`, sorted by name.
+/// The traces a directory holds, sorted by name. A profile directory (the log dir, its
+/// `plugins/profile`, or one run) gives its newest run's hosts, one per rank: their
+/// `.xplane.pb` files, else their `.trace.json.gz`. Any other directory gives the `*.json`,
+/// `*.json.gz`, `*.sqlite` and `*.xplane.pb[.gz]` files directly in it.
 pub fn trace_files_in(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    if let Some(run) = newest_profile_run(dir) {
+        return run_files(&run);
+    }
+    let found = files_where(dir, |n| {
+        n.ends_with(".json") || n.ends_with(".json.gz") || n.ends_with(".sqlite") || is_xplane(n)
+    })?;
+    if found.is_empty() {
+        return Err(format!("{}: no .json, .json.gz, .sqlite or .xplane.pb traces in this directory", dir.display()));
+    }
+    Ok(found)
+}
+
+fn is_xplane(name: &str) -> bool {
+    name.ends_with(".xplane.pb") || name.ends_with(".xplane.pb.gz")
+}
+
+/// Files directly in `dir` whose lowercase name passes `keep`, sorted.
+fn files_where(dir: &Path, keep: impl Fn(&str) -> bool) -> Result<Vec<PathBuf>, String> {
     let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut found: Vec<PathBuf> = rd
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|f| {
-            let n = f.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-            f.is_file() && (n.ends_with(".json") || n.ends_with(".json.gz") || n.ends_with(".sqlite"))
+            f.is_file() && keep(&f.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default())
         })
         .collect();
-    if found.is_empty() {
-        return Err(format!("{}: no .json, .json.gz or .sqlite traces in this directory", dir.display()));
-    }
     found.sort();
     Ok(found)
+}
+
+/// The run to open when `dir` is a profile directory: `dir/plugins/profile/<run>`,
+/// `dir/<run>` when `dir` is `plugins/profile`, or `dir` itself when it holds
+/// `.xplane.pb` files. Runs are named by the time they were taken
+/// (`2026_12_07_04_15_26`), so the newest is the last by name.
+fn newest_profile_run(dir: &Path) -> Option<PathBuf> {
+    let runs_in = |d: &Path| -> Option<PathBuf> {
+        let rd = std::fs::read_dir(d).ok()?;
+        let mut runs: Vec<PathBuf> =
+            rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir() && holds_a_host(p)).collect();
+        runs.sort();
+        runs.pop()
+    };
+    let nested = dir.join("plugins").join("profile");
+    if nested.is_dir() {
+        return runs_in(&nested);
+    }
+    let is_profile_dir = dir.file_name().is_some_and(|n| n == "profile")
+        && dir.parent().and_then(|p| p.file_name()).is_some_and(|n| n == "plugins");
+    if is_profile_dir {
+        return runs_in(dir);
+    }
+    let has_xplane = files_where(dir, is_xplane).is_ok_and(|f| !f.is_empty());
+    has_xplane.then(|| dir.to_path_buf())
+}
+
+/// Whether a run directory holds a host's profile.
+fn holds_a_host(run: &Path) -> bool {
+    let host = |n: &str| is_xplane(n) || n.ends_with(".trace.json.gz") || n == "perfetto_trace.json.gz";
+    files_where(run, host).is_ok_and(|f| !f.is_empty())
+}
+
+/// A run's hosts: their XSpace files, else their Chrome JSON (not `perfetto_trace.json.gz`,
+/// JAX's copy of a host's trace, unless it is all there is).
+fn run_files(run: &Path) -> Result<Vec<PathBuf>, String> {
+    let xplanes = files_where(run, is_xplane)?;
+    if !xplanes.is_empty() {
+        return Ok(xplanes);
+    }
+    let json = files_where(run, |n| n.ends_with(".trace.json.gz"))?;
+    if !json.is_empty() {
+        return Ok(json);
+    }
+    let copy = files_where(run, |n| n == "perfetto_trace.json.gz")?;
+    if copy.is_empty() {
+        return Err(format!("{}: a profile run with no .xplane.pb or .trace.json.gz in it", run.display()));
+    }
+    Ok(copy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_profile_directory_gives_its_newest_runs_hosts() {
+        let t = tempfile::tempdir().unwrap();
+        let profile = t.path().join("plugins").join("profile");
+        let old = profile.join("2026_12_07_04_15_26");
+        let new = profile.join("2026_12_07_05_00_01");
+        for (d, files) in [
+            (&old, &["a.xplane.pb", "a.trace.json.gz"][..]),
+            (&new, &["b.xplane.pb", "a.xplane.pb", "a.trace.json.gz", "perfetto_trace.json.gz"][..]),
+        ] {
+            std::fs::create_dir_all(d).unwrap();
+            for f in files {
+                std::fs::write(d.join(f), b"x").unwrap();
+            }
+        }
+        let want = vec![new.join("a.xplane.pb"), new.join("b.xplane.pb")];
+        assert_eq!(trace_files_in(t.path()).unwrap(), want, "the log dir");
+        assert_eq!(trace_files_in(&profile).unwrap(), want, "plugins/profile");
+        assert_eq!(trace_files_in(&new).unwrap(), want, "the run itself");
+        // a run of Chrome JSON only: the hosts' traces, not JAX's perfetto copy
+        for f in ["a.xplane.pb", "b.xplane.pb"] {
+            std::fs::remove_file(new.join(f)).unwrap();
+        }
+        assert_eq!(trace_files_in(t.path()).unwrap(), vec![new.join("a.trace.json.gz")]);
+        std::fs::remove_file(new.join("a.trace.json.gz")).unwrap();
+        assert_eq!(trace_files_in(t.path()).unwrap(), vec![new.join("perfetto_trace.json.gz")]);
+    }
 }

@@ -1,5 +1,5 @@
 //! Importers, one module per source format; none of them draws or analyses anything. The
-//! timeline formats (`chrome_json`, `nsys_sqlite`) push lanes, spans, flows and counters into a
+//! timeline formats (`chrome_json`, `nsys_sqlite`, `xspace`) push lanes, spans, flows and counters into a
 //! `StoreBuilder`; the others build a model value (`memory_snapshot` a `MemorySnapshot` or
 //! `MemoryStats`, `ncu_csv` / `ncu_rep` an `NcuReport`). `open` detects the format once and
 //! returns whichever it is as a `Source`.
@@ -18,6 +18,8 @@ pub mod pickle;
 mod progress;
 pub mod sqlite_file;
 pub mod time;
+mod xla_names;
+pub mod xspace;
 
 pub use detect::{detect, Format};
 pub use dir::trace_files_in;

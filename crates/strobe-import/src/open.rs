@@ -3,7 +3,8 @@
 //! dir, or memory when that fails) or the model value of a format that is not a timeline.
 
 use crate::{
-    chrome_json, detect, flight_recorder, memory_snapshot, ncu_csv, ncu_rep, nsys_sqlite, Format, ImportError, Progress,
+    chrome_json, detect, flight_recorder, memory_snapshot, ncu_csv, ncu_rep, nsys_sqlite, xspace, Format, ImportError,
+    Progress,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -64,8 +65,8 @@ pub fn open(path: &Path, opts: &LoadOptions) -> Result<Source, ImportError> {
     let fmt = detect(path).map_err(|e| ImportError::io(path, e))?.ok_or_else(|| {
         ImportError::bad(
             path,
-            "unknown format (expected a chrome/Kineto .json[.gz] trace, an Nsight Systems .sqlite export, a \
-             memory snapshot pickle, a flight-recorder dump or an Nsight Compute export)",
+            "unknown format (expected a chrome/Kineto .json[.gz] trace, an Nsight Systems .sqlite export, an \
+             XSpace .xplane.pb, a memory snapshot pickle, a flight-recorder dump or an Nsight Compute export)",
         )
     })?;
     let progress = opts.progress.clone().unwrap_or_default();
@@ -75,7 +76,7 @@ pub fn open(path: &Path, opts: &LoadOptions) -> Result<Source, ImportError> {
         Format::NcuCsv => Source::Ncu(ncu_csv::import(path)?),
         Format::NcuRep => Source::Ncu(ncu_rep::import(path)?),
         Format::FlightRecorder => Source::FlightRecorder(flight_recorder::import(path)?),
-        Format::ChromeJson | Format::NsysSqlite | Format::NsysRep => {
+        Format::ChromeJson | Format::NsysSqlite | Format::NsysRep | Format::XSpace => {
             Source::Trace(Box::new(load_trace(path, fmt, opts)?))
         }
     })
@@ -100,7 +101,7 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
         }
         _ => Err(ImportError::bad(
             path,
-            "unknown format (expected a chrome/Kineto .json[.gz] trace or an Nsight Systems .sqlite export)",
+            "unknown format (expected a chrome/Kineto .json[.gz] trace, an Nsight Systems .sqlite export or an XSpace .xplane.pb)",
         )),
     }
 }
@@ -282,6 +283,7 @@ fn load_trace(path: &Path, fmt: Format, opts: &LoadOptions) -> Result<Store, Imp
     let mut b = StoreBuilder::new(out).map_err(|e| ImportError::io(path, e))?;
     let meta = match fmt {
         Format::ChromeJson => chrome_json::import(path, &mut b, &progress)?,
+        Format::XSpace => xspace::import(path, &mut b, &progress)?,
         Format::NsysSqlite => nsys_sqlite::import(path, &mut b, &progress)?,
         Format::NsysRep => {
             nsys_sqlite::import_as(&nsys_sqlite::export_rep(path, dir.as_deref())?, path, &mut b, &progress)?

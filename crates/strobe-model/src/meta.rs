@@ -10,6 +10,8 @@ pub enum SourceFormat {
     Chrome,
     /// An Nsight Systems SQLite export.
     Nsys,
+    /// An XSpace profile (`jax.profiler`, TensorFlow, XProf: `<host>.xplane.pb`).
+    XSpace,
 }
 
 impl SourceFormat {
@@ -18,6 +20,7 @@ impl SourceFormat {
             SourceFormat::Kineto => "kineto",
             SourceFormat::Chrome => "chrome",
             SourceFormat::Nsys => "nsys",
+            SourceFormat::XSpace => "xspace",
         }
     }
 }

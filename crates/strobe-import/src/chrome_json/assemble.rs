@@ -85,6 +85,10 @@ pub struct Assembler<'a> {
     load: LoadSummary,
     open_array: bool,
     unclosed: u64,
+    /// XLA's device processes (`/device:GPU:N`, a JAX profile's Chrome JSON): pid → N.
+    xla_devices: FxHashMap<IdKey, i64>,
+    /// Their threads' names (`Stream #14(Compute,Memset)`, `XLA Ops`).
+    xla_lines: FxHashMap<(IdKey, IdKey), String>,
 }
 
 impl<'a> Assembler<'a> {
@@ -112,6 +116,8 @@ impl<'a> Assembler<'a> {
             cut: None,
             memory_without_totals: 0,
             memory_unplaced: 0,
+            xla_devices: FxHashMap::default(),
+            xla_lines: FxHashMap::default(),
         }
     }
 
@@ -347,7 +353,21 @@ impl<'a> Assembler<'a> {
         cat: u32,
         name_text: &str,
     ) -> std::io::Result<u64> {
+        let mut kind = kind;
+        let mut xla = None;
+        if kind == SpanKind::Other && !self.xla_devices.is_empty() {
+            if let Some((k, dir, lane)) = self.xla_device_work(b, th, name_text) {
+                kind = k;
+                xla = Some((lane, dir));
+                self.note_bind_lane(th, if k == SpanKind::GpuAnnotation { 1 } else { 3 }, lane);
+            }
+        }
+        if kind == SpanKind::Other && ev.correlation != 0 {
+            // a cat-less event with a launch's correlation id: XLA's host side of a launch
+            kind = crate::xla_names::launch_kind(name_text);
+        }
         let (lane, copy_dir) = match kind {
+            _ if xla.is_some() => xla.unwrap_or_default(),
             SpanKind::Kernel | SpanKind::Memcpy | SpanKind::Memset | SpanKind::GpuAnnotation => {
                 let t = &self.threads[th as usize];
                 let device = if ev.has_device { ev.device } else { t.pid.as_num().unwrap_or(0) };
@@ -392,6 +412,50 @@ impl<'a> Assembler<'a> {
             correlation: ev.correlation,
             copy_dir,
         })
+    }
+
+    /// An event of an XLA device process: its kind and copy direction, its lane made
+    /// (device N's stream, or an annotation row for XProf's derived lines) and named as XLA
+    /// names it. None when the process is not an XLA device.
+    fn xla_device_work(
+        &mut self,
+        b: &mut StoreBuilder,
+        th: u32,
+        name_text: &str,
+    ) -> Option<(SpanKind, Option<CopyDir>, u32)> {
+        let t = &self.threads[th as usize];
+        let device = *self.xla_devices.get(&t.pid)?;
+        let line = self.xla_lines.get(&(t.pid.clone(), t.tid.clone())).cloned().unwrap_or_default();
+        let tid = t.tid.as_num().unwrap_or(0);
+        let (kind, dir, stream) = match crate::xla_names::stream_number(&line) {
+            Some(s) => {
+                let (k, d) = crate::xla_names::device_event_kind(name_text);
+                (k, d, s)
+            }
+            None if line.is_empty() => {
+                let (k, d) = crate::xla_names::device_event_kind(name_text);
+                (k, d, tid)
+            }
+            None => (SpanKind::GpuAnnotation, None, tid),
+        };
+        let annotation = kind == SpanKind::GpuAnnotation;
+        let key = (annotation as u8, device, stream);
+        let lane = match self.gpu_lanes.get(&key) {
+            Some(&l) => l,
+            None => {
+                let l = b.lane(if annotation {
+                    LaneKind::GpuAnnotation { device, stream }
+                } else {
+                    LaneKind::GpuStream { device, stream }
+                });
+                if !line.is_empty() {
+                    b.name_lane(l, format!("GPU {device} · {line}"));
+                }
+                self.gpu_lanes.insert(key, l);
+                l
+            }
+        };
+        Some((kind, dir, lane))
     }
 
     /// A Kineto `[memory]` instant (`profile_memory=True`): the allocator's totals right after
@@ -464,11 +528,21 @@ impl<'a> Assembler<'a> {
         let (pid, tid) = (t.pid.clone(), t.tid.clone());
         match name {
             "process_name" => match v.get("name").and_then(|x| x.as_str()) {
-                Some(n) => b.names.processes.push((pid, n.to_string())),
+                Some(n) => {
+                    if let Some(d) = crate::xla_names::gpu_ordinal(n) {
+                        self.xla_devices.insert(pid.clone(), d);
+                    }
+                    b.names.processes.push((pid, n.to_string()))
+                }
                 None => self.load.skip("process_name without a name"),
             },
             "thread_name" => match v.get("name").and_then(|x| x.as_str()) {
-                Some(n) => b.names.threads.push(((pid, tid), n.to_string())),
+                Some(n) => {
+                    if self.xla_devices.contains_key(&pid) {
+                        self.xla_lines.insert((pid.clone(), tid.clone()), n.to_string());
+                    }
+                    b.names.threads.push(((pid, tid), n.to_string()))
+                }
                 None => self.load.skip("thread_name without a name"),
             },
             "process_sort_index" => match v.get("sort_index").and_then(|x| x.as_i64()) {

@@ -290,6 +290,12 @@ fn convert<'a>(buf: &'a [u8], ev: RawEvent<'a>, unit_ns: i64, local: &mut Local<
                 cev.correlation = k.correlation.and_then(raw_int).unwrap_or(0);
             }
         }
+    } else if ph == b'X' && cat == 0 {
+        // XLA's Chrome JSON (a JAX profile) has no categories: its launches and device work
+        // carry a `correlation_id` arg instead
+        if let Some(a) = ev.args.filter(|a| memchr::memmem::find(a.as_bytes(), b"\"correlation_id\"").is_some()) {
+            cev.correlation = KinetoArgs::scan(a).correlation.and_then(raw_int).unwrap_or(0);
+        }
     }
     out.evs.push(cev);
 }

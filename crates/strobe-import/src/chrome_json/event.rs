@@ -84,6 +84,8 @@ impl<'a> KinetoArgs<'a> {
             "device" => self.device = Some(v),
             "stream" => self.stream = Some(v),
             "correlation" => self.correlation = Some(v),
+            // XLA's name for it (a JAX profile's launches and the device work they launched)
+            "correlation_id" if self.correlation.is_none() => self.correlation = Some(v),
             _ => {}
         }
     }

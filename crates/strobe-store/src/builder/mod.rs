@@ -152,6 +152,8 @@ pub struct StoreBuilder {
     pub unbound_flows: u64,
     /// `t`/`f` steps with no open chain (Kineto writes `f` without `s` for some syncs).
     pub orphan_flow_steps: u64,
+    /// Lane names an importer gave (`name_lane`), in place of the ones made from the kind.
+    lane_names: FxHashMap<u32, String>,
     /// Freed memory goes back to the OS within 10 ms while this builder lives (see `purge`).
     _purge: crate::purge::PromptPurge,
 }
@@ -187,6 +189,7 @@ impl StoreBuilder {
             args_source: None,
             unbound_flows: 0,
             orphan_flow_steps: 0,
+            lane_names: FxHashMap::default(),
             _purge: crate::purge::PromptPurge::start(),
         })
     }
@@ -208,6 +211,12 @@ impl StoreBuilder {
         self.lanes.push(LaneDesc { kind: kind.clone(), name: String::new(), sort: 0 });
         self.lane_map.insert(kind, id);
         id
+    }
+
+    /// Shows `lane` as `name` rather than the name its kind and the metadata give (a
+    /// format that names its own streams, as XLA's `Stream #14(Compute,Memset)`).
+    pub fn name_lane(&mut self, lane: u32, name: String) {
+        self.lane_names.insert(lane, name);
     }
 
     pub fn lane_count(&self) -> usize {
@@ -391,8 +400,11 @@ impl StoreBuilder {
         let threads: FxHashMap<(IdKey, IdKey), String> = self.names.threads.iter().cloned().collect();
         let psort: FxHashMap<IdKey, i64> = self.names.process_sort.iter().cloned().collect();
         let tsort: FxHashMap<(IdKey, IdKey), i64> = self.names.thread_sort.iter().cloned().collect();
-        for d in &mut self.lanes {
-            d.name = crate::names::lane_display_name(&d.kind, &procs, &threads);
+        for (i, d) in self.lanes.iter_mut().enumerate() {
+            d.name = match self.lane_names.get(&(i as u32)) {
+                Some(n) => n.clone(),
+                None => crate::names::lane_display_name(&d.kind, &procs, &threads),
+            };
             d.sort = crate::names::lane_sort_key(&d.kind, &psort, &tsort);
         }
     }

@@ -10,8 +10,8 @@
 //! opens its full trace from the path its summary recorded, and once open it takes the
 //! rank's clock offset and number like any rank.
 
-mod diff_breakdown;
 mod bandwidth;
+mod diff_breakdown;
 pub mod heat_map;
 pub mod stragglers;
 mod tables;

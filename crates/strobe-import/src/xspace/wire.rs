@@ -1,0 +1,98 @@
+//! The outermost message read by hand: an `XSpace` is a run of fields, and reading them one
+//! at a time keeps every plane that arrived whole when the file was cut short (a killed
+//! job, a partial copy), where decoding the message at once would refuse it all.
+
+/// One top-level field: its number and, for a length-delimited one, its bytes.
+pub enum Field<'a> {
+    Bytes(u32, &'a [u8]),
+    Other,
+}
+
+/// Where the top level stopped making sense: the byte offset and what was wrong.
+pub struct Cut {
+    pub at: usize,
+    pub what: &'static str,
+}
+
+fn varint(b: &[u8], i: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let x = *b.get(*i)?;
+        *i += 1;
+        v |= ((x & 0x7f) as u64) << shift;
+        if x < 0x80 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// The fields of the message `b`, in order, up to the first that cannot be read.
+pub fn fields(b: &[u8]) -> (Vec<Field<'_>>, Option<Cut>) {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let at = i;
+        let cut = |what| Some(Cut { at, what });
+        let Some(key) = varint(b, &mut i) else { return (out, cut("the file ends inside a field's key")) };
+        let (num, wire) = ((key >> 3) as u32, key & 7);
+        if num == 0 {
+            return (out, cut("a field numbered 0 (not protobuf)"));
+        }
+        match wire {
+            0 => {
+                if varint(b, &mut i).is_none() {
+                    return (out, cut("the file ends inside a number"));
+                }
+                out.push(Field::Other);
+            }
+            1 | 5 => {
+                i += if wire == 1 { 8 } else { 4 };
+                if i > b.len() {
+                    return (out, cut("the file ends inside a number"));
+                }
+                out.push(Field::Other);
+            }
+            2 => {
+                let Some(len) = varint(b, &mut i) else { return (out, cut("the file ends inside a length")) };
+                let end = i.checked_add(len as usize).filter(|&e| len <= b.len() as u64 && e <= b.len());
+                let Some(end) = end else { return (out, cut("the file ends inside a plane")) };
+                out.push(Field::Bytes(num, &b[i..end]));
+                i = end;
+            }
+            _ => return (out, cut("a field of an unknown wire type (not protobuf)")),
+        }
+    }
+    (out, None)
+}
+
+/// Whether `b` opens like an XSpace: a plane (field 1) whose first fields are its id and a
+/// name that reads as a plane's (`/host:CPU`, `/device:GPU:0`, `Task Environment`). A
+/// Perfetto trace also opens with field 1 (a packet), but no packet's field 2 is such a name.
+pub fn looks_like_space(b: &[u8]) -> bool {
+    let mut i = 0;
+    if b.first() != Some(&0x0a) {
+        return false;
+    }
+    i += 1;
+    if varint(b, &mut i).is_none() {
+        return false;
+    }
+    // the plane's id (field 1, varint) may come first
+    if b.get(i) == Some(&0x08) {
+        i += 1;
+        if varint(b, &mut i).is_none() {
+            return false;
+        }
+    }
+    if b.get(i) != Some(&0x12) {
+        return false;
+    }
+    i += 1;
+    let Some(len) = varint(b, &mut i) else { return false };
+    let name = &b[i.min(b.len())..(i.saturating_add(len as usize)).min(b.len())];
+    if name.is_empty() || len > 256 || !name.iter().all(|c| (0x20..0x7f).contains(c)) {
+        return false;
+    }
+    name.starts_with(b"/") || name.starts_with(b"Task Environment")
+}
