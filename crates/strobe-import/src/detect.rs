@@ -22,12 +22,14 @@ pub enum Format {
     NcuRep,
     /// `torch.cuda.memory_stats()` dumped as a JSON object of counters.
     MemoryStats,
+    /// Perfetto protobuf trace (`.pftrace`, `.perfetto-trace`, `.pb`), plain or gzipped.
+    Perfetto,
 }
 
 impl Format {
     /// Formats that become a timeline `Store` (the others become a model value).
     pub fn is_trace(self) -> bool {
-        matches!(self, Format::ChromeJson | Format::NsysSqlite | Format::NsysRep)
+        matches!(self, Format::ChromeJson | Format::NsysSqlite | Format::NsysRep | Format::Perfetto)
     }
 }
 
@@ -40,6 +42,9 @@ pub fn detect(path: &Path) -> std::io::Result<Option<Format>> {
     }
     if crate::ncu_rep::sniff(path, head) {
         return Ok(Some(Format::NcuRep));
+    }
+    if crate::perfetto_pb::sniff(path, head) {
+        return Ok(Some(Format::Perfetto));
     }
     if crate::memory_snapshot::sniff_pickle(head) {
         return Ok(Some(Format::MemorySnapshot));

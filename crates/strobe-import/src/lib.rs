@@ -13,6 +13,7 @@ pub mod ncu_csv;
 pub mod ncu_rep;
 pub mod nsys_sqlite;
 mod open;
+pub mod perfetto_pb;
 pub mod pickle;
 mod progress;
 pub mod sqlite_file;

@@ -2,7 +2,9 @@
 //! valid cached store reused, or an import into a new one: a temp file renamed into the cache
 //! dir, or memory when that fails) or the model value of a format that is not a timeline.
 
-use crate::{chrome_json, detect, memory_snapshot, ncu_csv, ncu_rep, nsys_sqlite, Format, ImportError, Progress};
+use crate::{
+    chrome_json, detect, memory_snapshot, ncu_csv, ncu_rep, nsys_sqlite, perfetto_pb, Format, ImportError, Progress,
+};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use strobe_model::memory::{MemorySnapshot, MemoryStats};
@@ -69,7 +71,7 @@ pub fn open(path: &Path, opts: &LoadOptions) -> Result<Source, ImportError> {
         Format::MemoryStats => Source::MemoryStats(memory_snapshot::import_stats(path)?),
         Format::NcuCsv => Source::Ncu(ncu_csv::import(path)?),
         Format::NcuRep => Source::Ncu(ncu_rep::import(path)?),
-        Format::ChromeJson | Format::NsysSqlite | Format::NsysRep => {
+        Format::ChromeJson | Format::NsysSqlite | Format::NsysRep | Format::Perfetto => {
             Source::Trace(Box::new(load_trace(path, fmt, opts)?))
         }
     })
@@ -273,6 +275,7 @@ fn load_trace(path: &Path, fmt: Format, opts: &LoadOptions) -> Result<Store, Imp
     let meta = match fmt {
         Format::ChromeJson => chrome_json::import(path, &mut b, &progress)?,
         Format::NsysSqlite => nsys_sqlite::import(path, &mut b, &progress)?,
+        Format::Perfetto => perfetto_pb::import(path, &mut b, &progress)?,
         Format::NsysRep => {
             nsys_sqlite::import_as(&nsys_sqlite::export_rep(path, dir.as_deref())?, path, &mut b, &progress)?
         }
