@@ -69,3 +69,11 @@ for stem in gpt_train; do
   python3 tests/expected/ops_expected.py "sample-traces/$stem.json.gz" > "tests/expected/$stem.ops.json"
   echo "tests/expected/$stem.ops.json"
 done
+
+# Perfetto protobuf traces: decoded with the `perfetto` package's protobuf classes
+# (pip install perfetto protobuf; PYTHON names an interpreter that has them).
+for stem in pftrace_torch_train pftrace_rocprof_style; do
+  "${PYTHON:-python3}" tests/expected/pftrace_expected.py "sample-traces/$stem.pftrace" \
+    > "tests/expected/$stem.pftrace.json"
+  echo "tests/expected/$stem.pftrace.json"
+done

@@ -151,7 +151,6 @@ def write_torch(path, steps, ops, json_path=None):
         # sequence 2 (the loader thread): an incremental clock in µs, defaults naming the
         # clock and the track
         p = packet(2, flags=CLEARED)
-        p.timestamp = BASE
         c = p.clock_snapshot.clocks.add()
         c.clock_id, c.timestamp = BOOT, BASE
         c = p.clock_snapshot.clocks.add()
@@ -299,7 +298,6 @@ def write_torch(path, steps, ops, json_path=None):
             t = max(t, gpu_t) + 2_000
             slice_end(1, t, MAIN_TRACK)
             # a comm slice on the custom track and the GPU power counter
-            slice_begin(1, step_start + 2_000, COMM_TRACK, 0, 0) if False else None
             p = packet(1, step_start + 2_000)
             p.track_event.type, p.track_event.track_uuid, p.track_event.name = pb.TrackEvent.TYPE_SLICE_BEGIN, COMM_TRACK, "nccl:all_reduce"
             w.put(p)
