@@ -5,9 +5,12 @@
 //! returns whichever it is as a `Source`.
 
 pub mod chrome_json;
+mod describe;
 mod detect;
 mod dir;
 mod error;
+mod gunzip_copy;
+mod gz_peek;
 pub mod memory_snapshot;
 pub mod ncu_csv;
 pub mod ncu_rep;

@@ -3,7 +3,8 @@
 //! dir, or memory when that fails) or the model value of a format that is not a timeline.
 
 use crate::{
-    chrome_json, detect, memory_snapshot, ncu_csv, ncu_rep, nsys_sqlite, perfetto_pb, Format, ImportError, Progress,
+    chrome_json, describe, detect, gunzip_copy, memory_snapshot, ncu_csv, ncu_rep, nsys_sqlite, perfetto_pb, Format,
+    ImportError, Progress,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -59,10 +60,10 @@ pub enum Source {
 /// Opens any file Strobe reads: the format is detected here, once.
 pub fn open(path: &Path, opts: &LoadOptions) -> Result<Source, ImportError> {
     let fmt = detect(path).map_err(|e| ImportError::io(path, e))?.ok_or_else(|| {
-        ImportError::bad(
+        unknown(
             path,
-            "unknown format (expected a chrome/Kineto .json[.gz] trace, an Nsight Systems .sqlite export, a \
-             memory snapshot pickle or an Nsight Compute export)",
+            "a chrome/Kineto .json[.gz] trace, a Perfetto .pftrace, an Nsight Systems .sqlite export, a \
+             memory snapshot pickle or an Nsight Compute export",
         )
     })?;
     let progress = opts.progress.clone().unwrap_or_default();
@@ -71,7 +72,7 @@ pub fn open(path: &Path, opts: &LoadOptions) -> Result<Source, ImportError> {
         Format::MemoryStats => Source::MemoryStats(memory_snapshot::import_stats(path)?),
         Format::NcuCsv => Source::Ncu(ncu_csv::import(path)?),
         Format::NcuRep => Source::Ncu(ncu_rep::import(path)?),
-        Format::ChromeJson | Format::NsysSqlite | Format::NsysRep | Format::Perfetto => {
+        Format::ChromeJson | Format::NsysSqlite | Format::NsysRep | Format::Perfetto | Format::GzippedSqlite => {
             Source::Trace(Box::new(load_trace(path, fmt, opts)?))
         }
     })
@@ -90,10 +91,19 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
             let what = if fmt == Format::MemorySnapshot { "a memory snapshot" } else { "a torch.cuda.memory_stats() dump" };
             Err(ImportError::bad(path, format!("{what}, not a timeline: use `strobe report FILE` or the memory pane")))
         }
-        _ => Err(ImportError::bad(
+        _ => Err(unknown(
             path,
-            "unknown format (expected a chrome/Kineto .json[.gz] trace or an Nsight Systems .sqlite export)",
+            "a chrome/Kineto .json[.gz] trace, a Perfetto .pftrace or an Nsight Systems .sqlite export",
         )),
+    }
+}
+
+/// The refusal of a file of no format Strobe reads: what the file is, where that can be
+/// told, and what was expected.
+fn unknown(path: &Path, expected: &str) -> ImportError {
+    match describe::what_it_is(path) {
+        Some(what) => ImportError::bad(path, format!("{what}, which Strobe does not read (expected {expected})")),
+        None => ImportError::bad(path, format!("unknown format (expected {expected})")),
     }
 }
 
@@ -276,6 +286,18 @@ fn load_trace(path: &Path, fmt: Format, opts: &LoadOptions) -> Result<Store, Imp
         Format::ChromeJson => chrome_json::import(path, &mut b, &progress)?,
         Format::NsysSqlite => nsys_sqlite::import(path, &mut b, &progress)?,
         Format::Perfetto => perfetto_pb::import(path, &mut b, &progress)?,
+        Format::GzippedSqlite => {
+            let copy = gunzip_copy::inflated_copy(path, dir.as_deref(), "sqlite")?;
+            nsys_sqlite::import_as(&copy, path, &mut b, &progress).map_err(|e| match e {
+                // named by the user's file, not by the copy in the cache
+                ImportError::Bad { what, .. } => ImportError::bad(path, format!("a gzipped SQLite database: {what}")),
+                ImportError::Io { source, .. } => ImportError::bad(
+                    path,
+                    format!("a gzipped SQLite database (inflated to {}): {source}", copy.display()),
+                ),
+                e => e,
+            })?
+        }
         Format::NsysRep => {
             nsys_sqlite::import_as(&nsys_sqlite::export_rep(path, dir.as_deref())?, path, &mut b, &progress)?
         }

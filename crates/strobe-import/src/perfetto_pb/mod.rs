@@ -20,7 +20,7 @@ use std::sync::atomic::Ordering;
 use strobe_model::TraceMeta;
 use strobe_store::StoreBuilder;
 
-pub use packets::looks_like_trace;
+pub use packets::{looks_like_trace, varint};
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
