@@ -132,3 +132,24 @@ fn gzipped_and_renamed_copies_open_the_same() {
         check(&s, &exp, &f.display().to_string());
     }
 }
+
+#[test]
+fn perfettos_own_flow_tests_give_perfettos_arrows() {
+    // two of Perfetto's trace processor diff tests (converted from text proto by
+    // tests/tools/perfetto_textproto.py): v2 flow ids on slices, instants and slice ends,
+    // and render-stage submissions, waits and dependencies
+    let exp = expected("perfetto_diff_tests.flows.json");
+    for file in ["perfetto_flow_events_track_event.pftrace", "perfetto_gpu_render_stages_flow.pftrace"] {
+        let s = load(file);
+        let mut want: Vec<(String, String)> = serde_json::from_value(exp[file].clone()).unwrap();
+        let mut got: Vec<(String, String)> = s
+            .flows()
+            .iter()
+            .filter(|f| f.kind == strobe_store::FLOW_EXPLICIT)
+            .map(|f| (s.span_name(f.from).to_string(), s.span_name(f.to).to_string()))
+            .collect();
+        want.sort();
+        got.sort();
+        assert_eq!(got, want, "{file}");
+    }
+}

@@ -16,6 +16,9 @@ use std::fmt::Write;
 /// events name no track): kept apart from producers' uuids by the top bits.
 const LEGACY_THREAD_TRACK: u64 = 0xfeed_0000_0000_0000;
 
+/// Most bytes one `compressed_packets` bundle may inflate to.
+const MAX_BUNDLE: u64 = 256 << 20;
+
 pub struct Decoder {
     pub out: Decoded,
     seqs: FxHashMap<u32, Sequence>,
@@ -82,7 +85,10 @@ impl Decoder {
         }
         if let Some(d) = p.trace_packet_defaults {
             seq.default_clock = d.timestamp_clock_id;
-            seq.default_track = d.track_event_defaults.and_then(|t| t.track_uuid);
+            let te = d.track_event_defaults.unwrap_or_default();
+            seq.default_track = te.track_uuid;
+            seq.default_extra_counters = te.extra_counter_track_uuids;
+            seq.default_extra_double_counters = te.extra_double_counter_track_uuids;
         }
         if let Some(t) = p.thread_descriptor {
             let (pid, tid) = (t.pid.unwrap_or(0), t.tid.unwrap_or(0));
@@ -131,17 +137,23 @@ impl Decoder {
 
     /// Packets the tracing service deflated: a zlib stream of more `Trace` bytes.
     fn compressed(&mut self, c: &[u8], offset: usize, depth: u32) {
-        if depth > 2 {
-            self.skip("compressed packets nested too deep");
+        // the tracing service compresses plain packets, never compressed ones
+        if depth > 0 {
+            self.skip("compressed packets inside compressed packets");
             return;
         }
         let mut inflated = Vec::new();
         let r = std::io::Read::read_to_end(
-            &mut std::io::Read::take(flate2::read::ZlibDecoder::new(c), 1 << 32),
+            &mut std::io::Read::take(flate2::read::ZlibDecoder::new(c), MAX_BUNDLE + 1),
             &mut inflated,
         );
         if r.is_err() {
             self.skip("compressed packets that do not inflate");
+            return;
+        }
+        if inflated.len() as u64 > MAX_BUNDLE {
+            // the service writes bundles of well under a megabyte: this is not one
+            self.skip("compressed packets inflating past 256 MiB (left out)");
             return;
         }
         if let Some(b) = self.read_trace(&inflated, 0, depth + 1) {
@@ -271,7 +283,24 @@ impl Decoder {
                 None => 0,
             },
         };
-        let kind = te.r#type.unwrap_or(0);
+        // a legacy (Chrome JSON) event: its phase says what it is; a complete event ('X')
+        // carries its duration
+        let legacy = te.legacy_event.clone().unwrap_or_default();
+        let mut complete_ns = None;
+        let kind = match (te.r#type.unwrap_or(0), legacy.phase.map(|p| p as u8)) {
+            (0, Some(b'B')) => m::TYPE_SLICE_BEGIN,
+            (0, Some(b'E')) => m::TYPE_SLICE_END,
+            (0, Some(b'X')) => {
+                complete_ns = Some(legacy.duration_us.unwrap_or(0).max(0).saturating_mul(1000));
+                m::TYPE_SLICE_BEGIN
+            }
+            (0, Some(b'I' | b'i' | b'R' | b'n')) => m::TYPE_INSTANT,
+            (0, Some(p)) => {
+                self.skip(&format!("legacy event of phase '{}' (not shown)", p as char));
+                return;
+            }
+            (t, _) => t,
+        };
         self.max_ts = self.max_ts.max(ts);
         if kind == m::TYPE_SLICE_END {
             match self.open.get_mut(&track).and_then(|s| s.pop()) {
@@ -286,7 +315,7 @@ impl Decoder {
             return;
         }
         let seq = &self.seqs[&seq_id];
-        let name = match (&te.name, te.name_iid) {
+        let name = match (&te.name, te.name_iid.or(legacy.name_iid)) {
             (Some(n), _) => Some(text(n)),
             (None, Some(iid)) => seq.event_names.get(&iid).cloned(),
             (None, None) => Some(String::new()),
@@ -294,7 +323,7 @@ impl Decoder {
         let mut missing_name = false;
         let name = name.unwrap_or_else(|| {
             missing_name = true;
-            format!("(name {} not interned)", te.name_iid.unwrap_or(0))
+            format!("(name {} not interned)", te.name_iid.or(legacy.name_iid).unwrap_or(0))
         });
         let mut cats: Vec<String> = te.categories.iter().map(|c| text(c)).collect();
         let mut missing_cat = false;
@@ -315,17 +344,27 @@ impl Decoder {
             self.counter_point(track, ts, te.double_counter_value.or(te.counter_value.map(|v| v as f64)));
             return;
         }
-        for (u, v) in te.extra_counter_track_uuids.iter().zip(&te.extra_counter_values) {
+        let (ints, doubles) =
+            if te.extra_counter_track_uuids.is_empty() && te.extra_double_counter_track_uuids.is_empty() {
+                let seq = &self.seqs[&seq_id];
+                (seq.default_extra_counters.clone(), seq.default_extra_double_counters.clone())
+            } else {
+                (te.extra_counter_track_uuids.clone(), te.extra_double_counter_track_uuids.clone())
+            };
+        for (u, v) in ints.iter().zip(&te.extra_counter_values) {
             self.counter_point(*u, ts, Some(*v as f64));
         }
-        for (u, v) in te.extra_double_counter_track_uuids.iter().zip(&te.extra_double_counter_values) {
+        for (u, v) in doubles.iter().zip(&te.extra_double_counter_values) {
             self.counter_point(*u, ts, Some(*v));
         }
         let name = self.out.pool.id(&name);
         let cat = self.out.pool.id(&cats.join(","));
         match kind {
-            m::TYPE_SLICE_BEGIN => {
+            m::TYPE_SLICE_BEGIN | m::TYPE_INSTANT => {
+                let instant = kind == m::TYPE_INSTANT;
+                let complete_ns = if instant { Some(0) } else { complete_ns };
                 let i = self.out.slices.len();
+                let gpu = te.gpu_correlation.clone().unwrap_or_default();
                 let mut flows: Vec<u64> = te.flow_ids.clone();
                 flows.extend(&te.flow_ids_old);
                 let mut terminating: Vec<u64> = te.terminating_flow_ids.clone();
@@ -333,17 +372,21 @@ impl Decoder {
                 self.out.slices.push(Slice {
                     track,
                     ts,
-                    end: i64::MIN,
+                    end: complete_ns.map_or(i64::MIN, |d| ts.saturating_add(d)),
                     name,
                     cat,
                     args,
                     flows,
                     terminating_flows: terminating,
-                    launches: te.gpu_correlation.map(|g| g.render_stage_submission_event_ids).unwrap_or_default(),
+                    launches: gpu.render_stage_submission_event_ids,
+                    waits_on: gpu.render_stage_wait_event_ids,
+                    instant,
                 });
-                self.open.entry(track).or_default().push(i);
+                match complete_ns {
+                    Some(d) => self.max_ts = self.max_ts.max(ts.saturating_add(d)),
+                    None => self.open.entry(track).or_default().push(i),
+                }
             }
-            m::TYPE_INSTANT => self.out.instants.push(Instant { track, ts, name, cat, args }),
             _ => self.skip("track event of an unknown type"),
         }
     }

@@ -38,7 +38,6 @@ fn kineto_category(cat: &str) -> &str {
 
 pub fn emit(d: &Decoded) -> Emitted {
     let mut used: FxHashSet<u64> = d.slices.iter().map(|s| s.track).collect();
-    used.extend(d.instants.iter().map(|s| s.track));
     used.extend(d.counters.iter().map(|s| s.track));
     let lanes = Lanes::new(&d.tracks, &used);
     let mut out: Vec<u8> = Vec::with_capacity(d.slices.len() * 160 + d.gpu_ops.len() * 260 + 4096);
@@ -97,17 +96,23 @@ pub fn emit(d: &Decoded) -> Emitted {
                 (Key::Num(device), Key::Num(stream), cat.to_string(), Some((device, stream)))
             }
         };
+        // an instant no flow binds to is an instant event; one with flows a slice of no
+        // duration, for the arrows to bind to (Perfetto keeps every instant so)
+        let point = s.instant && s.flows.is_empty() && s.terminating_flows.is_empty();
+        let ph = if point { "i\",\"s\":\"t" } else { "X" };
         let _ = write!(
             out,
-            "{{\"ph\":\"X\",\"name\":{},\"cat\":{},\"pid\":{},\"tid\":{},\"ts\":",
+            "{{\"ph\":\"{ph}\",\"name\":{},\"cat\":{},\"pid\":{},\"tid\":{},\"ts\":",
             json_str(d.pool.get(s.name)),
             json_str(&cat),
             pid.json(),
             tid.json()
         );
         us(&mut out, s.ts);
-        out.extend_from_slice(b",\"dur\":");
-        us(&mut out, s.end - s.ts);
+        if !point {
+            out.extend_from_slice(b",\"dur\":");
+            us(&mut out, s.end - s.ts);
+        }
         out.extend_from_slice(b",\"args\":");
         match gpu_args {
             Some((device, stream)) => {
@@ -194,6 +199,19 @@ pub fn emit(d: &Decoded) -> Emitted {
             }
         }
     }
+    // GPU work a host slice waited for (`render_stage_wait_event_ids`): from the work to it
+    for s in &d.slices {
+        if s.waits_on.is_empty() {
+            continue;
+        }
+        let (hp, ht) = place_keys(cpu(s.track));
+        for e in &s.waits_on {
+            if let Some(&i) = by_event.get(e) {
+                let op = &d.gpu_ops[i];
+                arrow(&mut out, "gpu_wait", (&Key::Num(op.gpu), &Key::Num(op.stream), op.ts), (&hp, &ht, s.ts));
+            }
+        }
+    }
     // CUDA-graph node dependencies (`event_wait_ids`): predecessor to successor
     for op in &d.gpu_ops {
         for w in &op.waits {
@@ -207,21 +225,6 @@ pub fn emit(d: &Decoded) -> Emitted {
                 );
             }
         }
-    }
-    for s in &d.instants {
-        events += 1;
-        let (pid, tid) = place_keys(cpu(s.track));
-        sep_after(&mut out);
-        let _ = write!(
-            out,
-            "{{\"ph\":\"i\",\"s\":\"t\",\"name\":{},\"cat\":{},\"pid\":{},\"tid\":{},\"ts\":",
-            json_str(d.pool.get(s.name)),
-            json_str(kineto_category(d.pool.get(s.cat))),
-            pid.json(),
-            tid.json()
-        );
-        us(&mut out, s.ts);
-        let _ = write!(out, ",\"args\":{}}}", s.args);
     }
     let mut device_points: Vec<DevicePoint> = Vec::new();
     for c in &d.counters {

@@ -67,6 +67,10 @@ pub struct TracePacketDefaults {
 pub struct TrackEventDefaults {
     #[prost(uint64, optional, tag = "11")]
     pub track_uuid: Option<u64>,
+    #[prost(uint64, repeated, packed = "false", tag = "31")]
+    pub extra_counter_track_uuids: Vec<u64>,
+    #[prost(uint64, repeated, packed = "false", tag = "45")]
+    pub extra_double_counter_track_uuids: Vec<u64>,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
@@ -187,10 +191,24 @@ pub struct TrackEvent {
     pub timestamp_delta_us: Option<i64>,
     #[prost(int64, optional, tag = "16")]
     pub timestamp_absolute_us: Option<i64>,
+    #[prost(message, optional, tag = "6")]
+    pub legacy_event: Option<LegacyEvent>,
     /// `GpuTrackEvent.gpu_correlation` (an extension of TrackEvent): the render-stage
     /// events a host slice launched.
     #[prost(message, optional, tag = "3000")]
     pub gpu_correlation: Option<GpuCorrelation>,
+}
+
+/// `TrackEvent.LegacyEvent`: a Chrome JSON event carried in a TrackEvent (its phase
+/// decides what it is when the TrackEvent has no type).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct LegacyEvent {
+    #[prost(uint64, optional, tag = "1")]
+    pub name_iid: Option<u64>,
+    #[prost(int32, optional, tag = "2")]
+    pub phase: Option<i32>,
+    #[prost(int64, optional, tag = "3")]
+    pub duration_us: Option<i64>,
 }
 
 pub const TYPE_SLICE_BEGIN: i32 = 1;
@@ -202,6 +220,9 @@ pub const TYPE_COUNTER: i32 = 4;
 pub struct GpuCorrelation {
     #[prost(uint64, repeated, packed = "false", tag = "1")]
     pub render_stage_submission_event_ids: Vec<u64>,
+    /// The render stages this slice waited on.
+    #[prost(uint64, repeated, packed = "false", tag = "2")]
+    pub render_stage_wait_event_ids: Vec<u64>,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]

@@ -53,14 +53,10 @@ pub struct Slice {
     pub terminating_flows: Vec<u64>,
     /// `gpu_correlation`: the render stages this slice launched.
     pub launches: Vec<u64>,
-}
-
-pub struct Instant {
-    pub track: u64,
-    pub ts: i64,
-    pub name: u32,
-    pub cat: u32,
-    pub args: String,
+    /// `gpu_correlation`: the render stages this slice waited for.
+    pub waits_on: Vec<u64>,
+    /// An instant: a slice of no duration, as Perfetto keeps them (flows bind to them).
+    pub instant: bool,
 }
 
 pub struct CounterPoint {
@@ -97,7 +93,6 @@ pub struct Decoded {
     pub pool: Pool,
     pub tracks: FxHashMap<u64, Track>,
     pub slices: Vec<Slice>,
-    pub instants: Vec<Instant>,
     pub counters: Vec<CounterPoint>,
     pub gpu_ops: Vec<GpuOp>,
     pub gpu_samples: Vec<GpuSample>,

@@ -42,6 +42,9 @@ pub struct Sequence {
     pub arg_names: FxHashMap<u64, String>,
     pub default_clock: Option<u32>,
     pub default_track: Option<u64>,
+    /// Counter tracks that an event's `extra_counter_values` go to when it names none.
+    pub default_extra_counters: Vec<u64>,
+    pub default_extra_double_counters: Vec<u64>,
     /// Incremental clocks (`ClockSnapshot.Clock.is_incremental`): the last value and the
     /// clock's unit in ns.
     pub incremental: FxHashMap<u32, (u64, u64)>,
