@@ -64,8 +64,8 @@ fn check(s: &Store, exp: &serde_json::Value, what: &str) {
         let series = s
             .counters
             .iter()
-            .find(|x| &x.name == name && x.device == Some(0))
-            .unwrap_or_else(|| panic!("{what}: GPU counter {name} in GPU 0's group"));
+            .find(|x| &x.name == name && x.pid == strobe_model::IdKey::Str("GPU 0".into()))
+            .unwrap_or_else(|| panic!("{what}: GPU counter {name} of GPU 0"));
         let (_, v) = s.counter_points(series);
         assert_eq!(v.len() as u64, c["count"].as_u64().unwrap(), "{what}: {name} samples");
         assert!((v.iter().sum::<f64>() - c["sum"].as_f64().unwrap()).abs() < 1e-6, "{what}: {name} sum");

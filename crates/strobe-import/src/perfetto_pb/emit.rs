@@ -232,7 +232,8 @@ pub fn emit(d: &Decoded) -> Emitted {
         let t = d.tracks.get(&c.track);
         let name =
             t.map(|t| t.name.clone()).filter(|n| !n.is_empty()).unwrap_or_else(|| format!("counter {}", c.track));
-        let series = t.and_then(|t| t.unit.clone()).unwrap_or_else(|| "value".into());
+        // one unnamed series per track, as PyTorch's JSON export writes counters (`{"": v}`)
+        let series = String::new();
         if let Some(&dev) = lanes.counter_gpu.get(&c.track) {
             device_points.push((dev, name, series, c.ts, c.value));
             continue;
@@ -245,7 +246,7 @@ pub fn emit(d: &Decoded) -> Emitted {
     }
     for g in &d.gpu_samples {
         events += 1;
-        device_points.push((g.gpu, d.pool.get(g.name).to_string(), "value".into(), g.ts, g.value));
+        device_points.push((g.gpu, d.pool.get(g.name).to_string(), String::new(), g.ts, g.value));
     }
     out.extend_from_slice(b"\n]");
     if let Some(off) = d.realtime_offset {

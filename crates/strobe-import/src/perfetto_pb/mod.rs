@@ -107,9 +107,11 @@ pub fn import_bytes(
     }
     let mut meta = crate::chrome_json::import_bytes(name, &emitted.json, b, progress)?;
     drop(emitted.json);
-    let pid = strobe_model::IdKey::Str("GPU counters".into());
+    // a GPU's counters as a process of their own, "GPU N" (as PyTorch's JSON export writes
+    // them): the timeline draws a process's counters; per-device series are drawn only for
+    // memory levels
     for (device, metric, series, ts, v) in &emitted.device_points {
-        b.push_device_counter(*device, pid.clone(), metric, series, *ts, *v);
+        b.push_counter(strobe_model::IdKey::Str(format!("GPU {device}")), metric, series, *ts, *v);
     }
     // the summary speaks of the Perfetto file, not the text it was laid out as
     meta.load.events = emitted.events;
@@ -129,4 +131,81 @@ pub fn import_bytes(
     meta.extra.insert("packets".into(), serde_json::Value::from(decoded.packets));
     progress.bytes_done.store(bytes.len() as u64, Ordering::Relaxed);
     Ok(meta)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn varint(mut v: u64, out: &mut Vec<u8>) {
+        loop {
+            let b = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                out.push(b);
+                return;
+            }
+            out.push(b | 0x80);
+        }
+    }
+
+    fn field(num: u64, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        varint(num << 3 | 2, &mut out);
+        varint(payload.len() as u64, &mut out);
+        out.extend_from_slice(payload);
+        out
+    }
+
+    fn vfield(num: u64, v: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        varint(num << 3, &mut out);
+        varint(v, &mut out);
+        out
+    }
+
+    /// A packet: timestamp, sequence 1, flags, and a track event of `kind` on `track` named
+    /// by interned id `name_iid`.
+    fn event(ts: u64, kind: u64, track: u64, name_iid: u64, flags: u64) -> Vec<u8> {
+        let te = [vfield(9, kind), vfield(11, track), vfield(10, name_iid)].concat();
+        field(1, &[vfield(8, ts), vfield(10, 1), vfield(13, flags), field(11, &te)].concat())
+    }
+
+    fn import(bytes: &[u8]) -> Result<TraceMeta, ImportError> {
+        let mut b = StoreBuilder::in_memory();
+        import_bytes(Path::new("bad.pftrace"), bytes, &mut b, &Progress::default())
+    }
+
+    #[test]
+    fn bad_inputs_give_notes_or_errors_that_say_where() {
+        let interned = field(
+            1,
+            &[vfield(10, 1), vfield(13, 1), field(12, &field(2, &[vfield(1, 7), field(2, b"step")].concat()))].concat(),
+        );
+        let good = [interned.clone(), event(100, 1, 5, 7, 2), event(200, 2, 5, 0, 2)].concat();
+        let m = import(&good).unwrap();
+        assert_eq!(m.load.events, 1);
+        // cut inside the last packet: what came before is kept, the break located
+        let cut = &good[..good.len() - 3];
+        let m = import(cut).unwrap();
+        let at = good.len() - event(200, 2, 5, 0, 2).len();
+        assert!(m.load.notes.iter().any(|n| n.contains(&format!("breaks at byte {at}"))), "{:?}", m.load.notes);
+        // a truncated varint as the only content: an error naming the file and the byte
+        let e = import(&[0x0a, 0xff]).unwrap_err().to_string();
+        assert!(e.contains("bad.pftrace") && e.contains("byte 0"), "{e}");
+        // a packet field of the wrong wire type
+        let e = import(&[0x08, 0x01]).unwrap_err().to_string();
+        assert!(e.contains("wire type 0"), "{e}");
+        // an end without a begin, an unknown track, a name never interned: counted, kept
+        let odd = [interned, event(50, 2, 9, 0, 2), event(100, 1, 77, 8, 2), event(150, 2, 77, 0, 2)].concat();
+        let m = import(&odd).unwrap();
+        assert_eq!(m.load.skipped.get("slice end without a begin on its track"), Some(&1));
+        assert_eq!(m.load.skipped.get("event name id not interned on its sequence (named by its id)"), Some(&1));
+        assert_eq!(m.load.events, 1);
+        // a packet whose bytes are not a TracePacket (a string where a message goes)
+        let m = import(&[field(1, &field(11, &[0x0a, 0x05])), event(1, 3, 1, 0, 0)].concat()).unwrap();
+        assert!(m.load.notes.iter().any(|n| n.contains("packet at byte 0 does not decode")), "{:?}", m.load.notes);
+        // nothing at all
+        assert!(import(&[]).is_err());
+    }
 }
