@@ -28,13 +28,18 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// (inflated first when gzipped) open with a trace packet. The name is not needed, so a
 /// trace saved as `.bin` or `.pb` is read too.
 pub fn sniff(path: &Path, head: &[u8]) -> bool {
-    if head.starts_with(&GZIP_MAGIC) {
-        let Ok(f) = std::fs::File::open(path) else { return false };
-        let mut inner = [0u8; 32];
-        let n = read_up_to(&mut flate2::read::MultiGzDecoder::new(f), &mut inner);
-        return looks_like_trace(&inner[..n]);
+    let gz = head.starts_with(&GZIP_MAGIC);
+    if !gz && head.first() != Some(&0x0a) {
+        return false;
     }
-    looks_like_trace(head)
+    let Ok(f) = std::fs::File::open(path) else { return false };
+    let mut buf = vec![0u8; 4096];
+    let n = if gz {
+        read_up_to(&mut flate2::read::MultiGzDecoder::new(f), &mut buf)
+    } else {
+        read_up_to(&mut std::io::BufReader::new(f), &mut buf)
+    };
+    looks_like_trace(&buf[..n], n < buf.len())
 }
 
 /// Reads until `buf` is full or the stream ends or fails; how much was read.

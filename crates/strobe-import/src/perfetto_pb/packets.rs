@@ -91,29 +91,70 @@ impl<'a> Iterator for Packets<'a> {
     }
 }
 
-/// Whether `head` (the first bytes of a file, decompressed) looks like a Perfetto trace: a
-/// packet field (`0x0a`) whose length is a sane varint and whose first inner tag is a
-/// TracePacket field with a wire type that field can have.
-pub fn looks_like_trace(head: &[u8]) -> bool {
+/// Whether `head` (the first bytes of a file, decompressed; a few KB) looks like a Perfetto
+/// trace: nothing but packet fields (`0x0a`, a length), each packet's bytes well-formed
+/// protobuf fields ending where the packet ends (the last may run past `head` unless `whole`,
+/// `head` being the whole file). Text fails: a JSON file opening with a newline reads as a
+/// packet field, but not its contents.
+pub fn looks_like_trace(head: &[u8], whole: bool) -> bool {
     if head.first() != Some(&0x0a) {
         return false;
     }
-    let Some((len, p)) = varint(head, 1) else { return false };
-    if len == 0 {
-        return head.len() > p && head[p] == 0x0a;
-    }
-    if len > 1 << 30 {
+    // text, however it parses: a trace's first packet has binary varints and tags
+    if head.iter().take(256).all(|&b| b.is_ascii_graphic() || b.is_ascii_whitespace()) {
         return false;
     }
-    let Some((tag, _)) = varint(head, p) else { return false };
-    let (field, wire) = (tag >> 3, tag & 7);
-    // TracePacket fields: numbered below 1000 except test and extension ranges; the wire
-    // type of the common ones is known
-    match field {
-        8 | 10 | 13 | 41 | 42 | 58 | 79 | 87 | 98 => wire == 0,
-        1..=200 | 900 => wire == 2 || wire == 0,
-        _ => false,
+    let mut p = 0;
+    let mut packets = 0;
+    while p < head.len() {
+        if head[p] != 0x0a {
+            return false;
+        }
+        let Some((len, q)) = varint(head, p + 1) else { return packets > 0 };
+        if len > 1 << 31 {
+            return false;
+        }
+        let end = q as u64 + len;
+        if end > head.len() as u64 {
+            return !whole && fields_well_formed(&head[q..], true);
+        }
+        if !fields_well_formed(&head[q..end as usize], false) {
+            return false;
+        }
+        packets += 1;
+        p = end as usize;
     }
+    packets > 0
+}
+
+/// Whether `b` is a run of protobuf fields with sane tags; `cut`: `b` may stop mid-field.
+fn fields_well_formed(b: &[u8], cut: bool) -> bool {
+    let mut p = 0;
+    while p < b.len() {
+        let Some((tag, q)) = varint(b, p) else { return cut };
+        let (field, wire) = (tag >> 3, tag & 7);
+        if field == 0 || field > 100_000 {
+            return false;
+        }
+        let next = match wire {
+            0 => match varint(b, q) {
+                Some((_, r)) => r as u64,
+                None => return cut,
+            },
+            1 => q as u64 + 8,
+            5 => q as u64 + 4,
+            2 => match varint(b, q) {
+                Some((len, r)) => r as u64 + len,
+                None => return cut,
+            },
+            _ => return false,
+        };
+        if next > b.len() as u64 {
+            return cut;
+        }
+        p = next as usize;
+    }
+    true
 }
 
 #[cfg(test)]
@@ -143,9 +184,12 @@ mod tests {
 
     #[test]
     fn a_trace_is_told_from_other_bytes() {
-        assert!(looks_like_trace(&[0x0a, 0x03, 0x40, 0x01, 0x00]));
-        assert!(!looks_like_trace(b"{\"traceEvents\": []}"));
-        assert!(!looks_like_trace(&[0x0a, 0x03, 0x40 | 0x02]));
-        assert!(!looks_like_trace(&[]));
+        assert!(looks_like_trace(&[0x0a, 0x02, 0x40, 0x01, 0x0a, 0x00], true));
+        assert!(!looks_like_trace(b"{\"traceEvents\": []}", true));
+        assert!(!looks_like_trace(&[0x0a, 0x02, 0x43, 0x01], true));
+        assert!(!looks_like_trace(&[], true));
+        // JSON opening with a newline: a "packet" whose contents are not fields
+        assert!(!looks_like_trace(b"\n[\n{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1, \"dur\": 2}\n]\n", true));
+        assert!(!looks_like_trace(b"\n{\"traceEvents\": [{\"ph\": \"X\"}]}", false));
     }
 }
