@@ -35,6 +35,17 @@ pub fn chrome(bytes: &[u8]) {
     walk(&store);
 }
 
+/// The Perfetto protobuf importer on raw bytes (plain or gzipped), then the store read back.
+pub fn perfetto(bytes: &[u8]) {
+    one_thread();
+    let name = Path::new("fuzz-input.pftrace");
+    let mut b = StoreBuilder::in_memory();
+    let Ok(meta) = strobe_import::perfetto_pb::import_bytes(name, bytes, &mut b, &Progress::default()) else { return };
+    let built = b.finish(&meta).expect("finishing an in-memory store cannot fail");
+    let store = strobe_store::cache::open_built(built).expect("a store just built must open");
+    walk(&store);
+}
+
 /// Reads everything a viewer or report reads from `store`; bounded so a store with many
 /// lanes or spans stays fast.
 pub fn walk(store: &Store) {

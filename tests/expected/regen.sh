@@ -94,4 +94,11 @@ for d in sample-traces/flight_recorder/*/; do
   name=$(basename "$d")
   python3 tests/expected/flight_recorder_expected.py "$d" > "tests/expected/fr_$name.flight_recorder.json"
   echo "tests/expected/fr_$name.flight_recorder.json"
+
+# Perfetto protobuf traces: decoded with the `perfetto` package's protobuf classes
+# (pip install perfetto protobuf; PYTHON names an interpreter that has them).
+for stem in pftrace_torch_train pftrace_rocprof_style; do
+  "${PYTHON:-python3}" tests/expected/pftrace_expected.py "sample-traces/$stem.pftrace" \
+    > "tests/expected/$stem.pftrace.json"
+  echo "tests/expected/$stem.pftrace.json"
 done

@@ -27,12 +27,24 @@ pub enum Format {
     FlightRecorder,
     /// XSpace protobuf (`jax.profiler` / TensorFlow / XProf `.xplane.pb`), plain or gzipped.
     XSpace,
+    /// Nsight Systems SQLite export, gzipped: read through an inflated copy in the cache dir.
+    GzippedSqlite,
+    /// Perfetto protobuf trace (`.pftrace`, `.perfetto-trace`, `.pb`), plain or gzipped.
+    Perfetto,
 }
 
 impl Format {
     /// Formats that become a timeline `Store` (the others become a model value).
     pub fn is_trace(self) -> bool {
-        matches!(self, Format::ChromeJson | Format::NsysSqlite | Format::NsysRep | Format::XSpace)
+        matches!(
+            self,
+            Format::ChromeJson
+                | Format::NsysSqlite
+                | Format::NsysRep
+                | Format::XSpace
+                | Format::Perfetto
+                | Format::GzippedSqlite
+        )
     }
 }
 
@@ -51,6 +63,9 @@ pub fn detect(path: &Path) -> std::io::Result<Option<Format>> {
     }
     if crate::xspace::sniff(path) {
         return Ok(Some(Format::XSpace));
+    }
+    if crate::perfetto_pb::sniff(path, head) {
+        return Ok(Some(Format::Perfetto));
     }
     if crate::memory_snapshot::sniff_pickle(head) {
         return Ok(Some(Format::MemorySnapshot));
@@ -75,7 +90,22 @@ pub fn detect(path: &Path) -> std::io::Result<Option<Format>> {
     if crate::memory_snapshot::sniff_stats(path, head)? {
         return Ok(Some(Format::MemoryStats));
     }
-    if head.starts_with(&[0x1f, 0x8b]) || name.ends_with(".json") || name.ends_with(".json.gz") {
+    if head.starts_with(&crate::gz_peek::GZIP_MAGIC) {
+        // what the gzip holds decides, so a gzipped export is not taken for a JSON trace
+        let inner = crate::gz_peek::inflated_head(path, 64);
+        if inner.starts_with(crate::nsys_sqlite::MAGIC) {
+            return Ok(Some(Format::GzippedSqlite));
+        }
+        if crate::memory_snapshot::sniff_pickle(&inner) {
+            return Ok(Some(Format::MemorySnapshot));
+        }
+        let first = inner.iter().find(|b| !b.is_ascii_whitespace());
+        if matches!(first, Some(b'{') | Some(b'[')) || name.ends_with(".json.gz") {
+            return Ok(Some(Format::ChromeJson));
+        }
+        return Ok(None);
+    }
+    if name.ends_with(".json") || name.ends_with(".json.gz") {
         return Ok(Some(Format::ChromeJson));
     }
     let first = head.iter().find(|b| !b.is_ascii_whitespace());

@@ -5,15 +5,19 @@
 //! returns whichever it is as a `Source`.
 
 pub mod chrome_json;
+mod describe;
 mod detect;
 mod dir;
 mod error;
 pub mod flight_recorder;
+mod gunzip_copy;
+mod gz_peek;
 pub mod memory_snapshot;
 pub mod ncu_csv;
 pub mod ncu_rep;
 pub mod nsys_sqlite;
 mod open;
+pub mod perfetto_pb;
 pub mod pickle;
 mod progress;
 pub mod sqlite_file;

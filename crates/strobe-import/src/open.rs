@@ -3,8 +3,8 @@
 //! dir, or memory when that fails) or the model value of a format that is not a timeline.
 
 use crate::{
-    chrome_json, detect, flight_recorder, memory_snapshot, ncu_csv, ncu_rep, nsys_sqlite, xspace, Format, ImportError,
-    Progress,
+    chrome_json, describe, detect, flight_recorder, gunzip_copy, memory_snapshot, ncu_csv, ncu_rep, nsys_sqlite,
+    perfetto_pb, xspace, Format, ImportError, Progress,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -63,10 +63,10 @@ pub enum Source {
 /// Opens any file Strobe reads: the format is detected here, once.
 pub fn open(path: &Path, opts: &LoadOptions) -> Result<Source, ImportError> {
     let fmt = detect(path).map_err(|e| ImportError::io(path, e))?.ok_or_else(|| {
-        ImportError::bad(
+        unknown(
             path,
-            "unknown format (expected a chrome/Kineto .json[.gz] trace, an Nsight Systems .sqlite export, an \
-             XSpace .xplane.pb, a memory snapshot pickle, a flight-recorder dump or an Nsight Compute export)",
+            "a chrome/Kineto .json[.gz] trace, a Perfetto .pftrace, an Nsight Systems .sqlite export, an XSpace \
+             .xplane.pb, a memory snapshot pickle, a flight-recorder dump or an Nsight Compute export",
         )
     })?;
     let progress = opts.progress.clone().unwrap_or_default();
@@ -76,9 +76,12 @@ pub fn open(path: &Path, opts: &LoadOptions) -> Result<Source, ImportError> {
         Format::NcuCsv => Source::Ncu(ncu_csv::import(path)?),
         Format::NcuRep => Source::Ncu(ncu_rep::import(path)?),
         Format::FlightRecorder => Source::FlightRecorder(flight_recorder::import(path)?),
-        Format::ChromeJson | Format::NsysSqlite | Format::NsysRep | Format::XSpace => {
-            Source::Trace(Box::new(load_trace(path, fmt, opts)?))
-        }
+        Format::ChromeJson
+        | Format::NsysSqlite
+        | Format::NsysRep
+        | Format::XSpace
+        | Format::Perfetto
+        | Format::GzippedSqlite => Source::Trace(Box::new(load_trace(path, fmt, opts)?)),
     })
 }
 
@@ -99,10 +102,19 @@ pub fn load(path: &Path, opts: &LoadOptions) -> Result<Store, ImportError> {
             let what = if fmt == Format::MemorySnapshot { "a memory snapshot" } else { "a torch.cuda.memory_stats() dump" };
             Err(ImportError::bad(path, format!("{what}, not a timeline: use `strobe report FILE` or the memory pane")))
         }
-        _ => Err(ImportError::bad(
+        _ => Err(unknown(
             path,
-            "unknown format (expected a chrome/Kineto .json[.gz] trace, an Nsight Systems .sqlite export or an XSpace .xplane.pb)",
+            "a chrome/Kineto .json[.gz] trace, a Perfetto .pftrace, an Nsight Systems .sqlite export or an XSpace .xplane.pb",
         )),
+    }
+}
+
+/// The refusal of a file of no format Strobe reads: what the file is, where that can be
+/// told, and what was expected.
+fn unknown(path: &Path, expected: &str) -> ImportError {
+    match describe::what_it_is(path) {
+        Some(what) => ImportError::bad(path, format!("{what}, which Strobe does not read (expected {expected})")),
+        None => ImportError::bad(path, format!("unknown format (expected {expected})")),
     }
 }
 
@@ -285,6 +297,19 @@ fn load_trace(path: &Path, fmt: Format, opts: &LoadOptions) -> Result<Store, Imp
         Format::ChromeJson => chrome_json::import(path, &mut b, &progress)?,
         Format::XSpace => xspace::import(path, &mut b, &progress)?,
         Format::NsysSqlite => nsys_sqlite::import(path, &mut b, &progress)?,
+        Format::Perfetto => perfetto_pb::import(path, &mut b, &progress)?,
+        Format::GzippedSqlite => {
+            let copy = gunzip_copy::inflated_copy(path, dir.as_deref(), "sqlite")?;
+            nsys_sqlite::import_as(&copy, path, &mut b, &progress).map_err(|e| match e {
+                // named by the user's file, not by the copy in the cache
+                ImportError::Bad { what, .. } => ImportError::bad(path, format!("a gzipped SQLite database: {what}")),
+                ImportError::Io { source, .. } => ImportError::bad(
+                    path,
+                    format!("a gzipped SQLite database (inflated to {}): {source}", copy.display()),
+                ),
+                e => e,
+            })?
+        }
         Format::NsysRep => {
             nsys_sqlite::import_as(&nsys_sqlite::export_rep(path, dir.as_deref())?, path, &mut b, &progress)?
         }
