@@ -45,12 +45,12 @@ pub fn peer_waits(ranks: &[RankDigest], collectives: &[Collective]) -> Vec<Vec<P
     out
 }
 
+/// The bubble intervals of a rank's step (sorted, disjoint), by rank and step name.
+pub type BubbleOf<'a> = &'a dyn Fn(i64, &str) -> Vec<(i64, i64)>;
+
 /// The ranks' breakdowns, rank by rank, `bubbles(rank, step)` the stage's bubble intervals of
 /// the step (sorted, disjoint; empty off a pipeline).
-pub fn step_breakdowns(
-    ranks: &[RankAttribution],
-    bubbles: &dyn Fn(i64, &str) -> Vec<(i64, i64)>,
-) -> Vec<StepBreakdown> {
+pub fn step_breakdowns(ranks: &[RankAttribution], bubbles: BubbleOf) -> Vec<StepBreakdown> {
     let mut out = Vec::new();
     for r in ranks {
         for (b, st) in r.steps.iter().zip(&r.stretches) {

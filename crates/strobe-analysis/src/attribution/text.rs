@@ -43,7 +43,7 @@ pub fn step_line(b: &StepBreakdown) -> String {
             _ => items.push((ns, label.to_string())),
         }
     }
-    items.sort_by(|x, y| y.0.cmp(&x.0));
+    items.sort_by_key(|x| std::cmp::Reverse(x.0));
     let mut line = format!("{:.1} ms: {:.0} % model at peak", dur as f64 / 1e6, pct(b.parts.model_at_peak_ns, dur));
     for (ns, what) in items.iter().filter(|x| pct(x.0, dur) >= 0.5) {
         let _ = write!(line, ", {:.0} % {what}", pct(*ns, dur));
