@@ -1,4 +1,4 @@
-//! The Ranks tab's per-group bandwidth table (above the HTA tables): one row per process
+//! The Ranks tab's per-group bandwidth table (below the HTA tables): one row per process
 //! group, collective kind and size class with its bus bandwidth against the link's speed
 //! (`comm_groups`), the slow-link verdict above it. Clicking a row shows its slowest instance
 //! on its first rank.
@@ -87,7 +87,6 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed) -> Option<Click> {
                 });
             });
     });
-    ui.separator();
     click
 }
 
