@@ -78,7 +78,8 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed) -> Option<Click> {
                     ];
                     for s in cells {
                         row.col(|ui| {
-                            ui.monospace(s);
+                            // not selectable: a selectable label would take the row's click
+                            ui.add(egui::Label::new(RichText::new(s).monospace()).selectable(false));
                         });
                     }
                     if row.response().clicked() {
