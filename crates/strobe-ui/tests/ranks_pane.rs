@@ -211,3 +211,20 @@ fn hta_tables_show_overlap_launches_and_kernel_types() {
     h.get_by_label_contains("rank 0: compute");
     h.get_by_label_contains("rank 1: compute");
 }
+
+#[test]
+fn bandwidth_per_group_follows_the_hta_tables() {
+    let mut h = harness();
+    h.state_mut().ranks_mut().section = Section::Hta;
+    h.run_steps(2);
+    let c = h.state().ranks().computed.as_ref().unwrap();
+    // the DDP pair: one group, all-reduces in two size classes, on NVLink 4
+    assert_eq!(c.report.comm_groups.len(), 2);
+    let meds: Vec<String> =
+        c.report.comm_groups.iter().map(|g| format!("{:.2}", g.busbw_median_gbps.unwrap())).collect();
+    h.get_by_label("Collective bandwidth per process group");
+    // the first row (the harness's pane is short: rows below its edge are not laid out) with
+    // its median bus bandwidth and the link it is measured against
+    assert!(h.query_all_by_label(&meds[0]).count() >= 1, "{}", meds[0]);
+    assert!(h.query_all_by_label_contains("NVLink 4 (450.00)").count() >= 1);
+}

@@ -1,4 +1,4 @@
-//! The Ranks tab's per-group bandwidth table (above the HTA tables): one row per process
+//! The Ranks tab's per-group bandwidth table (below the HTA tables): one row per process
 //! group, collective kind and size class with its bus bandwidth against the link's speed
 //! (`comm_groups`), the slow-link verdict above it. Clicking a row shows its slowest instance
 //! on its first rank.
@@ -78,7 +78,8 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed) -> Option<Click> {
                     ];
                     for s in cells {
                         row.col(|ui| {
-                            ui.monospace(s);
+                            // not selectable: a selectable label would take the row's click
+                            ui.add(egui::Label::new(RichText::new(s).monospace()).selectable(false));
                         });
                     }
                     if row.response().clicked() {
@@ -87,7 +88,6 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed) -> Option<Click> {
                 });
             });
     });
-    ui.separator();
     click
 }
 

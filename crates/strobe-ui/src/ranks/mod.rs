@@ -439,9 +439,10 @@ impl RanksPane {
                 }
             }
             Section::Hta => {
-                // the per-group bandwidth first: a click shows the slowest instance
-                let click = bandwidth::ui(ui, c);
+                // then the per-group bandwidth: a click shows the slowest instance
                 tables::hta(ui, c);
+                ui.separator();
+                let click = bandwidth::ui(ui, c);
                 if let Some(click) = click {
                     let dir = cx.ws.summaries.clone();
                     self.clicked(click, dir.as_deref(), &mut |c| cx.emit(c));
