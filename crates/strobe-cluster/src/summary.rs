@@ -15,7 +15,7 @@ use strobe_analysis::steps::Step;
 
 /// Bumped whenever a table's columns or a figure's definition change: a summary of another
 /// version is refused rather than merged into wrong figures.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 const TABLES: [&str; 6] = ["rank", "steps", "collectives", "kernels", "compute", "comm_ops"];
 
@@ -63,6 +63,10 @@ pub fn write_summary(dir: &Path, prefix: &str, d: &RankDigest) -> Result<Vec<Pat
         .str("gpus_json", [json(&d.gpus)])
         .str("launch_json", [json(&d.launch)])
         .str("step_anomalies_json", [json(&d.step_anomalies)])
+        // each step's attribution as this rank alone gives it, and its stretches without GPU
+        // work: the merge moves their time to comm wait and bubble where other ranks say so
+        .str("step_breakdown_json", [json(&d.step_breakdown)])
+        .str("step_stretches_json", [json(&d.step_stretches)])
         .str("process_groups_json", [json(&d.comm_records.groups)])
         .str("comm_notes_json", [json(&d.comm_records.notes)])
         .str("device_name", [d.comm_records.device.clone()])
@@ -257,9 +261,8 @@ pub fn read_summary(dir: &Path, prefix: &str) -> Result<RankDigest> {
         kernels,
         step_anomalies: parse_json(&p, "step_anomalies_json", one_str("step_anomalies_json")?)?,
         launch: parse_json(&p, "launch_json", one_str("launch_json")?)?,
-        // the summaries do not hold the step attribution: its report is empty
-        step_breakdown: Vec::new(),
-        step_stretches: Vec::new(),
+        step_breakdown: parse_json(&p, "step_breakdown_json", one_str("step_breakdown_json")?)?,
+        step_stretches: parse_json(&p, "step_stretches_json", one_str("step_stretches_json")?)?,
         comm_records: CommRecords {
             ops: crate::comm_ops_table::read_table(&Rows::read(&table_path(dir, prefix, "comm_ops"))?)?,
             groups: parse_json(&p, "process_groups_json", one_str("process_groups_json")?)?,

@@ -277,7 +277,7 @@ pub fn rank_digest(template: &RankDigest, job: &Job, rank: usize) -> Result<Rank
         kernels,
         step_anomalies: Vec::new(),
         launch,
-        // the summaries do not hold the step attribution: its report is empty
+        // a synthetic rank has no spans to attribute
         step_breakdown: Vec::new(),
         step_stretches: Vec::new(),
         comm_records: Default::default(),

@@ -300,6 +300,9 @@ fn digest_and_report(
     drop(_t);
     let attributed = crate::attribution::breakdown::of_steps(store, figs, &steps);
     (d.step_breakdown, d.step_stretches) = attributed.into_iter().map(|a| (a.breakdown, a.stretches)).unzip();
+    for (b, path) in d.step_breakdown.iter_mut().zip(crate::attribution::critical_path::of_steps(store, &steps)) {
+        b.critical_path = path.ok();
+    }
     (d, report, steps)
 }
 
