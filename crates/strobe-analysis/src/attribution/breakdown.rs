@@ -2,7 +2,7 @@
 //! split, instant by instant, into work (model at peak, model-op inefficiency, other work),
 //! exposed comm and idle by cause; the parts are whole ns and add up to the step exactly.
 
-use super::holders::{holders, Held};
+use super::holders::{holders, Held, NameFlags};
 use super::idle_causes::IdleCauser;
 use super::rounding::whole;
 use super::stretches::{Stretch, StretchKind};
@@ -51,7 +51,8 @@ pub fn of_steps(store: &Store, figs: &TraceFigures, steps: &[Step]) -> Vec<StepA
     // why no op has FLOPs, where the efficiency figures know (no framework ops in an nsys
     // export, no correlation flows…)
     let no_ops = runs.is_empty().then(|| eff.notes.first().cloned()).flatten();
-    let input = Input { store, runs, owners: &owners, unions, lanes: &lanes, no_ops };
+    let names = std::cell::RefCell::new(NameFlags::new());
+    let input = Input { store, runs, owners: &owners, unions, lanes: &lanes, no_ops, names };
     steps
         .iter()
         .zip(mfu)
@@ -71,6 +72,7 @@ struct Input<'a> {
     unions: &'a [DeviceUnions],
     lanes: &'a [Vec<u32>],
     no_ops: Option<String>,
+    names: std::cell::RefCell<NameFlags>,
 }
 
 /// Notes for step `i` overlapping the steps beside it.
@@ -150,11 +152,12 @@ fn one_step(input: &Input, classes: &mut Classifier, s: &Step, m: &StepMfu) -> S
     }));
     let mut causer = IdleCauser::new(store, union, crate::idle::DEFAULT_THRESHOLD_NS);
     let mut held: Vec<Evidence> = Vec::new();
-    let is_step = |n: &str| n == s.name || crate::steps::is_iteration_name(n);
+    let mut names = input.names.borrow_mut();
+    names.for_step(&s.name);
     for &(a, e) in &act.idle {
         let (kind, lanes) = causer.cause(a, e);
         let pieces = match lanes {
-            Some(l) => holders(store, l, (a, e), &is_step),
+            Some(l) => holders(store, l, (a, e), &mut names),
             None => vec![Held { start: a, end: e, holder: None, sync: false }],
         };
         for p in pieces {

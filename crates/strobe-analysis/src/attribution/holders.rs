@@ -18,9 +18,9 @@ pub struct Held {
 }
 
 /// `[s, e)` cut where its holder changes.
-pub fn holders(store: &Store, lanes: &[u32], (s, e): (i64, i64), is_step: &dyn Fn(&str) -> bool) -> Vec<Held> {
-    // (start, end, annotation?, span)
-    let mut cands: Vec<(i64, i64, bool, u32)> = Vec::new();
+pub fn holders(store: &Store, lanes: &[u32], (s, e): (i64, i64), names: &mut NameFlags) -> Vec<Held> {
+    // (start, end, annotation?, span, sync?)
+    let mut cands: Vec<(i64, i64, bool, u32, bool)> = Vec::new();
     for &lane in lanes {
         let v = store.lane_view(lane);
         store.query_window(lane, s, e, |i| {
@@ -35,8 +35,12 @@ pub fn holders(store: &Store, lanes: &[u32], (s, e): (i64, i64), is_step: &dyn F
                     | SpanKind::CudaDriver
                     | SpanKind::OsRuntime
             );
-            if (annotation || other) && !is_step(store.span_name(sid)) {
-                cands.push((v.starts[i].max(s), v.ends[i].min(e), annotation, sid));
+            if !(annotation || other) {
+                return;
+            }
+            let (step, sync) = names.of(store, store.span_meta(sid).name);
+            if !step {
+                cands.push((v.starts[i].max(s), v.ends[i].min(e), annotation, sid, sync));
             }
         });
     }
@@ -46,7 +50,7 @@ pub fn holders(store: &Store, lanes: &[u32], (s, e): (i64, i64), is_step: &dyn F
     // by start: the candidates covering a piece are among those started by then
     cands.sort_unstable_by_key(|c| (c.0, std::cmp::Reverse(c.1)));
     let mut out: Vec<Held> = Vec::new();
-    let mut active: Vec<(i64, i64, bool, u32)> = Vec::new();
+    let mut active: Vec<(i64, i64, bool, u32, bool)> = Vec::new();
     let mut next = 0;
     for w in cuts.windows(2) {
         let (a, b) = (w[0], w[1]);
@@ -61,11 +65,41 @@ pub fn holders(store: &Store, lanes: &[u32], (s, e): (i64, i64), is_step: &dyn F
         // innermost: an annotation before any other, then the latest start, then the shortest
         let covering = || active.iter().filter(|c| c.0 <= a && c.1 >= b);
         let holder = covering().max_by_key(|c| (c.2, c.0, std::cmp::Reverse(c.1), c.3)).map(|c| c.3);
-        let sync = covering().any(|c| super::idle_causes::is_sync_name(store.span_name(c.3)));
+        let sync = covering().any(|c| c.4);
         match out.last_mut() {
             Some(last) if last.holder == holder && last.sync == sync && last.end == a => last.end = b,
             _ => out.push(Held { start: a, end: b, holder, sync }),
         }
     }
     out
+}
+
+/// Per name (string id), once: whether it names a step (passed over) and whether it is a
+/// synchronisation. The names of a trace repeat millions of times; each is read once.
+#[derive(Default)]
+pub struct NameFlags {
+    step: String,
+    flags: rustc_hash::FxHashMap<u32, (bool, bool)>,
+}
+
+impl NameFlags {
+    pub fn new() -> NameFlags {
+        NameFlags { step: String::new(), flags: Default::default() }
+    }
+
+    /// For the step named `name`: its own range is passed over too (a `--steps` pattern's).
+    pub fn for_step(&mut self, name: &str) {
+        if self.step != name {
+            self.step = name.to_string();
+            self.flags.clear();
+        }
+    }
+
+    fn of(&mut self, store: &Store, name: u32) -> (bool, bool) {
+        let step = &self.step;
+        *self.flags.entry(name).or_insert_with(|| {
+            let n = store.string(name);
+            (n == step || crate::steps::is_iteration_name(n), super::idle_causes::is_sync_name(n))
+        })
+    }
 }
