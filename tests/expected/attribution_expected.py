@@ -14,7 +14,8 @@ docs/ranks.md's collective matching, docs/pipeline.md's bubbles), reading the Ki
 - Per instant of the step on that device: k work spans running → each gets 1/k of it; else
   comm running → exposed comm; else idle.
 - A work span's owner: the cpu_op with the span's External id (the innermost op around its
-  launch). Model op: its name has FLOPs > 0 in docs/efficiency.md's table (below, `flops`);
+  launch). Model op: its name has FLOPs > 0 in docs/efficiency.md's table (below, `flops`) and
+  it encloses no op with FLOPs on its thread (else its FLOPs are that child's);
   the rest (no formula, 0 FLOPs: copy_, fill_, cat, the fused optimizer without shapes…) and
   spans with no owner are other GPU work, named by the op (else the span's name).
 - Model FLOPs of a step: Σ FLOPs of the model ops that own GPU work and whose CPU call starts
@@ -173,6 +174,7 @@ class Trace:
         self.rank = (d.get("distributedInfo") or {}).get("rank", 0) if isinstance(d, dict) else 0
         ev = d["traceEvents"]
         self.gpu, self.ops, self.launch, self.cpu, self.steps = [], {}, {}, {}, []
+        self.op_iv = []
         seen = set()
         for e in ev:
             if e.get("ph") != "X" or "dur" not in e:
@@ -188,6 +190,7 @@ class Trace:
             else:
                 if cat == "cpu_op":
                     self.ops[a.get("External id")] = (name, s, a)
+                    self.op_iv.append((e.get("pid"), e.get("tid"), s, t, a.get("External id"), name, a))
                 if cat in ("cuda_runtime", "cuda_driver") and "correlation" in a:
                     self.launch[a["correlation"]] = (s, e.get("pid"), e.get("tid"))
                 if cat in ("cpu_op", "python_function", "cuda_runtime", "cuda_driver", "user_annotation"):
@@ -201,9 +204,26 @@ class Trace:
             self.busy[dev] = union([(g[0], g[1]) for g in self.gpu if g[2] == dev])
         # model FLOPs per op that owns GPU work
         owners = {g[4] for g in self.gpu}
+        # an op with a formula that encloses (on its thread) an op with FLOPs is not a model op:
+        # its FLOPs are its child's, and what it launched beside the child is other work
+        holds = set()
+        by_thread = {}
+        for pid, tid, s, t, x, name, a in self.op_iv:
+            f = flops(name, a)
+            if f is not None:
+                by_thread.setdefault((pid, tid), []).append((s, t, x, bool(f[0] > 0)))
+        for iv in by_thread.values():
+            iv.sort(key=lambda v: (v[0], -v[1]))
+            open_ = []
+            for s, t, x, has in iv:
+                while open_ and open_[-1][1] < t:
+                    open_.pop()
+                if has:
+                    holds.update(o[2] for o in open_)
+                open_.append((s, t, x))
         self.model = {}
         for x, (name, s, a) in self.ops.items():
-            if x in owners:
+            if x in owners and x not in holds:
                 f = flops(name, a)
                 if f and f[0] > 0:
                     self.model[x] = (f, s)

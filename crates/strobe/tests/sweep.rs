@@ -49,7 +49,19 @@ fn check_against_oracle(name: &str, got: &Value, want: &Value) {
 #[test]
 fn every_sample_opens_with_strobe_report() {
     let dir = root().join("sample-traces");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    // a folder of recordings (one folder of rank dumps each) opens recording by recording
+    let mut files: Vec<PathBuf> = Vec::new();
+    for p in std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()) {
+        let sub: Vec<PathBuf> = match p.is_dir() {
+            true => std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()).filter(|q| q.is_dir()).collect(),
+            false => Vec::new(),
+        };
+        if sub.is_empty() {
+            files.push(p);
+        } else {
+            files.extend(sub);
+        }
+    }
     files.sort();
     assert!(files.len() > 40, "{} samples", files.len());
     let cache = tempfile::tempdir().unwrap();

@@ -97,22 +97,21 @@ pub fn headline(d: &BreakdownDiff, min_ns: i64) -> String {
     items.iter().map(|p| format!("{} {}", signed_ms(p.delta_ns), p.label)).collect::<Vec<_>>().join(", ")
 }
 
+/// "Median step: A ProfilerStep#3 (rank 0) of 3 steps, B …": which steps are compared.
+pub fn title(d: &BreakdownDiff) -> String {
+    let side = |s: &Side| {
+        let rank = s.rank.map(|r| format!(" (rank {r})")).unwrap_or_default();
+        format!("{}{rank} of {} steps", s.step, s.steps)
+    };
+    format!("Median step: A {}, B {}", side(&d.a), side(&d.b))
+}
+
 /// The median steps side by side, a line per part and per op class that changed.
 pub fn to_text(d: &BreakdownDiff) -> String {
     use std::fmt::Write;
     let fmt = crate::report::fmt_ns;
     let mut o = String::new();
-    let rank = |r: Option<i64>| r.map(|r| format!(" (rank {r})")).unwrap_or_default();
-    let _ = writeln!(
-        o,
-        "\nMedian step: A {}{} of {} steps, B {}{} of {} steps",
-        d.a.step,
-        rank(d.a.rank),
-        d.a.steps,
-        d.b.step,
-        rank(d.b.rank),
-        d.b.steps
-    );
+    let _ = writeln!(o, "\n{}", title(d));
     let changed = headline(d, 100_000);
     if !changed.is_empty() {
         let _ = writeln!(o, "  {changed}");

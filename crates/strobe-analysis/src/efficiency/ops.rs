@@ -152,10 +152,18 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
     let t = strobe_store::timing::Phase::start("efficiency: ops holding ops");
     // 2. Ops with a formula that hold another: not owners (their child is).
     let modeled: Vec<u32> = works.keys().copied().collect();
-    let holds_modeled: FxHashSet<u32> = store
-        .enclosing_stacks(&modeled)
-        .into_par_iter()
-        .flat_map_iter(|stack| stack.into_iter().filter(|a| works.contains_key(a)))
+    let holding: Vec<(u32, Vec<u32>)> = modeled.iter().copied().zip(store.enclosing_stacks(&modeled)).collect();
+    let holds_modeled: FxHashSet<u32> = holding
+        .par_iter()
+        .flat_map_iter(|(_, stack)| stack.iter().copied().filter(|a| works.contains_key(a)))
+        .collect();
+    // Of those, the ones holding an op with FLOPs: their FLOPs are that child's, so what they
+    // launched beside it (a memset beside its GEMM) is not model work. One holding only
+    // FLOP-less ops (an embedding backward around its `zeros`) keeps its own FLOPs.
+    let holds_flops: FxHashSet<u32> = holding
+        .par_iter()
+        .filter(|(op, _)| works.get(op).is_some_and(|(w, _)| w.flops > 0.0))
+        .flat_map_iter(|(_, stack)| stack.iter().copied().filter(|a| works.contains_key(a)))
         .collect();
     drop(t);
     let t = strobe_store::timing::Phase::start("efficiency: GPU spans' owners");
@@ -207,7 +215,7 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
             let recompute = engine.is_some_and(|e| stack[e + 1..].iter().any(|&s| is_recomputed_forward(store, s)));
             // an op that holds a modeled op owns GPU work only when no op inside it with a
             // formula holds the launch (a memset beside its GEMM): its FLOPs are its child's
-            let (work, source) = match works.get(&op).filter(|_| !holds_modeled.contains(&op)) {
+            let (work, source) = match works.get(&op).filter(|_| !holds_flops.contains(&op)) {
                 Some((w, s)) => match retyped(store, op, &spans, || *default_dtype.get_or_init(kernel_names)) {
                     Some(x) => (Some(x.0), Some(x.1)),
                     None => (Some(w.clone()), Some(*s)),

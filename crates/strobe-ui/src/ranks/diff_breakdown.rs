@@ -1,7 +1,7 @@
 //! The A/B diff's step-time comparison: the median step of each side, part by part and op
 //! class by op class (`attribution::compare`), as the CLI's `strobe diff` prints it.
 
-use strobe_analysis::attribution::compare::{headline, BreakdownDiff, Delta};
+use strobe_analysis::attribution::compare::{headline, title, BreakdownDiff, Delta};
 use strobe_analysis::report::fmt_ns;
 
 pub fn ui(ui: &mut egui::Ui, d: Option<&BreakdownDiff>) {
@@ -9,16 +9,7 @@ pub fn ui(ui: &mut egui::Ui, d: Option<&BreakdownDiff>) {
         ui.weak("Median step: one side has no steps to compare.");
         return;
     };
-    let rank = |r: Option<i64>| r.map(|r| format!(" (rank {r})")).unwrap_or_default();
-    ui.strong(format!(
-        "Median step: A {}{} of {} · B {}{} of {}",
-        d.a.step,
-        rank(d.a.rank),
-        d.a.steps,
-        d.b.step,
-        rank(d.b.rank),
-        d.b.steps
-    ));
+    ui.strong(title(d));
     let changed = headline(d, 100_000);
     if !changed.is_empty() {
         ui.label(changed);
