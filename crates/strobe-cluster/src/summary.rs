@@ -43,6 +43,22 @@ fn fnv(b: &[u8]) -> u64 {
     b.iter().fold(0xcbf29ce484222325u64, |h, &x| (h ^ x as u64).wrapping_mul(0x100000001b3))
 }
 
+/// Each breakdown's MFU and model FLOPs as their bit patterns (integers read back exactly).
+fn float_bits(b: &[strobe_analysis::attribution::StepBreakdown]) -> Vec<(Option<u64>, u64)> {
+    b.iter().map(|x| (x.details.mfu.map(f64::to_bits), x.details.model_flops.to_bits())).collect()
+}
+
+fn with_float_bits(
+    mut b: Vec<strobe_analysis::attribution::StepBreakdown>,
+    bits: Vec<(Option<u64>, u64)>,
+) -> Vec<strobe_analysis::attribution::StepBreakdown> {
+    for (x, (mfu, flops)) in b.iter_mut().zip(bits) {
+        x.details.mfu = mfu.map(f64::from_bits);
+        x.details.model_flops = f64::from_bits(flops);
+    }
+    b
+}
+
 fn json<T: serde::Serialize>(v: &T) -> Option<String> {
     serde_json::to_string(v).ok()
 }
@@ -67,6 +83,8 @@ pub fn write_summary(dir: &Path, prefix: &str, d: &RankDigest) -> Result<Vec<Pat
         // work: the merge moves their time to comm wait and bubble where other ranks say so
         .str("step_breakdown_json", [json(&d.step_breakdown)])
         .str("step_stretches_json", [json(&d.step_stretches)])
+        // the breakdowns' floats as bits: JSON text does not read back to the same f64
+        .str("step_float_bits_json", [json(&float_bits(&d.step_breakdown))])
         .str("process_groups_json", [json(&d.comm_records.groups)])
         .str("comm_notes_json", [json(&d.comm_records.notes)])
         .str("device_name", [d.comm_records.device.clone()])
@@ -261,7 +279,10 @@ pub fn read_summary(dir: &Path, prefix: &str) -> Result<RankDigest> {
         kernels,
         step_anomalies: parse_json(&p, "step_anomalies_json", one_str("step_anomalies_json")?)?,
         launch: parse_json(&p, "launch_json", one_str("launch_json")?)?,
-        step_breakdown: parse_json(&p, "step_breakdown_json", one_str("step_breakdown_json")?)?,
+        step_breakdown: with_float_bits(
+            parse_json(&p, "step_breakdown_json", one_str("step_breakdown_json")?)?,
+            parse_json(&p, "step_float_bits_json", one_str("step_float_bits_json")?)?,
+        ),
         step_stretches: parse_json(&p, "step_stretches_json", one_str("step_stretches_json")?)?,
         comm_records: CommRecords {
             ops: crate::comm_ops_table::read_table(&Rows::read(&table_path(dir, prefix, "comm_ops"))?)?,
