@@ -325,6 +325,33 @@ impl<'a> Assembler<'a> {
         i
     }
 
+    /// The GPU stream lane (or annotation lane) of `device`/`stream`, made on first use and
+    /// then named by `name` where the producer names its streams (asked only for a new lane:
+    /// this runs once per GPU event).
+    fn gpu_lane(
+        &mut self,
+        b: &mut StoreBuilder,
+        annotation: bool,
+        device: i64,
+        stream: i64,
+        name: impl FnOnce() -> Option<String>,
+    ) -> u32 {
+        let key = (annotation as u8, device, stream);
+        if let Some(&l) = self.gpu_lanes.get(&key) {
+            return l;
+        }
+        let l = b.lane(if annotation {
+            LaneKind::GpuAnnotation { device, stream }
+        } else {
+            LaneKind::GpuStream { device, stream }
+        });
+        if let Some(n) = name() {
+            b.name_lane(l, n);
+        }
+        self.gpu_lanes.insert(key, l);
+        l
+    }
+
     fn cpu_lane(&mut self, b: &mut StoreBuilder, th: u32) -> u32 {
         let t = &mut self.threads[th as usize];
         if let Some(l) = t.cpu_lane {
@@ -373,19 +400,7 @@ impl<'a> Assembler<'a> {
                 let device = if ev.has_device { ev.device } else { t.pid.as_num().unwrap_or(0) };
                 let stream = if ev.has_stream { ev.stream } else { t.tid.as_num().unwrap_or(0) };
                 let annotation = kind == SpanKind::GpuAnnotation;
-                let key = (annotation as u8, device, stream);
-                let lane = match self.gpu_lanes.get(&key) {
-                    Some(&l) => l,
-                    None => {
-                        let l = b.lane(if annotation {
-                            LaneKind::GpuAnnotation { device, stream }
-                        } else {
-                            LaneKind::GpuStream { device, stream }
-                        });
-                        self.gpu_lanes.insert(key, l);
-                        l
-                    }
-                };
+                let lane = self.gpu_lane(b, annotation, device, stream, || None);
                 self.note_bind_lane(th, if annotation { 1 } else { 3 }, lane);
                 let dir = match kind {
                     SpanKind::Memcpy => Some(CopyDir::from_memcpy_name(name_text)),
@@ -439,22 +454,8 @@ impl<'a> Assembler<'a> {
             None => (SpanKind::GpuAnnotation, None, tid),
         };
         let annotation = kind == SpanKind::GpuAnnotation;
-        let key = (annotation as u8, device, stream);
-        let lane = match self.gpu_lanes.get(&key) {
-            Some(&l) => l,
-            None => {
-                let l = b.lane(if annotation {
-                    LaneKind::GpuAnnotation { device, stream }
-                } else {
-                    LaneKind::GpuStream { device, stream }
-                });
-                if !line.is_empty() {
-                    b.name_lane(l, format!("GPU {device} · {line}"));
-                }
-                self.gpu_lanes.insert(key, l);
-                l
-            }
-        };
+        let name = || (!line.is_empty()).then(|| format!("GPU {device} · {line}"));
+        let lane = self.gpu_lane(b, annotation, device, stream, name);
         Some((kind, dir, lane))
     }
 
