@@ -1,10 +1,10 @@
 """Records a real Nsight Systems capture of PyTorch's NVTX op ranges with shapes, the way
 Megatron-LM's `--profile` does (`cudaProfilerStart` then
-`torch.autograd.profiler.emit_nvtx(record_shapes=True).__enter__()`), to replace the
-constructed sample-traces/nsys_emit_nvtx_gpt.sqlite (tests/tools/make_emit_nvtx_fixture.py).
+`torch.autograd.profiler.emit_nvtx(record_shapes=True).__enter__()`), for
+sample-traces/nsys_emit_nvtx_gpt.sqlite (tests/tools/record_gpu_session.sh emit runs it).
 
 A small GPT-like model (bf16 autocast, causal attention through scaled_dot_product_attention,
-AdamW) trains 8 steps; steps 2..7 are captured, each an NVTX range `step_N`. Needs one CUDA
+AdamW) trains 6 steps; steps 2..5 are captured, each an NVTX range `step_N`. Needs one CUDA
 GPU, torch and nsys:
 
     nsys profile --trace=cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop \
@@ -20,8 +20,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-STEPS, CAPTURE_FROM = 8, 2
-LAYERS, D, HEADS, T, B, VOCAB = 4, 1024, 16, 1024, 8, 32768
+STEPS, CAPTURE_FROM = 6, 2
+LAYERS, D, HEADS, T, B, VOCAB = 2, 1024, 16, 1024, 8, 32768
 
 
 class Block(nn.Module):
