@@ -4,7 +4,7 @@
 # Debian machine: the bundled QdstrmImporter needs them) and, for `ncu`, the reports to export in
 # .gpu-carry/. Writes one tarball per part into $OUT.
 #   tests/tools/record_gpu_session.sh PART...   (nsys = emit metrics ncuexport; torch = reduce
-#   memory fr ncufull)
+#   sync memory fr ncufull)
 set -x
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export LD_LIBRARY_PATH=$PWD/.nsyslibs:$LD_LIBRARY_PATH
@@ -27,7 +27,7 @@ nsys_record() { # name, nsys options..., -- command...
 }
 parts=()
 for p in "$@"; do case $p in
-  nsys) parts+=(emit metrics ncuexport);; torch) parts+=(reduce memory fr ncufull);; *) parts+=($p);;
+  nsys) parts+=(emit metrics ncuexport);; torch) parts+=(reduce sync memory fr ncufull);; *) parts+=($p);;
 esac; done
 for part in "${parts[@]}"; do case $part in
 emit)
@@ -52,6 +52,10 @@ ncuexport)
     $N --page raw --print-units base > $W/out/ncu_exports/$b.raw_base.csv 2>&1
   done
   "$NCU_DIR/ncu" --version > $W/out/ncu_exports/ncu_version.txt
+  ;;
+sync)
+  timeout 120 python3 tests/tools/record_sync_events.py $W/out/kineto_sync_events.json.gz > $W/out/sync_events.log 2>&1
+  tail -3 $W/out/sync_events.log
   ;;
 reduce)
   python3 -c "import torch;print(torch.__version__, torch.cuda.get_device_name())"

@@ -113,7 +113,9 @@ impl SpanKind {
             "cpu_op" | "operator" => SpanKind::CpuOp,
             "python_function" | "python" => SpanKind::PythonFunction,
             "user_annotation" => SpanKind::UserAnnotation,
-            "gpu_user_annotation" => SpanKind::GpuAnnotation,
+            // CUPTI's synchronization records (`enable_cuda_sync_events`) happen on a stream
+            // (or the whole device) while the host waits: GPU-side marks, not GPU work
+            "gpu_user_annotation" | "cuda_sync" => SpanKind::GpuAnnotation,
             _ => SpanKind::Other,
         }
     }

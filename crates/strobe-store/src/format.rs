@@ -12,7 +12,7 @@ use bytemuck::{Pod, Zeroable};
 pub const MAGIC: [u8; 8] = *b"STROBE\0\x01";
 /// Bump on any layout change, or when what an importer writes into a store changes (its load
 /// notes included): older stores are then rebuilt, never trusted.
-pub const VERSION: u32 = 13;
+pub const VERSION: u32 = 14;
 pub const HEADER_LEN: usize = 4096;
 pub const MAX_SECTIONS: usize = 64;
 

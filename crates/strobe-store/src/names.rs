@@ -12,6 +12,8 @@ pub fn lane_display_name(
     match kind {
         LaneKind::GpuStream { device, stream } => format!("GPU {device} · stream {stream}"),
         LaneKind::CopyEngine { device, dir } => format!("GPU {device} · copy {}", dir.label()),
+        // no stream: a device-wide synchronization (`cudaDeviceSynchronize`, event syncs)
+        LaneKind::GpuAnnotation { device, stream } if *stream < 0 => format!("GPU {device} · device syncs"),
         LaneKind::GpuAnnotation { device, stream } => format!("GPU {device} · annotations (stream {stream})"),
         LaneKind::CpuThread { pid, tid } => {
             if let Some(what) = strobe_model::profiler_pseudo_process(pid) {
