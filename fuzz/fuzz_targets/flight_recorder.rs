@@ -1,5 +1,6 @@
-//! The flight-recorder reader on raw bytes (a pickle or JSON dump), then the matching across
-//! two ranks of what it read: a dump or an error, never a panic or a hang.
+//! The flight-recorder reader on raw bytes (a pickle or JSON dump, plain or gzipped), then the
+//! matching across two ranks of what it read (collectives and point-to-point pairs): a dump or
+//! an error, never a panic or a hang.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 

@@ -23,6 +23,17 @@ DIR holds one dump per rank, named ...<rank> (torchtitan's rank_<r>). A dump is 
 - The last completed everywhere: the highest s with no mismatch, nobody missing and every
   entry completed. Stuck: the first s that is not so: who has an entry there, who of those has
   not completed it, who never arrived (with their last seq on the group).
+- Point-to-point entries (is_p2p true) named `send A->B` / `recv B<-A` (group ranks A, B;
+  global = the group's members list at that index). For each group and pair of ranks with
+  both dumps: if neither rank has any other peer on the group, the pair's entries line up by
+  p2p_seq_id (an id below the lowest the other rank still holds is not judged); else the k-th
+  send from A to B lines up with the k-th recv on B from A (by p2p_seq_id order). At each
+  place: one end only -> "missing" (the odd rank: the peer); two sends or two recvs -> "op";
+  else the send's input_sizes against the recv's output_sizes -> "size", input_dtypes against
+  output_dtypes -> "dtype" (the odd rank: the second end's holder, the first being the lower
+  rank in the by-seq case and the sender in the by-order case); a clean place counts as
+  matched. Dumps gzipped or not; a top-level integer `rank` names the dump's rank over its file
+  name.
 """
 
 import json
@@ -40,6 +51,10 @@ class NoGlobals(pickle.Unpickler):
 def load(path):
     with open(path, "rb") as f:
         data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        import gzip
+
+        data = gzip.decompress(data)
     if data[:1] == b"\x80":
         import io
 
@@ -67,9 +82,10 @@ def may_differ(op):
 def main(d):
     dumps = {}
     for name in sorted(os.listdir(d)):
-        r = rank_of(name)
+        dump = load(os.path.join(d, name))
+        r = dump.get("rank") if isinstance(dump.get("rank"), int) else rank_of(name)
         if r is not None:
-            dumps[r] = load(os.path.join(d, name))
+            dumps[r] = dump
 
     def pg(e):
         p = e["process_group"]
@@ -165,12 +181,14 @@ def main(d):
                 )
         if last_ok:
             last_completed.append(last_ok)
+    p2p_matched = p2p(dumps, members, pg, mismatches)
     json.dump(
         {
+            "p2p_matched": p2p_matched,
             "ranks": sorted(dumps),
             "missing_dumps": no_dump,
             "groups": {n: members[n] for n in sorted(members)},
-            "mismatches": sorted(mismatches, key=lambda m: (m["group"], m["seq"], m["kind"])),
+            "mismatches": sorted(mismatches, key=lambda m: (m["group"], m["seq"], m["kind"], m.get("p2p", False), m["ranks"])),
             "last_completed_everywhere": last_completed,
             "stuck": stuck,
         },
@@ -179,6 +197,78 @@ def main(d):
         sort_keys=True,
     )
     print()
+
+
+def p2p(dumps, members, pg, mismatches):
+    ends = {}  # group -> list of (me, peer, way, entry)
+    for r, dump in dumps.items():
+        for e in dump.get("entries") or []:
+            if not e["is_p2p"]:
+                continue
+            m = re.fullmatch(r"(send|recv) (\d+)(->|<-)(\d+)", op_of(e).strip())
+            name = pg(e)[0]
+            if not m or name not in members:
+                continue
+            a, b = int(m.group(2)), int(m.group(4))
+            ms = members[name]
+            if max(a, b) >= len(ms):
+                continue
+            # send A->B: me A, peer B; recv B<-A: me B, peer A
+            me, peer = ms[a], ms[b]
+            if me != r:
+                continue
+            ends.setdefault(name, []).append((me, peer, m.group(1), e))
+    matched = 0
+
+    def judge(name, seq, x, y):
+        nonlocal matched
+        if x[2] == y[2] or x[1] != y[0] or y[1] != x[0]:
+            mismatches.append({"group": name, "seq": seq, "kind": "op", "ranks": [y[0]], "p2p": True,
+                               "majority": ("send to " if x[2] == "send" else "recv from ") + str(x[1])})
+            return
+        snd, rcv = (x, y) if x[2] == "send" else (y, x)
+        bad = []
+        if snd[3]["input_sizes"] != rcv[3]["output_sizes"]:
+            bad.append("size")
+        if snd[3]["input_dtypes"] != rcv[3]["output_dtypes"]:
+            bad.append("dtype")
+        for k in bad:
+            mismatches.append({"group": name, "seq": seq, "kind": k, "ranks": [y[0]], "p2p": True})
+        if not bad:
+            matched += 1
+
+    def lonely(name, x):
+        mismatches.append({"group": name, "seq": x[3]["p2p_seq_id"], "kind": "missing", "ranks": [x[1]],
+                           "p2p": True, "majority": ("send to " if x[2] == "send" else "recv from ") + str(x[1])})
+
+    for name, es in sorted(ends.items()):
+        peers = {}
+        for me, peer, _, _ in es:
+            peers.setdefault(me, set()).add(peer)
+        pairs = sorted({(min(me, peer), max(me, peer)) for me, peer, _, _ in es if peer in dumps})
+        for a, b in pairs:
+            if len(peers.get(a, ())) <= 1 and len(peers.get(b, ())) <= 1:
+                sa = {x[3]["p2p_seq_id"]: x for x in es if x[0] == a}
+                sb = {x[3]["p2p_seq_id"]: x for x in es if x[0] == b}
+                for seq in sorted(set(sa) | set(sb)):
+                    if seq in sa and seq in sb:
+                        judge(name, seq, sa[seq], sb[seq])
+                    else:
+                        x = sa.get(seq) or sb.get(seq)
+                        other = sb if x[0] == a else sa
+                        if other and seq < min(other):
+                            continue
+                        lonely(name, x)
+            else:
+                for s_, t_ in ((a, b), (b, a)):
+                    sends = sorted((x for x in es if x[0] == s_ and x[1] == t_ and x[2] == "send"), key=lambda x: x[3]["p2p_seq_id"])
+                    recvs = sorted((x for x in es if x[0] == t_ and x[1] == s_ and x[2] == "recv"), key=lambda x: x[3]["p2p_seq_id"])
+                    for k in range(max(len(sends), len(recvs))):
+                        if k < len(sends) and k < len(recvs):
+                            judge(name, sends[k][3]["p2p_seq_id"], sends[k], recvs[k])
+                        else:
+                            lonely(name, sends[k] if k < len(sends) else recvs[k])
+    return matched
 
 
 if __name__ == "__main__":

@@ -84,6 +84,9 @@ fn check_collectives(name: &str, r: &MultiRankReport, want: &Value) {
         assert_eq!(g.0, ints(&w["ranks"]), "{name}: {key:?} ranks");
         assert_eq!(g.1, i(&w["instances"]), "{name}: {key:?} instances");
     }
+    // and nothing else: no instance on a group the logs do not name
+    let want_total: i64 = want["collectives"].as_array().unwrap().iter().map(|w| i(&w["instances"])).sum();
+    assert_eq!(r.group_collectives.len() as i64, want_total, "{name}: instances in all; have {got:?}");
 }
 
 #[test]
@@ -102,6 +105,12 @@ fn pipeline_times_data_parallel() {
     let want = expected("comm.expected.json");
     let r = report("ppdp", 8);
     check_pipeline("ppdp", &r, &want["ppdp"]);
+    // gloo records no group: each collective's group is inferred, and must be the one the
+    // ranks' logs name (the data-parallel groups of the two pipelines run alike collectives
+    // at once; the order within each group tells them apart)
+    check_collectives("ppdp", &r, &want["ppdp"]);
+    assert!(r.group_collectives.iter().all(|c| c.group_from == "inferred"));
+    assert!(r.comm_notes.is_empty(), "{:?}", r.comm_notes);
     let p = r.pipeline.as_ref().unwrap();
     assert_eq!(p.pipelines[0].dp_groups[0].as_deref(), Some("7 (dp_stage0)"));
     // the world all-reduce is matched on all eight ranks, twice

@@ -11,7 +11,10 @@ use strobe_analysis::flight_recorder::{analyse, to_text, FrReport};
 use strobe_import::flight_recorder::{dumps_in, import, import_bytes};
 use strobe_model::flight_recorder::FrDump;
 
-const FAULTS: [&str; 5] = ["gloo_missing", "gloo_desync", "gloo_size", "gloo_p2p", "gloo_desync_json"];
+/// The recorded faults, and a synthetic set of point-to-point faults in NCCL's layout
+/// (tests/tools/make_fr_p2p_fixture.py: gloo records no P2P entries), gzipped and with ranks
+/// named inside the dumps.
+const FAULTS: [&str; 6] = ["gloo_missing", "gloo_desync", "gloo_size", "gloo_p2p", "gloo_desync_json", "synthetic_p2p"];
 
 fn dumps(fault: &str) -> Vec<FrDump> {
     let dir = sample(&format!("flight_recorder/{fault}"));
@@ -29,14 +32,27 @@ fn oracle_shape(r: &FrReport) -> Value {
         .map(|m| {
             let mut v =
                 json!({"group": m.group, "seq": m.seq, "kind": m.kind, "ranks": m.ranks, "majority": m.majority});
-            if m.kind == "dtype" {
+            // a transfer's size and dtype values are each end's own: the ranks say who is odd
+            if m.kind == "dtype" || (m.p2p && m.kind == "size") {
                 v.as_object_mut().unwrap().remove("majority");
+            }
+            if m.p2p {
+                v["p2p"] = json!(true);
             }
             v
         })
         .collect();
-    mismatches.sort_by_key(|m| (m["group"].as_str().unwrap().to_string(), m["seq"].as_i64(), m["kind"].to_string()));
+    mismatches.sort_by_key(|m| {
+        (
+            m["group"].as_str().unwrap().to_string(),
+            m["seq"].as_i64(),
+            m["kind"].to_string(),
+            m.get("p2p").is_some(),
+            m["ranks"].as_array().unwrap().iter().map(|x| x.as_i64()).collect::<Vec<_>>(),
+        )
+    });
     json!({
+        "p2p_matched": r.p2p_matched,
         "ranks": r.ranks.iter().map(|k| k.rank).collect::<Vec<_>>(),
         "missing_dumps": r.missing_dumps,
         "groups": r.groups.iter().map(|g| (g.name.clone(), json!(g.members))).collect::<serde_json::Map<_, _>>(),
@@ -82,6 +98,10 @@ fn the_verdicts_name_the_fault() {
     );
     assert!(size.contains("no dump from rank 1"), "{size}");
     assert!(text("gloo_p2p").contains("ranks 0, 1 never arrived"));
+    let p2p = text("synthetic_p2p");
+    assert!(p2p.contains("at p2p seq 4 on group 1 (pp_0_1): rank 1 never posted its end of rank 0's send to 1"), "{p2p}");
+    assert!(p2p.contains("at p2p seq 3 on group 1 (pp_0_1): size mismatch: rank 0 send to 1 [[32]], rank 1 recv from 0 [[16]]"), "{p2p}");
+    assert!(p2p.contains("3 transfer(s) matched send to receive, 4 odd"), "{p2p}");
 }
 
 #[test]
@@ -210,4 +230,60 @@ fn a_file_name_without_a_rank_is_an_error() {
     std::fs::copy(sample("flight_recorder/gloo_missing/rank_0"), &p).unwrap();
     let e = import(&p).unwrap_err().to_string();
     assert!(e.contains("dump.pickle") && e.contains("no rank in the file name"), "{e}");
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    z.write_all(bytes).unwrap();
+    z.finish().unwrap()
+}
+
+#[test]
+fn gzipped_dumps_and_ranks_named_inside_the_dump() {
+    let dir = tempfile::tempdir().unwrap();
+    // a gzipped pickle: its rank from the file name
+    let pk = std::fs::read(sample("flight_recorder/gloo_desync/rank_2")).unwrap();
+    let p = dir.path().join("rank_2.pickle.gz");
+    std::fs::write(&p, gzip(&pk)).unwrap();
+    assert_eq!(strobe_import::detect(&p).unwrap(), Some(strobe_import::Format::FlightRecorder));
+    let d = import(&p).unwrap();
+    assert_eq!((d.rank, d.rank_from.as_str(), d.form.as_str()), (2, "file name", "pickle"));
+    let plain = import(&sample("flight_recorder/gloo_desync/rank_2")).unwrap();
+    assert_eq!(d.entries, plain.entries);
+    // a gzipped JSON dump whose name holds no rank, with its own `rank` field
+    let mut v = json_dump();
+    v["rank"] = json!(1);
+    let j = dir.path().join("trace.json.gz");
+    std::fs::write(&j, gzip(&serde_json::to_vec(&v).unwrap())).unwrap();
+    assert_eq!(strobe_import::detect(&j).unwrap(), Some(strobe_import::Format::FlightRecorder));
+    let d = import(&j).unwrap();
+    assert_eq!((d.rank, d.rank_from.as_str(), d.form.as_str()), (1, "dump", "json"));
+    // the field wins over a name that disagrees, with a note
+    let k = dir.path().join("rank_7.json");
+    std::fs::write(&k, serde_json::to_vec(&v).unwrap()).unwrap();
+    let d = import(&k).unwrap();
+    assert_eq!(d.rank, 1);
+    assert!(d.notes.iter().any(|n| n.contains("says rank 1 but its file name ends with 7")), "{:?}", d.notes);
+    // a folder holds all three; the report reads them as ranks 1 and 2 (rank 1 twice: noted)
+    let found = dumps_in(dir.path()).unwrap();
+    assert_eq!(found.len(), 3);
+    let all: Vec<FrDump> = found.iter().map(|f| import(f).unwrap()).collect();
+    let r = analyse(&all);
+    assert_eq!(r.ranks.iter().map(|k| k.rank).collect::<Vec<_>>(), vec![1, 2]);
+    assert!(r.notes.iter().any(|n| n.contains("two dumps for rank 1")), "{:?}", r.notes);
+    // no rank anywhere: an error naming the file; a rank that is not one: a note
+    let mut none = json_dump();
+    none.as_object_mut().unwrap().remove("rank");
+    let n = dir.path().join("trace.json");
+    std::fs::write(&n, serde_json::to_vec(&none).unwrap()).unwrap();
+    let e = import(&n).unwrap_err().to_string();
+    assert!(e.contains("trace.json") && e.contains("no rank"), "{e}");
+    v["rank"] = json!([3]);
+    let d = read_json(&v).unwrap();
+    assert!(d.notes.iter().any(|n| n.contains("`rank` is not a rank number")), "{:?}", d.notes);
+    // a gzip that breaks off is an error naming the file
+    let z = gzip(&pk);
+    let e = err_bytes(&z[..z.len() / 2]);
+    assert!(e.contains("gzip"), "{e}");
 }

@@ -13,6 +13,9 @@ data-parallel subgroups, and then the fault:
 - `desync`: rank 1 calls reduce_scatter where the others call all_gather (another code path).
 - `size`: rank 2 all-reduces 3 elements more than the others at the same sequence number.
 - `p2p`: a pipeline hop hangs: rank 1 waits on a recv from rank 0, which never sends it.
+- `p2p_size`: rank 0 sends 32 floats to rank 1, which receives 24 (with `--backend nccl` on a
+  GPU per rank: NCCL records both ends, `nccl:send 0->1` / `nccl:recv 1<-0`; gloo records no
+  point-to-point entries).
 - `none`: no fault; the dump is taken once the steps are done (a one-rank NCCL run on a
   machine with one GPU gives states, discovery times and durations that gloo does not write).
 
@@ -30,7 +33,7 @@ import sys
 import threading
 import time
 
-FAULTS = ["missing", "desync", "size", "p2p", "none"]
+FAULTS = ["missing", "desync", "size", "p2p", "p2p_size", "none"]
 
 
 def dump_bytes(as_json, backend):
@@ -134,6 +137,13 @@ def worker(rank, world, fault, out_dir, backend, timeout_s, as_json, port):
             dist.all_reduce(t(19 if rank == 2 else 16))
         elif fault == "none":
             pass
+        elif fault == "p2p_size":
+            if rank == 0:
+                dist.send(t(32), dst=1)
+            elif rank == 1:
+                dist.recv(t(24), src=0)
+            else:
+                dist.all_reduce(t(16), group=dp)
         elif fault == "p2p":
             if rank == 1:
                 dist.recv(t(32), src=0)

@@ -54,6 +54,12 @@ pub fn detect(path: &Path) -> std::io::Result<Option<Format>> {
     if crate::flight_recorder::sniff(&head) {
         return Ok(Some(Format::FlightRecorder));
     }
+    // a gzipped dump (`rank_3.pickle.gz`, `rank_3.json.gz`) is told by what it holds
+    if head.starts_with(&crate::gz_peek::GZIP_MAGIC)
+        && crate::flight_recorder::sniff(&crate::gz_peek::inflated_head(path, crate::flight_recorder::HEAD))
+    {
+        return Ok(Some(Format::FlightRecorder));
+    }
     let head = &head[..head.len().min(16)];
     if head.starts_with(crate::nsys_sqlite::MAGIC) {
         return Ok(Some(Format::NsysSqlite));

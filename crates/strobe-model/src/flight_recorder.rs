@@ -9,8 +9,11 @@ use serde::Serialize;
 pub struct FrDump {
     /// The file it came from.
     pub path: String,
-    /// Global rank: the number the file's name ends with (the recorder does not write it).
+    /// Global rank: the dump's own `rank` field where it has one, else the number the file's
+    /// name ends with (the recorder itself writes none).
     pub rank: u32,
+    /// Where the rank came from: `dump` or `file name`.
+    pub rank_from: String,
     /// The dump's `version` field ("2.10" …), as written.
     pub version: String,
     /// `pickle` or `json`.

@@ -109,6 +109,7 @@ pub fn match_group(g: &GroupSummary, dumps: &[&FrDump], report: &mut FrReport) {
                 majority: majority_op.clone(),
                 values,
                 ranks: missing.clone(),
+                p2p: false,
             });
         }
         let all_done = here.iter().all(|(_, _, done)| *done);
@@ -173,6 +174,7 @@ fn mismatch(g: &GroupSummary, seq: i64, kind: &str, values: &[ValueRanks]) -> Mi
         majority: values[0].value.clone(),
         values: values.to_vec(),
         ranks: values[1..].iter().flat_map(|v| v.ranks.iter().copied()).collect(),
+        p2p: false,
     }
 }
 
@@ -200,7 +202,7 @@ pub fn cell(report: &FrReport, dump: Option<&FrDump>, group: &str, seq: i64, ran
         report
             .mismatches
             .iter()
-            .any(|m| m.group == group && m.seq == seq && kinds.contains(&m.kind.as_str()) && m.ranks.contains(&rank))
+            .any(|m| !m.p2p && m.group == group && m.seq == seq && kinds.contains(&m.kind.as_str()) && m.ranks.contains(&rank))
     };
     if odd(&["missing"]) {
         return Cell::Missing;

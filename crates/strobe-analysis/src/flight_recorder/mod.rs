@@ -5,6 +5,7 @@
 
 mod groups;
 mod matching;
+mod p2p;
 mod text;
 
 pub use matching::{cell, completed, Cell};
@@ -23,9 +24,12 @@ pub struct FrReport {
     /// Per group, where it stopped: the first sequence number something is wrong at, who got
     /// there and who did not.
     pub stuck: Vec<Stuck>,
-    /// Point-to-point ops not completed at the dump, per rank (they are not matched across
-    /// ranks: the dump does not name the peer). A rank hung in a `recv` is here.
+    /// Point-to-point ops not completed at the dump, per rank. A rank hung in a `recv` is
+    /// here.
     pub pending_p2p: Vec<PendingP2p>,
+    /// Sends matched with their receives with nothing odd (`p2p`); what is odd is among the
+    /// mismatches, with `p2p` set.
+    pub p2p_matched: usize,
     /// Ranks a group names (or the rank numbers between those open) with no dump opened.
     pub missing_dumps: Vec<u32>,
     pub notes: Vec<String>,
@@ -81,6 +85,11 @@ pub struct Mismatch {
     pub values: Vec<ValueRanks>,
     /// The odd ranks: those without the majority value (or missing).
     pub ranks: Vec<u32>,
+    /// A point-to-point pair rather than a group's collective: `seq` is the first end's
+    /// `p2p_seq_id`, the values are each end's "send to R" / "recv from R" (with sizes or
+    /// dtypes), and `missing` means the peer never posted its end.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub p2p: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -163,6 +172,7 @@ pub fn analyse(dumps: &[FrDump]) -> FrReport {
     for g in &groups {
         matching::match_group(g, &dumps, &mut report);
     }
+    p2p::match_p2p(&dumps, &groups, &mut report);
     report.groups = groups;
     report
 }

@@ -22,6 +22,9 @@ fn ranks(r: &[u32]) -> String {
 
 /// "rank 1 called all_reduce, the other 3 all_gather".
 pub fn mismatch_sentence(m: &Mismatch) -> String {
+    if m.p2p {
+        return p2p_sentence(m);
+    }
     let at = format!("at seq {} on {}", m.seq, group_name(&m.group, &m.desc));
     let majority = &m.values[0];
     match m.kind.as_str() {
@@ -47,6 +50,18 @@ pub fn mismatch_sentence(m: &Mismatch) -> String {
             };
             format!("{at}: {label}: {}, {others} {}", odd.join("; "), majority.value)
         }
+    }
+}
+
+/// "at p2p seq 3 on group 1 (pp): rank 1 never posted its end of rank 0's send to 1".
+fn p2p_sentence(m: &Mismatch) -> String {
+    let at = format!("at p2p seq {} on {}", m.seq, group_name(&m.group, &m.desc));
+    let side = |i: usize| m.values.get(i).map(|v| (ranks(&v.ranks), v.value.as_str())).unwrap_or_default();
+    let ((ra, va), (rb, vb)) = (side(0), side(1));
+    match m.kind.as_str() {
+        "missing" => format!("{at}: {rb} never posted its end of {ra}'s {va}"),
+        "op" => format!("{at}: unpaired: {ra} called {va}, {rb} {vb} there"),
+        kind => format!("{at}: {kind} mismatch: {ra} {va}, {rb} {vb}"),
     }
 }
 
@@ -89,6 +104,14 @@ pub fn to_text(r: &FrReport) -> String {
             }
             let _ = writeln!(o, "{}", parts.join("; "));
         }
+    }
+    let odd_p2p = r.mismatches.iter().filter(|m| m.p2p).count();
+    if r.p2p_matched + odd_p2p > 0 {
+        let _ = writeln!(
+            o,
+            "\nPoint-to-point: {} transfer(s) matched send to receive, {odd_p2p} odd (above)",
+            r.p2p_matched
+        );
     }
     if !r.pending_p2p.is_empty() {
         let _ = writeln!(o, "\nPoint-to-point ops not completed");

@@ -17,6 +17,7 @@ pub mod digest;
 pub mod distribution;
 pub mod exposed;
 pub mod group_infer;
+mod group_order;
 pub mod group_match;
 pub mod groups;
 pub mod identity;

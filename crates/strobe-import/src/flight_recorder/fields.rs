@@ -15,6 +15,7 @@ const TOP_KNOWN: &[&str] = &[
     "nccl_version",
     "nccl_comm_state",
     "comm_state",
+    "rank",
 ];
 
 const ENTRY_KNOWN: &[&str] = &[
@@ -60,6 +61,18 @@ pub fn read(root: &Value) -> Result<FrDump, String> {
             "dump version {:?} is not a 2.x layout: read by the 2.x field names; check what is missing",
             dump.version
         ));
+    }
+    let as_rank = |v: &Value| match v {
+        Value::Number(_) | Value::String(_) => int(v).and_then(|r| u32::try_from(r).ok()),
+        _ => None,
+    };
+    match obj.get("rank").map(as_rank) {
+        Some(Some(r)) => {
+            dump.rank = r;
+            dump.rank_from = "dump".into();
+        }
+        Some(None) => dump.notes.push("the dump's `rank` is not a rank number: the file name's is used".into()),
+        None => {}
     }
     dump.comm_lib_version = obj.get("comm_lib_version").or(obj.get("nccl_version")).and_then(text);
     let unknown: Vec<&str> = obj.keys().map(String::as_str).filter(|k| !TOP_KNOWN.contains(k)).collect();

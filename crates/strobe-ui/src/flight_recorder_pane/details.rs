@@ -10,7 +10,7 @@ fn time(ns: Option<i64>) -> String {
 
 pub fn show(ui: &mut egui::Ui, report: &FrReport, g: &GroupSummary, dumps: &[FrDump], rank: u32, seq: i64) {
     ui.label(egui::RichText::new(format!("rank {rank}, seq {seq} on group {}", g.name)).strong());
-    for m in report.mismatches.iter().filter(|m| m.group == g.name && m.seq == seq) {
+    for m in report.mismatches.iter().filter(|m| !m.p2p && m.group == g.name && m.seq == seq) {
         ui.colored_label(super::grid::kind_colour(&m.kind), mismatch_sentence(m));
     }
     let Some(dump) = dumps.iter().find(|d| d.rank == rank) else {

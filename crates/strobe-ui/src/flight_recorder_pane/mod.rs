@@ -89,6 +89,11 @@ impl FlightRecorderPane {
         }
         for m in &report.mismatches {
             let text = egui::RichText::new(mismatch_sentence(m)).color(grid::kind_colour(&m.kind));
+            // a transfer has no cell: the grid is the groups' collectives
+            if m.p2p {
+                ui.label(text);
+                continue;
+            }
             if ui.link(text).on_hover_text("select this cell in the grid").clicked() {
                 self.group = report.groups.iter().position(|g| g.name == m.group).unwrap_or(0);
                 self.selected = m.ranks.first().map(|&r| (r, m.seq));
