@@ -3,8 +3,9 @@
 protobuf wire decoder written here (no generated code, no Strobe): per GPU the kernel
 count and busy time (union of the stream events, ns = floor(ps / 1000)), launches on the
 host that match device work by correlation id, the StepTraceAnnotation steps with each
-step's GPU idle time, XLA op events run on host threads, and the longest `time.sleep` on
-the host (a planted stall).
+step's GPU idle time, XLA op events run on host threads, the longest `time.sleep` on the
+host (a planted stall), and per HLO op the GPU work that carries XLA's cost stats (`flops`,
+`bytes_accessed`, as the profiler's stat metadata names them): count, FLOPs, bytes, GPU ns.
 
     python3 tests/expected/xspace_expected.py   # writes tests/expected/<stem>.xspace.json
 """
@@ -179,7 +180,9 @@ def expect(path):
         m = re.fullmatch(r"/device:GPU:(\d+)", name)
         if m:
             d = int(m.group(1))
-            g = gpus.setdefault(d, {"device": d, "kernels": 0, "memcpy": 0, "intervals": [], "corr": [], "streams": []})
+            g = gpus.setdefault(
+                d, {"device": d, "kernels": 0, "memcpy": 0, "intervals": [], "corr": [], "streams": [], "costed": []}
+            )
             for lname, events in lines:
                 if not lname.startswith("Stream #") or not events:
                     continue
@@ -192,6 +195,10 @@ def expect(path):
                     g["intervals"].append((e["start"], e["end"]))
                     if e["stats"].get("correlation_id"):
                         g["corr"].append(int(e["stats"]["correlation_id"]))
+                    st = e["stats"]
+                    costs = [st.get(k) for k in ("flops", "bytes_accessed")]
+                    if any(isinstance(c, (int, float)) and c >= 0 for c in costs):
+                        g["costed"].append((st.get("hlo_op") or e["name"], costs, e["end"] - e["start"]))
         elif name == "/host:CPU":
             host_lines = lines
     busy_all = [iv for g in gpus.values() for iv in g["intervals"]]
@@ -212,6 +219,14 @@ def expect(path):
     # each piece of device work whose launch the host recorded is linked to it
     launches = sum(1 for g in gpus.values() for c in g["corr"] if c in host_corr)
     used = [g for g in gpus.values() if g["intervals"]]
+    costed_ops = {}
+    for g in gpus.values():
+        for op, costs, dur in g["costed"]:
+            o = costed_ops.setdefault(op, {"count": 0, "flops": 0, "bytes": 0, "gpu_ns": 0})
+            o["count"] += 1
+            o["flops"] += costs[0] if isinstance(costs[0], (int, float)) and costs[0] >= 0 else 0
+            o["bytes"] += costs[1] if isinstance(costs[1], (int, float)) and costs[1] >= 0 else 0
+            o["gpu_ns"] += dur
     return {
         "gpus": [
             {
@@ -230,6 +245,7 @@ def expect(path):
         ],
         "host_xla_ops": xla_ops,
         "longest_sleep_ns": max(sleeps) if sleeps else None,
+        "xla_ops": costed_ops,
     }
 
 

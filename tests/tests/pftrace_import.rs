@@ -1,6 +1,7 @@
 //! Perfetto protobuf traces against tests/expected/pftrace_expected.py, which decodes the
 //! same files with the `perfetto` package's protobuf classes: spans, kernels, copies,
-//! flows, counters, GPU counters and steps; gzipped and renamed copies open the same.
+//! flows, counters, GPU counters (series of their GPU) and steps; gzipped and renamed copies
+//! open the same.
 
 mod common;
 use common::*;
@@ -61,11 +62,10 @@ fn check(s: &Store, exp: &serde_json::Value, what: &str) {
         assert_eq!(*v.last().unwrap(), c["last"].as_f64().unwrap(), "{what}: {name} last");
     }
     for (name, c) in exp["gpu_counters"].as_object().unwrap() {
-        let series = s
-            .counters
-            .iter()
-            .find(|x| &x.name == name && x.pid == strobe_model::IdKey::Str("GPU 0".into()))
-            .unwrap_or_else(|| panic!("{what}: GPU counter {name} of GPU 0"));
+        let series =
+            s.counters.iter().find(|x| &x.name == name && x.device == Some(0)).unwrap_or_else(|| {
+                panic!("{what}: GPU counter {name} of GPU 0 (a series of the GPU, drawn in its group)")
+            });
         let (_, v) = s.counter_points(series);
         assert_eq!(v.len() as u64, c["count"].as_u64().unwrap(), "{what}: {name} samples");
         assert!((v.iter().sum::<f64>() - c["sum"].as_f64().unwrap()).abs() < 1e-6, "{what}: {name} sum");

@@ -44,7 +44,30 @@ fn check(file: &str) {
     check_host(file, &store, &exp);
 }
 
+/// The HLO ops whose GPU work carries XLA's cost stats: an op row each (source `xla`), its
+/// FLOPs and bytes XLA's, its GPU time its kernels'.
+fn check_xla_costs(file: &str, store: &strobe_store::Store, exp: &Value) {
+    let eff = strobe_analysis::efficiency::efficiency(store, Default::default());
+    let got: std::collections::BTreeMap<String, (u64, f64, f64, i64)> = eff
+        .ops
+        .iter()
+        .filter(|o| o.source == "xla")
+        .map(|o| (o.name.clone(), (o.count, o.flops, o.bytes, o.gpu_ns)))
+        .collect();
+    let want: std::collections::BTreeMap<String, (u64, f64, f64, i64)> = exp["xla_ops"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| {
+            let n = |f: &str| v[f].as_f64().unwrap();
+            (k.clone(), (v["count"].as_u64().unwrap(), n("flops"), n("bytes"), v["gpu_ns"].as_i64().unwrap()))
+        })
+        .collect();
+    assert_eq!(got, want, "{file}: HLO ops with XLA's costs");
+}
+
 fn check_host(file: &str, store: &strobe_store::Store, exp: &Value) {
+    check_xla_costs(file, store, exp);
     let ops = (0..store.span_count() as u32).filter(|&s| store.span_kind(s) == SpanKind::CpuOp).count();
     assert_eq!(ops as u64, exp["host_xla_ops"].as_u64().unwrap(), "{file}: XLA ops run on host threads");
     if let Some(want) = exp["longest_sleep_ns"].as_i64() {
@@ -170,4 +193,81 @@ fn damaged_profiles_say_what_is_wrong_and_never_panic() {
             assert!(e.to_string().contains(&format!("p{n}.xplane.pb")), "{e}");
         }
     }
+}
+
+/// Protobuf encoding, enough to write a small XSpace by hand.
+mod pb {
+    pub fn varint(mut v: u64, out: &mut Vec<u8>) {
+        loop {
+            let b = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                out.push(b);
+                return;
+            }
+            out.push(b | 0x80);
+        }
+    }
+    pub fn bytes(field: u64, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        varint(field << 3 | 2, &mut out);
+        varint(payload.len() as u64, &mut out);
+        out.extend_from_slice(payload);
+        out
+    }
+    pub fn num(field: u64, v: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        varint(field << 3, &mut out);
+        varint(v, &mut out);
+        out
+    }
+    /// A map entry (key 1, value 2) of an int64 key to a message.
+    pub fn entry(field: u64, key: u64, value: &[u8]) -> Vec<u8> {
+        bytes(field, &[num(1, key), bytes(2, value)].concat())
+    }
+}
+
+#[test]
+fn xla_step_markers_on_the_device_are_the_steps() {
+    use pb::*;
+    // a GPU plane as XProf leaves it: a stream of kernels and its derived `Steps` line, one
+    // event per step group (named by the group id, with a `group_id` stat), no host steps
+    let stat_md = [entry(5, 1, &[num(1, 1), bytes(2, b"group_id")].concat())].concat();
+    let ev_md = [
+        entry(4, 1, &[num(1, 1), bytes(2, b"gemm_kernel")].concat()),
+        entry(4, 2, &[num(1, 2), bytes(2, b"4")].concat()),
+        entry(4, 3, &[num(1, 3), bytes(2, b"5")].concat()),
+    ]
+    .concat();
+    let event = |md: u64, off_ps: u64, dur_ps: u64, stats: &[u8]| {
+        bytes(4, &[num(1, md), num(2, off_ps), num(3, dur_ps), stats.to_vec()].concat())
+    };
+    let group = |g: u64| bytes(4, &[num(1, 1), num(4, g)].concat());
+    let stream = [
+        num(1, 7),
+        bytes(2, b"Stream #7(Compute)"),
+        num(3, 1_000),
+        event(1, 100_000, 400_000, b""),
+        event(1, 2_100_000, 400_000, b""),
+    ]
+    .concat();
+    let steps = [
+        num(1, 9_000),
+        bytes(2, b"Steps"),
+        num(3, 1_000),
+        event(2, 0, 2_000_000, &group(4)),
+        event(3, 2_000_000, 1_500_000, &group(5)),
+    ]
+    .concat();
+    let plane = [num(1, 1), bytes(2, b"/device:GPU:0"), bytes(3, &stream), bytes(3, &steps), ev_md, stat_md].concat();
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("steps.xplane.pb");
+    std::fs::write(&f, bytes(1, &plane)).unwrap();
+    let s = load_in(&f, &t.path().join("c")).unwrap();
+    let got: Vec<(String, i64, i64)> =
+        strobe_analysis::steps::steps(&s).into_iter().map(|x| (x.name, x.start_ns, x.dur_ns)).collect();
+    // line at 1 µs; offsets and durations in ps
+    assert_eq!(got, [("step 4".to_string(), 1_000, 2_000), ("step 5".to_string(), 3_000, 1_500)]);
+    // the kernels stay kernels, on their stream
+    assert_eq!((0..s.span_count() as u32).filter(|&i| s.span_kind(i) == SpanKind::Kernel).count(), 2);
 }

@@ -9,13 +9,15 @@
 //! 4. CPU annotation ranges (`record_function`) with such names, and JAX / TensorFlow
 //!    `StepTraceAnnotation`s (a range with a `step_num` arg, named `train 3`: `step_num`)
 //!    (`annotation`);
-//! 5. the period of the GPU work itself (`infer::inferred_steps`, `inferred`).
+//! 5. XLA's step markers on a GPU (XProf's `Steps` line in an XSpace: `device_markers`);
+//! 6. the period of the GPU work itself (`infer::inferred_steps`, `inferred`).
 //!
 //! Only the outermost matching ranges count (a `step_3` inside `train_step` is not a second
 //! step), a name that repeats is numbered (`train_step (2)`), and where the trace holds a
 //! `cudaProfilerStart`/`cudaProfilerStop` capture range, only the steps inside it are kept.
 
 mod capture;
+mod device_markers;
 mod infer;
 mod step_num;
 
@@ -145,6 +147,11 @@ pub fn find_steps_in(store: &Store, rule: &StepRule, capture: Option<&CaptureRan
     let inside = |s: i64, e: i64| capture.is_none_or(|c| s >= c.start_ns && e <= c.end_ns);
     let mut out = name_repeats(outermost(chosen));
     out.retain(|s| inside(s.start_ns, s.end_ns()));
+    if out.is_empty() && rule.pattern.is_none() {
+        // XLA's step markers on the device, then the GPU work's own period
+        out = device_markers::device_steps(store);
+        out.retain(|s| inside(s.start_ns, s.end_ns()));
+    }
     if out.is_empty() && rule.pattern.is_none() {
         out = inferred_steps(store);
         out.retain(|s| inside(s.start_ns, s.end_ns()));

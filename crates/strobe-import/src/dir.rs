@@ -6,18 +6,39 @@ use std::path::{Path, PathBuf};
 /// The traces a directory holds, sorted by name. A profile directory (the log dir, its
 /// `plugins/profile`, or one run) gives its newest run's hosts, one per rank: their
 /// `.xplane.pb` files, else their `.trace.json.gz`. Any other directory gives the `*.json`,
-/// `*.json.gz`, `*.sqlite` and `*.xplane.pb[.gz]` files directly in it.
+/// `*.json.gz`, `*.sqlite`, `*.xplane.pb[.gz]`, `*.pftrace[.gz]` and `*.perfetto-trace[.gz]`
+/// files directly in it, and its `*.pb[.gz]` files that hold a Perfetto trace or an XSpace
+/// (a `.pb` may be any protobuf: only those are taken).
 pub fn trace_files_in(dir: &Path) -> Result<Vec<PathBuf>, String> {
     if let Some(run) = newest_profile_run(dir) {
         return run_files(&run);
     }
-    let found = files_where(dir, |n| {
-        n.ends_with(".json") || n.ends_with(".json.gz") || n.ends_with(".sqlite") || is_xplane(n)
+    let mut found = files_where(dir, |n| {
+        n.ends_with(".json") || n.ends_with(".json.gz") || n.ends_with(".sqlite") || is_xplane(n) || is_perfetto(n)
     })?;
+    let other_pb = files_where(dir, |n| (n.ends_with(".pb") || n.ends_with(".pb.gz")) && !is_xplane(n))?;
+    found.extend(other_pb.into_iter().filter(|p| is_trace_protobuf(p)));
+    found.sort();
     if found.is_empty() {
-        return Err(format!("{}: no .json, .json.gz, .sqlite or .xplane.pb traces in this directory", dir.display()));
+        return Err(format!(
+            "{}: no .json, .json.gz, .sqlite, .xplane.pb or .pftrace traces in this directory",
+            dir.display()
+        ));
     }
     Ok(found)
+}
+
+/// A Perfetto trace by its name (PyTorch's and Perfetto's recorders' suffixes).
+fn is_perfetto(name: &str) -> bool {
+    [".pftrace", ".pftrace.gz", ".perfetto-trace", ".perfetto-trace.gz"].iter().any(|e| name.ends_with(e))
+}
+
+/// Whether a `.pb` file holds a trace Strobe reads, by its content.
+fn is_trace_protobuf(path: &Path) -> bool {
+    matches!(
+        crate::detect::detect(path),
+        Ok(Some(crate::detect::Format::Perfetto)) | Ok(Some(crate::detect::Format::XSpace))
+    )
 }
 
 fn is_xplane(name: &str) -> bool {
@@ -116,5 +137,26 @@ mod tests {
         assert_eq!(trace_files_in(t.path()).unwrap(), vec![new.join("a.trace.json.gz")]);
         std::fs::remove_file(new.join("a.trace.json.gz")).unwrap();
         assert_eq!(trace_files_in(t.path()).unwrap(), vec![new.join("perfetto_trace.json.gz")]);
+    }
+
+    #[test]
+    fn a_plain_directory_gives_its_perfetto_traces_and_trace_protobufs() {
+        let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sample-traces");
+        let t = tempfile::tempdir().unwrap();
+        let copy = |from: &str, to: &str| std::fs::copy(samples.join(from), t.path().join(to)).unwrap();
+        copy("pftrace_torch_train.pftrace", "rank0.pftrace");
+        copy("pftrace_rocprof_style.pftrace", "rank1.perfetto-trace");
+        copy("perfetto_gpu_render_stages_flow.pftrace", "renamed.pb");
+        copy("jax_rocm_conv_8gpu.xplane.pb", "host.pb");
+        copy("perfetto_flow_events_json_v1.json", "other.json");
+        // a protobuf that is neither a Perfetto trace nor an XSpace, and a file of no trace suffix
+        std::fs::write(t.path().join("model.pb"), b"\x08\x96\x01").unwrap();
+        std::fs::write(t.path().join("notes.txt"), b"x").unwrap();
+        let got: Vec<String> = trace_files_in(t.path())
+            .unwrap()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(got, ["host.pb", "other.json", "rank0.pftrace", "rank1.perfetto-trace", "renamed.pb"]);
     }
 }

@@ -30,7 +30,9 @@ impl Default for FileBrowser {
 
 pub fn is_trace_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    [".json", ".json.gz", ".sqlite", ".nsys-rep", ".pt.trace.json", ".gz"].iter().any(|e| n.ends_with(e))
+    [".json", ".json.gz", ".sqlite", ".nsys-rep", ".pt.trace.json", ".gz", ".pb", ".pftrace", ".perfetto-trace"]
+        .iter()
+        .any(|e| n.ends_with(e))
 }
 
 /// A folder's entries as (name, is a folder, size in bytes): folders first, then by name.

@@ -20,6 +20,7 @@ pub mod peaks;
 mod raw_args;
 pub mod shapes;
 pub mod text;
+pub mod xla_ops;
 
 pub use figures::{figures, ridge, theoretical_ns, Bound, Figures};
 pub use formulas::{OpClass, Unit, Work};
@@ -45,7 +46,7 @@ pub struct OpEfficiency {
     /// The unit whose peak the FLOPs are measured against (of the instances with most FLOPs).
     pub unit: Unit,
     pub class: OpClass,
-    /// `shapes`, `kineto`, or `mixed`.
+    /// `shapes`, `kineto`, `xla`, or `mixed`.
     pub source: String,
     #[serde(flatten)]
     pub figures: Figures,

@@ -24,6 +24,8 @@ pub enum Source {
     Kineto,
     /// The formulas of docs/efficiency.md on the recorded shapes.
     Shapes,
+    /// XLA's cost analysis, carried by the HLO op's GPU work in an XSpace (`xla_ops`).
+    Xla,
 }
 
 impl Source {
@@ -31,6 +33,7 @@ impl Source {
         match self {
             Source::Kineto => "kineto",
             Source::Shapes => "shapes",
+            Source::Xla => "xla",
         }
     }
 }
@@ -110,8 +113,22 @@ fn is_recomputed_forward(store: &Store, span: u32) -> bool {
     store.span_name(span).starts_with("aten::") && store.span_args(span).contains("\"Sequence number\"")
 }
 
-/// Every op that launched GPU work, in CPU start order.
+/// Every op that launched GPU work, and every HLO op whose GPU work carries XLA's costs
+/// (`xla_ops`), in start order.
 pub fn op_runs(store: &Store) -> Vec<OpRun> {
+    let xla = super::xla_ops::xla_op_runs(store);
+    let costed: FxHashSet<u32> = xla.iter().map(|r| r.span).collect();
+    let mut out = cpu_op_runs(store, &costed);
+    if !xla.is_empty() {
+        out.extend(xla);
+        out.sort_by_key(|r| (store.span_start(r.span), r.span));
+    }
+    out
+}
+
+/// Every CPU op that launched GPU work (other than `costed`, whose runs are their own), in
+/// CPU start order.
+fn cpu_op_runs(store: &Store, costed: &FxHashSet<u32>) -> Vec<OpRun> {
     use rayon::prelude::*;
     let lanes_of = |want: fn(&LaneKind) -> bool| {
         let lanes = store.lanes.iter().enumerate().filter(move |(_, d)| want(&d.kind));
@@ -169,8 +186,10 @@ pub fn op_runs(store: &Store) -> Vec<OpRun> {
     let t = strobe_store::timing::Phase::start("efficiency: GPU spans' owners");
     // 3. Each GPU span to its owner: the stacks found in parallel, then gathered in lane order.
     let launches = store.launch_table();
-    let gpu_spans: Vec<(u32, u32)> =
-        lanes_of(gpu).filter(|&s| on_device(store, s)).filter_map(|s| Some((s, launches.get(s)?))).collect();
+    let gpu_spans: Vec<(u32, u32)> = lanes_of(gpu)
+        .filter(|&s| on_device(store, s) && !costed.contains(&s))
+        .filter_map(|s| Some((s, launches.get(s)?)))
+        .collect();
     let stacks_of_launches = store.enclosing_stacks(&gpu_spans.iter().map(|x| x.1).collect::<Vec<u32>>());
     let found: Vec<Option<(u32, u32, Vec<u32>)>> = gpu_spans
         .into_par_iter()

@@ -33,7 +33,7 @@ impl StepNums {
 }
 
 /// The `step_num` of an args object (`"step_num":3` or `"step_num":"3"`).
-fn step_num(args: &[u8]) -> Option<u64> {
+pub(super) fn step_num(args: &[u8]) -> Option<u64> {
     const KEY: &[u8] = b"\"step_num\"";
     let at = memchr::memmem::find(args, KEY)? + KEY.len();
     let rest = &args[at..];

@@ -6,6 +6,7 @@
 mod assemble;
 mod blocks;
 mod chunks;
+pub(crate) mod direct;
 mod event;
 mod members;
 mod object_blocks;

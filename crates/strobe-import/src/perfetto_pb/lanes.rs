@@ -14,15 +14,6 @@ pub enum Key {
     Str(String),
 }
 
-impl Key {
-    pub fn json(&self) -> String {
-        match self {
-            Key::Num(n) => n.to_string(),
-            Key::Str(s) => super::decode::json_str(s),
-        }
-    }
-}
-
 #[derive(Clone, Debug, PartialEq)]
 pub enum Place {
     Cpu {

@@ -2,11 +2,11 @@
 //! written by Perfetto's recorders and SDK, PyTorch's `.pftrace` profiler export and
 //! rocprofv3: packets are walked one by one (`packets`), their sequences' interned data,
 //! clocks and tracks resolved (`decode`), and what they hold laid out as a Kineto trace
-//! would be (`lanes`, `emit`) for the chrome importer, so the same lanes, kernels, steps,
-//! flows and counters come out.
+//! would be (`lanes`, `feed`) and handed to the chrome importer's assembler in memory, so
+//! the same lanes, kernels, steps, flows and counters come out.
 
 mod decode;
-mod emit;
+mod feed;
 mod lanes;
 mod messages;
 mod model;
@@ -103,23 +103,23 @@ pub fn import_bytes(
         let why = broken.map(|b| format!(" ({} at byte {})", b.what, b.offset)).unwrap_or_default();
         return Err(ImportError::bad(name, format!("not a Perfetto trace: no trace packet could be read{why}")));
     }
-    let emitted = {
+    let fed = {
         let _t = strobe_store::timing::Phase::start("perfetto: lay out as Kineto events");
-        emit::emit(&decoded)
+        feed::feed(&decoded)
     };
     if progress.cancelled() {
         return Err(ImportError::Cancelled { path: name.to_path_buf() });
     }
-    let mut meta = crate::chrome_json::import_bytes(name, &emitted.json, b, progress)?;
-    drop(emitted.json);
-    // a GPU's counters as a process of their own, "GPU N" (as PyTorch's JSON export writes
-    // them): the timeline draws a process's counters; per-device series are drawn only for
-    // memory levels
-    for (device, metric, series, ts, v) in &emitted.device_points {
-        b.push_counter(strobe_model::IdKey::Str(format!("GPU {device}")), metric, series, *ts, *v);
+    let mut meta = {
+        let _t = strobe_store::timing::Phase::start("perfetto: assemble");
+        crate::chrome_json::direct::import_events(name, fed.events, decoded.realtime_offset, b, progress)?
+    };
+    // a GPU's sampled counters (SM active, DRAM throughput) are that GPU's: drawn in its group
+    for (device, metric, series, ts, v) in &fed.device_points {
+        b.push_device_counter(*device, strobe_model::IdKey::Str(format!("GPU {device}")), metric, series, *ts, *v);
     }
-    // the summary speaks of the Perfetto file, not the text it was laid out as
-    meta.load.events = emitted.events;
+    // the summary speaks of the Perfetto file, not of the events it was laid out as
+    meta.load.events = fed.count;
     meta.load.by_phase.clear();
     meta.load.truncated = None;
     for (why, n) in decoded.skipped {

@@ -25,6 +25,9 @@ enum PlaneKind {
 /// sort after the streams and never meet a real one.
 const DERIVED_STREAM_BASE: i64 = 900_000;
 
+/// XProf's name for a device plane's line of step markers (`kStepLineName`).
+const STEP_LINE: &str = "Steps";
+
 /// One event ready to push.
 struct Prep {
     start: i64,
@@ -46,6 +49,8 @@ struct PrepLine {
     /// Every event's args, one after another (one buffer a line, not a string an event).
     args: String,
     aggregated: u64,
+    /// XProf's `Steps` line of a device plane: XLA's step markers, one event per step.
+    steps_line: bool,
 }
 
 pub fn map_planes(
@@ -221,10 +226,11 @@ fn map_plane(
             }
         };
         *meta.load.by_category.entry(plane_name.to_string()).or_default() += line.events.len() as u64;
+        let step_name = line.steps_line.then(|| b.intern("step"));
         for e in &line.events {
-            let name = match interned.get(&e.md) {
-                Some(&n) => n,
-                None => {
+            let name = match (step_name, interned.get(&e.md)) {
+                (Some(n), _) | (None, Some(&n)) => n,
+                (None, None) => {
                     let n = md.get(&e.md).map(event_name).unwrap_or_else(|| format!("event {}", e.md));
                     let id = b.intern(&n);
                     interned.insert(e.md, id);
@@ -267,6 +273,7 @@ fn prep_line(
     let line = Line::decode(bytes).map_err(|e| e.to_string())?;
     let name = if line.display_name.is_empty() { text(&line.name) } else { text(&line.display_name) };
     let derived = matches!(kind, PlaneKind::Gpu(_)) && is_derived_line(&name);
+    let steps_line = matches!(kind, PlaneKind::Gpu(_)) && name == STEP_LINE;
     let base_ps = line.timestamp_ns as i128 * 1000;
     let mut out = PrepLine {
         id: line.id,
@@ -274,6 +281,7 @@ fn prep_line(
         events: Vec::with_capacity(line.events.len()),
         args: String::new(),
         aggregated: 0,
+        steps_line,
     };
     let mut args = String::new();
     let mut seen = Vec::new();
@@ -291,6 +299,18 @@ fn prep_line(
         let m = md.get(metadata_id);
         let shared = m.map(|m| &m.stats).unwrap_or(&no_stats);
         let found = write_args(stats, shared, names, &mut args, &mut seen);
+        if steps_line && found.step_num.is_none() {
+            // a step marker is its step group: numbered by it, as XProf numbers its steps
+            if let Some(g) = found.group_id {
+                if args.is_empty() {
+                    args.push('{');
+                } else {
+                    args.pop();
+                    args.push(',');
+                }
+                let _ = std::fmt::Write::write_fmt(&mut args, format_args!("\"step_num\":{g}}}"));
+            }
+        }
         let start_ps = base_ps + offset as i128;
         let end_ps = start_ps + (*duration_ps).max(0) as i128;
         let ns = |ps: i128| (ps.div_euclid(1000)).clamp(i64::MIN as i128, i64::MAX as i128) as i64;

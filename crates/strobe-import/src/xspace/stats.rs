@@ -10,6 +10,7 @@ pub struct StatNames {
     names: FxHashMap<i64, String>,
     pub correlation_id: Option<i64>,
     pub step_num: Option<i64>,
+    pub group_id: Option<i64>,
     pub kernel_details: Option<i64>,
     pub memcpy_details: Option<i64>,
     pub hlo_op: Option<i64>,
@@ -22,6 +23,7 @@ impl StatNames {
         StatNames {
             correlation_id: find("correlation_id"),
             step_num: find("step_num"),
+            group_id: find("group_id"),
             kernel_details: find("kernel_details"),
             memcpy_details: find("memcpy_details"),
             hlo_op: find("hlo_op"),
@@ -40,6 +42,8 @@ impl StatNames {
 pub struct Found {
     pub correlation: Option<i64>,
     pub step_num: Option<i64>,
+    /// The step the profiler grouped the event into (XProf's `group_id`).
+    pub group_id: Option<i64>,
     pub has_kernel_details: bool,
     pub has_memcpy_details: bool,
     pub has_hlo_op: bool,
@@ -76,6 +80,8 @@ pub fn write_args(stats: &[Stat], shared: &[Stat], names: &StatNames, out: &mut 
             found.correlation = found.correlation.or(int_value(&s.value));
         } else if id == names.step_num {
             found.step_num = found.step_num.or(int_value(&s.value));
+        } else if id == names.group_id {
+            found.group_id = found.group_id.or(int_value(&s.value));
         } else if id == names.memcpy_details {
             found.has_memcpy_details = true;
         } else if id == names.hlo_op {

@@ -5,7 +5,7 @@
 use super::{bands, counters, header, lanes, memory_level, nvtx_gpu, pipeline_strip, rank_summary, series, step_strip};
 use crate::workspace::{TraceId, Workspace};
 use std::collections::{BTreeMap, HashMap};
-use strobe_model::LaneKind;
+use strobe_model::{gpu_memory, LaneKind};
 
 /// A foldable group of rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -386,6 +386,11 @@ impl Layout {
         };
         if level {
             self.push(RowKind::MemoryLevel { ti, device: d }, memory_level::HEIGHT);
+        }
+        // the GPU's own sampled counters (SM active, DRAM throughput), under its lanes
+        let own = s.counters.iter().enumerate().filter(|(_, c)| c.device == Some(d) && c.name != gpu_memory::NAME);
+        for (i, _) in own {
+            self.push(RowKind::Counter { ti, series: i }, counters::HEIGHT);
         }
     }
 
