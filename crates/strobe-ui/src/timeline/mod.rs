@@ -14,6 +14,7 @@ pub mod context_menu;
 mod counters;
 pub mod critical_path;
 mod flows;
+mod gpu_metrics;
 pub mod frame;
 mod header;
 pub mod hover;
