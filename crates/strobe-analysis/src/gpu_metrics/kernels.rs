@@ -5,6 +5,10 @@
 //! DRAM traffic leads its instruction issue (DRAM % ≥ SM Issue %) without tensor work; a
 //! memory-bound kernel far below the DRAM bandwidth is waiting on memory latency, not on
 //! bandwidth (uncoalesced or dependent loads, too little in flight).
+//!
+//! A sample measures its whole period: a kernel that fills little of the periods it runs in
+//! (microsecond launches under millisecond sampling) shares its samples with idle time, so
+//! it is judged only when its launches cover at least `MIN_COVERAGE` of those periods.
 
 use super::{find, periods};
 use serde::{Deserialize, Serialize};
@@ -16,6 +20,9 @@ use strobe_store::Store;
 pub const TOP: usize = 10;
 /// A memory-bound kernel below this DRAM bandwidth (% of peak) is flagged.
 pub const LOW_DRAM_PCT: f64 = 50.0;
+/// A kernel is judged only where its launches fill this much of the sampling periods they
+/// run in.
+pub const MIN_COVERAGE: f64 = 0.5;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct KernelMetrics {
@@ -31,6 +38,8 @@ pub struct KernelMetrics {
     /// DRAM read + write bandwidth, % of peak.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dram_pct: Option<f64>,
+    /// How much of the sampling periods its launches run in they fill (0–1).
+    pub coverage: f64,
     /// `roofline` (the recorded shapes' arithmetic intensity) or `measured` (DRAM leads issue).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_bound: Option<String>,
@@ -84,6 +93,32 @@ fn weighted_mean(ts: &[i64], vals: &[f64], per: &[(i64, i64)], intervals: &[(i64
     (w > 0).then(|| sum / w as f64)
 }
 
+/// How much of the sampling periods `intervals` (sorted) touch they fill; each period counted
+/// once however many intervals touch it.
+fn coverage(per: &[(i64, i64)], intervals: &[(i64, i64)]) -> f64 {
+    let (mut covered, mut touched) = (0i64, 0i64);
+    let mut last: Option<usize> = None;
+    for &(s, e) in intervals {
+        let mut i = per.partition_point(|p| p.1 <= s);
+        while i < per.len() && per[i].0 < e {
+            let o = per[i].1.min(e) - per[i].0.max(s);
+            if o > 0 {
+                covered += o;
+                if last.is_none_or(|l| i > l) {
+                    touched += per[i].1 - per[i].0;
+                    last = Some(i);
+                }
+            }
+            i += 1;
+        }
+    }
+    if touched > 0 {
+        covered as f64 / touched as f64
+    } else {
+        0.0
+    }
+}
+
 /// The metrics during each of `device`'s `TOP` kernel names by GPU time; `roofline` gives,
 /// for the kernel names the recorded shapes model, whether their roofline is memory-bound.
 pub fn kernel_metrics(store: &Store, device: i64, roofline: &HashMap<String, bool>) -> Vec<KernelMetrics> {
@@ -101,10 +136,12 @@ pub fn kernel_metrics(store: &Store, device: i64, roofline: &HashMap<String, boo
     let mean = |s: &Option<(&[i64], &[f64], Vec<(i64, i64)>)>, iv: &[(i64, i64)]| {
         s.as_ref().and_then(|(ts, v, p)| weighted_mean(ts, v, p, iv))
     };
+    let per = sms.as_ref().or(read.as_ref()).map(|s| s.2.clone()).unwrap_or_default();
     kernel_runs(store, device)
         .into_iter()
         .take(TOP)
         .map(|(name, gpu_ns, iv)| {
+            let coverage = coverage(&per, &iv);
             let sms_active = mean(&sms, &iv);
             let sm_issue = mean(&issue, &iv);
             let tensor_active = mean(&tensor, &iv);
@@ -113,6 +150,7 @@ pub fn kernel_metrics(store: &Store, device: i64, roofline: &HashMap<String, boo
                 (r, w) => r.or(w),
             };
             let memory_bound = match roofline.get(&name) {
+                _ if coverage < MIN_COVERAGE => None,
                 Some(&mem) => mem.then(|| "roofline".to_string()),
                 None => match (dram_pct, sm_issue) {
                     (Some(d), Some(i)) if d >= i && tensor_active.unwrap_or(0.0) < 1.0 => Some("measured".to_string()),
@@ -128,6 +166,7 @@ pub fn kernel_metrics(store: &Store, device: i64, roofline: &HashMap<String, boo
                 sm_issue,
                 tensor_active,
                 dram_pct,
+                coverage,
                 memory_bound,
                 low_dram,
             }
@@ -164,5 +203,13 @@ mod tests {
         let m = weighted_mean(&ts, &vals, &per, &[(5, 20)]).unwrap();
         assert!((m - 550.0 / 15.0).abs() < 1e-12);
         assert_eq!(weighted_mean(&ts, &vals, &per, &[(100, 200)]), None);
+    }
+
+    #[test]
+    fn coverage_counts_each_period_once() {
+        let per = periods(&[0, 10, 20]);
+        // 2 + 3 ns of period 0, 10 of period 1: 15 of 20
+        assert!((coverage(&per, &[(0, 2), (5, 8), (10, 20)]) - 0.75).abs() < 1e-12);
+        assert_eq!(coverage(&per, &[(100, 200)]), 0.0);
     }
 }

@@ -172,3 +172,40 @@ mod tests {
         assert_eq!(grid_blocks(r#"{"grid":"x"}"#), None);
     }
 }
+
+#[cfg(test)]
+mod store_tests {
+    use super::*;
+    use crate::test_util::{finished, span};
+    use strobe_model::IdKey;
+
+    /// One GPU sampled every 10 ns from 0 to 100: a wide kernel over 0–40 with SMs Active 90,
+    /// then a one-block kernel over 40–90 (args `grid` [1,1,1]) with SMs Active 5, idle after.
+    #[test]
+    fn a_kernel_busy_stretch_with_few_sms_active_is_found_with_its_kernel() {
+        let mut b = strobe_store::StoreBuilder::in_memory();
+        let (wide, tiny, cat) = (b.intern("wide_gemm"), b.intern("spin_one_block"), b.intern("kernel"));
+        let lane = b.lane(LaneKind::GpuStream { device: 0, stream: 7 });
+        b.push_span(span(lane, 0, 40, wide, cat, SpanKind::Kernel)).unwrap();
+        let args = br#"{"grid":[1,1,1],"block":[1,1,1]}"#;
+        b.push_span(strobe_store::SpanInput { args, ..span(lane, 40, 90, tiny, cat, SpanKind::Kernel) }).unwrap();
+        let sms: Vec<(i64, f64)> = (0..10).map(|i| (i * 10, if i < 4 { 90.0 } else if i < 9 { 5.0 } else { 0.0 })).collect();
+        let tensor: Vec<(i64, f64)> = (0..10).map(|i| (i * 10, if i < 4 { 70.0 } else { 0.0 })).collect();
+        let key = IdKey::Str(strobe_model::gpu_metrics::NAME.into());
+        let name = strobe_model::gpu_metrics::NAME;
+        b.extend_device_counter(0, key.clone(), name, "SMs Active [Throughput %]", sms);
+        b.extend_device_counter(0, key, name, "Tensor Active [Throughput %]", tensor);
+        let store = finished(b);
+        let got = busy_not_working(&store, 0, &[(0, 90)]).unwrap();
+        // periods 0..90 are kernel-busy (9 × 10 ns); 40..90 of them have SMs Active 5
+        assert_eq!((got.busy_ns, got.low_ns), (90, 50));
+        assert!((got.low_pct - 50.0 * 100.0 / 90.0).abs() < 1e-9);
+        assert_eq!(got.stretches.len(), 1);
+        let s = &got.stretches[0];
+        assert_eq!((s.start_ns, s.end_ns, s.samples), (40, 90, 5));
+        assert_eq!((s.sms_active, s.tensor_active), (5.0, Some(0.0)));
+        assert_eq!((s.kernel.as_deref(), s.kernel_ns, s.grid_blocks), (Some("spin_one_block"), 50, Some(1)));
+        // the same with no kernel running: nothing is busy
+        assert!(busy_not_working(&store, 0, &[]).is_none());
+    }
+}
