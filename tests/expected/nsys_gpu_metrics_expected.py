@@ -8,6 +8,8 @@ Rules:
   (typeId, metricId). Its GPU is typeId & 0xFF (the nsys GPU id, as Nsight Systems' own
   gpu_metric recipes read it), given as the CUDA device id TARGET_INFO_CUDA_DEVICE maps
   it to.
+- A metric named `[MHz]` with a sample of at least 100 000 holds Hz (no GPU clock reaches
+  100 GHz; Nsight Systems 2025.3 exports its clocks so): its values are divided by 10^6.
 - A sample at t stands for the period from t to the metric's next sample (the last one: as
   long as the median period); a window [a, b) holds the samples with a <= t < b.
 - A GPU's window: its first GPU operation's start to its last one's end (kernels, memcpy,
@@ -63,6 +65,8 @@ def main(path, step_texts):
         series.setdefault((dev, names[(t, m)]), []).append((ts, float(v)))
     for k in series:
         series[k].sort(key=lambda p: p[0])
+        if k[1].endswith("[MHz]") and max(v for _, v in series[k]) >= 1e5:
+            series[k] = [(t, v / 1e6) for t, v in series[k]]
     steps = []
     for text in step_texts:
         steps += [(text, s, e) for s, e in con.execute("SELECT start, end FROM NVTX_EVENTS WHERE text = ?", (text,))]

@@ -99,6 +99,13 @@ struct Tally {
     other_gpu: u64,
 }
 
+/// Whether a `[MHz]` metric's samples are in Hz: Nsight Systems 2025.3 exports its clock
+/// metrics (`GPC Clock Frequency [MHz]`) as Hz (1 995 003 000 for 1 995 MHz). No GPU clock
+/// reaches 100 GHz, so samples past 100 000 "MHz" are Hz.
+fn hz_under_mhz(name: &str, pts: &[(i64, f64)]) -> bool {
+    gpu_metrics::unit(name) == "MHz" && pts.iter().any(|p| p.1 >= 1e5)
+}
+
 impl<'a> Ctx<'a> {
     /// Reads the export's GPU metrics into device counters; what cannot be used is noted.
     /// A table that cannot be read is a note too (nothing of it is added): the rest of the
@@ -179,6 +186,21 @@ impl<'a> Ctx<'a> {
                 }
             };
             by_name.entry((device, name)).or_default().extend(pts);
+        }
+        let mut in_hz: Vec<String> = Vec::new();
+        for ((_, name), pts) in by_name.iter_mut() {
+            if hz_under_mhz(name, pts) {
+                pts.iter_mut().for_each(|p| p.1 /= 1e6);
+                if !in_hz.contains(name) {
+                    in_hz.push(name.clone());
+                }
+            }
+        }
+        if !in_hz.is_empty() {
+            self.load.notes.push(format!(
+                "{TABLE}: {} hold Hz under a MHz name: shown in MHz",
+                in_hz.join(", ")
+            ));
         }
         let kept: u64 = by_name.values().map(|p| p.len() as u64).sum();
         let mut per_gpu: BTreeMap<i64, (usize, u64)> = BTreeMap::new();
@@ -298,6 +320,25 @@ mod tests {
         assert_eq!(skipped.get("GPU_METRICS: sample without a time"), Some(&1));
         assert_eq!(skipped.get("GPU_METRICS: sample without a numeric value"), Some(&1));
         assert_eq!(s.meta.load.by_category.get("GPU_METRICS"), Some(&8));
+    }
+
+    #[test]
+    fn clocks_given_in_hz_under_a_mhz_name_are_shown_in_mhz() {
+        let (_d, path) = export(
+            "CREATE TABLE TARGET_INFO_GPU_METRICS(typeId INTEGER, sourceId INTEGER, typeName TEXT, metricId INTEGER, metricName TEXT);
+             INSERT INTO TARGET_INFO_GPU_METRICS VALUES (256, 1, '', 0, 'GPC Clock Frequency [MHz]'), (256, 1, '', 1, 'SYS Clock Frequency [MHz]');
+             CREATE TABLE GPU_METRICS(timestamp INTEGER, typeId INTEGER, metricId INTEGER, value INTEGER);
+             INSERT INTO GPU_METRICS VALUES (1000, 256, 0, 1995003000), (2000, 256, 0, 1346754500), (1000, 256, 1, 1650);",
+        );
+        let s = import_to_memory(&path).unwrap();
+        assert_eq!(
+            series(&s),
+            vec![
+                (0, "GPC Clock Frequency [MHz]".to_string(), vec![(1000, 1995.003), (2000, 1346.7545)]),
+                (0, "SYS Clock Frequency [MHz]".to_string(), vec![(1000, 1650.0)]),
+            ]
+        );
+        assert!(s.meta.load.notes.iter().any(|n| n.contains("GPC Clock Frequency [MHz] hold Hz")));
     }
 
     #[test]
