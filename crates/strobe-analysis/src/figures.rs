@@ -230,8 +230,8 @@ impl TraceFigures {
             for g in gpus.iter_mut().filter(|g| with_metrics.contains(&g.device)) {
                 g.metrics = crate::gpu_metrics::device_metrics(store, g.device, (g.start_ns, g.end_ns), steps);
                 let unions = self.activity(store).unions.iter().find(|u| u.device == g.device);
-                g.busy_not_working = unions
-                    .and_then(|u| crate::gpu_metrics::not_working::busy_not_working(store, g.device, &u.compute));
+                g.busy_not_working =
+                    unions.and_then(|u| crate::gpu_metrics::not_working::busy_not_working(store, g.device, &u.compute));
             }
         }
         gpus

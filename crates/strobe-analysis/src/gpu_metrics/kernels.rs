@@ -47,9 +47,15 @@ pub struct KernelMetrics {
     pub low_dram: bool,
 }
 
+/// Start and end times.
+type Intervals = Vec<(i64, i64)>;
+
+/// A series' times, values and sampling periods.
+type Sampled<'a> = (&'a [i64], &'a [f64], Intervals);
+
 /// Launch intervals of each kernel name of `device`, with their total time.
-fn kernel_runs(store: &Store, device: i64) -> Vec<(String, i64, Vec<(i64, i64)>)> {
-    let mut by: HashMap<&str, (i64, Vec<(i64, i64)>)> = HashMap::new();
+fn kernel_runs(store: &Store, device: i64) -> Vec<(String, i64, Intervals)> {
+    let mut by: HashMap<&str, (i64, Intervals)> = HashMap::new();
     for (lane, l) in store.lanes.iter().enumerate() {
         if !matches!(l.kind, LaneKind::GpuStream { device: d, .. } if d == device) {
             continue;
@@ -65,11 +71,13 @@ fn kernel_runs(store: &Store, device: i64) -> Vec<(String, i64, Vec<(i64, i64)>)
             e.1.push((s.starts[i], s.ends[i]));
         }
     }
-    let mut v: Vec<(String, i64, Vec<(i64, i64)>)> =
-        by.into_iter().map(|(n, (ns, mut iv))| {
+    let mut v: Vec<(String, i64, Intervals)> = by
+        .into_iter()
+        .map(|(n, (ns, mut iv))| {
             iv.sort_unstable();
             (n.to_string(), ns, iv)
-        }).collect();
+        })
+        .collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     v
 }
@@ -133,9 +141,7 @@ pub fn kernel_metrics(store: &Store, device: i64, roofline: &HashMap<String, boo
     if sms.is_none() && read.is_none() {
         return Vec::new();
     }
-    let mean = |s: &Option<(&[i64], &[f64], Vec<(i64, i64)>)>, iv: &[(i64, i64)]| {
-        s.as_ref().and_then(|(ts, v, p)| weighted_mean(ts, v, p, iv))
-    };
+    let mean = |s: &Option<Sampled>, iv: &[(i64, i64)]| s.as_ref().and_then(|(ts, v, p)| weighted_mean(ts, v, p, iv));
     let per = sms.as_ref().or(read.as_ref()).map(|s| s.2.clone()).unwrap_or_default();
     kernel_runs(store, device)
         .into_iter()

@@ -89,8 +89,7 @@ pub fn device_series(store: &Store, device: i64) -> Vec<&CounterSeries> {
 
 /// The GPUs with metric series, sorted.
 pub fn devices(store: &Store) -> Vec<i64> {
-    let mut d: Vec<i64> =
-        store.counters.iter().filter(|c| c.name == names::NAME).filter_map(|c| c.device).collect();
+    let mut d: Vec<i64> = store.counters.iter().filter(|c| c.name == names::NAME).filter_map(|c| c.device).collect();
     d.sort_unstable();
     d.dedup();
     d

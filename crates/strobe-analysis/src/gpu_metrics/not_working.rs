@@ -189,7 +189,20 @@ mod store_tests {
         b.push_span(span(lane, 0, 40, wide, cat, SpanKind::Kernel)).unwrap();
         let args = br#"{"grid":[1,1,1],"block":[1,1,1]}"#;
         b.push_span(strobe_store::SpanInput { args, ..span(lane, 40, 90, tiny, cat, SpanKind::Kernel) }).unwrap();
-        let sms: Vec<(i64, f64)> = (0..10).map(|i| (i * 10, if i < 4 { 90.0 } else if i < 9 { 5.0 } else { 0.0 })).collect();
+        let sms: Vec<(i64, f64)> = (0..10)
+            .map(|i| {
+                (
+                    i * 10,
+                    if i < 4 {
+                        90.0
+                    } else if i < 9 {
+                        5.0
+                    } else {
+                        0.0
+                    },
+                )
+            })
+            .collect();
         let tensor: Vec<(i64, f64)> = (0..10).map(|i| (i * 10, if i < 4 { 70.0 } else { 0.0 })).collect();
         let key = IdKey::Str(strobe_model::gpu_metrics::NAME.into());
         let name = strobe_model::gpu_metrics::NAME;

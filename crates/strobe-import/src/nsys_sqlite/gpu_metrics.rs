@@ -157,8 +157,7 @@ impl<'a> Ctx<'a> {
                 Some(v) => series.entry((r.type_id, m)).or_default().push((ts, v)),
             }
             true
-        })
-        ?;
+        })?;
         if t.rows == 0 {
             return Ok(());
         }
@@ -197,10 +196,7 @@ impl<'a> Ctx<'a> {
             }
         }
         if !in_hz.is_empty() {
-            self.load.notes.push(format!(
-                "{TABLE}: {} hold Hz under a MHz name: shown in MHz",
-                in_hz.join(", ")
-            ));
+            self.load.notes.push(format!("{TABLE}: {} hold Hz under a MHz name: shown in MHz", in_hz.join(", ")));
         }
         let kept: u64 = by_name.values().map(|p| p.len() as u64).sum();
         let mut per_gpu: BTreeMap<i64, (usize, u64)> = BTreeMap::new();
@@ -236,10 +232,9 @@ impl<'a> Ctx<'a> {
         skip("sample whose value is NaN or infinite", t.not_finite);
         let bad = t.no_time + t.no_metric + t.no_value + t.not_finite;
         if bad > 0 {
-            self.load.notes.push(format!(
-                "{TABLE}: {bad} of {} samples left out (no time, metric id or finite value)",
-                t.rows
-            ));
+            self.load
+                .notes
+                .push(format!("{TABLE}: {bad} of {} samples left out (no time, metric id or finite value)", t.rows));
         }
         if t.other_gpu > 0 {
             self.load.notes.push(format!(
@@ -281,7 +276,10 @@ mod tests {
             (256, 1, 'GPU 0', 1, 'SMs Active [Throughput %]'),
             (256, 1, 'GPU 0', 2, 'DRAM Read Bandwidth [Throughput %]');";
 
-    fn series(s: &strobe_store::Store) -> Vec<(i64, String, Vec<(i64, f64)>)> {
+    /// (device, metric, points) of each metric series.
+    type Series = (i64, String, Vec<(i64, f64)>);
+
+    fn series(s: &strobe_store::Store) -> Vec<Series> {
         s.counters
             .iter()
             .filter(|c| c.name == strobe_model::gpu_metrics::NAME)

@@ -91,7 +91,14 @@ pub fn draw(rc: &mut RowCtx, series: usize) {
         }
     }
     rc.fd.mesh(Clip::Plot, mesh);
-    rc.fd.text(Clip::Plot, pos2(plot.max.x - 4.0, y0 + 1.0), Align2::RIGHT_TOP, "100%", FontId::monospace(10.0), Color32::GRAY);
+    rc.fd.text(
+        Clip::Plot,
+        pos2(plot.max.x - 4.0, y0 + 1.0),
+        Align2::RIGHT_TOP,
+        "100%",
+        FontId::monospace(10.0),
+        Color32::GRAY,
+    );
     rc.separator();
 }
 
