@@ -310,7 +310,8 @@ def compact_create(con, table):
 def nsys_seeds():
     for name, rows in [("nsys_gpt_single.sqlite", 6), ("nsys_fx_string_table.sqlite", 6),
                        ("nsys_fx_v2_tables.sqlite", 6), ("nsys_fuser_h200.sqlite", 6),
-                       ("nsys_pipit_saxpy_mpi.sqlite", 6), ("nsys_extrap_concurrent.sqlite", 4)]:
+                       ("nsys_pipit_saxpy_mpi.sqlite", 6), ("nsys_extrap_concurrent.sqlite", 4),
+                       ("nsys_gpu_metrics_h100.sqlite", 6)]:
         trim_nsys(name, rows)
 
 

@@ -202,7 +202,8 @@ fn check_sample(stem: &str) {
     // Memory counters: points per device, peak and final per (device, memory kind).
     let mut points: BTreeMap<i64, i64> = BTreeMap::new();
     let mut peak_final: BTreeMap<(i64, String), (f64, f64)> = BTreeMap::new();
-    for c in &s.counters {
+    // (the sampled GPU metrics have their own test: nsys_gpu_metrics.rs)
+    for c in s.counters.iter().filter(|c| c.name != strobe_model::gpu_metrics::NAME) {
         // device memory is the GPU's water level (reserved bytes, drawn in its group)
         let (dev, kind) = match c.device {
             Some(d) => {
@@ -270,6 +271,11 @@ fn gpt_single_h200() {
 #[test]
 fn fuser_h200_many_nvtx_two_processes() {
     check_sample("nsys_fuser_h200");
+}
+
+#[test]
+fn gpu_metrics_h100_with_its_empty_tables_dropped() {
+    check_sample("nsys_gpu_metrics_h100");
 }
 
 #[test]

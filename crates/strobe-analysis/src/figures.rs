@@ -214,12 +214,24 @@ impl TraceFigures {
         self.store_wide.activity.get()
     }
 
-    /// Busy/idle/overlap per device, with each device's memory water level peak.
+    /// Busy/idle/overlap per device, with each device's memory water level peak and its
+    /// sampled metrics (over its window and per step) where the trace has them.
     pub fn gpus(&self, store: &Store) -> Vec<GpuTime> {
         let mut gpus = gpu_time_of(&self.activity(store).unions);
         for m in self.memory_peaks(store) {
             if let Some(g) = gpus.iter_mut().find(|g| g.device == m.device) {
                 g.memory = Some(m.clone());
+            }
+        }
+        let with_metrics = crate::gpu_metrics::devices(store);
+        if !with_metrics.is_empty() {
+            let _t = Phase::start("figures: GPU metrics");
+            let steps = self.steps(store);
+            for g in gpus.iter_mut().filter(|g| with_metrics.contains(&g.device)) {
+                g.metrics = crate::gpu_metrics::device_metrics(store, g.device, (g.start_ns, g.end_ns), steps);
+                let unions = self.activity(store).unions.iter().find(|u| u.device == g.device);
+                g.busy_not_working =
+                    unions.and_then(|u| crate::gpu_metrics::not_working::busy_not_working(store, g.device, &u.compute));
             }
         }
         gpus

@@ -105,6 +105,16 @@ pub struct GpuTime {
     /// `report` from `memory_level`; the busy/idle figures above do not need it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<crate::memory_level::MemoryPeak>,
+    /// The device's sampled metrics (Nsight Systems GPU metrics) over its window and per
+    /// step, usual ones first (filled by `TraceFigures::gpus`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<crate::gpu_metrics::GpuMetric>,
+    /// Kernel-busy time with few SMs active, from those metrics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_not_working: Option<crate::gpu_metrics::not_working::BusyNotWorking>,
+    /// The metrics during the longest-running kernel names (filled by `report`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_metrics: Vec<crate::gpu_metrics::kernels::KernelMetrics>,
 }
 
 /// One span of GPU activity.
@@ -379,6 +389,9 @@ pub fn gpu_time_of(unions: &[DeviceUnions]) -> Vec<GpuTime> {
                 memcpy,
                 memset,
                 memory: None,
+                metrics: Vec::new(),
+                busy_not_working: None,
+                kernel_metrics: Vec::new(),
             }
         })
         .collect()

@@ -9,6 +9,7 @@ pub mod export;
 pub mod figures;
 pub mod flight_recorder;
 pub mod gaps;
+pub mod gpu_metrics;
 pub mod gpu_time;
 pub mod headline;
 pub mod idle;

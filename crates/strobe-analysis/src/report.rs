@@ -171,11 +171,13 @@ pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
     );
     let mut top_kernels = figs.kernels(store).to_vec();
     top_kernels.truncate(top);
+    let mut gpus = figs.gpus(store);
+    crate::gpu_metrics::kernels::fill(store, &mut gpus, figs.efficiency(store));
     Report {
         format: store.meta.format.as_str().to_string(),
         source: store.meta.source.clone(),
         events: store.meta.load.events,
-        gpus: figs.gpus(store),
+        gpus,
         top_kernels,
         streams: figs.streams(store).to_vec(),
         steps: report_steps,
@@ -255,6 +257,7 @@ pub fn to_text(r: &Report) -> String {
                 fmt_ns(b.threshold_ns)
             );
         }
+        crate::gpu_metrics::text::gpu_lines(&mut o, g);
         if let Some(m) = &g.memory {
             let size = |b: Option<u64>| b.map_or("–".to_string(), crate::memory::bytes);
             let _ = writeln!(

@@ -23,6 +23,7 @@
 
 mod diagnostics;
 mod emit_nvtx;
+mod gpu_metrics;
 mod processes;
 mod rep;
 mod rows;
@@ -85,6 +86,8 @@ pub(crate) const WANTED: &[Wanted] = &[
     w(ENUMS[2]),
     w(diagnostics::TABLE),
     w(diagnostics::SEVERITY),
+    w(gpu_metrics::TABLE),
+    w(gpu_metrics::NAMES),
 ];
 
 /// Imports the export at `path`.
@@ -366,6 +369,7 @@ fn convert(
     if shown(MEM_USAGE) {
         cx.memory_usage(&conn, schema).map_err(sql_err)?;
     }
+    cx.gpu_metrics(&conn, schema, &shared.meta.devices);
     cx.names(&conn, schema).map_err(sql_err)?;
     drop(t);
 

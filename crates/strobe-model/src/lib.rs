@@ -2,6 +2,7 @@
 //! source's own clock (no rebasing), so exports and cross-tool comparisons stay exact.
 
 pub mod flight_recorder;
+pub mod gpu_metrics;
 mod kinds;
 pub mod memory;
 mod meta;

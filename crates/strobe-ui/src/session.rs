@@ -78,6 +78,10 @@ pub enum FoldGroup {
     Counters,
     Series,
     Profiler,
+    /// A GPU's metrics past the usual ones; the GPU's device id.
+    GpuMetrics {
+        arg: i64,
+    },
 }
 
 impl FoldGroup {
@@ -89,6 +93,7 @@ impl FoldGroup {
             GroupKey::Counters(id) => (id, FoldGroup::Counters),
             GroupKey::Series(id) => (id, FoldGroup::Series),
             GroupKey::Profiler(id) => (id, FoldGroup::Profiler),
+            GroupKey::GpuMetrics(id, d) => (id, FoldGroup::GpuMetrics { arg: d }),
         }
     }
 
@@ -100,6 +105,7 @@ impl FoldGroup {
             FoldGroup::Counters => GroupKey::Counters(id),
             FoldGroup::Series => GroupKey::Series(id),
             FoldGroup::Profiler => GroupKey::Profiler(id),
+            FoldGroup::GpuMetrics { arg } => GroupKey::GpuMetrics(id, arg),
         }
     }
 }

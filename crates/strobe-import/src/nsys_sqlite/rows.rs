@@ -67,8 +67,8 @@ impl TableRead {
 
     /// Each row of the table, in rowid order, converted, to `each` with its destination
     /// (None: an unusable row); stops when `each` returns false. The readers find the
-    /// pages once and call `scan_from`; the tests read a table through this.
-    #[cfg(test)]
+    /// pages once and call `scan_from`; the tests and the small tables read on one thread
+    /// (GPU metrics) read a table through this.
     pub fn scan<R: FromCells>(&self, path: &Path, each: impl FnMut(usize, Option<R>) -> bool) -> Result<(), String> {
         self.scan_from(path, self.pages(path), each)
     }

@@ -343,6 +343,12 @@ impl StoreBuilder {
         self.counters.entry((Some(device), pid, name.to_string(), series.to_string())).or_default().push((ts, value));
     }
 
+    /// Many points of a series that measures GPU `device` at once (a sampled metric's
+    /// thousands of points: one key made, not one per point).
+    pub fn extend_device_counter(&mut self, device: i64, pid: IdKey, name: &str, series: &str, pts: Vec<(i64, f64)>) {
+        self.counters.entry((Some(device), pid, name.to_string(), series.to_string())).or_default().extend(pts);
+    }
+
     /// Writes the store. `meta` goes in as given (its load summary should be complete).
     pub fn finish(self, meta: &TraceMeta) -> std::io::Result<Built> {
         let _t = crate::timing::Phase::start("store finish (total)");

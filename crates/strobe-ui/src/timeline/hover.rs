@@ -21,6 +21,8 @@ pub enum Hover {
     Microbatch { ti: usize, index: usize },
     /// A part of a pipeline stage's bubble in a step (index into `PipelineRank::bubbles`).
     Bubble { ti: usize, step: usize, kind: super::pipeline_strip::BubbleKind, iv: (i64, i64) },
+    /// A sample of a GPU metric (`series` into the store's counters, `sample` into its points).
+    Metric { ti: usize, series: usize, sample: usize },
 }
 
 /// Index of the interval of `ivs` (sorted, disjoint) containing `t`, or within `slack` ns of it.
@@ -45,5 +47,6 @@ pub fn hover_text(ws: &Workspace, h: &Hover) -> String {
         Hover::Step { ti, step } => super::step_strip::step_text(ws, ti, step),
         Hover::Microbatch { ti, index } => super::pipeline_strip::microbatch_text(ws, ti, index),
         Hover::Bubble { ti, step, kind, iv } => super::pipeline_strip::bubble_text(ws, ti, step, kind, iv),
+        Hover::Metric { ti, series, sample } => super::gpu_metrics::sample_text(ws, ti, series, sample),
     }
 }

@@ -2,7 +2,10 @@
 //! copy engines, annotations, memory water level), CPU process groups (threads, NVTX, async),
 //! counters and derived series. Groups fold by a typed `GroupKey`.
 
-use super::{bands, counters, header, lanes, memory_level, nvtx_gpu, pipeline_strip, rank_summary, series, step_strip};
+use super::{
+    bands, counters, gpu_metrics, header, lanes, memory_level, nvtx_gpu, pipeline_strip, rank_summary, series,
+    step_strip,
+};
 use crate::workspace::{TraceId, Workspace};
 use std::collections::{BTreeMap, HashMap};
 use strobe_model::{gpu_memory, LaneKind};
@@ -18,6 +21,8 @@ pub enum GroupKey {
     Process(TraceId, usize),
     /// The trace's counters that belong to no GPU.
     Counters(TraceId),
+    /// A GPU's sampled metrics past the usual ones (clocks, warps in flight, …).
+    GpuMetrics(TraceId, i64),
     /// Series derived from the trace (queue length, memcpy bandwidth).
     Series(TraceId),
     /// The profiler's own pseudo processes (Kineto's session span, iteration markers, overhead).
@@ -29,7 +34,7 @@ impl GroupKey {
     /// their GPUs one above the other).
     pub fn starts_folded(self, fold_cpu: bool) -> bool {
         match self {
-            GroupKey::Series(_) | GroupKey::Profiler(_) => true,
+            GroupKey::Series(_) | GroupKey::Profiler(_) | GroupKey::GpuMetrics(..) => true,
             GroupKey::Process(..) => fold_cpu,
             GroupKey::Trace(_) | GroupKey::Gpu(..) | GroupKey::Counters(_) => false,
         }
@@ -58,6 +63,11 @@ pub enum RowKind {
         device: i64,
     },
     Counter {
+        ti: usize,
+        series: usize,
+    },
+    /// One sampled metric of a GPU (an index into the store's counters), in the GPU's group.
+    GpuMetric {
         ti: usize,
         series: usize,
     },
@@ -100,6 +110,7 @@ impl RowKind {
             | RowKind::Lane { ti, .. }
             | RowKind::Bands { ti, .. }
             | RowKind::Counter { ti, .. }
+            | RowKind::GpuMetric { ti, .. }
             | RowKind::Series { ti, .. }
             | RowKind::MemoryLevel { ti, .. }
             | RowKind::RankSummary { ti }
@@ -312,7 +323,11 @@ impl Layout {
             let y = self.push(RowKind::Pipeline { ti }, pipeline_strip::HEIGHT);
             self.pipeline_y.insert(t.id, y);
         }
-        let Groups { devices, procs, profiler } = Groups::of(t);
+        let Groups { mut devices, procs, profiler } = Groups::of(t);
+        // a GPU sampled for metrics but with no work of this trace still gets its group
+        for d in gpu_metrics::devices(s) {
+            devices.entry(d).or_default();
+        }
         for (d, lanes) in devices {
             self.gpu_group((ti, t), (d, &lanes), folded, show_bands, (pending, !procs.is_empty()));
         }
@@ -387,8 +402,20 @@ impl Layout {
         if level {
             self.push(RowKind::MemoryLevel { ti, device: d }, memory_level::HEIGHT);
         }
-        // the GPU's own sampled counters (SM active, DRAM throughput), under its lanes
-        let own = s.counters.iter().enumerate().filter(|(_, c)| c.device == Some(d) && c.name != gpu_memory::NAME);
+        let (usual, rest) = gpu_metrics::series_of(s, d);
+        for series in usual {
+            self.push(RowKind::GpuMetric { ti, series }, gpu_metrics::HEIGHT);
+        }
+        if !rest.is_empty() {
+            let label = format!("GPU {d} · {} more metrics", rest.len());
+            if !self.header(folded, ti, GroupKey::GpuMetrics(t.id, d), label, 2) {
+                for series in rest {
+                    self.push(RowKind::GpuMetric { ti, series }, gpu_metrics::HEIGHT);
+                }
+            }
+        }
+        // the GPU's other sampled counters (a Perfetto trace's SM active, DRAM throughput)
+        let own = s.counters.iter().enumerate().filter(|(_, c)| c.device == Some(d) && c.name != gpu_memory::NAME && c.name != strobe_model::gpu_metrics::NAME);
         for (i, _) in own {
             self.push(RowKind::Counter { ti, series: i }, counters::HEIGHT);
         }

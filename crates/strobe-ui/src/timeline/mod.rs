@@ -15,6 +15,7 @@ mod counters;
 pub mod critical_path;
 mod flows;
 pub mod frame;
+mod gpu_metrics;
 mod header;
 pub mod hover;
 mod input;

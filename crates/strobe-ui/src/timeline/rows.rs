@@ -1,7 +1,7 @@
 //! What every timeline row is drawn with, and where a row's kind picks its module. Each kind
 //! of `RowKind` has a module of its own holding what is particular to it (its height, its
 //! drawer, its tooltip text): `header`, `lanes`, `bands`, `rank_summary`, `step_strip`,
-//! `pipeline_strip`, `nvtx_gpu`, `memory_level`, `counters` and `series`. Which rows a trace
+//! `pipeline_strip`, `nvtx_gpu`, `memory_level`, `counters`, `gpu_metrics` and `series`. Which rows a trace
 //! has, and in what order, is the layout's (`layout`).
 
 use super::frame::{Clip, FrameDraw};
@@ -48,6 +48,7 @@ pub fn draw(rc: &mut RowCtx, kind: &RowKind) {
         RowKind::RankSummary { .. } => super::rank_summary::draw(rc),
         RowKind::MemoryLevel { device, .. } => super::memory_level::draw(rc, device),
         RowKind::Counter { series, .. } => super::counters::draw(rc, series),
+        RowKind::GpuMetric { series, .. } => super::gpu_metrics::draw(rc, series),
         RowKind::Series { series, .. } => super::series::draw(rc, series),
     }
 }
@@ -65,6 +66,7 @@ pub fn pending_label(kind: &RowKind) -> Option<&'static str> {
         | RowKind::Lane { .. }
         | RowKind::Pipeline { .. }
         | RowKind::Counter { .. }
+        | RowKind::GpuMetric { .. }
         | RowKind::Series { .. } => None,
     }
 }
