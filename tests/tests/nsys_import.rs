@@ -81,6 +81,8 @@ fn figures(s: &Store) -> Figures {
             }
             (SpanKind::Other, LaneKind::CpuThread { .. }) if s.string(m.cat) == "cuda_sync" => f.sync += 1,
             (SpanKind::OsRuntime, LaneKind::CpuThread { .. }) => f.osrt += 1,
+            // CUDA graph node creations: counted against the export by tests/tests/cuda_graphs.rs
+            (SpanKind::Other, LaneKind::CpuThread { .. }) if s.string(m.cat) == "cuda_graph" => {}
             (SpanKind::Nvtx, LaneKind::Nvtx { .. }) => {
                 f.nvtx_ranges += 1;
                 if m.flags as u16 & flags::UNCLOSED != 0 {
@@ -270,6 +272,11 @@ fn gpt_single_h200() {
 #[test]
 fn fuser_h200_many_nvtx_two_processes() {
     check_sample("nsys_fuser_h200");
+}
+
+#[test]
+fn cuda_graph_node_trace_h100() {
+    check_sample("nsys_cuda_graphs");
 }
 
 #[test]

@@ -57,8 +57,8 @@ pub struct CudaGraph {
     pub mean_ns: i64,
     pub min_ns: i64,
     pub max_ns: i64,
-    /// Of all kernel time in the trace.
-    pub pct_kernel_time: f64,
+    /// Of all GPU activity time (kernels, copies, sets) in the trace.
+    pub pct_gpu_time: f64,
     /// Mean time from a replay's first GPU activity's start to its last one's end.
     pub mean_extent_ns: i64,
     /// Σ of its launch calls' CPU durations.
@@ -299,7 +299,7 @@ fn graph_of(
         mean_ns: total_ns / n,
         min_ns: replays.iter().map(|r| r.gpu_ns).min().unwrap_or(0),
         max_ns: replays.iter().map(|r| r.gpu_ns).max().unwrap_or(0),
-        pct_kernel_time: if all_kernel_ns > 0 { total_ns as f64 * 100.0 / all_kernel_ns as f64 } else { 0.0 },
+        pct_gpu_time: if all_kernel_ns > 0 { total_ns as f64 * 100.0 / all_kernel_ns as f64 } else { 0.0 },
         mean_extent_ns: replays.iter().map(|r| r.gpu_end - r.gpu_start).sum::<i64>() / n,
         launch_cpu_ns: replays.iter().map(|r| store.span_end(r.launch) - store.span_start(r.launch)).sum(),
         launched_from: most_common(replays.iter().filter_map(|r| innermost_op(store, r.launch))),
@@ -309,8 +309,8 @@ fn graph_of(
     }
 }
 
-/// Σ of every GPU activity's duration on the GPU stream lanes (the share's denominator, as the
-/// kernel table's `% GPU`, over the activities graphs run: kernels, copies and sets).
+/// Σ of every GPU activity's duration on the GPU stream lanes: kernels, copies and sets, as a
+/// graph runs them all (the share's denominator).
 fn kernel_time(store: &Store) -> i64 {
     let mut all = 0i64;
     for (lane, desc) in store.lanes.iter().enumerate() {
@@ -319,7 +319,7 @@ fn kernel_time(store: &Store) -> i64 {
         }
         let v = store.lane_spans(lane as u32);
         for ((&sid, &s), &e) in v.span.iter().zip(v.starts).zip(v.ends) {
-            if SpanKind::from_u8(store.span_meta(sid).kind) == SpanKind::Kernel {
+            if SpanKind::from_u8(store.span_meta(sid).kind).is_gpu_activity() {
                 all += e - s;
             }
         }
@@ -339,15 +339,10 @@ fn names_hash(store: &Store, spans: &[u32]) -> u64 {
     h
 }
 
-/// The innermost op, annotation or NVTX range enclosing `span` on its thread (not a runtime
+/// The innermost op, annotation or NVTX range around `span` on its thread (not a runtime
 /// call), by name.
 fn innermost_op(store: &Store, span: u32) -> Option<String> {
-    store
-        .enclosing_stack(span)
-        .into_iter()
-        .rev()
-        .find(|&s| is_op(store.span_kind(s)))
-        .map(|s| store.span_name(s).to_string())
+    op_around(store, span, store.span_start(span), store.span_end(span))
 }
 
 fn is_op(k: SpanKind) -> bool {
@@ -383,7 +378,11 @@ impl NodeCreators {
             let Ok(serde_json::Value::Object(a)) = serde_json::from_str::<serde_json::Value>(&args) else { continue };
             let Some(node) = a.get("graph node id").and_then(|v| v.as_u64()) else { continue };
             let original = a.get("original graph node id").and_then(|v| v.as_u64()).filter(|&o| o != node);
-            by_node.insert(node, (i as u32, original));
+            // nsys lists a cloned node twice, once without its original: the original wins
+            let e = by_node.entry(node).or_insert((i as u32, original));
+            if e.1.is_none() {
+                *e = (i as u32, original);
+            }
         }
         NodeCreators { by_node }
     }
@@ -404,16 +403,22 @@ impl NodeCreators {
     }
 }
 
-/// The innermost op at the time of a node's creation on its thread: on the thread's lane
-/// (ops, runtime calls) and on its NVTX lane, the deepest op-like span holding that time.
+/// The op around a node's creation: the innermost one holding its time on its thread.
 fn creating_op(store: &Store, created: u32) -> Option<String> {
-    let m = store.span_meta(created);
     let ts = store.span_start(created);
+    op_around(store, created, ts, ts)
+}
+
+/// The latest-starting op-like span holding [t0, t1] on `span`'s thread, other than `span`:
+/// on the thread's lane (ops, annotations, Python) and on its NVTX lane, where an nsys
+/// export's ranges are.
+fn op_around(store: &Store, span: u32, t0: i64, t1: i64) -> Option<String> {
+    let m = store.span_meta(span);
     let (pid, tid) = match &store.lanes.get(m.lane as usize)?.kind {
         LaneKind::CpuThread { pid, tid } | LaneKind::Nvtx { pid, tid } => (pid.clone(), tid.clone()),
         _ => return None,
     };
-    let mut best: Option<(i64, u32)> = None; // (start, span): the latest-starting holder
+    let mut best: Option<(i64, u32)> = None;
     for (lane, d) in store.lanes.iter().enumerate() {
         let same = match &d.kind {
             LaneKind::CpuThread { pid: p, tid: t } | LaneKind::Nvtx { pid: p, tid: t } => *p == pid && *t == tid,
@@ -423,13 +428,13 @@ fn creating_op(store: &Store, created: u32) -> Option<String> {
             continue;
         }
         let v = store.lane_view(lane as u32);
-        store.query_window(lane as u32, ts, ts.saturating_add(1), |i| {
+        store.query_window(lane as u32, t0, t1.saturating_add(1), |i| {
             let s = v.span[i];
-            if s == created || !is_op(store.span_kind(s)) {
+            if s == span || !is_op(store.span_kind(s)) {
                 return;
             }
             let (a, b) = (v.starts[i], v.ends[i]);
-            if a <= ts && ts <= b && best.is_none_or(|(bs, bsp)| (a, s) > (bs, bsp)) {
+            if a <= t0 && t1 <= b && best.is_none_or(|x| (a, s) > x) {
                 best = Some((a, s));
             }
         });
@@ -522,7 +527,7 @@ mod tests {
             a.nodes.iter().map(|n| (n.node_id, n.name.as_str(), n.count, n.total_ns)).collect();
         assert_eq!(nodes, vec![(Some(100), "gemm", 3, 33), (Some(101), "relu", 3, 90)]);
         // all kernel time: 123 + 7 + 100
-        assert!((a.pct_kernel_time - 123.0 * 100.0 / 230.0).abs() < 1e-9);
+        assert!((a.pct_gpu_time - 123.0 * 100.0 / 230.0).abs() < 1e-9);
         let b9 = &g.graphs[1];
         assert_eq!((b9.key, b9.replays.len(), b9.total_ns), (GraphKey::Id(9), 1, 7));
         assert!(b9.launched_from.is_none());

@@ -23,6 +23,7 @@
 
 mod diagnostics;
 mod emit_nvtx;
+mod graph_nodes;
 mod processes;
 mod rep;
 mod rows;
@@ -366,6 +367,7 @@ fn convert(
     if shown(MEM_USAGE) {
         cx.memory_usage(&conn, schema).map_err(sql_err)?;
     }
+    cx.graph_node_events(&conn)?;
     cx.names(&conn, schema).map_err(sql_err)?;
     drop(t);
 
@@ -821,6 +823,7 @@ impl<'a> Ctx<'a> {
         put_int(a, ",\"shared memory\":", k.smem_static.wrapping_add(k.smem_dynamic));
         put_int(a, ",\"static shared memory\":", k.smem_static);
         put_int(a, ",\"dynamic shared memory\":", k.smem_dynamic);
+        graph_nodes::put_graph_ids(a, &k.graph);
         a.push('}');
         self.pids.insert(k.c.pid);
         let corr = self.corr_key(k.c.pid, k.c.corr);
@@ -901,6 +904,7 @@ impl<'a> Ctx<'a> {
                 let _ = write!(self.args, ",\"src device\":{s},\"dst device\":{d}");
             }
         }
+        graph_nodes::put_graph_ids(&mut self.args, &m.graph);
         self.args.push('}');
         self.pids.insert(m.c.pid);
         let corr = self.corr_key(m.c.pid, m.c.corr);
@@ -922,11 +926,13 @@ impl<'a> Ctx<'a> {
         self.gpu_args(&m.c);
         let _ = write!(
             self.args,
-            ",\"bytes\":{},\"value\":{},\"memory bandwidth (GB/s)\":{}}}",
+            ",\"bytes\":{},\"value\":{},\"memory bandwidth (GB/s)\":{}",
             m.bytes,
             m.value,
             bandwidth(m.bytes, end - m.c.start)
         );
+        graph_nodes::put_graph_ids(&mut self.args, &m.graph);
+        self.args.push('}');
         self.pids.insert(m.c.pid);
         let corr = self.corr_key(m.c.pid, m.c.corr);
         self.push(lane, m.c.start, end, name, self.cats.memset, SpanKind::Memset, 0, corr, Some(CopyDir::Memset))
