@@ -175,6 +175,7 @@ impl TraceFigures {
     pub fn give_up(&self) {
         self.store_wide.activity.get_or_init(GpuActivity::default);
         self.store_wide.kernels.get_or_init(Vec::new);
+        self.store_wide.cuda_graphs.get_or_init(CudaGraphs::default);
         self.store_wide.memory_peaks.get_or_init(Vec::new);
         self.by_rule.steps.get_or_init(Vec::new);
     }
