@@ -104,3 +104,7 @@ for stem in pftrace_torch_train pftrace_rocprof_style; do
     > "tests/expected/$stem.pftrace.json"
   echo "tests/expected/$stem.pftrace.json"
 done
+
+# CUDA graphs: replays, nodes and captures of the two graph recordings
+python3 tests/expected/cuda_graphs_expected.py
+echo "tests/expected/cuda_graphs.expected.json"

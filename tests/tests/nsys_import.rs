@@ -81,6 +81,8 @@ fn figures(s: &Store) -> Figures {
             }
             (SpanKind::Other, LaneKind::CpuThread { .. }) if s.string(m.cat) == "cuda_sync" => f.sync += 1,
             (SpanKind::OsRuntime, LaneKind::CpuThread { .. }) => f.osrt += 1,
+            // CUDA graph node creations: counted against the export by tests/tests/cuda_graphs.rs
+            (SpanKind::Other, LaneKind::CpuThread { .. }) if s.string(m.cat) == "cuda_graph" => {}
             (SpanKind::Nvtx, LaneKind::Nvtx { .. }) => {
                 f.nvtx_ranges += 1;
                 if m.flags as u16 & flags::UNCLOSED != 0 {
@@ -276,6 +278,11 @@ fn fuser_h200_many_nvtx_two_processes() {
 #[test]
 fn gpu_metrics_h100_with_its_empty_tables_dropped() {
     check_sample("nsys_gpu_metrics_h100");
+}
+
+#[test]
+fn cuda_graph_node_trace_h100() {
+    check_sample("nsys_cuda_graphs");
 }
 
 #[test]

@@ -14,6 +14,7 @@ use crate::gaps::{largest_gaps, GapRow};
 use crate::gpu_time::{device_unions, gpu_time_of, DeviceUnions, GpuTime};
 use crate::headline::{headline_of, Headline};
 use crate::idle::{idle_totals_of, DeviceIdle, DEFAULT_THRESHOLD_NS};
+use crate::cuda_graphs::{cuda_graphs, CudaGraphs};
 use crate::kernels::{kernel_stats, KernelStat};
 use crate::memory_level::{memory_peaks, MemoryPeak};
 use crate::op_table::{op_table, OpTable};
@@ -104,6 +105,7 @@ struct StoreWide {
     capture: Later<Option<CaptureRange>>,
     activity: Later<GpuActivity>,
     kernels: Later<Vec<KernelStat>>,
+    cuda_graphs: Later<CudaGraphs>,
     memory_peaks: Later<Vec<MemoryPeak>>,
     streams: Later<Vec<StreamStat>>,
     idle_totals: Later<Vec<DeviceIdle>>,
@@ -173,6 +175,7 @@ impl TraceFigures {
     pub fn give_up(&self) {
         self.store_wide.activity.get_or_init(GpuActivity::default);
         self.store_wide.kernels.get_or_init(Vec::new);
+        self.store_wide.cuda_graphs.get_or_init(CudaGraphs::default);
         self.store_wide.memory_peaks.get_or_init(Vec::new);
         self.by_rule.steps.get_or_init(Vec::new);
     }
@@ -247,6 +250,18 @@ impl TraceFigures {
 
     pub fn kernels_ready(&self) -> Option<&[KernelStat]> {
         self.store_wide.kernels.get().map(|k| k.as_slice())
+    }
+
+    /// The CUDA graphs: launches with their kernels, replays of one graph together.
+    pub fn cuda_graphs(&self, store: &Store) -> &CudaGraphs {
+        self.store_wide.cuda_graphs.get_or_init(|| {
+            let _t = Phase::start("figures: cuda graphs");
+            cuda_graphs(store)
+        })
+    }
+
+    pub fn cuda_graphs_ready(&self) -> Option<&CudaGraphs> {
+        self.store_wide.cuda_graphs.get()
     }
 
     /// Each GPU's memory water level peak (the trace's `[memory]` / nsys counters).

@@ -3,6 +3,7 @@
 
 pub mod anomalies;
 pub mod attribution;
+pub mod cuda_graphs;
 pub mod diff;
 pub mod efficiency;
 pub mod export;

@@ -24,6 +24,7 @@
 mod diagnostics;
 mod emit_nvtx;
 mod gpu_metrics;
+mod graph_nodes;
 mod processes;
 mod rep;
 mod rows;
@@ -370,6 +371,7 @@ fn convert(
         cx.memory_usage(&conn, schema).map_err(sql_err)?;
     }
     cx.gpu_metrics(&conn, schema, &shared.meta.devices);
+    cx.graph_node_events(&conn)?;
     cx.names(&conn, schema).map_err(sql_err)?;
     drop(t);
 
@@ -825,6 +827,7 @@ impl<'a> Ctx<'a> {
         put_int(a, ",\"shared memory\":", k.smem_static.wrapping_add(k.smem_dynamic));
         put_int(a, ",\"static shared memory\":", k.smem_static);
         put_int(a, ",\"dynamic shared memory\":", k.smem_dynamic);
+        graph_nodes::put_graph_ids(a, &k.graph);
         a.push('}');
         self.pids.insert(k.c.pid);
         let corr = self.corr_key(k.c.pid, k.c.corr);
@@ -905,6 +908,7 @@ impl<'a> Ctx<'a> {
                 let _ = write!(self.args, ",\"src device\":{s},\"dst device\":{d}");
             }
         }
+        graph_nodes::put_graph_ids(&mut self.args, &m.graph);
         self.args.push('}');
         self.pids.insert(m.c.pid);
         let corr = self.corr_key(m.c.pid, m.c.corr);
@@ -926,11 +930,13 @@ impl<'a> Ctx<'a> {
         self.gpu_args(&m.c);
         let _ = write!(
             self.args,
-            ",\"bytes\":{},\"value\":{},\"memory bandwidth (GB/s)\":{}}}",
+            ",\"bytes\":{},\"value\":{},\"memory bandwidth (GB/s)\":{}",
             m.bytes,
             m.value,
             bandwidth(m.bytes, end - m.c.start)
         );
+        graph_nodes::put_graph_ids(&mut self.args, &m.graph);
+        self.args.push('}');
         self.pids.insert(m.c.pid);
         let corr = self.corr_key(m.c.pid, m.c.corr);
         self.push(lane, m.c.start, end, name, self.cats.memset, SpanKind::Memset, 0, corr, Some(CopyDir::Memset))

@@ -228,4 +228,5 @@ fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, orig
             }
         }
     }
+    crate::graph_details::ui(ui, t, r, cx);
 }

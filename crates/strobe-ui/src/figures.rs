@@ -271,6 +271,7 @@ impl Derived {
             },
             || {
                 a.kernels(store);
+                a.cuda_graphs(store);
                 a.steps(store);
                 self.nvtx_gpu.get_or_init(|| {
                     let _t = Phase::start("ui: nvtx projection");

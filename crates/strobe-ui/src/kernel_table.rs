@@ -28,6 +28,8 @@ pub struct KernelTable {
     pub trace: Option<TraceId>,
     /// Rows are the NVTX / record_function ranges with the GPU time they launched, not kernels.
     pub by_range: bool,
+    /// Rows are CUDA graphs, each with its replays as the count (`graph_table`).
+    pub by_graph: bool,
     pub filter: String,
     pub sort: SortBy,
     pub descending: bool,
@@ -43,6 +45,7 @@ impl Default for KernelTable {
         KernelTable {
             trace: None,
             by_range: false,
+            by_graph: false,
             filter: String::new(),
             sort: SortBy::Total,
             descending: true,
@@ -100,6 +103,10 @@ impl KernelTable {
         let (ws, sel) = (cx.ws, cx.sel);
         ui.horizontal(|ui| self.controls(ui, ws));
         let Some(t) = self.shown(ws) else { return };
+        if self.by_graph {
+            crate::graph_table::graph_table(ui, t, &self.filter, cx);
+            return;
+        }
         if self.by_range {
             ranges_table(ui, t, &self.filter);
             return;
@@ -143,9 +150,24 @@ impl KernelTable {
             }
         }
         ui.separator();
-        ui.selectable_value(&mut self.by_range, false, "by kernel");
-        ui.selectable_value(&mut self.by_range, true, "by NVTX range (GPU)")
-            .on_hover_text("each CPU range with the GPU time of the work launched inside it");
+        let mode = (self.by_range, self.by_graph);
+        if ui.selectable_label(mode == (false, false), "by kernel").clicked() {
+            (self.by_range, self.by_graph) = (false, false);
+        }
+        if ui
+            .selectable_label(mode == (true, false), "by NVTX range (GPU)")
+            .on_hover_text("each CPU range with the GPU time of the work launched inside it")
+            .clicked()
+        {
+            (self.by_range, self.by_graph) = (true, false);
+        }
+        if ui
+            .selectable_label(self.by_graph, "by CUDA graph")
+            .on_hover_text("each CUDA graph with its replays as the count")
+            .clicked()
+        {
+            self.by_graph = true;
+        }
     }
 
     /// The kernels of `t` after filter and sort; returns the name clicked and the column whose

@@ -16,6 +16,8 @@ pub mod figures;
 pub mod file_browser;
 pub mod flight_recorder_pane;
 pub mod gaps_pane;
+pub mod graph_details;
+pub mod graph_table;
 pub mod jobs;
 pub mod kernel_sol;
 pub mod kernel_table;

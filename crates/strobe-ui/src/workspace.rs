@@ -139,6 +139,11 @@ impl Trace {
         self.derived.analysis.kernels_ready().unwrap_or(&[])
     }
 
+    /// The CUDA graphs (None until they arrive).
+    pub fn cuda_graphs(&self) -> Option<&strobe_analysis::cuda_graphs::CudaGraphs> {
+        self.derived.analysis.cuda_graphs_ready()
+    }
+
     /// Each GPU's memory water level peak (none until the overview arrives).
     pub fn memory_peaks(&self) -> &[strobe_analysis::memory_level::MemoryPeak] {
         self.derived.analysis.memory_peaks_ready().unwrap_or(&[])

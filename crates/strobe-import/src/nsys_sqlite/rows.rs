@@ -423,9 +423,20 @@ pub fn cols(table: &str) -> Vec<&'static str> {
             "registersPerThread",
             "staticSharedMemory",
             "dynamicSharedMemory",
+            "?graphNodeId",
+            "?graphId",
         ]),
-        MEMCPY => gpu(&["bytes", "copyKind", "srcKind", "dstKind", "?srcDeviceId", "?dstDeviceId"]),
-        MEMSET => gpu(&["bytes", "value", "memKind"]),
+        MEMCPY => gpu(&[
+            "bytes",
+            "copyKind",
+            "srcKind",
+            "dstKind",
+            "?srcDeviceId",
+            "?dstDeviceId",
+            "?graphNodeId",
+            "?graphId",
+        ]),
+        MEMSET => gpu(&["bytes", "value", "memKind", "?graphNodeId", "?graphId"]),
         SYNC => gpu(&["syncType", "?eventId"]),
         RUNTIME => vec![
             "start",
@@ -475,6 +486,18 @@ pub struct KernelRow {
     pub regs: i32,
     pub smem_static: i64,
     pub smem_dynamic: i64,
+    pub graph: GraphIds,
+}
+
+/// The CUDA graph node (and graph, where the schema has it) that ran a GPU activity.
+#[derive(Debug, PartialEq, Default, Clone, Copy)]
+pub struct GraphIds {
+    pub node: Option<i64>,
+    pub graph: Option<i64>,
+}
+
+fn graph_ids(r: &impl Cells, first: usize) -> GraphIds {
+    GraphIds { node: int(r, first), graph: int(r, first + 1) }
 }
 
 impl FromCells for KernelRow {
@@ -488,6 +511,7 @@ impl FromCells for KernelRow {
             regs: g(17),
             smem_static: int(r, 18).unwrap_or(0),
             smem_dynamic: int(r, 19).unwrap_or(0),
+            graph: graph_ids(r, 20),
         })
     }
 }
@@ -501,6 +525,7 @@ pub struct MemcpyRow {
     pub dst_kind: i64,
     pub src_device: Option<i64>,
     pub dst_device: Option<i64>,
+    pub graph: GraphIds,
 }
 
 impl FromCells for MemcpyRow {
@@ -513,6 +538,7 @@ impl FromCells for MemcpyRow {
             dst_kind: int(r, 10).unwrap_or(-1),
             src_device: int(r, 11),
             dst_device: int(r, 12),
+            graph: graph_ids(r, 13),
         })
     }
 }
@@ -523,6 +549,7 @@ pub struct MemsetRow {
     pub bytes: i64,
     pub value: i64,
     pub mem_kind: i64,
+    pub graph: GraphIds,
 }
 
 impl FromCells for MemsetRow {
@@ -532,6 +559,7 @@ impl FromCells for MemsetRow {
             bytes: int(r, 7).unwrap_or(0),
             value: int(r, 8).unwrap_or(0),
             mem_kind: int(r, 9).unwrap_or(-1),
+            graph: graph_ids(r, 10),
         })
     }
 }

@@ -11,6 +11,8 @@ use egui::{pos2, vec2, Color32, Pos2, Rect, Shape, Stroke};
 
 /// At most this many arrows (a span with thousands of flows would hide everything).
 const MAX_ARROWS: usize = 64;
+/// A CUDA graph launch fans out to every kernel of its replay: up to this many, thinner.
+const MAX_GRAPH_ARROWS: usize = 2048;
 
 pub fn draw(
     fd: &mut FrameDraw,
@@ -31,9 +33,11 @@ pub fn draw(
     };
     let mut flows: Vec<(u32, u32)> = st.flows_to(r.span).map(|f| (f.from, f.to)).collect();
     flows.extend(st.flows_from(r.span).map(|f| (f.from, f.to)));
-    for (a, b) in flows.into_iter().take(MAX_ARROWS) {
+    let graph = strobe_analysis::cuda_graphs::is_graph_launch(st.span_name(r.span)) && flows.len() > MAX_ARROWS;
+    let (cap, width) = if graph { (MAX_GRAPH_ARROWS, 1.0) } else { (MAX_ARROWS, 1.6) };
+    for (a, b) in flows.into_iter().take(cap) {
         let (Some(p), Some(q)) = (pos(a), pos(b)) else { continue };
-        arrow(fd, p, q, 1.6, pal.flow);
+        arrow(fd, p, q, width, pal.flow);
     }
 }
 
