@@ -538,7 +538,9 @@ mod tests {
         assert_eq!(r(Some(10), Some(16)), Rule::BackwardOutlived);
         assert_eq!(r(Some(14), None), Rule::OptimizerKept);
         assert_eq!(r(Some(14), Some(14)), Rule::OptimizerTemporary);
-        assert_eq!(r(Some(14), Some(18)), Rule::OptimizerFreedLater);
+        assert_eq!(r(Some(14), Some(17)), Rule::OptimizerFreedLater);
+        // freed after the last phase: the script's teardown, kept as far as the steps go
+        assert_eq!(r(Some(14), Some(18)), Rule::OptimizerKept);
         assert_eq!(r(Some(16), Some(16)), Rule::ZeroGradTemporary);
         assert_eq!(r(None, None), Rule::BeforeFirstForwardKept);
     }
