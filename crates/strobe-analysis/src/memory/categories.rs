@@ -344,7 +344,7 @@ impl Classifier {
         }
         if c.wrapped {
             c.note.push_str(
-                "; the ring buffer wrapped: allocations made before it are classified by their frames, else other",
+                "; the ring buffer wrapped: allocations made before it are other unless a frame says what they are (cuBLAS workspace, AccumulateGrad, Module._apply)",
             );
         }
         c

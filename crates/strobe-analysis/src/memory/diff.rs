@@ -56,7 +56,10 @@ pub struct SourceDelta {
 pub struct SegmentDelta {
     pub a_count: usize,
     pub b_count: usize,
-    /// In b, not in a (same address, size and stream).
+    /// Segments of the same size and stream at another address (two processes seldom map
+    /// memory at the same addresses): paired, neither added nor removed.
+    pub moved: usize,
+    /// In b, not in a (same address, size and stream; else same size and stream elsewhere).
     pub added: Vec<SegmentRef>,
     pub added_bytes: u64,
     /// In a, not in b.
@@ -163,12 +166,33 @@ pub fn device_diff(
     let in_b: rustc_hash::FxHashSet<_> = gb.iter().map(key).collect();
     let mut added: Vec<SegmentRef> = gb.iter().filter(|g| !in_a.contains(&key(g))).cloned().collect();
     let mut removed: Vec<SegmentRef> = ga.iter().filter(|g| !in_b.contains(&key(g))).cloned().collect();
+    // what is left unpaired: pair by size and stream, in address order
+    let mut spare: FxHashMap<(u64, i64), Vec<usize>> = FxHashMap::default();
+    for (i, g) in removed.iter().enumerate().rev() {
+        spare.entry((g.total_size, g.stream)).or_default().push(i);
+    }
+    let mut paired = vec![false; removed.len()];
+    let mut moved = 0;
+    added.retain(|g| match spare.get_mut(&(g.total_size, g.stream)).and_then(Vec::pop) {
+        Some(i) => {
+            paired[i] = true;
+            moved += 1;
+            false
+        }
+        None => true,
+    });
+    let mut i = 0;
+    removed.retain(|_| {
+        i += 1;
+        !paired[i - 1]
+    });
     added.sort_by(|p, q| q.total_size.cmp(&p.total_size).then(p.address.cmp(&q.address)));
     removed.sort_by(|p, q| q.total_size.cmp(&p.total_size).then(p.address.cmp(&q.address)));
     let sum = |v: &[SegmentRef]| v.iter().fold(0u64, |s, g| s.saturating_add(g.total_size));
     let segments = SegmentDelta {
         a_count: ga.len(),
         b_count: gb.len(),
+        moved,
         added_bytes: sum(&added),
         removed_bytes: sum(&removed),
         added,
@@ -202,7 +226,9 @@ pub fn device_diff(
 }
 
 fn signed(d: i64) -> String {
-    if d < 0 {
+    if d == 0 {
+        "0".into()
+    } else if d < 0 {
         format!("-{}", bytes(d.unsigned_abs()))
     } else {
         format!("+{}", bytes(d as u64))
@@ -253,9 +279,10 @@ pub fn to_text(r: &MemoryDiff, top: usize) -> String {
         let g = &d.segments;
         let _ = writeln!(
             o,
-            "  segments: {} -> {}; {} added ({}), {} removed ({})",
+            "  segments: {} -> {}; {} of the same size elsewhere, {} added ({}), {} removed ({})",
             g.a_count,
             g.b_count,
+            g.moved,
             g.added.len(),
             bytes(g.added_bytes),
             g.removed.len(),
