@@ -259,6 +259,12 @@ pub struct Classifier {
 
 impl Classifier {
     pub fn new(s: &MemorySnapshot, device: i64) -> Classifier {
+        Classifier::with_window(s, device, super::history_window(device_trace(s, device)).is_some())
+    }
+
+    /// `new`, told whether the device's history is a wrapped ring buffer (the report's
+    /// `history_window`: finding it again is a pass over the whole trace).
+    pub fn with_window(s: &MemorySnapshot, device: i64, wrapped: bool) -> Classifier {
         let trace = device_trace(s, device);
         let n = trace.len().min(u32::MAX as usize - 1) as u32;
         let fh: Vec<u8> = s.frames.iter().map(frame_hints).collect();
@@ -267,7 +273,6 @@ impl Classifier {
             .iter()
             .map(|st| st.iter().fold(0u8, |h, &f| h | fh.get(f as usize).copied().unwrap_or(0)))
             .collect();
-        let wrapped = super::history_window(trace).is_some();
         let mut c = Classifier {
             phases: Phases::default(),
             source: PhaseSource::None,

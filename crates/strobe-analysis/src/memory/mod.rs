@@ -190,7 +190,7 @@ pub fn analyse_with_breakdown(s: &MemorySnapshot) -> MemoryReport {
     for d in &mut r.devices {
         if d.trace_entries > 0 {
             let tl = AllocationTimeline::build(s, d.device);
-            let c = Classifier::new(s, d.device);
+            let c = Classifier::with_window(s, d.device, d.history_window.is_some());
             d.peak_breakdown = Some(peak_breakdown(s, &tl, &c));
         }
     }
