@@ -102,12 +102,12 @@ impl CompareView {
             return;
         };
         ui.horizontal_wrapped(|ui| {
-            ui.strong(format!("A: {}  →  B: {}", r.a, r.b));
+            ui.strong(format!("A: {}  ->  B: {}", r.a, r.b));
             if ui.small_button("swap A and B").clicked() {
                 self.swapped = !self.swapped;
             }
             ui.label(format!(
-                "peak allocated {} → {} ({})",
+                "peak allocated {} -> {} ({})",
                 bytes(d.peak_allocated_a.max(0) as u64),
                 bytes(d.peak_allocated_b.max(0) as u64),
                 signed(d.peak_allocated_delta)
@@ -172,7 +172,7 @@ impl CompareView {
                 });
                 let g = &d.segments;
                 ui.label(format!(
-                    "segments {} → {}: {} of the same size elsewhere, {} added ({}), {} removed ({})",
+                    "segments {} -> {}: {} of the same size elsewhere, {} added ({}), {} removed ({})",
                     g.a_count,
                     g.b_count,
                     g.moved,
