@@ -26,7 +26,8 @@ pub enum Document {
 /// timeline (the memory pane's active-memory view).
 pub struct MemoryDoc {
     pub path: PathBuf,
-    pub snapshot: MemorySnapshot,
+    /// Shared with the workers that classify its allocations and compare it with another.
+    pub snapshot: Arc<MemorySnapshot>,
     pub report: MemoryReport,
     /// Per device of `report.devices`.
     pub timelines: Vec<Arc<AllocationTimeline>>,
@@ -50,7 +51,13 @@ impl MemoryDoc {
             || timelines_and_history(&snapshot, &devices, &cancelled),
         );
         let (timelines, first_history) = built?;
-        Some(MemoryDoc { path, snapshot, report, timelines, first_history: std::sync::Mutex::new(first_history) })
+        Some(MemoryDoc {
+            path,
+            snapshot: Arc::new(snapshot),
+            report,
+            timelines,
+            first_history: std::sync::Mutex::new(first_history),
+        })
     }
 
     /// The timeline of `report.devices[i]` (built here if `open` did not build it).

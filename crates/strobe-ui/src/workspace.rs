@@ -221,6 +221,8 @@ pub struct Workspace {
     pub generation: u64,
     next_id: u32,
     pub memory: Option<crate::documents::MemoryDoc>,
+    /// The snapshot open before `memory`, kept so the memory pane can compare the two.
+    pub memory_before: Option<crate::documents::MemoryDoc>,
     /// `torch.cuda.memory_stats()` shown beside the snapshot, in whichever order they open.
     pub memory_stats: Option<strobe_analysis::memory::StatsReport>,
     pub ncu: Option<crate::documents::NcuDoc>,

@@ -90,7 +90,9 @@ pub enum Command {
         #[arg(long, value_name = "REGEX")]
         steps: Option<String>,
     },
-    /// Compare two traces per kernel and CPU-op name: counts, total time, delta, ratio.
+    /// Compare two traces per kernel and CPU-op name: counts, total time, delta, ratio. Two memory
+    /// snapshots: the allocated peaks per category and per source line, segments added and
+    /// removed, the allocator's figures side by side.
     Diff {
         a: PathBuf,
         b: PathBuf,
@@ -275,7 +277,7 @@ impl Cli {
                         });
                         Ok(())
                     }
-                    Source::MemorySnapshot(snap) => emit(json, &memory::analyse(&snap), memory::to_text),
+                    Source::MemorySnapshot(snap) => emit(json, &memory::analyse_with_breakdown(&snap), memory::to_text),
                     Source::MemoryStats(stats) => emit(json, &memory::stats_report(&stats), memory::stats_text),
                     Source::Ncu(ncu) => emit(json, &roofline::analyse(&ncu), roofline::to_text),
                     Source::FlightRecorder(_) => crate::flight_recorder::report(&[file], json),
@@ -290,6 +292,12 @@ impl Cli {
                 crate::summaries::summarize(&expanded, &output, self.cache_dir.as_deref(), &rule)
             }
             Some(Command::Diff { a, b, json, top, fail_if }) => {
+                if crate::memory_diff::is_snapshot(&a) || crate::memory_diff::is_snapshot(&b) {
+                    if !fail_if.is_empty() {
+                        anyhow::bail!("--fail-if gates a trace diff's step breakdown; memory snapshots have none");
+                    }
+                    return crate::memory_diff::diff(&a, &b, self.cache_dir.as_deref(), json, top);
+                }
                 crate::ranks::diff(&a, &b, self.cache_dir.as_deref(), json, top, &fail_if)
             }
             Some(Command::Export { file, what, format, output, peak_tflops, peak_gbps }) => {

@@ -10,6 +10,7 @@ mod export;
 mod flight_recorder;
 mod gate;
 mod load;
+mod memory_diff;
 mod ranks;
 mod report_memo;
 mod scale;

@@ -4,6 +4,9 @@
 //! replay: mind the units"): allocations replay in requested bytes, segments in segment bytes.
 
 mod allocations;
+pub mod breakdown;
+pub mod categories;
+pub mod diff;
 pub mod frames;
 mod history;
 pub mod pools;
@@ -13,6 +16,8 @@ mod stats;
 mod window;
 
 pub use allocations::{Allocation, AllocationTimeline};
+pub use breakdown::{breakdown_at, peak_breakdown, PeakBreakdown};
+pub use categories::{Category, Classifier};
 pub use history::{AllocatorHistory, BlockView, FreeFigures, LiveBlock, RegionView};
 pub use pools::PoolMemory;
 pub use range_max::RangeMinMax;
@@ -56,6 +61,9 @@ pub struct DeviceMemory {
     pub peak_allocated_bytes: i64,
     pub peak_reserved_bytes: i64,
     pub ooms: Vec<OomVerdict>,
+    /// What the allocated peak is made of (`analyse_with_breakdown`; the pane makes its own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_breakdown: Option<PeakBreakdown>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -175,6 +183,20 @@ pub fn analyse(s: &MemorySnapshot) -> MemoryReport {
     }
 }
 
+/// `analyse`, with each device's peak broken down by category and source line (one more pass
+/// over the trace per device: the allocation timeline).
+pub fn analyse_with_breakdown(s: &MemorySnapshot) -> MemoryReport {
+    let mut r = analyse(s);
+    for d in &mut r.devices {
+        if d.trace_entries > 0 {
+            let tl = AllocationTimeline::build(s, d.device);
+            let c = Classifier::with_window(s, d.device, d.history_window.is_some());
+            d.peak_breakdown = Some(peak_breakdown(s, &tl, &c));
+        }
+    }
+    r
+}
+
 pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
     let segs: Vec<_> = s.segments.iter().filter(|g| g.device == d).collect();
     let mut m = DeviceMemory {
@@ -197,6 +219,7 @@ pub fn device(s: &MemorySnapshot, d: i64) -> DeviceMemory {
         peak_allocated_bytes: 0,
         peak_reserved_bytes: 0,
         ooms: Vec::new(),
+        peak_breakdown: None,
     };
     for b in segs.iter().flat_map(|g| &g.blocks) {
         match b.state {
@@ -367,6 +390,9 @@ pub fn to_text(r: &MemoryReport) -> String {
         for n in &d.pool_notes {
             let _ = writeln!(o, "  {n}");
         }
+        if let Some(b) = &d.peak_breakdown {
+            breakdown_text(&mut o, b);
+        }
         for oom in &d.ooms {
             let _ = writeln!(
                 o,
@@ -402,5 +428,42 @@ fn pools_text(o: &mut String, pools: &[PoolMemory]) {
             bytes(p.inactive_bytes),
             p.fragmentation()
         );
+    }
+}
+
+/// The peak breakdown of `to_text`: categories with their rules, then the top source lines.
+fn breakdown_text(o: &mut String, b: &PeakBreakdown) {
+    use std::fmt::Write;
+    let _ =
+        writeln!(o, "  at the allocated peak (position {}): {}", b.position, bytes(b.allocated_bytes.max(0) as u64));
+    let _ = writeln!(o, "    ({})", b.note);
+    for c in b.categories.iter().filter(|c| c.count > 0) {
+        let share = if b.allocated_bytes > 0 { 100.0 * c.bytes as f64 / b.allocated_bytes as f64 } else { 0.0 };
+        let _ = writeln!(
+            o,
+            "    {:<16} {:>12} {:>5.1}%  {:>6} allocations",
+            c.category.as_str(),
+            bytes(c.bytes.max(0) as u64),
+            share,
+            c.count
+        );
+        for r in &c.rules {
+            let _ = writeln!(o, "      {:>12}  {}", bytes(r.bytes.max(0) as u64), r.text);
+        }
+    }
+    const TOP: usize = 15;
+    let _ = writeln!(o, "    by source line (first user frame), largest first:");
+    for s in b.by_source.iter().take(TOP) {
+        let _ = writeln!(
+            o,
+            "    {:>12} {:>6}  {:<15} {}",
+            bytes(s.bytes.max(0) as u64),
+            s.count,
+            s.category.as_str(),
+            s.frame
+        );
+    }
+    if b.by_source.len() > TOP {
+        let _ = writeln!(o, "    … {} more lines (--json lists all)", b.by_source.len() - TOP);
     }
 }

@@ -141,7 +141,8 @@ impl StrobeApp {
             }
             Document::Memory(m) => {
                 self.memory = Some(crate::memory::MemoryPane::new(&m));
-                self.ws.memory = Some(*m);
+                // the one open before stays, as the memory pane's comparison
+                self.ws.memory_before = self.ws.memory.replace(*m);
                 self.ws.generation += 1;
                 self.bottom_tab = BottomTab::Memory;
             }
@@ -184,6 +185,7 @@ impl StrobeApp {
     pub(super) fn close_all(&mut self) {
         self.ws.close_traces();
         self.ws.memory = None;
+        self.ws.memory_before = None;
         self.ws.memory_stats = None;
         self.ws.ncu = None;
         self.ws.summaries = None;
