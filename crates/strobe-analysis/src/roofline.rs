@@ -178,9 +178,14 @@ pub struct KernelSol {
     pub estimated_speedup: Option<crate::ncu_detail::EstimatedSpeedup>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub occupancy: Option<crate::ncu_detail::Occupancy>,
-    /// Stall reasons, largest share first (`ncu_detail::stalls`).
+    /// Where the stall shares come from, and how many PC samples they rest on.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stalls: Option<crate::ncu_detail::Stalls>,
+    pub stall_source: Option<crate::ncu_detail::StallSource>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall_samples: Option<f64>,
+    /// Stall reasons, largest share first (`ncu_detail::stalls`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stalls: Vec<crate::ncu_detail::Stall>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<crate::ncu_detail::MemoryWorkload>,
     /// ncu's rule results, largest estimated speedup first.
@@ -328,6 +333,7 @@ pub fn kernel_sol_on(l: &NcuLaunch, d: Option<&Device>) -> KernelSol {
     let ridge = d.and_then(|d| if does_tensor { d.tensor_ridge_point } else { d.ridge_point });
     let compute_side = ai.zip(ridge).map(|(a, r)| a >= r);
     let tensor_pipe = l.first_value(&TENSOR_PCT);
+    let stalls = crate::ncu_detail::stalls(l);
     let mut k = KernelSol {
         id: l.id,
         name: l.name.clone(),
@@ -354,7 +360,9 @@ pub fn kernel_sol_on(l: &NcuLaunch, d: Option<&Device>) -> KernelSol {
         roofline_speedup_pct: None,
         estimated_speedup: crate::ncu_detail::estimated_speedup(&l.rules),
         occupancy: crate::ncu_detail::occupancy(l),
-        stalls: crate::ncu_detail::stalls(l),
+        stall_source: stalls.as_ref().map(|s| s.source),
+        stall_samples: stalls.as_ref().and_then(|s| s.samples),
+        stalls: stalls.map(|s| s.reasons).unwrap_or_default(),
         memory: crate::ncu_detail::memory(l),
         rules: crate::ncu_detail::ranked_rules(&l.rules),
     };

@@ -14,6 +14,9 @@
 use strobe_model::ncu::NcuLaunch;
 
 /// Bytes per L1/L2 sector.
+///
+/// A flow goes the way its data goes: loads and reads towards the kernel, stores and writes
+/// towards DRAM.
 const SECTOR_BYTES: f64 = 32.0;
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -74,16 +77,16 @@ pub fn memory(l: &NcuLaunch) -> Option<MemoryWorkload> {
     let flows: Vec<MemoryFlow> = [
         flow(
             l,
-            "kernel",
             "L1",
+            "kernel",
             "global loads",
             sectors("ld"),
             "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum.pct_of_peak_sustained_elapsed",
         ),
         flow(
             l,
-            "L1",
             "kernel",
+            "L1",
             "global stores",
             sectors("st"),
             "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum.pct_of_peak_sustained_elapsed",
@@ -122,5 +125,8 @@ pub fn memory(l: &NcuLaunch) -> Option<MemoryWorkload> {
         l2_pct: l.value(crate::roofline::L2_PCT),
         flows,
     };
-    (m != MemoryWorkload::default()).then_some(m)
+    // The SOL percentages alone (every export has them) are not a memory workload.
+    let sol_only =
+        MemoryWorkload { dram_pct: m.dram_pct, l1_pct: m.l1_pct, l2_pct: m.l2_pct, ..MemoryWorkload::default() };
+    (m != sol_only).then_some(m)
 }

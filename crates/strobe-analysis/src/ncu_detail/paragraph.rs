@@ -91,7 +91,7 @@ pub fn paragraph(k: &KernelSol) -> Option<String> {
             }
         }
     }
-    if let Some(s) = k.stalls.as_ref().and_then(|s| s.reasons.first()) {
+    if let Some(s) = k.stalls.first() {
         let m = if s.meaning.is_empty() { String::new() } else { format!(" ({})", s.meaning) };
         parts.push(format!("{} of stalls are {}{m}", pct(s.pct), s.reason));
     }

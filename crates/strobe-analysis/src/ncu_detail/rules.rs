@@ -27,12 +27,13 @@ pub struct EstimatedSpeedup {
     pub rule: String,
 }
 
-/// The launch's largest global estimate.
+/// The launch's largest global estimate (on a tie, the rule whose name sorts first, so the
+/// answer does not depend on the order a report lists its rules in).
 pub fn estimated_speedup(rules: &[NcuRule]) -> Option<EstimatedSpeedup> {
     rules
         .iter()
         .filter(|r| r.speedup_type.as_deref() == Some("global"))
         .filter_map(|r| Some((r.speedup_pct?, r)))
-        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .min_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)))
         .map(|(pct, r)| EstimatedSpeedup { pct, rule: r.name.clone() })
 }
