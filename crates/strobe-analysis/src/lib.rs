@@ -18,6 +18,8 @@ pub mod intervals;
 pub mod kernels;
 pub mod memory;
 pub mod memory_level;
+pub mod ncu_detail;
+pub mod ncu_gain;
 pub mod ncu_match;
 pub mod ncu_tensor;
 pub mod nvtx_gpu;

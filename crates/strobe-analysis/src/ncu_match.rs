@@ -357,6 +357,7 @@ mod tests {
             dram_bytes_per_s: None,
             arithmetic_intensity: None,
             verdict: Some(crate::roofline::verdict(sm, mem)),
+            ..KernelSol::default()
         }
     }
 

@@ -140,7 +140,7 @@ pub struct Device {
 }
 
 /// Figures of one launch.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct KernelSol {
     pub id: u64,
     pub name: String,
@@ -166,6 +166,52 @@ pub struct KernelSol {
     pub dram_bytes_per_s: Option<f64>,
     pub arithmetic_intensity: Option<f64>,
     pub verdict: Option<Verdict>,
+    /// The verdict as a paragraph with its evidence (`ncu_detail::paragraph`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict_text: Option<String>,
+    /// How much of its time the launch would lose at its ceiling, % of its duration
+    /// (`roofline_speedup_pct`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roofline_speedup_pct: Option<f64>,
+    /// ncu's largest global estimate (`ncu_detail::estimated_speedup`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimated_speedup: Option<crate::ncu_detail::EstimatedSpeedup>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub occupancy: Option<crate::ncu_detail::Occupancy>,
+    /// Where the stall shares come from, and how many PC samples they rest on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall_source: Option<crate::ncu_detail::StallSource>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall_samples: Option<f64>,
+    /// Stall reasons, largest share first (`ncu_detail::stalls`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stalls: Vec<crate::ncu_detail::Stall>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<crate::ncu_detail::MemoryWorkload>,
+    /// ncu's rule results, largest estimated speedup first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<strobe_model::ncu::NcuRule>,
+}
+
+/// How much of a launch's duration it would lose at its ceiling, in %. With FLOP/s and an
+/// arithmetic intensity: 1 − achieved ÷ attainable, attainable = min(compute ceiling,
+/// intensity × DRAM ceiling), the compute ceiling being the tensor one for a launch that did
+/// tensor work, else FP32. Otherwise (no FLOPs): its distance to the nearest Speed-of-Light
+/// ceiling, 100 − max(SM %, memory %).
+pub fn roofline_speedup_pct(k: &KernelSol, d: Option<&Device>) -> Option<f64> {
+    let on_roof = (|| {
+        let d = d?;
+        let (f, ai) = (k.flops_per_s?, k.arithmetic_intensity?);
+        let tensor = k.tensor_flops.is_some_and(|t| t > 0.0);
+        let peak = if tensor { d.peak_tensor_flops_per_s.or(d.peak_flops_per_s) } else { d.peak_flops_per_s }?;
+        let attainable = peak.min(ai * d.peak_dram_bytes_per_s?);
+        (f > 0.0 && attainable > 0.0).then(|| (1.0 - f / attainable).max(0.0) * 100.0)
+    })();
+    on_roof.or_else(|| {
+        let best =
+            k.sm_pct.into_iter().chain(k.memory_pct).fold(None::<f64>, |a, v| Some(a.map_or(v, |a| a.max(v))))?;
+        Some((100.0 - best).clamp(0.0, 100.0))
+    })
 }
 
 /// Launches of one kernel name together: sums, and duration-weighted percentages.
@@ -287,7 +333,8 @@ pub fn kernel_sol_on(l: &NcuLaunch, d: Option<&Device>) -> KernelSol {
     let ridge = d.and_then(|d| if does_tensor { d.tensor_ridge_point } else { d.ridge_point });
     let compute_side = ai.zip(ridge).map(|(a, r)| a >= r);
     let tensor_pipe = l.first_value(&TENSOR_PCT);
-    KernelSol {
+    let stalls = crate::ncu_detail::stalls(l);
+    let mut k = KernelSol {
         id: l.id,
         name: l.name.clone(),
         stream: l.stream,
@@ -309,7 +356,19 @@ pub fn kernel_sol_on(l: &NcuLaunch, d: Option<&Device>) -> KernelSol {
         dram_bytes_per_s: bps,
         arithmetic_intensity: ai,
         verdict: sm.zip(mem).map(|(s, m)| verdict_with(s, m, tensor_pipe, compute_side)),
-    }
+        verdict_text: None,
+        roofline_speedup_pct: None,
+        estimated_speedup: crate::ncu_detail::estimated_speedup(&l.rules),
+        occupancy: crate::ncu_detail::occupancy(l),
+        stall_source: stalls.as_ref().map(|s| s.source),
+        stall_samples: stalls.as_ref().and_then(|s| s.samples),
+        stalls: stalls.map(|s| s.reasons).unwrap_or_default(),
+        memory: crate::ncu_detail::memory(l),
+        rules: crate::ncu_detail::ranked_rules(&l.rules),
+    };
+    k.roofline_speedup_pct = roofline_speedup_pct(&k, d);
+    k.verdict_text = crate::ncu_detail::paragraph::paragraph(&k);
+    k
 }
 
 /// Figures of one launch, without a device for the verdict's roofline side.

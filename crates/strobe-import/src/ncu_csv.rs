@@ -4,7 +4,8 @@
 //! - `ncu --csv --page details` (and `--csv --metrics ...`, `--section X` exports): long
 //!   form, one row per launch × metric: `"ID","Process ID",...,"Kernel Name",...,"Section
 //!   Name",["Body Item Label",]"Metric Name","Metric Unit","Metric Value"[, rule columns]`.
-//!   Older versions have `"Kernel Time"` instead of block/grid/device/CC.
+//!   Older versions have `"Kernel Time"` instead of block/grid/device/CC. Rows with a `Rule
+//!   Name` are ncu's rule results (`NcuLaunch::rules`).
 //! - `ncu --csv --page raw`: wide form, a header row, a units row, one row per launch.
 //!
 //! Quirks handled: application output and `==PROF==`/`==WARNING==` lines before (or among)
@@ -15,7 +16,7 @@
 use crate::ImportError;
 use std::collections::BTreeMap;
 use std::path::Path;
-use strobe_model::ncu::{NcuLaunch, NcuLayout, NcuMetric, NcuReport};
+use strobe_model::ncu::{NcuLaunch, NcuLayout, NcuMetric, NcuReport, NcuRule};
 
 /// Reads an ncu CSV export (`.csv`, `.log`, anything holding one).
 pub fn import(path: &Path) -> Result<NcuReport, ImportError> {
@@ -147,6 +148,13 @@ pub fn parse(bytes: &[u8]) -> Result<NcuReport, String> {
             name: mn,
             unit: col("Metric Unit"),
             value: mv,
+            rule: RuleCols {
+                name: col("Rule Name"),
+                kind: col("Rule Type"),
+                message: col("Rule Description"),
+                speedup_type: col("Estimated Speedup Type"),
+                speedup: col("Estimated Speedup"),
+            },
         };
         parse_long(&cols, &long, rows)?
     } else {
@@ -179,6 +187,35 @@ struct Long {
     name: usize,
     unit: Option<usize>,
     value: usize,
+    rule: RuleCols,
+}
+
+/// The rule columns of a details export (`--print-details all` adds them; older exports
+/// lack the speedup ones).
+struct RuleCols {
+    name: Option<usize>,
+    kind: Option<usize>,
+    message: Option<usize>,
+    speedup_type: Option<usize>,
+    speedup: Option<usize>,
+}
+
+/// A rule row's rule, if the row is one (its `Rule Name` is set).
+fn rule_of(l: &Long, r: &csv::StringRecord) -> Option<NcuRule> {
+    let c = &l.rule;
+    let name = field(r, c.name);
+    if name.is_empty() {
+        return None;
+    }
+    let speedup_type = Some(field(r, c.speedup_type)).filter(|s| !s.is_empty()).map(str::to_string);
+    Some(NcuRule {
+        name: name.to_string(),
+        section: field(r, l.section).to_string(),
+        kind: field(r, c.kind).to_string(),
+        message: field(r, c.message).to_string(),
+        speedup_type,
+        speedup_pct: parse_number(field(r, c.speedup)),
+    })
 }
 
 fn field(r: &csv::StringRecord, i: Option<usize>) -> &str {
@@ -202,6 +239,7 @@ fn launch_of(c: &Cols, r: &csv::StringRecord, id: u64) -> NcuLaunch {
         block: parse_dim3(field(r, c.block)),
         kernel_time: Some(field(r, c.kernel_time)).filter(|s| !s.is_empty()).map(str::to_string),
         metrics: BTreeMap::new(),
+        rules: Vec::new(),
     }
 }
 
@@ -226,6 +264,9 @@ fn parse_long(c: &Cols, l: &Long, rows: &[csv::StringRecord]) -> Result<NcuRepor
         let launch = &mut launches[k];
         if launch.name.is_empty() {
             launch.name = field(r, Some(c.name)).to_string();
+        }
+        if let Some(rule) = rule_of(l, r) {
+            launch.rules.push(rule);
         }
         let name = field(r, Some(l.name));
         if name.is_empty() || r.len() <= l.value {
@@ -465,6 +506,22 @@ fn canonical(section: &str, _label: &str, name: &str, unit: &str) -> Option<Stri
         "Elapsed Cycles" => "gpc__cycles_elapsed.max",
         "SM Active Cycles" => "sm__cycles_active.avg",
         "Theoretical DRAM Bytes Accessible" => "dram__bytes.sum.peak_sustained",
+        // Occupancy, Launch Statistics and Memory Workload Analysis: the metrics their
+        // section files show under these names.
+        "Theoretical Occupancy" if is_pct => "sm__maximum_warps_per_active_cycle_pct",
+        "Achieved Occupancy" if is_pct => "sm__warps_active.avg.pct_of_peak_sustained_active",
+        "Block Limit Registers" => "launch__occupancy_limit_registers",
+        "Block Limit Shared Mem" => "launch__occupancy_limit_shared_mem",
+        "Block Limit Warps" => "launch__occupancy_limit_warps",
+        "Block Limit SM" => "launch__occupancy_limit_blocks",
+        "Block Limit Barriers" => "launch__occupancy_limit_barriers",
+        "Registers Per Thread" => "launch__registers_per_thread",
+        "Waves Per SM" => "launch__waves_per_multiprocessor",
+        "Dynamic Shared Memory Per Block" => "launch__shared_mem_per_block_dynamic",
+        "Static Shared Memory Per Block" => "launch__shared_mem_per_block_static",
+        "Driver Shared Memory Per Block" => "launch__shared_mem_per_block_driver",
+        "L1/TEX Hit Rate" if is_pct => "l1tex__t_sector_hit_rate.pct",
+        "L2 Hit Rate" if is_pct => "lts__t_sector_hit_rate.pct",
         _ => return roofline_name(name),
     };
     Some(id.to_string())

@@ -56,6 +56,32 @@ pub struct NcuLaunch {
     /// names of the details page are mapped onto them where known (`Duration` →
     /// `gpu__time_duration.sum`), and otherwise kept as `Section/Name`.
     pub metrics: BTreeMap<String, NcuMetric>,
+    /// ncu's rule results (its "guided analysis"), one per rule message, in report order.
+    /// Empty when the export has none (the raw page never has them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<NcuRule>,
+}
+
+/// One message of one of ncu's rules for a launch: what the details page prints in its
+/// `Rule Name`, `Rule Type`, `Rule Description`, `Estimated Speedup Type` and `Estimated
+/// Speedup` columns.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct NcuRule {
+    /// The rule's identifier (`UncoalescedGlobalAccess`).
+    pub name: String,
+    /// The section it belongs to (`MemoryWorkloadAnalysis_Tables`), where the export says.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub section: String,
+    /// `OPT` (an optimisation), `WRN`, `ERR` or `INF`, as ncu prints them.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The message, with ncu's cross-reference markup rendered as its CSV export renders it.
+    pub message: String,
+    /// `global` (a share of the whole kernel's time) or `local` (of the part the rule looks
+    /// at); absent when the rule estimates no speedup.
+    pub speedup_type: Option<String>,
+    /// ncu's estimated speedup, % of the kernel's duration.
+    pub speedup_pct: Option<f64>,
 }
 
 impl NcuLaunch {

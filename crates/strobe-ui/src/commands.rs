@@ -137,6 +137,8 @@ pub enum Command {
     },
     /// The Pipeline tab (when the open ranks form a pipeline).
     ShowPipeline,
+    /// The kernel (Nsight Compute) pane, its "where a faster kernel pays most" list open.
+    ShowKernelGains,
     /// The Steps tab, showing `trace`.
     ShowSteps(TraceId),
     /// Outline the steps' critical paths on the timeline, or stop.

@@ -5,7 +5,10 @@
 //! `strobe_analysis::roofline`; this module only draws them. With a timeline open, each
 //! launch is linked to its timeline kernel span (`strobe_analysis::ncu_match`: by name and
 //! launch order), so a launch picked here selects its span and a span picked on the
-//! timeline selects its launch (the app applies both as commands).
+//! timeline selects its launch (the app applies both as commands), and each kernel's
+//! possible gain is weighed against the trace's step ("Where a faster kernel pays most",
+//! `kernel_gains`). Under them, the selected launch's verdict paragraph and its Occupancy,
+//! Stalls, Memory and Rules sections (`kernel_detail`).
 
 use crate::commands::Command;
 use crate::roofline_plot::{axis_formatter, decades, legend_row, LegendEntry};
@@ -41,6 +44,12 @@ pub struct KernelSolPane {
     pub links: Vec<Option<SpanRef>>,
     /// How many traces `links` was computed over (0: not linked, no timeline open).
     linked_traces: usize,
+    /// Each profiled kernel's possible gain per step of the linked trace
+    /// (`strobe_analysis::ncu_gain`); None without a linked trace with steps.
+    pub gains: Option<strobe_analysis::ncu_gain::StepGains>,
+    /// Open the gains list on the next frame (the Step view's link asks for it).
+    pub reveal_gains: bool,
+    reveal_gains_scroll: bool,
 }
 
 /// Verdict colours: none of them is a ceiling's colour (`CEILING_*`), so a point never reads
@@ -110,6 +119,9 @@ impl KernelSolPane {
             picked: None,
             links: vec![None; n],
             linked_traces: 0,
+            gains: None,
+            reveal_gains: false,
+            reveal_gains_scroll: false,
         }
     }
 
@@ -124,6 +136,24 @@ impl KernelSolPane {
             .map(|m| m.map(|(ti, span)| SpanRef { trace: ws.traces[ti].id, span }))
             .collect();
         self.linked_traces = ws.traces.len();
+        // The gains over the trace the launches linked to.
+        self.gains = self.links.iter().flatten().next().and_then(|first| {
+            let t = ws.trace(first.trace)?;
+            let spans: Vec<Option<u32>> =
+                self.links.iter().map(|l| l.filter(|r| r.trace == first.trace).map(|r| r.span)).collect();
+            strobe_analysis::ncu_gain::weigh(report, &spans, &t.store)
+        });
+    }
+
+    /// The gain line of launch `i` ("+30 % on this kernel = 1.2 ms of a 77.0 ms step, 1.6 %").
+    pub fn gain_line(&self, i: usize) -> Option<String> {
+        let g = self.gains.as_ref()?;
+        let k = g.kernels.iter().find(|k| k.launches.contains(&i))?;
+        Some(format!(
+            "{} (its time per step in the trace: {})",
+            k.sentence(g.step_ns),
+            strobe_analysis::ncu_gain::duration(k.ns_per_step)
+        ))
     }
 
     /// The launch linked to a timeline span.
@@ -232,13 +262,53 @@ impl KernelSolPane {
         }
         let avail = ui.available_size();
         let table_w = (avail.x * 0.5).max(300.0);
-        ui.horizontal_top(|ui| {
-            ui.vertical(|ui| {
-                ui.set_width(table_w);
-                self.table(ui, report);
+        let selected = self.selected.and_then(|i| report.kernels.get(i).map(|k| (i, k)));
+        // With a launch or the gains to show, the table and roofline take the upper part and
+        // the sections scroll below them.
+        let below = selected.is_some() || self.gains.is_some();
+        let top_h = if below { (avail.y * 0.45).max(260.0) } else { avail.y };
+        ui.allocate_ui(egui::vec2(avail.x, top_h), |ui| {
+            ui.set_max_height(top_h);
+            ui.horizontal_top(|ui| {
+                ui.vertical(|ui| {
+                    ui.set_width(table_w);
+                    ui.set_max_height(top_h);
+                    self.table(ui, report);
+                });
+                ui.separator();
+                ui.vertical(|ui| {
+                    ui.set_max_height(top_h);
+                    self.roofline(ui, report)
+                });
             });
-            ui.separator();
-            ui.vertical(|ui| self.roofline(ui, report));
+        });
+        if !below {
+            return;
+        }
+        ui.separator();
+        egui::ScrollArea::vertical().id_salt("kernel_detail_scroll").auto_shrink([false, false]).show(ui, |ui| {
+            if let Some(g) = &self.gains {
+                let mut header = egui::CollapsingHeader::new(RichText::new("Where a faster kernel pays most").strong())
+                    .id_salt("kernel_gains")
+                    .default_open(true);
+                if std::mem::take(&mut self.reveal_gains) {
+                    header = header.open(Some(true));
+                    self.reveal_gains_scroll = true;
+                }
+                let r = header.show(ui, |ui| crate::kernel_gains::list(ui, g, report));
+                if let Some(i) = r.body_returned.flatten() {
+                    self.pick(i);
+                }
+                if self.reveal_gains_scroll {
+                    r.header_response.scroll_to_me(Some(egui::Align::TOP));
+                    self.reveal_gains_scroll = false;
+                }
+            }
+            if let Some((i, k)) = selected {
+                ui.separator();
+                ui.label(RichText::new(format!("#{} {}", k.id, k.name)).strong());
+                crate::kernel_detail::sections(ui, k, self.gain_line(i));
+            }
         });
     }
 

@@ -14,6 +14,9 @@
 //! `breakdown:`/`group:` lists, are not), plus the device's `device__attribute_*` values
 //! from the session details when a result lacks them. As in the raw page, every launch has
 //! every metric any launch has (without a value where it has none).
+//!
+//! Rules: the result's `RuleResult`s, one `NcuRule` per message (`rules`), which the raw
+//! page leaves out and the details page prints.
 
 use super::framing::{err, Result};
 use super::messages::{text, MetricValue, ProcessInfo, ProfileResult, SessionDetails};
@@ -133,6 +136,7 @@ fn launch(id: u64, d: Decoded, strings: &[String], devices: &[Device], session_p
         block: r.block.as_ref().map(|b| b.xyz()),
         kernel_time: None,
         metrics,
+        rules: super::rules::rules(r.rules),
     })
 }
 

@@ -1,9 +1,10 @@
 //! The few ncu report messages Strobe reads, as `prost` messages declared by hand. Field
 //! numbers and types are those of Nsight Compute's `ProfilerReport.proto`,
-//! `ProfilerResultsCommon.proto`, `ProfilerReportCommon.proto` and
-//! `ProfilerStringTable.proto`; only the fields Strobe reads are declared, so everything
-//! else (sources, sections, rule results, NVTX state, stacks, ...) is skipped unread, and
-//! neither `protoc` nor NVIDIA's `.proto` files are needed to build.
+//! `ProfilerResultsCommon.proto`, `ProfilerReportCommon.proto`,
+//! `ProfilerStringTable.proto` and `RuleSystem/RuleResults.proto`; only the fields Strobe
+//! reads are declared, so everything else (sources, sections, rule tables and charts, NVTX
+//! state, stacks, ...) is skipped unread, and neither `protoc` nor NVIDIA's `.proto` files
+//! are needed to build.
 //!
 //! Text fields are declared as `bytes`, not `string`: names are for display, so invalid
 //! UTF-8 is replaced (`text`) rather than refused as prost's `string` would.
@@ -172,8 +173,63 @@ pub struct ProfileResult {
     pub block: Option<Uint64x3>,
     #[prost(message, repeated, tag = "13")]
     pub metrics: Vec<MetricResult>,
+    /// The rules ncu ran on this launch (`RuleResults`).
+    #[prost(message, repeated, tag = "19")]
+    pub rules: Vec<RuleResult>,
     #[prost(uint64, optional, tag = "22")]
     pub context: Option<u64>,
     #[prost(uint64, optional, tag = "23")]
     pub stream: Option<u64>,
+}
+
+/// `RuleResult`: one rule's outcome for a launch. A rule that found nothing has no body.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RuleResult {
+    #[prost(bytes = "vec", optional, tag = "1")]
+    pub identifier: Option<Vec<u8>>,
+    #[prost(bytes = "vec", optional, tag = "2")]
+    pub display_name: Option<Vec<u8>>,
+    #[prost(message, optional, tag = "3")]
+    pub body: Option<RuleResultBody>,
+    #[prost(bytes = "vec", optional, tag = "4")]
+    pub section_identifier: Option<Vec<u8>>,
+}
+
+/// `RuleResultBody`: the rule's items in order.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RuleResultBody {
+    #[prost(message, repeated, tag = "1")]
+    pub items: Vec<RuleResultBodyItem>,
+}
+
+/// `RuleResultBodyItem`: a message with, for an optimisation, its speedup estimate (other
+/// item kinds, tables, charts and focus metrics, are not read).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RuleResultBodyItem {
+    #[prost(message, optional, tag = "1")]
+    pub message: Option<RuleResultMessage>,
+    #[prost(message, optional, tag = "10")]
+    pub speedup: Option<RuleResultSpeedup>,
+}
+
+/// `RuleResultMessage`: the text and its `RuleResultMessageType` (a number, read as such so
+/// that a value this reader does not know is kept, not refused).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RuleResultMessage {
+    #[prost(bytes = "vec", optional, tag = "1")]
+    pub text: Option<Vec<u8>>,
+    #[prost(uint64, optional, tag = "2")]
+    pub kind: Option<u64>,
+    #[prost(bytes = "vec", optional, tag = "4")]
+    pub title: Option<Vec<u8>>,
+}
+
+/// The speedup estimate of a rule message: its type (1 local, 2 global) and its value, % of
+/// the kernel's duration.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RuleResultSpeedup {
+    #[prost(uint64, optional, tag = "1")]
+    pub kind: Option<u64>,
+    #[prost(double, optional, tag = "2")]
+    pub value: Option<f64>,
 }

@@ -7,10 +7,12 @@
 //!   byte offsets errors name.
 //! - `messages`: the few report messages Strobe reads, as `prost` messages.
 //! - `mapping`: those messages → launches, names, metrics and units.
+//! - `rules`: the rule results (ncu's guided analysis) → `NcuRule`s.
 
 mod framing;
 mod mapping;
 mod messages;
+mod rules;
 
 use crate::ImportError;
 use framing::{Blocks, Items, RepError};
@@ -20,6 +22,7 @@ use strobe_model::ncu::NcuReport;
 
 pub use framing::MAGIC;
 pub use mapping::{drop_literal_casts, unit_of};
+pub use rules::render_markup;
 
 /// A gzipped report is inflated into memory up to this size; larger ones need gunzip first.
 pub const MAX_INFLATED: u64 = 1 << 30;

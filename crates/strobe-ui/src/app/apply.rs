@@ -131,6 +131,12 @@ impl StrobeApp {
                 self.efficiency.show(trace, class);
                 self.bottom_tab = BottomTab::Efficiency;
             }
+            Command::ShowKernelGains => {
+                if let Some(p) = self.kernel_sol.as_mut() {
+                    p.reveal_gains = true;
+                    self.bottom_tab = BottomTab::KernelSol;
+                }
+            }
             Command::ShowPipeline => {
                 if self.ws.pipeline.is_some() {
                     self.bottom_tab = BottomTab::Pipeline;

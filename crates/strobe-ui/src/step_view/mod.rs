@@ -52,6 +52,16 @@ impl StepsPane {
                  Click a part for its evidence, a step's name to show it on the timeline.",
             );
         });
+        // With an Nsight Compute report beside the trace: which kernel would pay most to make
+        // faster, weighed against these steps (the kernel pane's list).
+        if cx.ws.ncu.is_some() {
+            let link = ui.link("Where a faster kernel pays most (Nsight Compute) →").on_hover_text(
+                "each profiled kernel's estimated speedup (ncu's rules, its roofline distance) as time per step",
+            );
+            if link.clicked() {
+                cx.emit(Command::ShowKernelGains);
+            }
+        }
         if let Some(id) = pick {
             self.trace = Some(id);
         }
