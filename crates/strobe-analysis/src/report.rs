@@ -116,14 +116,7 @@ pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
     // and the idle breakdown) are independent: found side by side
     rayon::join(|| figs.steps(store), || figs.activity(store));
     let steps = figs.steps(store).to_vec();
-    let busy = figs.activity(store).busy();
-    let report_steps: Vec<ReportStep> = steps
-        .iter()
-        .map(|s| {
-            let b = crate::intervals::total_within(busy, s.start_ns, s.end_ns());
-            ReportStep { step: s.clone(), gpu_busy_ns: b, gpu_idle_ns: s.dur_ns - b }
-        })
-        .collect();
+    let report_steps = report_steps(store, figs);
     let unions = &figs.activity(store).unions;
     let span = steps_window(&steps);
     let in_steps = match span {
@@ -184,19 +177,7 @@ pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
         window,
         in_steps,
         step_anomalies: figs.step_anomalies(store).to_vec(),
-        idle_breakdown: figs
-            .idle_totals(store)
-            .iter()
-            .map(|d| IdleSplit {
-                device: d.device,
-                threshold_ns: d.threshold_ns,
-                idle_ns: d.idle_ns,
-                host_wait_ns: d.host_wait_ns,
-                kernel_wait_ns: d.kernel_wait_ns,
-                other_ns: d.other_ns,
-                gaps_over_threshold: d.long_gaps,
-            })
-            .collect(),
+        idle_breakdown: idle_splits(store, figs),
         efficiency: figs.efficiency(store).clone(),
         ops: figs.op_table(store).by_name.clone(),
         headline: figs.headline(store).clone(),
@@ -205,6 +186,34 @@ pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
         load: store.meta.load.clone(),
         critical_paths: crate::attribution::critical_path::report_entries(store, figs),
     }
+}
+
+/// The report's `steps`: each step with the GPU's busy and idle time inside it.
+pub fn report_steps(store: &Store, figs: &TraceFigures) -> Vec<ReportStep> {
+    let busy = figs.activity(store).busy();
+    figs.steps(store)
+        .iter()
+        .map(|s| {
+            let b = crate::intervals::total_within(busy, s.start_ns, s.end_ns());
+            ReportStep { step: s.clone(), gpu_busy_ns: b, gpu_idle_ns: s.dur_ns - b }
+        })
+        .collect()
+}
+
+/// The report's `idle_breakdown`: each device's idle time split by cause.
+pub fn idle_splits(store: &Store, figs: &TraceFigures) -> Vec<IdleSplit> {
+    figs.idle_totals(store)
+        .iter()
+        .map(|d| IdleSplit {
+            device: d.device,
+            threshold_ns: d.threshold_ns,
+            idle_ns: d.idle_ns,
+            host_wait_ns: d.host_wait_ns,
+            kernel_wait_ns: d.kernel_wait_ns,
+            other_ns: d.other_ns,
+            gaps_over_threshold: d.long_gaps,
+        })
+        .collect()
 }
 
 /// Human-friendly duration: ns, µs, ms or s with 3 significant decimals.
