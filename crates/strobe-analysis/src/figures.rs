@@ -121,6 +121,7 @@ struct StoreWide {
 #[derive(Clone, Default)]
 struct ByRule {
     steps: Later<Vec<Step>>,
+    step_attributions: Later<Vec<crate::attribution::breakdown::StepAttribution>>,
     step_breakdown: Later<Vec<crate::attribution::StepBreakdown>>,
     critical_paths: Later<Vec<Option<crate::attribution::CriticalPath>>>,
     step_anomalies: Later<Vec<StepAnomaly>>,
@@ -372,6 +373,19 @@ impl TraceFigures {
         self.by_rule.efficiency.get()
     }
 
+    /// Each step's attribution with its stretches, in step order, before the notes on steps
+    /// that overlap (`breakdown::attribute`): what the step breakdown and a rank's digest are
+    /// made from, found once for both.
+    pub fn step_attributions(&self, store: &Store) -> &[crate::attribution::breakdown::StepAttribution] {
+        self.by_rule
+            .step_attributions
+            .get_or_init(|| crate::attribution::breakdown::attribute(store, self, self.steps(store)))
+    }
+
+    pub fn step_attributions_ready(&self) -> Option<&[crate::attribution::breakdown::StepAttribution]> {
+        self.by_rule.step_attributions.get().map(|s| s.as_slice())
+    }
+
     /// Each step's time split into the attribution's parts (docs/attribution.md), in step order.
     pub fn step_breakdown(&self, store: &Store) -> &[crate::attribution::StepBreakdown] {
         self.by_rule.step_breakdown.get_or_init(|| crate::attribution::breakdown::of_trace(store, self))
@@ -384,6 +398,10 @@ impl TraceFigures {
     /// Each step's critical path (none where the trace cannot give one), in step order.
     pub fn critical_paths(&self, store: &Store) -> &[Option<crate::attribution::CriticalPath>] {
         self.by_rule.critical_paths.get_or_init(|| crate::attribution::critical_path::of_trace(store, self))
+    }
+
+    pub fn critical_paths_ready(&self) -> Option<&[Option<crate::attribution::CriticalPath>]> {
+        self.by_rule.critical_paths.get().map(|s| s.as_slice())
     }
 
     /// Each stream's queue length over time, its points included (what the viewer draws).

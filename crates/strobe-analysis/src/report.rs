@@ -112,6 +112,16 @@ pub fn report_with(store: &Store, top: usize, rule: &StepRule, peaks: PeakOverri
 
 /// The report from the trace's figures, computing those not there yet.
 pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
+    report_of(store, figs, top, true)
+}
+
+/// The report without the step attribution and the critical paths (their lists left empty):
+/// the baseline `strobe bench report` measures their cost against.
+pub fn report_without_attribution(store: &Store, top: usize, rule: &StepRule, peaks: PeakOverride) -> Report {
+    report_of(store, &TraceFigures::new(rule.clone(), peaks), top, false)
+}
+
+fn report_of(store: &Store, figs: &TraceFigures, top: usize, attribution: bool) -> Report {
     // the steps and the one scan of the GPU lanes (for busy/idle/overlap, the steps' window
     // and the idle breakdown) are independent: found side by side
     rayon::join(|| figs.steps(store), || figs.activity(store));
@@ -156,7 +166,19 @@ pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
                         || join(|| figs.idle_totals(store), || figs.largest_gaps(store)),
                         // the attribution finds the op runs, keeps them and has the
                         // efficiency figures read them: one scan for both
-                        || join(|| figs.step_breakdown(store), || figs.op_table(store)),
+                        || {
+                            join(
+                                || match attribution {
+                                    true => {
+                                        figs.step_breakdown(store);
+                                    }
+                                    false => {
+                                        figs.efficiency(store);
+                                    }
+                                },
+                                || figs.op_table(store),
+                            )
+                        },
                     )
                 },
             )
@@ -182,9 +204,15 @@ pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
         ops: figs.op_table(store).by_name.clone(),
         headline: figs.headline(store).clone(),
         largest_gaps: figs.largest_gaps(store).to_vec(),
-        step_breakdown: figs.step_breakdown(store).to_vec(),
+        step_breakdown: match attribution {
+            true => figs.step_breakdown(store).to_vec(),
+            false => Vec::new(),
+        },
         load: store.meta.load.clone(),
-        critical_paths: crate::attribution::critical_path::report_entries(store, figs),
+        critical_paths: match attribution {
+            true => crate::attribution::critical_path::report_entries(store, figs),
+            false => Vec::new(),
+        },
     }
 }
 

@@ -152,6 +152,14 @@ pub enum BenchWhat {
         #[arg(long, default_value_t = 3)]
         runs: usize,
     },
+    /// What the step attribution and critical paths add to a cold `strobe report FILE`
+    /// (ingest into a fresh cache + report): fresh processes with and without them, in pairs,
+    /// each pair's times and ratio, then the medians.
+    Report {
+        file: PathBuf,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+    },
     /// Thousand-rank merge: generate N synthetic rank summaries of --steps steps
     /// (scaled from --from, one planted straggler) into --dir, then merge them as `strobe
     /// report DIR` does in fresh processes: median time and peak RSS.
@@ -198,6 +206,7 @@ pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
         BenchWhat::HeatMap { job, frames } => crate::bench_cluster::heat_map(job, frames, cache),
         BenchWhat::Lod { spans, pixels } => lod(spans, pixels),
         BenchWhat::Peers { file, runs } => crate::bench_peers::run(&file, runs),
+        BenchWhat::Report { file, runs } => crate::bench_report::run(&file, runs),
         BenchWhat::Open { files, hz, after, runs, timeout_s, warm } => {
             crate::bench_app::open(files, hz, after, runs, timeout_s, warm)
         }

@@ -195,11 +195,14 @@ fn python_runs(script: &str) -> bool {
 }
 
 /// What one run of a contender took.
-struct Measured {
+pub(crate) struct Measured {
     /// Seconds until its output ended (the answer given).
-    answer_s: f64,
+    pub(crate) answer_s: f64,
     /// Seconds until it exited.
     exit_s: f64,
+    /// Its CPU time (user + system, all its threads), seconds: what other work on a shared
+    /// machine inflates least.
+    pub(crate) cpu_s: f64,
     peak_rss_mb: f64,
     /// Its anonymous memory at its highest, sampled every 2 ms (`RssAnon`): the heap, without
     /// the file pages it maps (the input, a store, a build's scratch files), which the kernel
@@ -227,7 +230,7 @@ fn sample_anon(pid: u32, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) ->
 }
 
 /// Runs `cmd` to its end, or says why it failed.
-fn measure(cmd: &mut Command) -> Result<Measured, String> {
+pub(crate) fn measure(cmd: &mut Command) -> Result<Measured, String> {
     cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
     let t = Instant::now();
     let mut child = cmd.spawn().map_err(|e| e.to_string())?;
@@ -249,18 +252,19 @@ fn measure(cmd: &mut Command) -> Result<Measured, String> {
     let exit_s = t.elapsed().as_secs_f64();
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let peak_anon_mb = anon.join().unwrap_or(f64::NAN);
-    let (status, maxrss_kb) = waited?;
+    let (status, maxrss_kb, cpu_s) = waited?;
     let err = err.and_then(|h| h.join().ok()).unwrap_or_default();
     if status != 0 {
         let tail: String = err.lines().rev().take(3).collect::<Vec<_>>().join(" | ");
         return Err(format!("exit {status}: {tail}"));
     }
-    Ok(Measured { answer_s: answer_s.min(exit_s), exit_s, peak_rss_mb: maxrss_kb as f64 / 1024.0, peak_anon_mb })
+    Ok(Measured { answer_s: answer_s.min(exit_s), exit_s, cpu_s, peak_rss_mb: maxrss_kb as f64 / 1024.0, peak_anon_mb })
 }
 
-/// Reaps `child` with `wait4`, which reports that one child's peak RSS (kB on Linux).
+/// Reaps `child` with `wait4`, which reports that one child's peak RSS (kB on Linux) and its
+/// CPU time (seconds).
 #[cfg(unix)]
-fn wait_with_rusage(child: &std::process::Child) -> Result<(i32, i64), String> {
+fn wait_with_rusage(child: &std::process::Child) -> Result<(i32, i64, f64), String> {
     let mut status = 0;
     // SAFETY: plain out-parameters for a child of this process that was not waited for.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -269,7 +273,8 @@ fn wait_with_rusage(child: &std::process::Child) -> Result<(i32, i64), String> {
         return Err(std::io::Error::last_os_error().to_string());
     }
     let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 128 + libc::WTERMSIG(status) };
-    Ok((code, ru.ru_maxrss))
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    Ok((code, ru.ru_maxrss, tv(ru.ru_utime) + tv(ru.ru_stime)))
 }
 
 pub fn run(file: &Path, runs: usize) -> anyhow::Result<()> {
@@ -355,7 +360,7 @@ pub fn run(file: &Path, runs: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn load_avg() -> String {
+pub(crate) fn load_avg() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|s| s.split_whitespace().next().map(String::from))

@@ -265,12 +265,17 @@ impl Cli {
                 }
                 match crate::load::open_with_progress(&file, self.cache_dir.as_deref())? {
                     Source::Trace(store) => {
-                        let r = report::report_with(&store, top, &rule, peaks);
+                        // `strobe bench report`'s baseline: never remembered as the report
+                        let baseline = crate::bench_report::attribution_off();
+                        let r = match baseline {
+                            true => report::report_without_attribution(&store, top, &rule, peaks),
+                            false => report::report_with(&store, top, &rule, peaks),
+                        };
                         let out = crate::render(json, &r, report::to_text)?;
                         print!("{out}");
                         let names = [file.display().to_string()];
                         crate::load::after_answer(std::slice::from_ref(&*store), &names, || {
-                            if let Some(m) = &memo {
+                            if let Some(m) = memo.as_ref().filter(|_| !baseline) {
                                 let warnings = crate::report_memo::warnings_of(&names, [&*store]);
                                 m.write(&crate::report_memo::Printed { warnings, out });
                             }

@@ -5,6 +5,7 @@ mod bench_app;
 mod bench_cluster;
 mod bench_peers;
 mod bench_ranks;
+mod bench_report;
 mod cli;
 mod export;
 mod flight_recorder;

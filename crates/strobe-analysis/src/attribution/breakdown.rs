@@ -7,7 +7,7 @@ use super::idle_causes::IdleCauser;
 use super::rounding::whole;
 use super::stretches::{Stretch, StretchKind};
 use super::sweep::{device_lanes, sweep, WindowActivity};
-use super::work_owners::{class_flops, class_label, other_name, Owner, Owners};
+use super::work_owners::{class_flops, class_label, other_name, runs_sorted, Owner, Owners};
 use super::{Details, Evidence, Parts, StepBreakdown};
 use crate::efficiency::{OpClass, OpRun, StepMfu};
 use crate::figures::TraceFigures;
@@ -30,15 +30,28 @@ pub struct StepAttribution {
 pub fn of_trace(store: &Store, figs: &TraceFigures) -> Vec<StepBreakdown> {
     let steps = figs.steps(store);
     let paths = figs.critical_paths(store);
-    of_steps(store, figs, steps)
-        .into_iter()
+    figs.step_attributions(store)
+        .iter()
         .zip(paths.iter().cloned().chain(std::iter::repeat(None)))
-        .map(|(a, path)| StepBreakdown { critical_path: path, ..a.breakdown })
+        .enumerate()
+        .map(|(i, (a, path))| {
+            let mut b = StepBreakdown { critical_path: path, ..a.breakdown.clone() };
+            b.notes.extend(overlap_notes(steps, i));
+            b
+        })
         .collect()
 }
 
 /// `steps` (a rank's, found by the figures' rule) split into parts, with their stretches.
 pub fn of_steps(store: &Store, figs: &TraceFigures, steps: &[Step]) -> Vec<StepAttribution> {
+    let mut attributed = attribute(store, figs, steps);
+    add_overlap_notes(steps, &mut attributed);
+    attributed
+}
+
+/// Each step of `steps` attributed on its own: every note but those on the steps beside it
+/// (`add_overlap_notes`), which depend on the list the step is in.
+pub fn attribute(store: &Store, figs: &TraceFigures, steps: &[Step]) -> Vec<StepAttribution> {
     // the op runs kept first, so the efficiency figures read them rather than find their own
     let runs = figs.op_runs(store);
     let eff = figs.efficiency(store);
@@ -52,22 +65,22 @@ pub fn of_steps(store: &Store, figs: &TraceFigures, steps: &[Step]) -> Vec<StepA
     // export, no correlation flows…)
     let no_ops = runs.is_empty().then(|| eff.notes.first().cloned()).flatten();
     let names = std::cell::RefCell::new(NameFlags::new());
-    let input = Input { store, runs, owners: &owners, unions, lanes: &lanes, no_ops, names };
-    steps
-        .iter()
-        .zip(mfu)
-        .enumerate()
-        .map(|(i, (s, m))| {
-            let mut a = one_step(&input, &mut classes, s, &m);
-            a.breakdown.notes.extend(overlap_notes(steps, i));
-            a
-        })
-        .collect()
+    let sorted = runs_sorted(store, runs);
+    let input = Input { store, runs, runs_sorted: sorted, owners: &owners, unions, lanes: &lanes, no_ops, names };
+    steps.iter().zip(mfu).map(|(s, m)| one_step(&input, &mut classes, s, &m)).collect()
+}
+
+/// Notes on each step of `steps` that overlaps the steps beside it in the list.
+pub fn add_overlap_notes(steps: &[Step], attributed: &mut [StepAttribution]) {
+    for (i, a) in attributed.iter_mut().enumerate() {
+        a.breakdown.notes.extend(overlap_notes(steps, i));
+    }
 }
 
 struct Input<'a> {
     store: &'a Store,
     runs: &'a [OpRun],
+    runs_sorted: bool,
     owners: &'a Owners<'a>,
     unions: &'a [DeviceUnions],
     lanes: &'a [Vec<u32>],
@@ -261,7 +274,7 @@ fn work_parts(input: &Input, act: &WindowActivity, s: &Step, m: &StepMfu, notes:
     // the model ops' time beyond their FLOPs at peak, per class: a class's own time less its
     // FLOPs at the step's peak (below 0 — its kernels ran outside the window — counts as 0)
     let peak = m.peak_flops_per_s.filter(|_| m.mfu.is_some());
-    let flops = class_flops(store, input.runs, (s.start_ns, s.end_ns()));
+    let flops = class_flops(store, input.runs, input.runs_sorted, (s.start_ns, s.end_ns()));
     let mut classes: Vec<(OpClass, f64, Option<u32>)> = model.iter().map(|x| (x.0, x.1, Some(x.2 .1))).collect();
     for (c, f) in &flops {
         let at = peak.map_or(0.0, |p| f / p * 1e9);

@@ -70,11 +70,16 @@ pub fn other_name(store: &Store, span: u32, owner: Owner) -> String {
     }
 }
 
-/// Model FLOPs per class of the ops whose CPU call started in `[a, b)`, the runs sorted by
-/// start (the MFU's own rule: `efficiency::mfu`).
-pub fn class_flops(store: &Store, runs: &[OpRun], (a, b): (i64, i64)) -> Vec<(OpClass, f64)> {
+/// Whether `runs` are sorted by start, as `op_runs` gives them: then a step's runs are found by
+/// binary search (`class_flops`). Asked once per trace, not once per step.
+pub fn runs_sorted(store: &Store, runs: &[OpRun]) -> bool {
+    runs.windows(2).all(|w| store.span_start(w[0].span) <= store.span_start(w[1].span))
+}
+
+/// Model FLOPs per class of the ops whose CPU call started in `[a, b)` (the MFU's own rule:
+/// `efficiency::mfu`); `sorted`: the runs are sorted by start (`runs_sorted`).
+pub fn class_flops(store: &Store, runs: &[OpRun], sorted: bool, (a, b): (i64, i64)) -> Vec<(OpClass, f64)> {
     let start = |r: &OpRun| store.span_start(r.span);
-    let sorted = runs.windows(2).all(|w| start(&w[0]) <= start(&w[1]));
     let (i, j) = match sorted {
         true => (runs.partition_point(|r| start(r) < a), runs.partition_point(|r| start(r) < b)),
         false => (0, runs.len()),

@@ -55,6 +55,12 @@ pub fn distinct_steps(steps: Vec<crate::steps::Step>) -> Vec<crate::steps::Step>
     steps.into_iter().filter(|s| seen.insert(s.name.clone())).collect()
 }
 
+/// The indices of the steps `distinct_steps` keeps, in order.
+pub fn distinct_step_indices(steps: &[crate::steps::Step]) -> Vec<usize> {
+    let mut seen = std::collections::HashSet::new();
+    (0..steps.len()).filter(|&i| seen.insert(steps[i].name.as_str())).collect()
+}
+
 /// The step of `steps` whose range `[start, start + dur)` holds `ts`.
 pub fn step_at(steps: &[crate::steps::Step], ts: i64) -> Option<&crate::steps::Step> {
     steps.iter().find(|s| s.start_ns <= ts && ts < s.start_ns + s.dur_ns)

@@ -291,19 +291,46 @@ fn digest_and_report(
 ) -> (RankDigest, Option<Report>, Vec<crate::steps::Step>) {
     let report = top.map(|top| crate::report::report_from(store, figs, top));
     let found = figs.steps(store);
-    let steps = super::distinct_steps(found.to_vec());
+    let kept = super::distinct_step_indices(found);
+    let steps: Vec<crate::steps::Step> = kept.iter().map(|&i| found[i].clone()).collect();
     let gpus = figs.gpus(store);
     let anomalies = (steps == found).then(|| figs.step_anomalies(store));
     let r = RankTrace { rank, source, store, steps: &steps };
     let _t = Phase::start("ranks: digest");
     let mut d = digest_with(&r, &gpus, opts.straggler.top_kernels, &figs.activity(store).unions, anomalies);
     drop(_t);
-    let attributed = crate::attribution::breakdown::of_steps(store, figs, &steps);
+    let (attributed, paths) = rank_attribution_of(store, figs, found, &kept, &steps);
     (d.step_breakdown, d.step_stretches) = attributed.into_iter().map(|a| (a.breakdown, a.stretches)).unzip();
-    for (b, path) in d.step_breakdown.iter_mut().zip(crate::attribution::critical_path::of_steps(store, &steps)) {
-        b.critical_path = path.ok();
+    for (b, path) in d.step_breakdown.iter_mut().zip(paths) {
+        b.critical_path = path;
     }
     (d, report, steps)
+}
+
+/// The attribution and critical path of `steps`, the steps `kept` of the figures' `found`: the
+/// single-trace report's own where it has made them (or where every step is kept), so a rank's
+/// are found once for its report and its digest; else found for the kept steps alone.
+fn rank_attribution_of(
+    store: &Store,
+    figs: &TraceFigures,
+    found: &[crate::steps::Step],
+    kept: &[usize],
+    steps: &[crate::steps::Step],
+) -> (Vec<crate::attribution::breakdown::StepAttribution>, Vec<Option<crate::attribution::CriticalPath>>) {
+    use crate::attribution::{breakdown, critical_path};
+    let mut attributed = match figs.step_attributions_ready() {
+        Some(all) => kept.iter().map(|&i| all[i].clone()).collect(),
+        None if kept.len() == found.len() => figs.step_attributions(store).to_vec(),
+        None => breakdown::attribute(store, figs, steps),
+    };
+    // the notes on overlapping steps are of the kept steps among themselves
+    breakdown::add_overlap_notes(steps, &mut attributed);
+    let paths = match figs.critical_paths_ready() {
+        Some(all) => kept.iter().map(|&i| all[i].clone()).collect(),
+        None if kept.len() == found.len() => figs.critical_paths(store).to_vec(),
+        None => critical_path::of_steps(store, steps).into_iter().map(Result::ok).collect(),
+    };
+    (attributed, paths)
 }
 
 /// The several-rank report from the ranks' digests alone (in any order; from `digest`, or read

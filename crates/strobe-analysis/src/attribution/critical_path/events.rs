@@ -3,7 +3,8 @@
 //! start inside the step (and last longer than 0), and the GPU ops (kernels, copies, sets)
 //! whose launch call starts inside the step.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
+use std::sync::atomic::{AtomicU16, Ordering};
 use strobe_model::{is_comm_kernel, LaneKind, SpanKind};
 use strobe_store::Store;
 
@@ -101,13 +102,28 @@ pub struct StepEvents {
     pub merged: Option<(u32, u32)>,
 }
 
-/// The name flags of string ids, decided on first use.
-#[derive(Default)]
-pub struct Names(HashMap<u32, u16>);
+/// The name flags of string ids, each decided on first use and kept for every step of the
+/// trace (the steps' threads share them: a name's flags are the same whoever decides them).
+pub struct Names(Vec<AtomicU16>);
+
+/// Set in a slot whose flags are decided (the flags use the bits below it).
+const DECIDED: u16 = 1 << 15;
 
 impl Names {
-    pub fn of(&mut self, store: &Store, id: u32) -> u16 {
-        *self.0.entry(id).or_insert_with(|| classify_name(store.string(id)))
+    pub fn new(store: &Store) -> Names {
+        Names((0..store.string_count()).map(|_| AtomicU16::new(0)).collect())
+    }
+
+    pub fn of(&self, store: &Store, id: u32) -> u16 {
+        let Some(slot) = self.0.get(id as usize) else { return classify_name(store.string(id)) };
+        match slot.load(Ordering::Relaxed) {
+            0 => {
+                let f = classify_name(store.string(id));
+                slot.store(f | DECIDED, Ordering::Relaxed);
+                f
+            }
+            f => f & !DECIDED,
+        }
     }
 }
 
@@ -115,10 +131,10 @@ fn in_window(starts: &[i64], t0: i64, t1: i64) -> std::ops::Range<usize> {
     starts.partition_point(|&s| s < t0)..starts.partition_point(|&s| s <= t1)
 }
 
-pub fn collect(store: &Store, t0: i64, t1: i64, names: &mut Names) -> StepEvents {
+pub fn collect(store: &Store, t0: i64, t1: i64, names: &Names) -> StepEvents {
     let mut events = Vec::new();
-    let mut by_span: HashMap<u32, u32> = HashMap::new();
-    let mut lane_names: HashMap<u32, u16> = HashMap::new();
+    let mut by_span: FxHashMap<u32, u32> = FxHashMap::default();
+    let mut lane_names: FxHashMap<u32, u16> = FxHashMap::default();
     for (lane, desc) in store.lanes.iter().enumerate() {
         if !matches!(desc.kind, LaneKind::CpuThread { .. }) {
             continue;

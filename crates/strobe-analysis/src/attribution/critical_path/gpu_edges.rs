@@ -9,7 +9,7 @@
 
 use super::events::{name, Event};
 use super::graph::{EdgeKind, Graph, NO_EVENT};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// HTA's bound on a gap between two ops of a stream that still counts as one waiting for the
 /// other; a longer gap hides a dependency the trace does not show.
@@ -41,7 +41,7 @@ pub struct GpuEdgeCounts {
 
 pub fn gpu_edges(ev: &mut [Event], first_gpu: usize, g: &mut Graph) -> GpuEdgeCounts {
     let mut counts = GpuEdgeCounts::default();
-    let mut launched: HashMap<u32, u32> = HashMap::new();
+    let mut launched: FxHashMap<u32, u32> = FxHashMap::default();
     for j in first_gpu..ev.len() {
         let l = ev[j].launch;
         if l != NO_EVENT {
@@ -85,7 +85,7 @@ pub fn gpu_edges(ev: &mut [Event], first_gpu: usize, g: &mut Graph) -> GpuEdgeCo
 /// `cudaEventRecord` then `cudaStreamWaitEvent` on one thread: the op launched last before
 /// the record (on the recorded stream) must end before the op launched first after the wait
 /// (on the waiting stream) starts. Returns waiting op → op waited for.
-fn stream_waits(ev: &[Event], first_gpu: usize, launched: &HashMap<u32, u32>) -> HashMap<u32, u32> {
+fn stream_waits(ev: &[Event], first_gpu: usize, launched: &FxHashMap<u32, u32>) -> FxHashMap<u32, u32> {
     let mut calls: Vec<u32> = (0..first_gpu as u32)
         .filter(|&i| {
             let e = &ev[i as usize];
@@ -93,7 +93,7 @@ fn stream_waits(ev: &[Event], first_gpu: usize, launched: &HashMap<u32, u32>) ->
         })
         .collect();
     calls.sort_by_key(|&i| (ev[i as usize].lane, ev[i as usize].start, i));
-    let mut out = HashMap::new();
+    let mut out = FxHashMap::default();
     for thread in calls.chunk_by(|&a, &b| ev[a as usize].lane == ev[b as usize].lane) {
         let (mut last_launched, mut recorded, mut pending) = (None::<u32>, None::<u32>, None::<u32>);
         for &c in thread {
@@ -124,7 +124,7 @@ fn cpu_waits(
     ev: &[Event],
     first_gpu: usize,
     by_stream: &[std::ops::Range<usize>],
-    launched: &HashMap<u32, u32>,
+    launched: &FxHashMap<u32, u32>,
     g: &mut Graph,
 ) -> usize {
     let mut n = 0;

@@ -17,8 +17,8 @@ use crate::steps::Step;
 use events::{name, Event, Names};
 use graph::{EdgeKind, Graph, NO_EVENT};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
-use std::collections::HashMap;
 use strobe_model::LaneKind;
 use strobe_store::Store;
 
@@ -37,7 +37,8 @@ pub fn of_steps(store: &Store, steps: &[Step]) -> Vec<Result<CriticalPath, Strin
     if let Some(why) = unavailable(store) {
         return vec![Err(why); steps.len()];
     }
-    steps.par_iter().map(|s| of_window(store, s.start_ns, s.end_ns())).collect()
+    let names = Names::new(store);
+    steps.par_iter().map(|s| of_window_with(store, &names, s.start_ns, s.end_ns())).collect()
 }
 
 /// Why no step of the trace can have a critical path, where that is so: the path crosses from
@@ -64,8 +65,12 @@ pub fn unavailable(store: &Store) -> Option<String> {
 
 /// The critical path of the window [t0, t1] (one step).
 pub fn of_window(store: &Store, t0: i64, t1: i64) -> Result<CriticalPath, String> {
-    let mut names = Names::default();
-    let events::StepEvents { mut events, first_gpu, merged } = events::collect(store, t0, t1, &mut names);
+    of_window_with(store, &Names::new(store), t0, t1)
+}
+
+/// `of_window` with the trace's name flags decided so far.
+fn of_window_with(store: &Store, names: &Names, t0: i64, t1: i64) -> Result<CriticalPath, String> {
+    let events::StepEvents { mut events, first_gpu, merged } = events::collect(store, t0, t1, names);
     if first_gpu == events.len() {
         return Err("no critical path: no GPU work was launched in the step".into());
     }
@@ -106,7 +111,7 @@ fn add_to_bounds(b: &mut Bounds, e: &graph::Edge, ev: &[Event]) {
 fn summarise(store: &Store, ev: &[Event], path: &[graph::Edge]) -> CriticalPath {
     let mut bounds = Bounds::default();
     // op name → (ns, (the op's span with most ns, its ns))
-    let mut by_op: HashMap<u32, (i64, HashMap<u32, i64>)> = HashMap::new();
+    let mut by_op: FxHashMap<u32, (i64, FxHashMap<u32, i64>)> = FxHashMap::default();
     for e in path {
         add_to_bounds(&mut bounds, e, ev);
         if e.weight > 0 && e.event != NO_EVENT {
@@ -149,6 +154,9 @@ pub struct CriticalPathEntry {
 pub fn report_entries(store: &Store, figs: &TraceFigures) -> Vec<CriticalPathEntry> {
     let steps = figs.steps(store);
     let paths = figs.critical_paths(store);
+    // a scan of the GPU lanes, and the name flags: once, not once per step without a path
+    let whole_trace = std::sync::OnceLock::new();
+    let names = std::sync::OnceLock::new();
     steps
         .iter()
         .zip(paths)
@@ -156,7 +164,10 @@ pub fn report_entries(store: &Store, figs: &TraceFigures) -> Vec<CriticalPathEnt
             step: s.name.clone(),
             path: p.clone(),
             note: p.is_none().then(|| {
-                unavailable(store).unwrap_or_else(|| of_window(store, s.start_ns, s.end_ns()).err().unwrap_or_default())
+                whole_trace.get_or_init(|| unavailable(store)).clone().unwrap_or_else(|| {
+                    let names = names.get_or_init(|| Names::new(store));
+                    of_window_with(store, names, s.start_ns, s.end_ns()).err().unwrap_or_default()
+                })
             }),
         })
         .collect()
