@@ -25,6 +25,7 @@ pub mod launch;
 pub mod memcpy_bandwidth;
 pub mod queue;
 pub mod report;
+pub mod span_bandwidth;
 pub mod step_table;
 pub mod straggler;
 pub mod unions;
