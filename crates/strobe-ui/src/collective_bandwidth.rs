@@ -24,7 +24,7 @@ fn group(b: &SpanBandwidth) -> String {
         (Some(g), Some(n)) => format!("{g}, {n} ranks"),
         (Some(g), None) => g.clone(),
         (None, Some(n)) => format!("not recorded, {n} ranks"),
-        (None, None) => "not recorded (gloo names none: the Ranks tab infers it)".into(),
+        (None, None) => "not recorded".into(),
     }
 }
 

@@ -49,9 +49,51 @@ fn op_of(st: &Store, span: u32) -> Option<CommOp> {
     })
 }
 
-/// `span`'s bandwidth, when it is a collective whose record Strobe reads; None otherwise.
+/// What an NCCL kernel's name tells (`ncclDevKernel_AllReduce_Sum_f32_RING_LL`,
+/// `ncclKernel_AllGather_RING_LL_Sum_int8_t`): the collective and, where named, the element
+/// type; never the count.
+pub fn kernel_name_collective(name: &str) -> Option<(String, Option<String>)> {
+    let rest = name.strip_prefix("ncclDevKernel_").or_else(|| name.strip_prefix("ncclKernel_"))?;
+    let rest = rest.split('(').next().unwrap_or(rest);
+    let mut parts = rest.split('_');
+    let coll = parts.next().filter(|c| !c.is_empty())?;
+    // newer names (`f32`, `bf16`, …) and older ones (`float`, `half`, `int8_t` → `int8`)
+    const TYPES: &[&str] = &[
+        "f32", "f16", "bf16", "f64", "f8e4m3", "f8e5m2", "i8", "u8", "i32", "u32", "i64", "u64", "float", "half",
+        "double", "bfloat16", "int8", "uint8", "int32", "uint32", "int64", "uint64",
+    ];
+    let dtype = parts.find(|p| TYPES.contains(p)).map(String::from);
+    Some((kind_of(coll), dtype))
+}
+
+/// An NCCL kernel with no record: its collective from its name, its size unknown.
+fn from_kernel_name(st: &Store, span: u32) -> Option<SpanBandwidth> {
+    let name = st.span_name(span);
+    if st.span_kind(span) != SpanKind::Kernel || !is_comm_kernel(name) {
+        return None;
+    }
+    let (kind, dtype) = kernel_name_collective(name)?;
+    let why = match dtype {
+        Some(d) => format!("the kernel's name gives {kind} of {d}, not its element count; no record of its size"),
+        None => format!("the kernel's name gives {kind}, not its size; no record of its size"),
+    };
+    Some(SpanBandwidth {
+        name: name.to_string(),
+        kind,
+        group: None,
+        group_size: None,
+        bytes: None,
+        size_unknown: Some(why),
+        dur_ns: st.span_end(span) - st.span_start(span),
+        algbw_gbps: None,
+        busbw_gbps: None,
+    })
+}
+
+/// `span`'s bandwidth, when it is a collective whose record Strobe reads (an NCCL kernel
+/// without one: its collective, its size unknown); None otherwise.
 pub fn span_bandwidth(st: &Store, span: u32) -> Option<SpanBandwidth> {
-    let mut op = op_of(st, span)?;
+    let Some(mut op) = op_of(st, span) else { return from_kernel_name(st, span) };
     let kind = kind_of(&op.name);
     if kind == "send" || kind == "recv" {
         op.group_size.get_or_insert(2);
@@ -87,4 +129,23 @@ pub fn span_bandwidth(st: &Store, span: u32) -> Option<SpanBandwidth> {
         algbw_gbps: bw.map(|b| b.0),
         busbw_gbps: bw.and_then(|b| size.map(|_| b.1)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nccl_kernel_names() {
+        let k = |n: &str| kernel_name_collective(n);
+        assert_eq!(
+            k("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"),
+            Some(("all_reduce".into(), Some("f32".into())))
+        );
+        assert_eq!(k("ncclKernel_AllGather_RING_LL_Sum_int8_t"), Some(("all_gather".into(), Some("int8".into()))));
+        assert_eq!(k("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"), Some(("sendrecv".into(), None)));
+        assert_eq!(k("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL"), Some(("reduce_scatter".into(), Some("bf16".into()))));
+        assert_eq!(k("ampere_sgemm_128x64_nn"), None);
+        assert_eq!(k("ncclDevKernel_"), None);
+    }
 }
