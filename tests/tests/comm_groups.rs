@@ -267,17 +267,24 @@ fn a_collective_span_has_its_bytes_and_bandwidth() {
     // two ranks: bus = alg × 2(n − 1)/n = alg
     assert!((b.busbw_gbps.unwrap() - alg).abs() < 1e-9 * alg);
     // a compute kernel is no collective
-    let gemm = (0..st.span_count() as u32).find(|&s| st.span_kind(s) == strobe_model::SpanKind::Kernel && !st.span_name(s).starts_with("nccl"));
+    let gemm = (0..st.span_count() as u32)
+        .find(|&s| st.span_kind(s) == strobe_model::SpanKind::Kernel && !st.span_name(s).starts_with("nccl"));
     assert!(span_bandwidth(&st, gemm.unwrap()).is_none());
 
     let g = load("ppdp_rank1.json.gz");
-    let ar = (0..g.span_count() as u32).find(|&s| g.span_name(s) == "gloo:all_reduce" && {
-        let b = span_bandwidth(&g, s).unwrap();
-        b.bytes != Some(4096)
+    let ar = (0..g.span_count() as u32).find(|&s| {
+        g.span_name(s) == "gloo:all_reduce" && {
+            let b = span_bandwidth(&g, s).unwrap();
+            b.bytes != Some(4096)
+        }
     });
     let b = span_bandwidth(&g, ar.unwrap()).unwrap();
-    let dp = want["ppdp"]["collectives"].as_array().unwrap().iter()
-        .find(|c| c["group"] == "dp_stage3" && c["kind"] == "all_reduce").unwrap();
+    let dp = want["ppdp"]["collectives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["group"] == "dp_stage3" && c["kind"] == "all_reduce")
+        .unwrap();
     assert_eq!(b.bytes, Some(i(&dp["bytes"]) as u64));
     assert_eq!(b.group, None);
     assert!(b.algbw_gbps.is_some() && b.busbw_gbps.is_none());

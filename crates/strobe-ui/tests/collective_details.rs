@@ -41,6 +41,7 @@ fn a_collectives_details_and_tooltip_give_its_bandwidth() {
     assert!(tip.contains("all_reduce on group 0 (default_pg), 2 ranks"), "{tip}");
     // a compute kernel has no collective lines
     let st = &h.state().ws.traces[0].store;
-    let gemm = (0..st.span_count() as u32).find(|&s| st.span_kind(s) == SpanKind::Kernel && !st.span_name(s).starts_with("nccl"));
+    let gemm = (0..st.span_count() as u32)
+        .find(|&s| st.span_kind(s) == SpanKind::Kernel && !st.span_name(s).starts_with("nccl"));
     assert_eq!(strobe_ui::collective_bandwidth::tooltip(&h.state().ws, 0, gemm.unwrap()), "");
 }

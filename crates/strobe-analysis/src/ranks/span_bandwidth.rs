@@ -144,7 +144,10 @@ mod tests {
         );
         assert_eq!(k("ncclKernel_AllGather_RING_LL_Sum_int8_t"), Some(("all_gather".into(), Some("int8".into()))));
         assert_eq!(k("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"), Some(("sendrecv".into(), None)));
-        assert_eq!(k("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL"), Some(("reduce_scatter".into(), Some("bf16".into()))));
+        assert_eq!(
+            k("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL"),
+            Some(("reduce_scatter".into(), Some("bf16".into())))
+        );
         assert_eq!(k("ampere_sgemm_128x64_nn"), None);
         assert_eq!(k("ncclDevKernel_"), None);
     }
