@@ -241,3 +241,51 @@ fn odd_groups_and_records_are_notes() {
     let text = strobe_analysis::ranks::report::to_text(&r);
     assert!(text.contains("Process-group notes"), "{text}");
 }
+
+/// A collective span's own bandwidth (the details and the tooltip): the DDP pair's first NCCL
+/// kernel on rank 0 moves the oracle's bytes over its own duration; a gloo work record of the
+/// pipeline × data-parallel job gives the size the rank's log names, with no group recorded.
+#[test]
+fn a_collective_span_has_its_bytes_and_bandwidth() {
+    use strobe_analysis::ranks::span_bandwidth::span_bandwidth;
+    let want = expected("comm.expected.json");
+    let st = load("ddp_rank0.json.gz");
+    let first = (0..st.span_count() as u32)
+        .filter(|&s| st.span_kind(s) == strobe_model::SpanKind::Kernel && st.span_name(s).starts_with("nccl"))
+        .min_by_key(|&s| (st.span_start(s), st.span_end(s)))
+        .expect("an NCCL kernel");
+    let b = span_bandwidth(&st, first).expect("a collective");
+    let w = &want["ddp"][0];
+    assert_eq!(b.kind, "all_reduce");
+    assert_eq!(b.bytes, Some(i(&w["bytes"]) as u64));
+    assert_eq!(b.group_size, Some(i(&w["group_size"]) as usize));
+    assert_eq!(b.group.as_deref(), Some("0 (default_pg)"));
+    let dur = st.span_end(first) - st.span_start(first);
+    assert_eq!(b.dur_ns, dur);
+    let alg = i(&w["bytes"]) as f64 / dur as f64;
+    assert!((b.algbw_gbps.unwrap() - alg).abs() < 1e-9 * alg);
+    // two ranks: bus = alg × 2(n − 1)/n = alg
+    assert!((b.busbw_gbps.unwrap() - alg).abs() < 1e-9 * alg);
+    // a compute kernel is no collective
+    let gemm = (0..st.span_count() as u32)
+        .find(|&s| st.span_kind(s) == strobe_model::SpanKind::Kernel && !st.span_name(s).starts_with("nccl"));
+    assert!(span_bandwidth(&st, gemm.unwrap()).is_none());
+
+    let g = load("ppdp_rank1.json.gz");
+    let ar = (0..g.span_count() as u32).find(|&s| {
+        g.span_name(s) == "gloo:all_reduce" && {
+            let b = span_bandwidth(&g, s).unwrap();
+            b.bytes != Some(4096)
+        }
+    });
+    let b = span_bandwidth(&g, ar.unwrap()).unwrap();
+    let dp = want["ppdp"]["collectives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["group"] == "dp_stage3" && c["kind"] == "all_reduce")
+        .unwrap();
+    assert_eq!(b.bytes, Some(i(&dp["bytes"]) as u64));
+    assert_eq!(b.group, None);
+    assert!(b.algbw_gbps.is_some() && b.busbw_gbps.is_none());
+}

@@ -99,8 +99,16 @@ fn the_verdicts_name_the_fault() {
     assert!(size.contains("no dump from rank 1"), "{size}");
     assert!(text("gloo_p2p").contains("ranks 0, 1 never arrived"));
     let p2p = text("synthetic_p2p");
-    assert!(p2p.contains("at p2p seq 4 on group 1 (pp_0_1): rank 1 never posted its end of rank 0's send to 1"), "{p2p}");
-    assert!(p2p.contains("at p2p seq 3 on group 1 (pp_0_1): size mismatch: rank 0 send to 1 [[32]], rank 1 recv from 0 [[16]]"), "{p2p}");
+    assert!(
+        p2p.contains("at p2p seq 4 on group 1 (pp_0_1): rank 1 never posted its end of rank 0's send to 1"),
+        "{p2p}"
+    );
+    assert!(
+        p2p.contains(
+            "at p2p seq 3 on group 1 (pp_0_1): size mismatch: rank 0 send to 1 [[32]], rank 1 recv from 0 [[16]]"
+        ),
+        "{p2p}"
+    );
     assert!(p2p.contains("3 transfer(s) matched send to receive, 4 odd"), "{p2p}");
 }
 

@@ -145,6 +145,8 @@ pub enum Command {
     ToggleCriticalPath,
     /// The pipeline the open traces form (None: none), found on a worker thread.
     SetPipeline(Option<std::sync::Arc<crate::pipeline::PipelineView>>),
+    /// The ranks comparison's matched collectives (None: no comparison).
+    SetCollectives(Option<std::sync::Arc<crate::collective_index::CollectiveIndex>>),
 }
 
 /// A clonable way to send commands from any thread (a worker's finished job); the app

@@ -152,6 +152,10 @@ fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, orig
         kv("duration", if unclosed { format!("{} (never closed)", fmt_ns(e - s)) } else { fmt_ns(e - s) });
         kv("depth", m.depth.to_string());
     });
+    // a collective's bytes and bandwidth first: its args follow
+    if let Some(ti) = cx.ws.traces.iter().position(|x| x.id == r.trace) {
+        crate::collective_bandwidth::details(ui, cx.ws, ti, r.span);
+    }
     let args = st.span_args(r.span);
     if !args.is_empty() {
         ui.separator();

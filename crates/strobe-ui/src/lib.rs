@@ -8,6 +8,8 @@ pub mod app;
 pub mod area;
 pub mod background;
 pub mod bench;
+pub mod collective_bandwidth;
+pub mod collective_index;
 pub mod commands;
 pub mod details;
 pub mod documents;

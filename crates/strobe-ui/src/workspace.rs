@@ -233,6 +233,8 @@ pub struct Workspace {
     pub pipeline: Option<std::sync::Arc<crate::pipeline::PipelineView>>,
     /// Whether `pipeline` is settled for the open traces (found, or known to be none).
     pub pipeline_settled: bool,
+    /// The ranks comparison's matched collectives, for a collective's details and tooltip.
+    pub collectives: Option<std::sync::Arc<crate::collective_index::CollectiveIndex>>,
     /// A folder of rank summaries (`strobe summarize`): the ranks pane merges them, the
     /// ranks' traces open one by one on demand.
     pub summaries: Option<PathBuf>,

@@ -199,10 +199,9 @@ pub enum Cell {
 /// rank's own entry.
 pub fn cell(report: &FrReport, dump: Option<&FrDump>, group: &str, seq: i64, rank: u32) -> Cell {
     let odd = |kinds: &[&str]| {
-        report
-            .mismatches
-            .iter()
-            .any(|m| !m.p2p && m.group == group && m.seq == seq && kinds.contains(&m.kind.as_str()) && m.ranks.contains(&rank))
+        report.mismatches.iter().any(|m| {
+            !m.p2p && m.group == group && m.seq == seq && kinds.contains(&m.kind.as_str()) && m.ranks.contains(&rank)
+        })
     };
     if odd(&["missing"]) {
         return Cell::Missing;

@@ -50,11 +50,7 @@ fn parse(op: &str) -> Option<(Way, usize, usize)> {
 }
 
 /// Every dump's P2P entries as ends, per group; notes for entries that cannot be placed.
-fn ends<'a>(
-    dumps: &[&'a FrDump],
-    groups: &[GroupSummary],
-    notes: &mut Vec<String>,
-) -> BTreeMap<String, Vec<End<'a>>> {
+fn ends<'a>(dumps: &[&'a FrDump], groups: &[GroupSummary], notes: &mut Vec<String>) -> BTreeMap<String, Vec<End<'a>>> {
     let mut out: BTreeMap<String, Vec<End<'a>>> = BTreeMap::new();
     let mut unnamed: BTreeMap<u32, usize> = BTreeMap::new();
     for d in dumps {
@@ -111,11 +107,8 @@ pub fn match_p2p(dumps: &[&FrDump], groups: &[GroupSummary], report: &mut FrRepo
             peers.entry(e.me).or_default().insert(e.peer);
         }
         // unordered pairs with both dumps open
-        let pairs: BTreeSet<(u32, u32)> = ends
-            .iter()
-            .filter(|e| open.contains(&e.peer))
-            .map(|e| (e.me.min(e.peer), e.me.max(e.peer)))
-            .collect();
+        let pairs: BTreeSet<(u32, u32)> =
+            ends.iter().filter(|e| open.contains(&e.peer)).map(|e| (e.me.min(e.peer), e.me.max(e.peer))).collect();
         for (a, b) in pairs {
             let alone = |r: u32| peers.get(&r).is_none_or(|p| p.len() == 1);
             if alone(a) && alone(b) {
@@ -289,14 +282,7 @@ mod tests {
                 p2p("5", 3, "send 0->1", 32, "Float", S),
             ],
         );
-        let b = dump(
-            6,
-            g,
-            vec![
-                p2p("5", 1, "recv 1<-0", 32, "Float", C),
-                p2p("5", 2, "recv 1<-0", 16, "Float", S),
-            ],
-        );
+        let b = dump(6, g, vec![p2p("5", 1, "recv 1<-0", 32, "Float", C), p2p("5", 2, "recv 1<-0", 16, "Float", S)]);
         let r = crate::flight_recorder::analyse(&[a, b]);
         let odd: Vec<(i64, &str, &[u32])> =
             r.mismatches.iter().filter(|m| m.p2p).map(|m| (m.seq, m.kind.as_str(), m.ranks.as_slice())).collect();
@@ -306,7 +292,10 @@ mod tests {
         assert_eq!(size.values[0].value, "send to 6 [[32]]");
         assert_eq!(size.values[1].value, "recv from 4 [[16]]");
         let text = crate::flight_recorder::to_text(&r);
-        assert!(text.contains("at p2p seq 3 on group 5 (pp): rank 6 never posted its end of rank 4's send to 6"), "{text}");
+        assert!(
+            text.contains("at p2p seq 3 on group 5 (pp): rank 6 never posted its end of rank 4's send to 6"),
+            "{text}"
+        );
         assert!(text.contains("size mismatch: rank 4 send to 6 [[32]], rank 6 recv from 4 [[16]]"), "{text}");
         // the collective grid is not marked by a transfer's sequence number
         assert!(r.mismatches.iter().all(|m| m.p2p));
@@ -331,8 +320,12 @@ mod tests {
         let r1 = dump(1, g, vec![p2p("0", 0, "recv 1<-0", 8, "Float", C), p2p("0", 1, "send 1->0", 8, "Float", C)]);
         let r2 = dump(2, g, vec![p2p("0", 0, "recv 2<-0", 8, "BFloat16", C)]);
         let r = crate::flight_recorder::analyse(&[r0, r1, r2]);
-        let mut odd: Vec<(u32, &str, u32)> =
-            r.mismatches.iter().filter(|m| m.p2p).map(|m| (m.values[0].ranks[0], m.kind.as_str(), m.ranks[0])).collect();
+        let mut odd: Vec<(u32, &str, u32)> = r
+            .mismatches
+            .iter()
+            .filter(|m| m.p2p)
+            .map(|m| (m.values[0].ranks[0], m.kind.as_str(), m.ranks[0]))
+            .collect();
         odd.sort();
         // 0's second send to 1 has no receive; 1's send to 0 has no receive on 0; 2's dtype
         assert_eq!(odd, vec![(0, "dtype", 2), (0, "missing", 1), (1, "missing", 0)]);

@@ -143,7 +143,7 @@ pub fn comm_ops(store: &Store) -> Vec<CommOp> {
 /// A collective known only by its backend's work record (gloo records no `record_param_comms`
 /// for collectives, and runs them on worker threads): its kind from the name, its size from
 /// the record's one tensor, no group. Point-to-point records are the pipeline's.
-fn op_from_work_record(name: &str, args: &str, span: u32, (start, end): (i64, i64)) -> Option<CommOp> {
+pub fn op_from_work_record(name: &str, args: &str, span: u32, (start, end): (i64, i64)) -> Option<CommOp> {
     let coll = name.split_once(':')?.1;
     if matches!(kind_of(coll).as_str(), "send" | "recv") {
         return None;

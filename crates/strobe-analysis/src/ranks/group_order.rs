@@ -29,10 +29,8 @@ fn disagreement(group: &str, members: &[usize], ops: &[Vec<LaneOp>], assign: &As
     let seqs: Vec<Vec<&LaneOp>> = members
         .iter()
         .map(|&m| {
-            let mut v: Vec<&LaneOp> = ops[m]
-                .iter()
-                .filter(|o| assign[m].get(&o.lane).is_some_and(|g| g == group))
-                .collect();
+            let mut v: Vec<&LaneOp> =
+                ops[m].iter().filter(|o| assign[m].get(&o.lane).is_some_and(|g| g == group)).collect();
             v.sort_by_key(|o| (o.start, o.end));
             v
         })
@@ -82,9 +80,10 @@ pub fn settle(
                 }
                 for alt in cands.iter().filter(|c| **c != cur) {
                     let before = cost.get(&cur).copied().unwrap_or(0) + cost.get(alt).copied().unwrap_or(0);
-                    let mut trial = assign.clone();
-                    trial[ri].insert(*lane, alt.clone());
-                    let after = cost_of(&cur, &trial) + cost_of(alt, &trial);
+                    // try the move in place, then put the lane back
+                    assign[ri].insert(*lane, alt.clone());
+                    let after = cost_of(&cur, &assign) + cost_of(alt, &assign);
+                    assign[ri].insert(*lane, cur.clone());
                     if after < before && best.as_ref().is_none_or(|b| before - after > b.0) {
                         best = Some((before - after, ri, *lane, alt.clone()));
                     }

@@ -74,7 +74,8 @@ pub fn import_bytes(path: &Path, data: &[u8], rank: u32) -> Result<FrDump, Impor
     if dump.rank_from.is_empty() {
         dump.rank = rank;
     } else if let Some(n) = rank_from_name(path).filter(|&n| n != dump.rank) {
-        dump.notes.push(format!("the dump says rank {} but its file name ends with {n}: rank {} used", dump.rank, dump.rank));
+        dump.notes
+            .push(format!("the dump says rank {} but its file name ends with {n}: rank {} used", dump.rank, dump.rank));
     }
     dump.form = form.to_string();
     Ok(dump)

@@ -162,6 +162,7 @@ impl StrobeApp {
                 self.ws.pipeline = p;
                 self.ws.pipeline_settled = true;
             }
+            Command::SetCollectives(c) => self.ws.collectives = c,
         }
     }
 

@@ -220,6 +220,9 @@ impl RanksPane {
             if ws.pipeline.is_some() {
                 cx.emit(Command::SetPipeline(None));
             }
+            if ws.collectives.is_some() {
+                cx.emit(Command::SetCollectives(None));
+            }
             return;
         }
         let want = self.wanted(ws);
@@ -340,6 +343,7 @@ impl RanksPane {
                 self.computed = None;
                 // no comparison, so no pipeline: settled all the same (nothing waits for one)
                 emit(Command::SetPipeline(None));
+                emit(Command::SetCollectives(None));
                 return;
             }
         };
@@ -349,6 +353,7 @@ impl RanksPane {
             emit(Command::ApplyAlignment(offsets));
         }
         emit(Command::SetPipeline(c.pipeline.clone()));
+        emit(Command::SetCollectives(crate::collective_index::CollectiveIndex::of(&c)));
         self.linked.clear();
         self.computed = Some(c);
     }

@@ -44,11 +44,11 @@ pub fn ui(ui: &mut egui::Ui, c: &Computed) -> Option<Click> {
     } else {
         STRAGGLER
     }));
-    // a slow link is named beside the stragglers
-    if !r.slow_links.is_empty() {
-        if let Some(v) = super::bandwidth::verdict(c) {
-            ui.label(RichText::new(v).strong().color(STRAGGLER));
-        }
+    // the links' verdict beside the ranks': a late rank is a straggler, a group moving its
+    // bytes slowly with nobody late is a slow link
+    if let Some(v) = super::bandwidth::verdict(c) {
+        let colour = if r.slow_links.is_empty() { ui.visuals().strong_text_color() } else { STRAGGLER };
+        ui.label(RichText::new(v).strong().color(colour));
     }
     ui.weak(format!(
         "A rank is the straggler of a step when it arrives last at most of the step's collectives and the others waited for it at least {} more than it waited (10 % of the median step, {}).",

@@ -170,7 +170,13 @@ pub fn item_text(ws: &Workspace, ti: usize, item: LodItem, span: u32) -> String 
             fmt_ns(item.longest)
         )
     } else {
-        format!("{}\n{:?} · {}", st.span_name(span), SpanKind::from_u8(m.kind), fmt_ns(item.end - item.start))
+        format!(
+            "{}\n{:?} · {}{}",
+            st.span_name(span),
+            SpanKind::from_u8(m.kind),
+            fmt_ns(item.end - item.start),
+            crate::collective_bandwidth::tooltip(ws, ti, span)
+        )
     }
 }
 
