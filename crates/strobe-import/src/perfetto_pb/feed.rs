@@ -39,6 +39,10 @@ fn ev_key(k: &Key) -> EvKey<'static> {
     }
 }
 
+/// Where a counter track's points go: a GPU's series (its device), or a process's counter
+/// (the event thread and the name's string id).
+type CounterTo = Result<i64, (u32, u32)>;
+
 /// Where a track's events go: a thread of the events, and the GPU stream when it is one.
 #[derive(Clone, Copy)]
 struct At {
@@ -207,7 +211,7 @@ pub fn feed(d: &Decoded) -> Fed {
     }
     let mut device_points: Vec<DevicePoint> = Vec::new();
     // each counter track's name, and where it goes: a GPU, or its process (thread 0 of it)
-    let mut counter_tracks: FxHashMap<u64, (String, Result<i64, (u32, u32)>)> = FxHashMap::default();
+    let mut counter_tracks: FxHashMap<u64, (String, CounterTo)> = FxHashMap::default();
     for c in &d.counters {
         count += 1;
         let (name, to) = counter_tracks.entry(c.track).or_insert_with(|| {

@@ -41,6 +41,26 @@ struct Prep {
     args: std::ops::Range<usize>,
 }
 
+/// What an event's metadata says of every event naming it, worked out once per plane.
+struct MdInfo<'a> {
+    md: &'a EventMetadata,
+    name: String,
+    /// Its kind and copy direction on a device stream (by name, as XLA names its work).
+    device: (SpanKind, Option<CopyDir>),
+    /// Its kind as a host call that launched device work.
+    launch: SpanKind,
+}
+
+fn md_infos(md: &std::collections::HashMap<i64, EventMetadata>) -> FxHashMap<i64, MdInfo<'_>> {
+    md.iter()
+        .map(|(&id, m)| {
+            let name = String::from_utf8_lossy(if m.name.is_empty() { &m.display_name } else { &m.name }).into_owned();
+            let info = MdInfo { md: m, device: device_event_kind(&name), launch: launch_kind(&name), name };
+            (id, info)
+        })
+        .collect()
+}
+
 /// One line, decoded and mapped (or why it could not be).
 struct PrepLine {
     id: i64,
@@ -169,8 +189,10 @@ fn map_plane(
     meta: &mut TraceMeta,
 ) -> Result<(), ImportError> {
     let md: &std::collections::HashMap<i64, EventMetadata> = &head.event_metadata;
-    let lines: Vec<Result<PrepLine, String>> =
-        head.lines.par_iter().map(|bytes| prep_line(bytes, kind, md, names)).collect();
+    let lines: Vec<Result<PrepLine, String>> = {
+        let infos = md_infos(md);
+        head.lines.par_iter().map(|bytes| prep_line(bytes, kind, &infos, names)).collect()
+    };
     let pid = match kind {
         PlaneKind::Host => IdKey::Num(
             head.stats
@@ -184,6 +206,8 @@ fn map_plane(
     if kind == PlaneKind::Host {
         b.names.processes.push((pid.clone(), plane_name.to_string()));
     }
+    // the plane's spans at once: growing the span table by doublings copies it into fresh pages
+    b.reserve_spans(lines.iter().map(|l| l.as_ref().map_or(0, |l| l.events.len())).sum());
     let mut interned: FxHashMap<i64, u32> = FxHashMap::default();
     let cat = b.intern(plane_name);
     let mut derived = 0i64;
@@ -267,7 +291,7 @@ fn event_name(m: &EventMetadata) -> String {
 fn prep_line(
     bytes: &[u8],
     kind: PlaneKind,
-    md: &std::collections::HashMap<i64, EventMetadata>,
+    md: &FxHashMap<i64, MdInfo<'_>>,
     names: &StatNames,
 ) -> Result<PrepLine, String> {
     let line = Line::decode(bytes).map_err(|e| e.to_string())?;
@@ -279,11 +303,11 @@ fn prep_line(
         id: line.id,
         name,
         events: Vec::with_capacity(line.events.len()),
-        args: String::new(),
+        // args take about as many bytes as the line's encoding (names resolved, refs inlined)
+        args: String::with_capacity(bytes.len() + bytes.len() / 2),
         aggregated: 0,
         steps_line,
     };
-    let mut args = String::new();
     let mut seen = Vec::new();
     let no_stats: Vec<Stat> = Vec::new();
     for e in &line.events {
@@ -297,36 +321,37 @@ fn prep_line(
             None => 0,
         };
         let m = md.get(metadata_id);
-        let shared = m.map(|m| &m.stats).unwrap_or(&no_stats);
-        let found = write_args(stats, shared, names, &mut args, &mut seen);
+        let shared = m.map(|m| &m.md.stats).unwrap_or(&no_stats);
+        // the args are written straight into the line's buffer
+        let at = out.args.len();
+        let found = write_args(stats, shared, names, &mut out.args, &mut seen);
         if steps_line && found.step_num.is_none() {
             // a step marker is its step group: numbered by it, as XProf numbers its steps
             if let Some(g) = found.group_id {
-                if args.is_empty() {
-                    args.push('{');
+                if out.args.len() == at {
+                    out.args.push('{');
                 } else {
-                    args.pop();
-                    args.push(',');
+                    out.args.pop();
+                    out.args.push(',');
                 }
-                let _ = std::fmt::Write::write_fmt(&mut args, format_args!("\"step_num\":{g}}}"));
+                let _ = std::fmt::Write::write_fmt(&mut out.args, format_args!("\"step_num\":{g}}}"));
             }
         }
         let start_ps = base_ps + offset as i128;
         let end_ps = start_ps + (*duration_ps).max(0) as i128;
         let ns = |ps: i128| (ps.div_euclid(1000)).clamp(i64::MIN as i128, i64::MAX as i128) as i64;
-        let ev_name = m.map(|m| if m.name.is_empty() { &m.display_name } else { &m.name });
-        let ev_name = ev_name.map(|n| String::from_utf8_lossy(n)).unwrap_or_default();
+        let ev_name = m.map_or("", |m| m.name.as_str());
         let (kind, copy_dir) = match kind {
             PlaneKind::Gpu(_) if derived => (SpanKind::GpuAnnotation, None),
             PlaneKind::Gpu(_) => {
-                let (k, d) = device_event_kind(&ev_name);
+                let (k, d) = m.map_or_else(|| device_event_kind(""), |m| m.device);
                 if found.has_memcpy_details && k == SpanKind::Kernel {
-                    (SpanKind::Memcpy, Some(CopyDir::from_memcpy_name(&ev_name)))
+                    (SpanKind::Memcpy, Some(CopyDir::from_memcpy_name(ev_name)))
                 } else {
                     (k, d)
                 }
             }
-            _ if found.correlation.is_some() => (launch_kind(&ev_name), None),
+            _ if found.correlation.is_some() => (m.map_or_else(|| launch_kind(""), |m| m.launch), None),
             _ if found.step_num.is_some() => (SpanKind::UserAnnotation, None),
             _ if ev_name.starts_with('$') => (SpanKind::PythonFunction, None),
             _ if found.has_hlo_op => (SpanKind::CpuOp, None),
@@ -341,11 +366,7 @@ fn prep_line(
             copy_dir,
             instant,
             correlation: found.correlation.unwrap_or(0),
-            args: {
-                let at = out.args.len();
-                out.args.push_str(&args);
-                at..out.args.len()
-            },
+            args: at..out.args.len(),
         });
     }
     Ok(out)
