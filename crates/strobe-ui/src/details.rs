@@ -152,6 +152,8 @@ fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, orig
         kv("duration", if unclosed { format!("{} (never closed)", fmt_ns(e - s)) } else { fmt_ns(e - s) });
         kv("depth", m.depth.to_string());
     });
+    // a graph launch or a kernel a graph ran: its graph, replay and node first
+    crate::graph_details::ui(ui, t, r, cx);
     let args = st.span_args(r.span);
     if !args.is_empty() {
         ui.separator();
@@ -228,5 +230,4 @@ fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, orig
             }
         }
     }
-    crate::graph_details::ui(ui, t, r, cx);
 }
