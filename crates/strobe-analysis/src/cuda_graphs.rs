@@ -251,7 +251,7 @@ pub fn cuda_graphs(store: &Store) -> CudaGraphs {
         let nodes = ids.iter().map(|i| i.1).collect();
         found.push((key, Replay { launch: l, spans, gpu_start, gpu_end, gpu_ns }, nodes));
     }
-    let mut by_key: FxHashMap<GraphKey, Vec<(Replay, Vec<Option<u64>>)>> = FxHashMap::default();
+    let mut by_key: FxHashMap<GraphKey, Vec<NodedReplay>> = FxHashMap::default();
     let mut order: Vec<GraphKey> = Vec::new();
     for (k, r, n) in found {
         let e = by_key.entry(k).or_default();
@@ -290,11 +290,14 @@ pub fn cuda_graphs(store: &Store) -> CudaGraphs {
     out
 }
 
+/// A replay with the node id of each of its spans.
+type NodedReplay = (Replay, Vec<Option<u64>>);
+
 /// One graph from its replays: nodes, statistics, the ops around its launches and captures.
 fn graph_of(
     store: &Store,
     key: GraphKey,
-    replays: Vec<(Replay, Vec<Option<u64>>)>,
+    replays: Vec<NodedReplay>,
     all_kernel_ns: i64,
     creators: &NodeCreators,
 ) -> CudaGraph {
