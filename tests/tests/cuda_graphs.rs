@@ -46,8 +46,17 @@ fn check(file: &str) {
             if let Some(name) = en["name"].as_str() {
                 assert_eq!(n.name, name, "{what}");
             }
-            assert_eq!((n.count, n.total_ns), (en["count"].as_u64().unwrap(), en["total_ns"].as_i64().unwrap()), "{what}");
-            assert_eq!(n.captured_by.as_deref(), en["captured_by"].as_str(), "{what}: node {:?} captured by", n.node_id);
+            assert_eq!(
+                (n.count, n.total_ns),
+                (en["count"].as_u64().unwrap(), en["total_ns"].as_i64().unwrap()),
+                "{what}"
+            );
+            assert_eq!(
+                n.captured_by.as_deref(),
+                en["captured_by"].as_str(),
+                "{what}: node {:?} captured by",
+                n.node_id
+            );
         }
         // every replay's launch and work is placed in it
         for (ri, r) in g.replays.iter().enumerate() {

@@ -45,7 +45,8 @@ pub struct CudaGraph {
     pub key: GraphKey,
     /// "CUDA graph 7", "CUDA graph (node 1234)", "CUDA graph of 42 kernels".
     pub label: String,
-    /// Its launches, by launch time.
+    /// Its launches, by launch time (their count in JSON).
+    #[serde(serialize_with = "count")]
     pub replays: Vec<Replay>,
     /// Its nodes (one per node id, else per position in the replay), in node order.
     pub nodes: Vec<GraphNode>,
@@ -69,6 +70,50 @@ pub struct CudaGraph {
     /// The ops that captured its nodes, with the GPU time of the nodes each captured (largest
     /// first); empty where the trace does not record the capture.
     pub captured_by: Vec<CapturedBy>,
+}
+
+fn count<S: serde::Serializer>(v: &[Replay], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(v.len() as u64)
+}
+
+/// The report's section: the `top` graphs by GPU time, one line each.
+pub fn write_text(o: &mut String, graphs: &[CudaGraph], top: usize) {
+    use std::fmt::Write as _;
+    if graphs.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "\nCUDA graphs by total GPU time (replays of one graph together):");
+    let _ = writeln!(
+        o,
+        "  {:>7} {:>7} {:>12} {:>12} {:>12} {:>12} {:>6}  graph",
+        "replays", "kernels", "total", "mean", "min", "max", "%"
+    );
+    for g in graphs.iter().take(top) {
+        let from = g.launched_from.as_deref().map(|f| format!(" · from {}", clip(f, 70))).unwrap_or_default();
+        let caps: Vec<String> = g.captured_by.iter().take(3).map(|c| format!("{} ({})", c.op, c.nodes)).collect();
+        let caps = if caps.is_empty() { String::new() } else { format!(" · captured by {}", caps.join(", ")) };
+        let _ = writeln!(
+            o,
+            "  {:>7} {:>7} {:>12} {:>12} {:>12} {:>12} {:>5.1}%  {}{from}{caps}",
+            g.replays.len(),
+            g.kernels_per_replay,
+            crate::report::fmt_ns(g.total_ns),
+            crate::report::fmt_ns(g.mean_ns),
+            crate::report::fmt_ns(g.min_ns),
+            crate::report::fmt_ns(g.max_ns),
+            g.pct_gpu_time,
+            g.label
+        );
+    }
+}
+
+/// `s` cut to `n` characters, an ellipsis marking the cut.
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() > n {
+        s.chars().take(n - 1).chain(['…']).collect()
+    } else {
+        s.to_string()
+    }
 }
 
 /// One launch of a graph.
@@ -185,8 +230,7 @@ pub fn cuda_graphs(store: &Store) -> CudaGraphs {
     // each replay's key, its spans with their node ids
     let mut found: Vec<(GraphKey, Replay, Vec<Option<u64>>)> = Vec::new();
     for &l in &launches {
-        let mut spans: Vec<u32> =
-            store.launched_by(l).filter(|&s| store.span_kind(s).is_gpu_activity()).collect();
+        let mut spans: Vec<u32> = store.launched_by(l).filter(|&s| store.span_kind(s).is_gpu_activity()).collect();
         if spans.is_empty() {
             out.launches_without_gpu_work += 1;
             continue;
@@ -207,7 +251,7 @@ pub fn cuda_graphs(store: &Store) -> CudaGraphs {
         let nodes = ids.iter().map(|i| i.1).collect();
         found.push((key, Replay { launch: l, spans, gpu_start, gpu_end, gpu_ns }, nodes));
     }
-    let mut by_key: FxHashMap<GraphKey, Vec<(Replay, Vec<Option<u64>>)>> = FxHashMap::default();
+    let mut by_key: FxHashMap<GraphKey, Vec<NodedReplay>> = FxHashMap::default();
     let mut order: Vec<GraphKey> = Vec::new();
     for (k, r, n) in found {
         let e = by_key.entry(k).or_default();
@@ -224,8 +268,13 @@ pub fn cuda_graphs(store: &Store) -> CudaGraphs {
     }
     out.graphs.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.key.cmp(&b.key)));
     for (gi, g) in out.graphs.iter().enumerate() {
-        let node_index: FxHashMap<Option<u64>, u32> =
-            g.nodes.iter().enumerate().filter(|(_, n)| n.node_id.is_some()).map(|(i, n)| (n.node_id, i as u32)).collect();
+        let node_index: FxHashMap<Option<u64>, u32> = g
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.node_id.is_some())
+            .map(|(i, n)| (n.node_id, i as u32))
+            .collect();
         for (ri, r) in g.replays.iter().enumerate() {
             let place = |node| Place { graph: gi as u32, replay: ri as u32, node };
             out.by_span.insert(r.launch, place(None));
@@ -241,11 +290,14 @@ pub fn cuda_graphs(store: &Store) -> CudaGraphs {
     out
 }
 
+/// A replay with the node id of each of its spans.
+type NodedReplay = (Replay, Vec<Option<u64>>);
+
 /// One graph from its replays: nodes, statistics, the ops around its launches and captures.
 fn graph_of(
     store: &Store,
     key: GraphKey,
-    replays: Vec<(Replay, Vec<Option<u64>>)>,
+    replays: Vec<NodedReplay>,
     all_kernel_ns: i64,
     creators: &NodeCreators,
 ) -> CudaGraph {
@@ -278,7 +330,9 @@ fn graph_of(
     let label = match key {
         GraphKey::Id(g) => format!("CUDA graph {g}"),
         GraphKey::LowestNode(nd) => format!("CUDA graph (node {nd})"),
-        GraphKey::Kernels(_) => format!("CUDA graph of {} kernels", replays.iter().map(|r| r.spans.len()).max().unwrap_or(0)),
+        GraphKey::Kernels(_) => {
+            format!("CUDA graph of {} kernels", replays.iter().map(|r| r.spans.len()).max().unwrap_or(0))
+        }
     };
     let mut captured: FxHashMap<&str, (usize, i64)> = FxHashMap::default();
     for nd in &nodes {
@@ -573,7 +627,10 @@ mod tests {
             ]
         );
         let by_kernels = g.graphs.iter().find(|x| matches!(x.key, GraphKey::Kernels(_))).unwrap();
-        assert_eq!(by_kernels.nodes.iter().map(|n| (n.name.as_str(), n.count)).collect::<Vec<_>>(), [("a", 2), ("b", 2)]);
+        assert_eq!(
+            by_kernels.nodes.iter().map(|n| (n.name.as_str(), n.count)).collect::<Vec<_>>(),
+            [("a", 2), ("b", 2)]
+        );
     }
 
     #[test]
@@ -586,8 +643,22 @@ mod tests {
         b.span(cpu, (10, 20), NODE_CREATED, SpanKind::Other, 0, r#"{"graph node id": 1}"#);
         b.span(cpu, (200, 300), "relu", SpanKind::CpuOp, 0, "");
         b.span(cpu, (210, 220), NODE_CREATED, SpanKind::Other, 0, r#"{"graph node id": 2}"#);
-        b.span(cpu, (400, 410), NODE_CREATED, SpanKind::Other, 0, r#"{"graph node id": 11, "original graph node id": 1}"#);
-        b.span(cpu, (411, 420), NODE_CREATED, SpanKind::Other, 0, r#"{"graph node id": 12, "original graph node id": 2}"#);
+        b.span(
+            cpu,
+            (400, 410),
+            NODE_CREATED,
+            SpanKind::Other,
+            0,
+            r#"{"graph node id": 11, "original graph node id": 1}"#,
+        );
+        b.span(
+            cpu,
+            (411, 420),
+            NODE_CREATED,
+            SpanKind::Other,
+            0,
+            r#"{"graph node id": 12, "original graph node id": 2}"#,
+        );
         for (i, t) in [1000i64, 2000].into_iter().enumerate() {
             let c = 1 + i as i64;
             b.span(cpu, (t - 20, t - 10), "cudaGraphLaunch", SpanKind::CudaRuntime, c, "");
@@ -597,7 +668,8 @@ mod tests {
         let st = b.store();
         let g = cuda_graphs(&st);
         let x = &g.graphs[0];
-        let caps: Vec<(Option<u64>, Option<&str>)> = x.nodes.iter().map(|n| (n.node_id, n.captured_by.as_deref())).collect();
+        let caps: Vec<(Option<u64>, Option<&str>)> =
+            x.nodes.iter().map(|n| (n.node_id, n.captured_by.as_deref())).collect();
         assert_eq!(caps, vec![(Some(11), Some("linear")), (Some(12), Some("relu"))]);
         assert_eq!(
             x.captured_by,

@@ -8,13 +8,13 @@
 //! not decide, so changing View ▸ Steps finds only the steps again.
 
 use crate::anomalies::{step_anomalies_in, StepAnomaly, DEFAULT_K};
+use crate::cuda_graphs::{cuda_graphs, CudaGraphs};
 use crate::efficiency::ops::{op_runs, OpRun};
 use crate::efficiency::{efficiency_of_in_steps, Efficiency, PeakOverride};
 use crate::gaps::{largest_gaps, GapRow};
 use crate::gpu_time::{device_unions, gpu_time_of, DeviceUnions, GpuTime};
 use crate::headline::{headline_of, Headline};
 use crate::idle::{idle_totals_of, DeviceIdle, DEFAULT_THRESHOLD_NS};
-use crate::cuda_graphs::{cuda_graphs, CudaGraphs};
 use crate::kernels::{kernel_stats, KernelStat};
 use crate::memory_level::{memory_peaks, MemoryPeak};
 use crate::op_table::{op_table, OpTable};

@@ -22,6 +22,9 @@ pub struct Report {
     pub events: u64,
     pub gpus: Vec<GpuTime>,
     pub top_kernels: Vec<KernelStat>,
+    /// CUDA graphs, replays of one graph together, by GPU time (`cuda_graphs`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cuda_graphs: Vec<crate::cuda_graphs::CudaGraph>,
     pub streams: Vec<StreamStat>,
     pub steps: Vec<ReportStep>,
     /// Which window the figures cover: the `gpus` figures always cover the whole trace; where
@@ -194,6 +197,7 @@ fn report_of(store: &Store, figs: &TraceFigures, top: usize, attribution: bool) 
         events: store.meta.load.events,
         gpus,
         top_kernels,
+        cuda_graphs: figs.cuda_graphs(store).graphs.clone(),
         streams: figs.streams(store).to_vec(),
         steps: report_steps,
         window,
@@ -307,6 +311,7 @@ pub fn to_text(r: &Report) -> String {
             );
         }
     }
+    crate::cuda_graphs::write_text(&mut o, &r.cuda_graphs, 10);
     if !r.top_kernels.is_empty() {
         let _ = writeln!(o, "\nTop kernels by total time:");
         let _ =

@@ -156,6 +156,8 @@ fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, orig
     if let Some(ti) = cx.ws.traces.iter().position(|x| x.id == r.trace) {
         crate::collective_bandwidth::details(ui, cx.ws, ti, r.span);
     }
+    // a graph launch or a kernel a graph ran: its graph, replay and node first
+    crate::graph_details::ui(ui, t, r, cx);
     let args = st.span_args(r.span);
     if !args.is_empty() {
         ui.separator();
@@ -232,5 +234,4 @@ fn span_details(ui: &mut egui::Ui, t: &crate::workspace::Trace, r: SpanRef, orig
             }
         }
     }
-    crate::graph_details::ui(ui, t, r, cx);
 }

@@ -44,7 +44,10 @@ pub fn graph_table(ui: &mut egui::Ui, t: &Trace, filter: &str, cx: &mut ViewCtx)
                 ("Min", "GPU time of its shortest replay"),
                 ("Max", "GPU time of its longest replay"),
                 ("% GPU", "of all GPU activity time"),
-                ("Launched from / captured by", "the op around its launches; the ops that captured its nodes, where the trace records the capture"),
+                (
+                    "Launched from / captured by",
+                    "the op around its launches; the ops that captured its nodes, where the trace records the capture",
+                ),
             ] {
                 h.col(|ui| {
                     ui.strong(label).on_hover_text(tip);
@@ -83,7 +86,7 @@ pub fn graph_table(ui: &mut egui::Ui, t: &Trace, filter: &str, cx: &mut ViewCtx)
     if let Some(gi) = clicked {
         let g = &graphs.graphs[gi as usize];
         if let Some(r) = g.replays.iter().max_by_key(|r| r.gpu_ns) {
-            cx.emit(Command::RevealSpan(SpanRef { trace: t.id, span: r.launch }));
+            cx.emit(Command::SelectSpan(SpanRef { trace: t.id, span: r.launch }));
             // the launch and all of its replay's work in view, with the arrows between them
             let a = t.store.span_start(r.launch).min(r.gpu_start);
             let pad = (r.gpu_end - a) / 20;

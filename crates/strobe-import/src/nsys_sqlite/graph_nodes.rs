@@ -64,9 +64,10 @@ impl Ctx<'_> {
         let lacking: Vec<&str> =
             ["start", "globalTid", "graphNodeId"].into_iter().filter(|c| !cols.iter().any(|x| x == c)).collect();
         if !lacking.is_empty() {
-            self.load
-                .notes
-                .push(format!("{NODE_EVENTS} has no column {}: graph nodes are not traced back to their capture", lacking.join(", ")));
+            self.load.notes.push(format!(
+                "{NODE_EVENTS} has no column {}: graph nodes are not traced back to their capture",
+                lacking.join(", ")
+            ));
             return Ok(());
         }
         let original = if cols.iter().any(|c| c == "originalGraphNodeId") { "originalGraphNodeId" } else { "NULL" };
