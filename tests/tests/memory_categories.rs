@@ -124,5 +124,33 @@ fn a_snapshot_without_annotations_says_its_phases_came_from_frames() {
     assert_eq!(category_bytes(b, "other"), b.allocated_bytes);
     let other = b.categories.iter().find(|c| c.category.as_str() == "other").unwrap();
     assert_eq!(other.rules[0].rule, strobe_analysis::memory::categories::Rule::BeforeHistoryWindow);
-    assert!(b.note.contains("ring buffer wrapped"), "{}", b.note);
+    assert!(b.note.contains("wrapped ring buffer"), "{}", b.note);
+}
+
+#[test]
+fn profile_memory_trace_breaks_its_peak_down_too() {
+    // torch.profiler(profile_memory=True, record_shapes=True, with_stack=True) over three steps
+    // of the same model (tests/tools/record_memory_categories.py --kineto)
+    let store = common::load("mem_profile_memory.json.gz");
+    let got = strobe_analysis::memory::profile::profile_breakdowns(&store);
+    let want = expected("mem_profile_memory.profile_categories.json");
+    assert_eq!(got.len(), want["devices"].as_object().unwrap().len());
+    for g in &got {
+        same_as_oracle("mem_profile_memory", "profile peak", &g.peak_breakdown, &want["devices"][g.device.to_string()]);
+        assert_eq!(g.with_op, g.events, "every instant of this trace sits inside an op");
+        // the allocator's own peak total, which the profile's allocations and what it never saw
+        // made add up to
+        let peaks = strobe_analysis::memory_level::memory_peaks(&store);
+        let p = peaks.iter().find(|p| p.device == g.device).unwrap();
+        assert_eq!(Some(g.peak_breakdown.allocated_bytes as u64), p.peak_allocated_bytes);
+    }
+    // the optimizer state it saw made is AdamW's 2× the parameters of the snapshot recordings
+    let facts: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sample("mem_adamw_b8.model.json")).unwrap()).unwrap();
+    assert_eq!(
+        category_bytes(&got[0].peak_breakdown, "optimizer_state"),
+        facts["optimizer_state_bytes"].as_i64().unwrap()
+    );
+    // a trace without [memory] instants has none
+    assert!(strobe_analysis::memory::profile::profile_breakdowns(&common::load("catapult_flow.json")).is_empty());
 }

@@ -50,6 +50,10 @@ pub struct Report {
     pub load: LoadSummary,
     /// Each step's critical path (docs/critical_path.md), or why it has none.
     pub critical_paths: Vec<crate::attribution::critical_path::CriticalPathEntry>,
+    /// A profile_memory trace's `[memory]` instants: each GPU's allocated peak by category and
+    /// source line (docs/memory.md); empty for other traces.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub memory_breakdown: Vec<crate::memory::profile::ProfileBreakdown>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -216,6 +220,11 @@ fn report_of(store: &Store, figs: &TraceFigures, top: usize, attribution: bool) 
         critical_paths: match attribution {
             true => crate::attribution::critical_path::report_entries(store, figs),
             false => Vec::new(),
+        },
+        memory_breakdown: if figs.memory_peaks(store).is_empty() {
+            Vec::new()
+        } else {
+            crate::memory::profile::profile_breakdowns(store)
         },
     }
 }
@@ -387,6 +396,10 @@ pub fn to_text(r: &Report) -> String {
     }
     crate::attribution::text::write(&mut o, &r.step_breakdown);
     crate::attribution::critical_path::text::write(&mut o, &r.critical_paths);
+    for m in &r.memory_breakdown {
+        let _ = writeln!(o, "\nGPU {} memory ([memory] events: {}, {} inside an op):", m.device, m.events, m.with_op);
+        crate::memory::breakdown_text(&mut o, &m.peak_breakdown);
+    }
     crate::efficiency::text::write(&mut o, &r.efficiency);
     crate::op_table::text::write(&mut o, &r.ops, 20);
     let _ = writeln!(o, "\nLoaded: {} events", r.load.events);

@@ -83,7 +83,9 @@ fn label(f: Option<(&str, &str, i64)>) -> String {
 pub fn breakdown_at(s: &MemorySnapshot, tl: &AllocationTimeline, c: &Classifier, k: usize) -> PeakBreakdown {
     let mut alive = Vec::new();
     tl.alive_at(k, |i| alive.push(i));
-    let mut cats: FxHashMap<Category, (i64, usize, FxHashMap<Rule, (i64, usize)>)> = FxHashMap::default();
+    // per category: bytes, count, and bytes and count per rule
+    type Cat = (i64, usize, FxHashMap<Rule, (i64, usize)>);
+    let mut cats: FxHashMap<Category, Cat> = FxHashMap::default();
     // per source: bytes, count, per-category bytes, allocations
     type Src = (i64, usize, [i64; 7], Vec<usize>);
     let mut srcs: FxHashMap<Option<(String, String, i64)>, Src> = FxHashMap::default();

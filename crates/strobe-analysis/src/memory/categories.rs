@@ -112,7 +112,9 @@ impl Rule {
             Rule::BetweenPhasesTemporary => "made and freed between phases",
             Rule::AliveAtForwardStart => "made outside the phases, alive when a forward began",
             Rule::OutsidePhasesUnexplained => "made outside the phases, no rule fits",
-            Rule::BeforeHistoryWindow => "made before the history window (ring buffer wrapped)",
+            Rule::BeforeHistoryWindow => {
+                "made before the recorded history began (a wrapped ring buffer, or a profile begun mid-run)"
+            }
             Rule::NoPhases => "no phases: the snapshot has neither annotations nor frames to tell",
         }
     }
@@ -349,7 +351,7 @@ impl Classifier {
         }
         if c.wrapped {
             c.note.push_str(
-                "; the ring buffer wrapped: allocations made before it are other unless a frame says what they are (cuBLAS workspace, AccumulateGrad, Module._apply)",
+                "; the history misses the run's start (a wrapped ring buffer, or a profile begun mid-run): allocations made before it are other unless a frame says what they are (cuBLAS workspace, AccumulateGrad, Module._apply)",
             );
         }
         c

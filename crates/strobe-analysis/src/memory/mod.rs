@@ -10,6 +10,7 @@ pub mod diff;
 pub mod frames;
 mod history;
 pub mod pools;
+pub mod profile;
 mod range_max;
 mod stack_sweep;
 mod stats;
@@ -432,7 +433,7 @@ fn pools_text(o: &mut String, pools: &[PoolMemory]) {
 }
 
 /// The peak breakdown of `to_text`: categories with their rules, then the top source lines.
-fn breakdown_text(o: &mut String, b: &PeakBreakdown) {
+pub fn breakdown_text(o: &mut String, b: &PeakBreakdown) {
     use std::fmt::Write;
     let _ =
         writeln!(o, "  at the allocated peak (position {}): {}", b.position, bytes(b.allocated_bytes.max(0) as u64));

@@ -73,6 +73,11 @@ impl DeviceState {
     pub fn classifier(&mut self, ctx: &egui::Context, doc: &MemoryDoc, wrapped: bool) -> Option<Arc<Classifier>> {
         if self.classifier.is_none() {
             match &self.classifying {
+                // a small trace is classified at once (well under a millisecond), so its first
+                // frame already shows the breakdown
+                None if self.timeline.len < 200_000 => {
+                    self.classifier = Some(Arc::new(Classifier::with_window(&doc.snapshot, self.device, wrapped)));
+                }
                 None => {
                     let (s, d) = (doc.snapshot.clone(), self.device);
                     self.classifying =
