@@ -222,6 +222,80 @@ def ncu_seeds():
     out("ncu_csv", "ncu_raw.head.csv", csv_head("ncu_raw.csv", 2))
     out("ncu_rep", "ncu_esmm.ncu-rep", sample("ncu_esmm.ncu-rep"))
     out("ncu_rep", "ncu_flashattn_a30.head.ncu-rep", sample("ncu_flashattn_a30.ncu-rep")[:24000])
+    out("ncu_rep", "ncu_full_h100.rules.ncu-rep", ncu_rep_one_result("ncu_full_h100.ncu-rep.gz", 40))
+
+
+def ncu_rep_one_result(name, metrics):
+    """A report of its first kernel result only, with its rule results (ProfileResult field
+    19) whole and only its first `metrics` metrics (field 13): a small seed that reaches the
+    rule-message decoding. Container as in crates/strobe-import/src/ncu_rep/framing.rs."""
+    import gzip
+    import struct
+
+    def varint(b, i):
+        r = sh = 0
+        while True:
+            c = b[i]
+            i += 1
+            r |= (c & 0x7F) << sh
+            sh += 7
+            if c < 0x80:
+                return r, i
+
+    def enc(v):
+        o = bytearray()
+        while v >= 0x80:
+            o.append((v & 0x7F) | 0x80)
+            v >>= 7
+        o.append(v)
+        return bytes(o)
+
+    def fields(b):
+        i = 0
+        while i < len(b):
+            st = i
+            k, i = varint(b, i)
+            t, v = k & 7, None
+            if t == 0:
+                v, i = varint(b, i)
+            elif t == 1:
+                i += 8
+            elif t == 5:
+                i += 4
+            else:
+                n, i = varint(b, i)
+                i += n
+            yield k >> 3, b[st:i], v
+
+    data = gzip.decompress(sample(name))
+    n = struct.unpack("<I", data[4:8])[0]
+    pos = 8 + n
+    res = bytearray(data[:pos])
+    while pos < len(data):
+        n = struct.unpack("<I", data[pos : pos + 4])[0]
+        header = data[pos + 4 : pos + 4 + n]
+        pos += 4 + n
+        h = {f: v for f, _, v in fields(header) if v is not None}
+        payload = data[pos : pos + h.get(5, 0)]
+        pos += h.get(5, 0)
+        if not h.get(2):
+            res += struct.pack("<I", len(header)) + header + payload
+            continue
+        m = struct.unpack("<I", payload[:4])[0]
+        kept, seen = [], 0
+        for f, raw, _ in fields(payload[4 : 4 + m]):
+            if f == 13:
+                seen += 1
+                if seen > metrics:
+                    continue
+            kept.append(raw)
+        item = b"".join(kept)
+        new_payload = struct.pack("<I", len(item)) + item
+        hdr = b"".join(raw for f, raw, _ in fields(header) if f not in (2, 5))
+        hdr += enc(2 << 3) + enc(1) + enc(5 << 3) + enc(len(new_payload))
+        res += struct.pack("<I", len(hdr)) + hdr + new_payload
+        break
+    return bytes(res)
 
 
 # ---- Nsight Systems SQLite -------------------------------------------------------------

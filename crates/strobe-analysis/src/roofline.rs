@@ -664,11 +664,50 @@ pub fn to_text(r: &RooflineReport) -> String {
             short(&a.name, 90),
         );
     }
+    detail_text(&mut s, r);
     let _ = writeln!(s);
     for n in &r.notes {
         let _ = writeln!(s, "note: {n}");
     }
     s
+}
+
+/// The verdict paragraphs and ncu's largest rule estimates over all launches, where the
+/// report has them.
+fn detail_text(s: &mut String, r: &RooflineReport) {
+    use std::fmt::Write;
+    if r.kernels.iter().any(|k| k.verdict_text.is_some()) {
+        let _ = writeln!(s, "\nwhy (longest first):");
+        let mut ks: Vec<&KernelSol> = r.kernels.iter().filter(|k| k.verdict_text.is_some()).collect();
+        ks.sort_by_key(|k| std::cmp::Reverse(k.duration_ns.unwrap_or(0)));
+        for k in ks {
+            let _ = writeln!(s, "  #{} {}: {}", k.id, short(&k.name, 60), k.verdict_text.as_deref().unwrap_or(""));
+        }
+    }
+    let mut rules: Vec<(u64, &strobe_model::ncu::NcuRule)> = r
+        .kernels
+        .iter()
+        .flat_map(|k| k.rules.iter().filter(|x| x.speedup_pct.is_some()).map(move |x| (k.id, x)))
+        .collect();
+    if rules.is_empty() {
+        return;
+    }
+    rules.sort_by(|a, b| b.1.speedup_pct.unwrap_or(0.0).total_cmp(&a.1.speedup_pct.unwrap_or(0.0)).then(a.0.cmp(&b.0)));
+    let _ = writeln!(
+        s,
+        "\nncu's rules, largest estimated speedup first (% of the kernel's time; global = of the whole kernel):"
+    );
+    for (id, x) in rules.iter().take(15) {
+        let _ = writeln!(
+            s,
+            "  #{id:<4} {:>6.2} % {:<6} {:<3} {:<26} {}",
+            x.speedup_pct.unwrap_or(0.0),
+            x.speedup_type.as_deref().unwrap_or(""),
+            x.kind,
+            x.name,
+            short(&x.message, 110)
+        );
+    }
 }
 
 #[cfg(test)]

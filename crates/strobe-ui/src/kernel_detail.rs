@@ -56,7 +56,7 @@ pub fn sections(ui: &mut egui::Ui, k: &KernelSol, gain_line: Option<String>) {
         ui.separator();
         column(ui, "Stalls", COL_W, |ui| stalls(ui, k));
         ui.separator();
-        column(ui, "Memory", 540.0, |ui| memory(ui, k.memory.as_ref()));
+        column(ui, "Memory", 610.0, |ui| memory(ui, k.memory.as_ref()));
     });
     ui.separator();
     section_title(ui, "Rules (ncu, by estimated speedup)");

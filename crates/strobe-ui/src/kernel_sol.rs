@@ -266,7 +266,7 @@ impl KernelSolPane {
         // With a launch or the gains to show, the table and roofline take the upper part and
         // the sections scroll below them.
         let below = selected.is_some() || self.gains.is_some();
-        let top_h = if below { (avail.y * 0.45).max(260.0) } else { avail.y };
+        let top_h = if below { (avail.y * 0.4).max(240.0) } else { avail.y };
         ui.allocate_ui(egui::vec2(avail.x, top_h), |ui| {
             ui.set_max_height(top_h);
             ui.horizontal_top(|ui| {
@@ -286,30 +286,35 @@ impl KernelSolPane {
             return;
         }
         ui.separator();
-        egui::ScrollArea::vertical().id_salt("kernel_detail_scroll").auto_shrink([false, false]).show(ui, |ui| {
-            if let Some(g) = &self.gains {
-                let mut header = egui::CollapsingHeader::new(RichText::new("Where a faster kernel pays most").strong())
-                    .id_salt("kernel_gains")
-                    .default_open(true);
-                if std::mem::take(&mut self.reveal_gains) {
-                    header = header.open(Some(true));
-                    self.reveal_gains_scroll = true;
+        egui::ScrollArea::vertical().id_salt("kernel_detail_scroll").auto_shrink([false, false]).animated(false).show(
+            ui,
+            |ui| {
+                if let Some((i, k)) = selected {
+                    ui.label(RichText::new(format!("#{} {}", k.id, k.name)).strong());
+                    crate::kernel_detail::sections(ui, k, self.gain_line(i));
+                    ui.separator();
                 }
-                let r = header.show(ui, |ui| crate::kernel_gains::list(ui, g, report));
-                if let Some(i) = r.body_returned.flatten() {
-                    self.pick(i);
+                if let Some(g) = &self.gains {
+                    let mut header =
+                        egui::CollapsingHeader::new(RichText::new("Where a faster kernel pays most").strong())
+                            .id_salt("kernel_gains")
+                            .default_open(true);
+                    if std::mem::take(&mut self.reveal_gains) {
+                        header = header.open(Some(true));
+                        self.reveal_gains_scroll = true;
+                    }
+                    let r = header.show(ui, |ui| crate::kernel_gains::list(ui, g, report));
+                    if let Some(i) = r.body_returned.flatten() {
+                        self.pick(i);
+                    }
+                    if std::mem::take(&mut self.reveal_gains_scroll) {
+                        r.header_response.scroll_to_me(Some(egui::Align::TOP));
+                        // the scroll lands on the next frame, which an idle window would not draw
+                        ui.ctx().request_repaint();
+                    }
                 }
-                if self.reveal_gains_scroll {
-                    r.header_response.scroll_to_me(Some(egui::Align::TOP));
-                    self.reveal_gains_scroll = false;
-                }
-            }
-            if let Some((i, k)) = selected {
-                ui.separator();
-                ui.label(RichText::new(format!("#{} {}", k.id, k.name)).strong());
-                crate::kernel_detail::sections(ui, k, self.gain_line(i));
-            }
-        });
+            },
+        );
     }
 
     /// The launches, one row each; a click anywhere on a row picks its launch.

@@ -10,7 +10,7 @@ use strobe_analysis::ncu_detail::{MemoryFlow, MemoryWorkload};
 const UNITS: [&str; 4] = ["kernel", "L1", "L2", "DRAM"];
 const BOX_W: f32 = 56.0;
 const BOX_H: f32 = 64.0;
-const GAP: f32 = 104.0;
+const GAP: f32 = 124.0;
 /// Room above and below the boxes for the arrows' labels.
 const MARGIN: f32 = 16.0;
 

@@ -67,7 +67,11 @@ pub fn paragraph(k: &KernelSol) -> Option<String> {
                 head.push(format!("SM at {}, memory at {}", pct(s), pct(m)));
             }
             if let Some(w) = occ.and_then(|o| o.waves_per_sm).filter(|w| *w < 1.0) {
-                head.push(format!("{w:.2} waves per SM"));
+                head.push(if w < 0.01 {
+                    "under 0.01 waves per SM".to_string()
+                } else {
+                    format!("{w:.2} waves per SM")
+                });
             }
         }
     }
@@ -85,7 +89,7 @@ pub fn paragraph(k: &KernelSol) -> Option<String> {
                     .limiter
                     .as_deref()
                     .filter(|_| t < 100.0)
-                    .map(|l| format!(", limited by {}", l.replace(['_', '+'], " ")))
+                    .map(|l| format!(", limited by {}", l.replace('_', " ").replace('+', " and ")))
                     .unwrap_or_default();
                 parts.push(format!("occupancy {} of a theoretical {}{by}", pct(a), pct(t)));
             }

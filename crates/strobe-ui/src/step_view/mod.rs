@@ -55,7 +55,7 @@ impl StepsPane {
         // With an Nsight Compute report beside the trace: which kernel would pay most to make
         // faster, weighed against these steps (the kernel pane's list).
         if cx.ws.ncu.is_some() {
-            let link = ui.link("Where a faster kernel pays most (Nsight Compute) →").on_hover_text(
+            let link = ui.link("Where a faster kernel pays most (Nsight Compute)").on_hover_text(
                 "each profiled kernel's estimated speedup (ncu's rules, its roofline distance) as time per step",
             );
             if link.clicked() {
