@@ -16,6 +16,8 @@ use strobe_analysis::steps::StepRule;
 use strobe_import::{LoadOptions, Source};
 
 /// What the files hold, before it becomes a Python object (built with the GIL released).
+// one value per `open`, moved once into its Python object: its size does not matter
+#[allow(clippy::large_enum_variant)]
 enum Opened {
     Trace(TraceHandle),
     Ranks(RanksHandle),
