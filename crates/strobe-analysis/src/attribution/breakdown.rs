@@ -13,6 +13,7 @@ use crate::efficiency::{OpClass, OpRun, StepMfu};
 use crate::figures::TraceFigures;
 use crate::gpu_time::{Classifier, DeviceUnions};
 use crate::steps::Step;
+use rayon::prelude::*;
 use strobe_store::timing::Phase;
 use strobe_store::Store;
 
@@ -59,15 +60,19 @@ pub fn attribute(store: &Store, figs: &TraceFigures, steps: &[Step]) -> Vec<Step
     let _t = Phase::start("figures: step attribution");
     let mfu = crate::efficiency::step_mfu(store, runs, steps, &eff.device);
     let owners = Owners::new(runs);
-    let mut classes = Classifier::new(store);
     let lanes: Vec<Vec<u32>> = unions.iter().map(|u| device_lanes(store, u.device)).collect();
     // why no op has FLOPs, where the efficiency figures know (no framework ops in an nsys
     // export, no correlation flows…)
     let no_ops = runs.is_empty().then(|| eff.notes.first().cloned()).flatten();
-    let names = std::cell::RefCell::new(NameFlags::new());
     let sorted = runs_sorted(store, runs);
-    let input = Input { store, runs, runs_sorted: sorted, owners: &owners, unions, lanes: &lanes, no_ops, names };
-    steps.iter().zip(mfu).map(|(s, m)| one_step(&input, &mut classes, s, &m)).collect()
+    let input = Input { store, runs, runs_sorted: sorted, owners: &owners, unions, lanes: &lanes, no_ops };
+    // the steps are independent: attributed side by side, each worker with its own caches of
+    // what names say (a cache only saves time, it decides nothing)
+    steps
+        .par_iter()
+        .zip(mfu)
+        .map_init(|| (Classifier::new(store), NameFlags::new()), |(c, n), (s, m)| one_step(&input, c, n, s, &m))
+        .collect()
 }
 
 /// Notes on each step of `steps` that overlaps the steps beside it in the list.
@@ -85,7 +90,6 @@ struct Input<'a> {
     unions: &'a [DeviceUnions],
     lanes: &'a [Vec<u32>],
     no_ops: Option<String>,
-    names: std::cell::RefCell<NameFlags>,
 }
 
 /// Notes for step `i` overlapping the steps beside it.
@@ -117,7 +121,7 @@ fn step_device(unions: &[DeviceUnions], (a, b): (i64, i64)) -> Option<(usize, i6
     best
 }
 
-fn one_step(input: &Input, classes: &mut Classifier, s: &Step, m: &StepMfu) -> StepAttribution {
+fn one_step(input: &Input, classes: &mut Classifier, names: &mut NameFlags, s: &Step, m: &StepMfu) -> StepAttribution {
     let store = input.store;
     let (a, b) = (s.start_ns, s.end_ns());
     let mut out = StepBreakdown { step: s.name.clone(), start_ns: a, dur_ns: s.dur_ns.max(0), ..Default::default() };
@@ -165,12 +169,11 @@ fn one_step(input: &Input, classes: &mut Classifier, s: &Step, m: &StepMfu) -> S
     }));
     let mut causer = IdleCauser::new(store, union, crate::idle::DEFAULT_THRESHOLD_NS);
     let mut held: Vec<Evidence> = Vec::new();
-    let mut names = input.names.borrow_mut();
     names.for_step(&s.name);
     for &(a, e) in &act.idle {
         let (kind, lanes) = causer.cause(a, e);
         let pieces = match lanes {
-            Some(l) => holders(store, l, (a, e), &mut names),
+            Some(l) => holders(store, l, (a, e), names),
             None => vec![Held { start: a, end: e, holder: None, sync: false }],
         };
         for p in pieces {
@@ -223,6 +226,9 @@ fn work_parts(input: &Input, act: &WindowActivity, s: &Step, m: &StepMfu, notes:
     // per class: time and the longest span; per other name: time and the longest span
     let mut model: Vec<(OpClass, f64, (i64, u32))> = Vec::new();
     let mut other: Vec<(String, f64, (i64, u32))> = Vec::new();
+    // by what the name is made of (no string made per span), then by the name itself (two
+    // makings of one name are one entry)
+    let mut other_by_key: rustc_hash::FxHashMap<(bool, &str), usize> = Default::default();
     let mut other_index: rustc_hash::FxHashMap<String, usize> = Default::default();
     for &(span, share) in &act.work {
         let len = (store.span_end(span) - store.span_start(span), span);
@@ -235,17 +241,19 @@ fn work_parts(input: &Input, act: &WindowActivity, s: &Step, m: &StepMfu, notes:
                 None => model.push((c, share, len)),
             },
             owner => {
-                let name = other_name(store, span, owner);
-                match other_index.get(&name) {
-                    Some(&i) => {
-                        other[i].1 += share;
-                        other[i].2 = other[i].2.max(len);
-                    }
-                    None => {
-                        other_index.insert(name.clone(), other.len());
-                        other.push((name, share, len));
-                    }
-                }
+                let key = match owner {
+                    Owner::Op(r) => (r.recompute, r.name.as_str()),
+                    _ => (false, store.span_name(span)),
+                };
+                let i = *other_by_key.entry(key).or_insert_with(|| {
+                    let name = other_name(store, span, owner);
+                    *other_index.entry(name.clone()).or_insert_with(|| {
+                        other.push((name, 0.0, len));
+                        other.len() - 1
+                    })
+                });
+                other[i].1 += share;
+                other[i].2 = other[i].2.max(len);
             }
         }
     }

@@ -74,8 +74,9 @@ pub fn holders(store: &Store, lanes: &[u32], (s, e): (i64, i64), names: &mut Nam
     out
 }
 
-/// Per name (string id), once: whether it names a step (passed over) and whether it is a
-/// synchronisation. The names of a trace repeat millions of times; each is read once.
+/// Per name (string id), once: whether it names an iteration (passed over) and whether it is a
+/// synchronisation. The names of a trace repeat millions of times; each is read once. The
+/// step's own name (a `--steps` pattern's) is passed over too, told by its text.
 #[derive(Default)]
 pub struct NameFlags {
     step: String,
@@ -87,19 +88,19 @@ impl NameFlags {
         NameFlags { step: String::new(), flags: Default::default() }
     }
 
-    /// For the step named `name`: its own range is passed over too (a `--steps` pattern's).
+    /// For the step named `name`: its own range is passed over too.
     pub fn for_step(&mut self, name: &str) {
         if self.step != name {
-            self.step = name.to_string();
-            self.flags.clear();
+            self.step.clear();
+            self.step.push_str(name);
         }
     }
 
     fn of(&mut self, store: &Store, name: u32) -> (bool, bool) {
-        let step = &self.step;
-        *self.flags.entry(name).or_insert_with(|| {
+        let (iteration, sync) = *self.flags.entry(name).or_insert_with(|| {
             let n = store.string(name);
-            (n == step || crate::steps::is_iteration_name(n), super::idle_causes::is_sync_name(n))
-        })
+            (crate::steps::is_iteration_name(n), super::idle_causes::is_sync_name(n))
+        });
+        (iteration || store.string(name) == self.step, sync)
     }
 }
