@@ -98,6 +98,7 @@ fn sizes(sz: &[Vec<i64>]) -> String {
 /// `report.mismatches` (with `p2p` set) and counts the pairs matched.
 pub fn match_p2p(dumps: &[&FrDump], groups: &[GroupSummary], report: &mut FrReport) {
     let open: BTreeSet<u32> = dumps.iter().map(|d| d.rank).collect();
+    let first_new = report.mismatches.len();
     let by_group = ends(dumps, groups, &mut report.notes);
     for (group, ends) in &by_group {
         let desc = groups.iter().find(|g| &g.name == group).map(|g| g.desc.clone()).unwrap_or_default();
@@ -120,6 +121,9 @@ pub fn match_p2p(dumps: &[&FrDump], groups: &[GroupSummary], report: &mut FrRepo
             }
         }
     }
+    // per group in the groups' order, then by sequence number
+    let pos = |g: &str| groups.iter().position(|x| x.name == g).unwrap_or(usize::MAX);
+    report.mismatches[first_new..].sort_by_key(|m| (pos(&m.group), m.seq));
 }
 
 /// A pair alone on its group: position = `p2p_seq_id`.

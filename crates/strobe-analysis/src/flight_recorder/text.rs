@@ -83,6 +83,7 @@ pub fn to_text(r: &FrReport) -> String {
         let last = r.last_completed_everywhere.iter().find(|l| l.group == g.name);
         let last = match last {
             Some(l) => format!("last completed by every member: seq {} ({})", l.seq, l.op),
+            None if g.seqs.is_empty() => "no collectives recorded (point-to-point only)".into(),
             None => "no collective completed by every member".into(),
         };
         let _ =
