@@ -43,6 +43,11 @@ fn categories_sources_and_flame_graph_of_the_peak() {
     let st = p.states[0].as_ref().unwrap();
     assert_eq!(st.active.selected, top.allocations.first().copied());
     assert_eq!(st.history.position(), b.position, "the history moved to the peak");
+    // the selected allocation says what it is and why
+    let i = st.active.selected.unwrap();
+    let doc = h.state().ws.memory.as_ref().unwrap();
+    let rule = strobe_analysis::memory::Classifier::new(&doc.snapshot, 0).rule(&st.timeline.allocs[i]);
+    h.get_by_label(&format!("{}: {}", strobe_ui::memory::breakdown_view::category_label(rule.category()), rule.text()));
 }
 
 #[test]

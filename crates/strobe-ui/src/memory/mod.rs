@@ -335,6 +335,17 @@ impl MemoryPane {
             let cursor = st.history.position();
             let mut act = st.active.ui(ui, snapshot, &st.timeline, cursor, &ooms, h);
             act = st.active.selected_ui(ui, snapshot, &st.timeline).or(act);
+            if let (Some(i), Some(c)) = (st.active.selected, &st.classifier) {
+                let rule = c.rule(&st.timeline.allocs[i]);
+                ui.label(
+                    egui::RichText::new(format!(
+                        "{}: {}",
+                        breakdown_view::category_label(rule.category()),
+                        rule.text()
+                    ))
+                    .color(breakdown_view::category_color(rule.category())),
+                );
+            }
             ui.separator();
             if let Some(k) = self.history_bar.ui(ui, snapshot, &st.history) {
                 st.seek(snapshot, k, false);
