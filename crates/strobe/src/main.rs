@@ -10,6 +10,7 @@ mod export;
 mod flight_recorder;
 mod gate;
 mod load;
+mod ncu_beside;
 mod ranks;
 mod report_memo;
 mod scale;
