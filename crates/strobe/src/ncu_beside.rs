@@ -68,7 +68,12 @@ fn text(b: &Beside) -> String {
             ("ncu", Some(r)) => strobe_analysis::ncu_detail::paragraph::rule_words(r),
             _ => "roofline distance".into(),
         };
-        let _ = writeln!(s, "  {} ({why})  {}", k.sentence(g.step_ns), k.timeline_name);
+        let name: String = if k.timeline_name.chars().count() > 100 {
+            k.timeline_name.chars().take(99).chain(['…']).collect()
+        } else {
+            k.timeline_name.clone()
+        };
+        let _ = writeln!(s, "  {} ({why})  {name}", k.sentence(g.step_ns));
     }
     s
 }
