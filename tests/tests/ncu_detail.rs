@@ -246,3 +246,31 @@ fn details_csv_carries_rules_and_occupancy() {
     }
     assert_eq!(rules, 210);
 }
+
+/// Damaged rule results never panic: every 211th byte of a report with rule results (the esmm
+/// report, older ncu), flipped, parses to launches or to an error naming a byte offset, and
+/// whatever parses goes through the whole analysis and its JSON and text.
+#[test]
+fn damaged_reports_with_rule_results_are_read_or_refused_cleanly() {
+    let bytes = std::fs::read(sample("ncu_esmm.ncu-rep")).unwrap();
+    let rules = ncu_rep::parse(&bytes).unwrap().launches.iter().map(|l| l.rules.len()).sum::<usize>();
+    assert_eq!(rules, 12);
+    let (mut ok, mut refused) = (0, 0);
+    for at in (8..bytes.len()).step_by(211) {
+        let mut b = bytes.clone();
+        b[at] ^= 0xA5;
+        match ncu_rep::parse(&b) {
+            Ok(rep) => {
+                let r = analyse(&rep);
+                let _ = serde_json::to_string(&r).unwrap();
+                let _ = strobe_analysis::roofline::to_text(&r);
+                ok += 1;
+            }
+            Err(e) => {
+                assert!(e.contains("byte") || e.contains("version"), "{e}");
+                refused += 1;
+            }
+        }
+    }
+    assert!(ok > 0 && refused > 0, "{ok} read, {refused} refused");
+}

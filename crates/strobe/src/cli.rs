@@ -44,7 +44,9 @@ fn parse_ms_range(s: &str) -> Result<(f64, f64), String> {
 pub enum Command {
     /// Summarise a trace: GPU busy/idle, compute/comm/memory, overlap, top kernels, streams, steps.
     /// With several traces (or a directory of them): one per rank, side by side — the rank–step
-    /// table, collective skew, stragglers with evidence, HTA-parity tables.
+    /// table, collective skew, stragglers with evidence, HTA-parity tables. A trace and an
+    /// Nsight Compute report (or CSV export): the report's kernels and which faster kernel would
+    /// pay most per step of the trace.
     Report {
         #[arg(required = true, num_args = 1..)]
         files: Vec<PathBuf>,
@@ -233,6 +235,9 @@ impl Cli {
                 }
                 if let Some(dumps) = crate::flight_recorder::dumps_given(&files)? {
                     return crate::flight_recorder::report(&dumps, json);
+                }
+                if let Some((trace, ncu)) = crate::ncu_beside::given(&files) {
+                    return crate::ncu_beside::report(&trace, &ncu, self.cache_dir.as_deref(), json);
                 }
                 let expanded = crate::ranks::expand_inputs(&files)?;
                 // every option the several-rank report's output depends on

@@ -12,6 +12,7 @@ mod flight_recorder;
 mod gate;
 mod load;
 mod memory_diff;
+mod ncu_beside;
 mod ranks;
 mod report_memo;
 mod scale;
