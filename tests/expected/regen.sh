@@ -96,6 +96,7 @@ for d in sample-traces/flight_recorder/*/; do
   name=$(basename "$d")
   python3 tests/expected/flight_recorder_expected.py "$d" > "tests/expected/fr_$name.flight_recorder.json"
   echo "tests/expected/fr_$name.flight_recorder.json"
+done
 
 # Perfetto protobuf traces: decoded with the `perfetto` package's protobuf classes
 # (pip install perfetto protobuf; PYTHON names an interpreter that has them).
