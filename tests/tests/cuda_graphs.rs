@@ -88,3 +88,40 @@ fn nsys_node_trace_leads_each_node_back_to_its_capture() {
     spans.sort();
     assert_eq!(linked, spans);
 }
+
+#[test]
+fn a_node_table_that_cannot_be_read_is_a_note_not_an_error() {
+    // the export with its node events' ids turned to text and a column dropped
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("odd_nodes.sqlite");
+    std::fs::copy(sample("nsys_cuda_graphs.sqlite"), &file).unwrap();
+    let c = rusqlite::Connection::open(&file).unwrap();
+    c.execute_batch(
+        "UPDATE CUDA_GRAPH_NODE_EVENTS SET graphNodeId = 'x' WHERE rowid % 2 = 0;
+         ALTER TABLE CUDA_GRAPH_NODE_EVENTS DROP COLUMN originalGraphNodeId;",
+    )
+    .unwrap();
+    drop(c);
+    let store = load_in(&file, dir.path()).unwrap();
+    // the graph is still found from its kernels, its replays and nodes whole
+    let g = cuda_graphs(&store);
+    assert_eq!(g.graphs.len(), 1);
+    assert_eq!((g.graphs[0].replays.len(), g.graphs[0].nodes.len()), (20, 6));
+    assert!(
+        store.meta.load.notes.iter().any(|n| n.contains("CUDA_GRAPH_NODE_EVENTS rows without")),
+        "{:?}",
+        store.meta.load.notes
+    );
+    // a table without its node column: a note
+    let file2 = dir.path().join("no_node_col.sqlite");
+    std::fs::copy(sample("nsys_cuda_graphs.sqlite"), &file2).unwrap();
+    let c = rusqlite::Connection::open(&file2).unwrap();
+    c.execute_batch("ALTER TABLE CUDA_GRAPH_NODE_EVENTS DROP COLUMN graphNodeId;").unwrap();
+    drop(c);
+    let store = load_in(&file2, dir.path()).unwrap();
+    assert!(
+        store.meta.load.notes.iter().any(|n| n.contains("has no column graphNodeId")),
+        "{:?}",
+        store.meta.load.notes
+    );
+}

@@ -46,11 +46,17 @@ impl Ctx<'_> {
     /// Each row of `CUDA_GRAPH_NODE_EVENTS` of this converter's process, where the export has
     /// the table: a zero-length span at its time on its thread.
     pub(super) fn graph_node_events(&mut self, conn: &rusqlite::Connection) -> Result<(), ImportError> {
-        let path = self.path;
-        self.read_node_events(conn).map_err(|e| match e {
-            NodeError::Sql(e) => ImportError::bad(path, format!("cannot read {NODE_EVENTS}: {e}")),
-            NodeError::Io(e) => ImportError::io(path, e),
-        })
+        // an unreadable table costs the capture attribution, not the export: a note
+        match self.read_node_events(conn) {
+            Ok(()) => Ok(()),
+            Err(NodeError::Sql(e)) => {
+                self.load.notes.push(format!(
+                    "{NODE_EVENTS} could not be read ({e}): graph nodes are not traced back to their capture"
+                ));
+                Ok(())
+            }
+            Err(NodeError::Io(e)) => Err(ImportError::io(self.path, e)),
+        }
     }
 
     fn read_node_events(&mut self, conn: &rusqlite::Connection) -> Result<(), NodeError> {
