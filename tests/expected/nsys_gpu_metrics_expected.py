@@ -19,8 +19,12 @@ Rules:
 - Steps (given on the command line as NVTX range texts): each NVTX_EVENTS range with that
   text, [start, end); a step with no sample is left out.
 - Busy but not working: over the periods of "SMs Active", those the union of the GPU's
-  kernels covers for at least 90 % of the period are kernel-busy; of them, those with
-  SMs Active < 50 are low. Reported: busy and low time (ns).
+  kernels (its gaps shorter than 2 000 ns closed: the GPU turning to its next queued
+  kernel) covers for at least 90 % of the period are kernel-busy; of them, those with
+  SMs Active < 50 are low. Reported: busy and low time (ns), the same per step (periods
+  starting inside it), and the 5 longest runs of consecutive low periods (longest first,
+  then earliest) with their mean SMs Active, the kernel name with the most time inside the
+  run and the block count of its longest launch there.
 - Per kernel name (the 3 with most GPU time): its launches' total time, and the mean of
   "SMs Active" weighted by how much of each sample's period its launches cover.
 
@@ -74,7 +78,10 @@ def main(path, step_texts):
     out = {"devices": {}}
     for dev in sorted({d for d, _ in series}):
         ops = []
+        present = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"):
+            if table not in present:
+                continue
             ops += con.execute(f"SELECT start, end FROM {table} WHERE deviceId = ?", (dev,)).fetchall()
         a, b = min(s for s, _ in ops), max(e for _, e in ops)
         d = {"window": [a, b], "metrics": {}, "steps": {}, "kernels": {}}
@@ -96,14 +103,48 @@ def main(path, step_texts):
         kernels = con.execute(
             "SELECT k.start, k.end, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName "
             "WHERE k.deviceId = ?", (dev,)).fetchall()
-        ku = union([(s, e) for s, e, _ in kernels])
+        ku = []
+        for s, e in union([(s, e) for s, e, _ in kernels]):
+            if ku and s - ku[-1][1] < 2000:
+                ku[-1][1] = max(ku[-1][1], e)
+            else:
+                ku.append([s, e])
         busy = low = 0
-        for s, e, v in periods:
+        per_step = {}
+        runs = []
+        for i, (s, e, v) in enumerate(periods):
             if e > s and covered(ku, s, e) >= 0.9 * (e - s):
                 busy += e - s
+                inside = [t for t, a, b in steps if a <= s < b]
+                for t in inside:
+                    per_step.setdefault(t, {"busy_ns": 0, "low_ns": 0})["busy_ns"] += e - s
                 if v < 50:
                     low += e - s
-        d["busy_not_working"] = {"busy_ns": busy, "low_ns": low}
+                    for t in inside:
+                        per_step[t]["low_ns"] += e - s
+                    if runs and runs[-1][1] == i - 1:
+                        runs[-1][1] = i
+                    else:
+                        runs.append([i, i])
+        runs.sort(key=lambda r: (-(periods[r[1]][1] - periods[r[0]][0]), r[0]))
+        stretches = []
+        for i, j in runs[:5]:
+            a, b = periods[i][0], periods[j][1]
+            kin = {}
+            for ks, ke, n, grid in con.execute(
+                    "SELECT k.start, k.end, s.value, k.gridX * k.gridY * k.gridZ FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+                    "JOIN StringIds s ON s.id = k.demangledName WHERE k.deviceId = ? AND k.start < ? AND k.end > ?",
+                    (dev, b, a)):
+                o = min(ke, b) - max(ks, a)
+                if o > 0:
+                    tot, best, g = kin.get(n, (0, 0, None))
+                    kin[n] = (tot + o, max(best, o), grid if o > best else g)
+            name = min(kin, key=lambda n: (-kin[n][0], n)) if kin else None
+            stretches.append({"start_ns": a, "end_ns": b, "samples": j - i + 1,
+                              "sms_active": statistics.fmean(periods[k][2] for k in range(i, j + 1)),
+                              "kernel": name, "kernel_ns": kin[name][0] if name else 0,
+                              "grid_blocks": kin[name][2] if name else None})
+        d["busy_not_working"] = {"busy_ns": busy, "low_ns": low, "steps": per_step, "stretches": stretches}
         by_name = {}
         for s, e, n in kernels:
             if e > s:

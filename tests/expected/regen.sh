@@ -49,6 +49,8 @@ echo "tests/expected/gpt_train.efficiency.json"
 python3 tests/expected/nsys_emit_nvtx_expected.py sample-traces/nsys_emit_nvtx_gpt.sqlite > tests/expected/nsys_emit_nvtx_gpt.efficiency.json
 python3 tests/expected/nsys_gpu_metrics_expected.py sample-traces/nsys_gpu_metrics_h100.sqlite \
   gemm_bf16 copy_bandwidth small_grids host_sleep graph_capture graph_replay > tests/expected/nsys_gpu_metrics_h100.gpu_metrics.json
+python3 tests/expected/nsys_gpu_metrics_expected.py sample-traces/nsys_gpu_metrics_idle_sms.sqlite \
+  one_block_spin small_grid_chain full_gemm elementwise_stream > tests/expected/nsys_gpu_metrics_idle_sms.gpu_metrics.json
 echo "tests/expected/nsys_emit_nvtx_gpt.efficiency.json"
 
 # Several ranks: alignment, collectives, rank-step table, stragglers; and trace diff.

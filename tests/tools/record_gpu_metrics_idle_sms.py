@@ -18,9 +18,14 @@ Each phase is an NVTX range, run back to back with no host gap on the GPU:
         -o gpu_metrics_idle_sms python3 tests/tools/record_gpu_metrics_idle_sms.py
     nsys export --type sqlite -o gpu_metrics_idle_sms.sqlite gpu_metrics_idle_sms.nsys-rep
 
-Then trim it (python3 tests/tools/trim_nsys_gpu_metrics.py FILE, with OUT set to the new
-name) if it is over 2 MB, and add the phases to tests/expected/nsys_gpu_metrics_expected.py's
-command line in tests/expected/regen.sh.
+Then trim it to sample-traces/nsys_gpu_metrics_idle_sms.sqlite, keeping every metric sample of
+the phases:
+
+    python3 tests/tools/trim_nsys_gpu_metrics.py gpu_metrics_idle_sms.sqlite \
+        --out nsys_gpu_metrics_idle_sms.sqlite \
+        --phases one_block_spin small_grid_chain full_gemm elementwise_stream
+
+and regenerate its oracle figures with tests/expected/regen.sh.
 """
 
 import torch

@@ -2,6 +2,14 @@
 //! sampling period while few of its SMs are active. The kernel timeline calls that time busy;
 //! the SMs say most of the GPU is waiting: the tail of a kernel whose last wave fills a few
 //! SMs, grids too small to fill the GPU, serial chains of tiny kernels.
+//!
+//! A chain of tiny kernels queued ahead of the GPU runs with a gap of about a microsecond
+//! between one kernel's end and the next one's start (the GPU moving to the next queued
+//! launch): a real H100 chain of 5 µs reductions fills only ~76 % of each sampling period
+//! with kernels, yet the GPU never waits for anything but its own turnaround. Gaps that short
+//! are counted as kernel time. A host launching kernels one at a time cannot be that quick
+//! (a launch call costs several microseconds; the launch-bound chain in the H100 sample
+//! leaves 8–17 µs gaps), so the GPU idling for its host still is not busy.
 
 use super::{find, periods};
 use crate::intervals::total_within;
@@ -13,6 +21,9 @@ use strobe_store::Store;
 pub const LOW_PCT: f64 = 50.0;
 /// A sampling period counts as kernel-busy when compute kernels cover this much of it.
 pub const BUSY_FRACTION: f64 = 0.9;
+/// Gaps between compute kernels shorter than this are the GPU moving to its next queued
+/// kernel, counted as busy.
+pub const TURNAROUND_NS: i64 = 2_000;
 /// How many of the longest stretches are listed.
 pub const LONGEST: usize = 5;
 
@@ -48,10 +59,23 @@ pub struct LowStretch {
     pub grid_blocks: Option<u64>,
 }
 
+/// `u` (sorted, disjoint) with the gaps shorter than `TURNAROUND_NS` closed.
+fn close_turnarounds(u: &[(i64, i64)]) -> Vec<(i64, i64)> {
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(u.len());
+    for &(s, e) in u {
+        match out.last_mut() {
+            Some(last) if s - last.1 < TURNAROUND_NS => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
 /// Busy-but-not-working time of `device`, from its SMs Active samples and its compute
 /// kernels' union `compute`; None without SMs Active samples or kernel-busy periods.
 pub fn busy_not_working(store: &Store, device: i64, compute: &[(i64, i64)]) -> Option<BusyNotWorking> {
     let sms = find(store, device, "SMs Active")?;
+    let compute = &close_turnarounds(compute)[..];
     let (ts, vals) = store.counter_points(sms);
     let tensor = find(store, device, "Tensor Active").map(|c| store.counter_points(c));
     let per = periods(ts);
@@ -170,6 +194,13 @@ mod tests {
         assert_eq!(grid_blocks(r#"{"grid": [132,1,1]}"#), Some(132));
         assert_eq!(grid_blocks(r#"{"block":[128,1,1]}"#), None);
         assert_eq!(grid_blocks(r#"{"grid":"x"}"#), None);
+    }
+
+    #[test]
+    fn only_turnaround_gaps_are_closed() {
+        let u = [(0, 5_000), (6_000, 11_000), (11_900, 12_000), (25_000, 30_000)];
+        assert_eq!(close_turnarounds(&u), [(0, 12_000), (25_000, 30_000)]);
+        assert!(close_turnarounds(&[]).is_empty());
     }
 }
 
