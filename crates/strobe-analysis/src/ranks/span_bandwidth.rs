@@ -6,7 +6,7 @@
 //! matched instance across ranks (`group_match`) gives the transfer after everyone arrived.
 
 use super::bandwidth::{bandwidth, bytes_of};
-use super::comm_ops::{kind_of, op_from_args, op_from_work_record, CommOp, TimedBy};
+use super::comm_ops::{is_record, kind_of, op_from_args, op_from_work_record, CommOp, TimedBy};
 use serde::Serialize;
 use strobe_model::{is_comm_kernel, SpanKind};
 use strobe_store::Store;
@@ -33,7 +33,7 @@ pub struct SpanBandwidth {
 fn op_of(st: &Store, span: u32) -> Option<CommOp> {
     let name = st.span_name(span);
     let t = (st.span_start(span), st.span_end(span));
-    if name == "record_param_comms" {
+    if is_record(name) {
         return op_from_args(&st.span_args(span), span, t, TimedBy::Call);
     }
     if name.starts_with("gloo:") || name.starts_with("nccl:") {
@@ -44,7 +44,7 @@ fn op_of(st: &Store, span: u32) -> Option<CommOp> {
     }
     op_from_args(&st.span_args(span), span, t, TimedBy::Kernel).or_else(|| {
         let launch = st.launch_of(span)?;
-        let rec = st.enclosing_stack(launch).into_iter().rev().find(|&p| st.span_name(p) == "record_param_comms")?;
+        let rec = st.enclosing_stack(launch).into_iter().rev().find(|&p| is_record(st.span_name(p)))?;
         op_from_args(&st.span_args(rec), span, t, TimedBy::Kernel)
     })
 }
