@@ -69,7 +69,10 @@ fn without_payload_values_sizes_are_unknown() {
     }
     let notes = &store.meta.load.notes;
     assert!(
-        notes.iter().any(|n| n.contains("12 NCCL collective ranges carry no payload values") && n.contains("--include-json=true")),
+        notes
+            .iter()
+            .any(|n| n.contains("12 NCCL collective ranges carry no payload values")
+                && n.contains("--include-json=true")),
         "{notes:?}"
     );
 }
@@ -90,7 +93,9 @@ fn bad_payloads_give_notes() {
             .unwrap()
             .map(Result::unwrap)
             .collect();
-        for (id, text) in ids.iter().zip(["not json {", r#"{"NCCL communicator ID":1}"#, r#"{"Message size [bytes]":-4}"#]) {
+        for (id, text) in
+            ids.iter().zip(["not json {", r#"{"NCCL communicator ID":1}"#, r#"{"Message size [bytes]":-4}"#])
+        {
             c.execute("UPDATE NVTX_EVENTS SET jsonText = ?1 WHERE rowid = ?2", rusqlite::params![text, id]).unwrap();
         }
     }

@@ -23,9 +23,9 @@
 
 mod diagnostics;
 mod emit_nvtx;
-mod nccl_nvtx;
 mod gpu_metrics;
 mod graph_nodes;
+mod nccl_nvtx;
 mod processes;
 mod rep;
 mod rows;
@@ -271,7 +271,8 @@ fn import_group(
         diagnostics::notes(&conn, &schema, &strings, &mut notes);
         drop(t_small);
         drop(conn);
-        let shared = Shared { meta, notes, strings, enums, nvtx_domains, nccl_comm_sizes, corr_pid, usable: usable.clone() };
+        let shared =
+            Shared { meta, notes, strings, enums, nvtx_domains, nccl_comm_sizes, corr_pid, usable: usable.clone() };
 
         // one converter per process; the first on this thread
         let mut rxs = (sync_rx, kernel_rx, memcpy_rx, memset_rx, runtime_rx, nvtx_rx, osrt_rx);

@@ -67,7 +67,9 @@ pub fn record_args(coll: &str, json: Option<&str>, sizes: &FxHashMap<String, u64
     let Some(json) = json.filter(|j| !j.trim().is_empty()) else { return Sized::NoPayload };
     let v: serde_json::Value = match serde_json::from_str(json) {
         Ok(v @ serde_json::Value::Object(_)) => v,
-        _ => return Sized::Bad(format!("payload is not a JSON object: {:?}", json.chars().take(80).collect::<String>())),
+        _ => {
+            return Sized::Bad(format!("payload is not a JSON object: {:?}", json.chars().take(80).collect::<String>()))
+        }
     };
     let ranks = comm_id(&v).map(|id| {
         let _ = write!(out, ",\"Process Group Name\":{}", serde_json::Value::String(id.clone()));
@@ -136,7 +138,10 @@ mod tests {
         assert_eq!((a["In msg nelems"].as_u64(), a["Reduction operation"].as_str()), (Some(100), Some("Sum")));
         // an unknown communicator: all-gather's output unknown, its input still read
         let (a, _) = args("allgather", Some(r#"{"NCCL communicator ID":8,"Message size [bytes]":100}"#));
-        assert_eq!((a["In msg nelems"].as_u64(), a.get("Out msg nelems"), a.get("Group size")), (Some(100), None, None));
+        assert_eq!(
+            (a["In msg nelems"].as_u64(), a.get("Out msg nelems"), a.get("Group size")),
+            (Some(100), None, None)
+        );
     }
 
     #[test]
