@@ -111,3 +111,49 @@ fn bad_payloads_give_notes() {
         "{notes:?}"
     );
 }
+
+/// An NCCL kernel launched inside a range (here added to a copy of the export: a one-rank
+/// NCCL launches none) is the collective's: it times the collective, and its own details
+/// carry the range's bytes.
+#[test]
+fn kernels_launched_inside_the_range_take_its_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("kernel.sqlite");
+    std::fs::copy(sample("nsys_nccl_1rank_json.sqlite"), &p).unwrap();
+    // the first all-gather range runs 7823489522..7823531440 on its thread; correlation 4239 is
+    // a runtime call inside it that launched nothing
+    let (k_start, k_end) = (7_823_500_000_i64, 7_823_528_000_i64);
+    {
+        let c = rusqlite::Connection::open(&p).unwrap();
+        let corr: i64 = c
+            .query_row(
+                "SELECT correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId = 4239 AND start >= 7823489522 AND end <= 7823531440",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let id: i64 = c.query_row("SELECT max(id) + 1 FROM StringIds", [], |r| r.get(0)).unwrap();
+        c.execute("INSERT INTO StringIds (id, value) VALUES (?1, 'ncclDevKernel_AllGather_RING_LL')", [id]).unwrap();
+        c.execute_batch("CREATE TEMP TABLE k AS SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1").unwrap();
+        c.execute(
+            "UPDATE k SET correlationId = ?1, shortName = ?2, demangledName = ?2, mangledName = ?2, start = ?3, end = ?4",
+            rusqlite::params![corr, id, k_start, k_end],
+        )
+        .unwrap();
+        c.execute_batch("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM k").unwrap();
+    }
+    let store = load_in(&p, dir.path()).unwrap();
+    let ops = comm_ops(&store);
+    assert_eq!(ops.len(), 12, "the kernel is the range's, not an op of its own");
+    let ag: Vec<_> = ops.iter().filter(|o| store.span_name(o.span) == "ncclAllGather").collect();
+    assert_eq!(ag[0].timed_by, TimedBy::Kernel);
+    assert_eq!(ag[0].end_ns - ag[0].start_ns, k_end - k_start);
+    assert!(ag[1..].iter().all(|o| o.timed_by == TimedBy::Call));
+    let kernel = (0..store.span_count() as u32)
+        .find(|&s| store.span_name(s) == "ncclDevKernel_AllGather_RING_LL")
+        .expect("the kernel");
+    let b = span_bandwidth(&store, kernel).unwrap();
+    assert_eq!((b.kind.as_str(), b.bytes, b.group_size), ("all_gather", Some(1_048_576), Some(1)));
+    assert_eq!(b.dur_ns, k_end - k_start);
+    assert!(close(b.algbw_gbps.unwrap(), 1_048_576.0 / 28_000.0));
+}
