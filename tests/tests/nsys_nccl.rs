@@ -63,7 +63,8 @@ fn without_payload_values_sizes_are_unknown() {
         let b = span_bandwidth(&store, op.span).unwrap();
         assert_eq!(b.kind, w["kind"].as_str().unwrap());
         assert_eq!(b.bytes, None);
-        assert!(b.size_unknown.is_some());
+        let why = b.size_unknown.as_deref().unwrap_or_default();
+        assert!(why.contains("--include-json=true"), "{why}");
         assert_eq!(b.algbw_gbps, None);
         assert_eq!(b.dur_ns, w["dur_ns"].as_i64().unwrap());
     }
@@ -104,6 +105,10 @@ fn bad_payloads_give_notes() {
     assert_eq!(ops.len(), 12);
     let unknown = ops.iter().filter(|o| span_bandwidth(&store, o.span).unwrap().bytes.is_none()).count();
     assert_eq!(unknown, 3);
+    let whys: Vec<String> = ops.iter().filter_map(|o| span_bandwidth(&store, o.span).unwrap().size_unknown).collect();
+    assert!(whys.iter().any(|w| w.contains("not a JSON object")), "{whys:?}");
+    assert!(whys.iter().any(|w| w.contains("no \"Message size [bytes]\"")), "{whys:?}");
+    assert!(whys.iter().any(|w| w.contains("-4")), "{whys:?}");
     let notes = &store.meta.load.notes;
     assert!(
         notes.iter().any(|n| n.contains("3 NCCL collective ranges had a payload that could not be read")

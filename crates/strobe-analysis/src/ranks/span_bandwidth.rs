@@ -49,6 +49,19 @@ fn op_of(st: &Store, span: u32) -> Option<CommOp> {
     })
 }
 
+/// Why the record of `span` (its own, or the one that launched it) has no size, where the
+/// importer said (`Size unknown`: an nsys export without NCCL's payload values).
+fn recorded_why(st: &Store, span: u32) -> Option<String> {
+    let why = |s: u32| {
+        let a: serde_json::Value = serde_json::from_str(&st.span_args(s)).ok()?;
+        a.get("Size unknown")?.as_str().map(String::from)
+    };
+    why(span).or_else(|| {
+        let launch = st.launch_of(span)?;
+        st.enclosing_stack(launch).into_iter().rev().find(|&p| is_record(st.span_name(p))).and_then(why)
+    })
+}
+
 /// What an NCCL kernel's name tells (`ncclDevKernel_AllReduce_Sum_f32_RING_LL`,
 /// `ncclKernel_AllGather_RING_LL_Sum_int8_t`): the collective and, where named, the element
 /// type; never the count.
@@ -115,7 +128,7 @@ pub fn span_bandwidth(st: &Store, span: u32) -> Option<SpanBandwidth> {
     let dur_ns = st.span_end(span) - st.span_start(span);
     let (bytes, size_unknown) = match bytes_of(&op) {
         Ok(b) => (Some(b), None),
-        Err(why) => (None, Some(why)),
+        Err(why) => (None, Some(recorded_why(st, span).unwrap_or(why))),
     };
     let bw = bytes.and_then(|b| bandwidth(&kind, size.unwrap_or(1), b, dur_ns));
     Some(SpanBandwidth {

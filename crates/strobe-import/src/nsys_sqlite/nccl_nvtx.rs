@@ -64,11 +64,17 @@ pub enum Sized {
 /// is `json`, given the communicators' sizes; says what the payload gave.
 pub fn record_args(coll: &str, json: Option<&str>, sizes: &FxHashMap<String, u64>, out: &mut String) -> Sized {
     let _ = write!(out, "\"Collective name\":{}", serde_json::Value::String(coll.into()));
-    let Some(json) = json.filter(|j| !j.trim().is_empty()) else { return Sized::NoPayload };
+    let Some(json) = json.filter(|j| !j.trim().is_empty()) else {
+        out.push_str(
+            ",\"Size unknown\":\"the export has no NCCL payload values: export with nsys export --include-json=true\"",
+        );
+        return Sized::NoPayload;
+    };
     let v: serde_json::Value = match serde_json::from_str(json) {
         Ok(v @ serde_json::Value::Object(_)) => v,
         _ => {
-            return Sized::Bad(format!("payload is not a JSON object: {:?}", json.chars().take(80).collect::<String>()))
+            let why = format!("payload is not a JSON object: {:?}", json.chars().take(80).collect::<String>());
+            return unknown(why, out);
         }
     };
     let ranks = comm_id(&v).map(|id| {
@@ -86,10 +92,10 @@ pub fn record_args(coll: &str, json: Option<&str>, sizes: &FxHashMap<String, u64
         }
     }
     let size = match v.get("Message size [bytes]") {
-        None => return Sized::Bad("no \"Message size [bytes]\" in the payload".into()),
+        None => return unknown("no \"Message size [bytes]\" in the payload".into(), out),
         Some(s) => match s.as_u64() {
             Some(m) => m,
-            None => return Sized::Bad(format!("\"Message size [bytes]\" is {s}, not a byte count")),
+            None => return unknown(format!("\"Message size [bytes]\" is {s}, not a byte count"), out),
         },
     };
     let _ = write!(out, ",\"NCCL message size [bytes]\":{size},\"dtype\":\"Byte\"");
@@ -108,6 +114,12 @@ pub fn record_args(coll: &str, json: Option<&str>, sizes: &FxHashMap<String, u64
         let _ = write!(out, ",\"Out msg nelems\":{o}");
     }
     Sized::Known
+}
+
+/// A payload that gives no size: why, in the args (`Size unknown`) and to the caller.
+fn unknown(why: String, out: &mut String) -> Sized {
+    let _ = write!(out, ",\"Size unknown\":{}", serde_json::Value::String(why.clone()));
+    Sized::Bad(why)
 }
 
 #[cfg(test)]
@@ -153,6 +165,7 @@ mod tests {
         let (a, r) = args("allreduce", Some(r#"{"Message size [bytes]":-5}"#));
         assert!(matches!(r, Sized::Bad(_)));
         assert!(a.get("In msg nelems").is_none());
+        assert!(a["Size unknown"].as_str().unwrap().contains("not a byte count"));
         assert_eq!(collective("ncclCommInitRankConfig"), None);
     }
 }
