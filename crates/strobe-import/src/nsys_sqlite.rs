@@ -25,6 +25,7 @@ mod diagnostics;
 mod emit_nvtx;
 mod gpu_metrics;
 mod graph_nodes;
+mod nccl_nvtx;
 mod processes;
 mod rep;
 mod rows;
@@ -165,6 +166,7 @@ struct Shared {
     strings: FxHashMap<i64, Box<str>>,
     enums: [FxHashMap<i64, (String, String)>; 3],
     nvtx_domains: FxHashMap<i64, String>,
+    nccl_comm_sizes: FxHashMap<String, u64>,
     corr_pid: bool,
     usable: Vec<&'static str>,
 }
@@ -263,11 +265,14 @@ fn import_group(
         ];
         let nvtx_domains =
             if shown(NVTX) { nvtx_domains(&conn, &schema, &strings).map_err(sql_err)? } else { FxHashMap::default() };
+        let nccl_comm_sizes =
+            if shown(NVTX) { nccl_comm_sizes(&conn, &schema).map_err(sql_err)? } else { FxHashMap::default() };
         let mut notes = notes;
         diagnostics::notes(&conn, &schema, &strings, &mut notes);
         drop(t_small);
         drop(conn);
-        let shared = Shared { meta, notes, strings, enums, nvtx_domains, corr_pid, usable: usable.clone() };
+        let shared =
+            Shared { meta, notes, strings, enums, nvtx_domains, nccl_comm_sizes, corr_pid, usable: usable.clone() };
 
         // one converter per process; the first on this thread
         let mut rxs = (sync_rx, kernel_rx, memcpy_rx, memset_rx, runtime_rx, nvtx_rx, osrt_rx);
@@ -335,6 +340,7 @@ fn convert(
     cx.mem_kind_enum = shared.enums[1].clone();
     cx.sync_enum = shared.enums[2].clone();
     cx.nvtx_domains = shared.nvtx_domains.clone();
+    cx.nccl_comm_sizes = shared.nccl_comm_sizes.clone();
 
     // Synchronization rows carry no thread: they go on the thread of the runtime call
     // with their correlation id, so they are held (compactly) until the runtime is read.
@@ -391,6 +397,7 @@ fn convert(
             cx.emit_nvtx_bad, cx.emit_nvtx_first_problem
         ));
     }
+    nccl_notes(&cx, &mut load.notes);
     if cx.no_end > 0 {
         load.notes.push(format!("{} GPU or API rows had no end time: kept with zero duration", cx.no_end));
     }
@@ -554,6 +561,45 @@ fn nvtx_domains(
     Ok(out)
 }
 
+/// Communicator id → rank count, from the `ncclCommInitRank*` payloads (exported with
+/// `--include-json=true`): all-gather's output and reduce-scatter's input need it.
+fn nccl_comm_sizes(conn: &rusqlite::Connection, schema: &Schema) -> rusqlite::Result<FxHashMap<String, u64>> {
+    if !schema.has_col(NVTX, "jsonText") {
+        return Ok(FxHashMap::default());
+    }
+    let mut st = conn.prepare(&schema.select(NVTX, &["jsonText"], "WHERE jsonText LIKE '%\"No. of ranks\"%'"))?;
+    let mut rows = st.query([])?;
+    let mut payloads = Vec::new();
+    while let Some(r) = rows.next()? {
+        if let Some(t) = schema::text(r, 0) {
+            payloads.push(t);
+        }
+    }
+    Ok(nccl_nvtx::comm_sizes(payloads.iter().map(String::as_str)))
+}
+
+/// What the NCCL ranges gave: how many collectives, and why sizes are unknown where they are.
+fn nccl_notes(cx: &Ctx, notes: &mut Vec<String>) {
+    if cx.nccl_ops > 0 {
+        notes.push(format!(
+            "{} NCCL collective ranges (NCCL's NVTX): shown as collective records on their threads, their kernels their own",
+            cx.nccl_ops
+        ));
+    }
+    if cx.nccl_no_payload > 0 {
+        notes.push(format!(
+            "{} NCCL collective ranges carry no payload values (this export has the payload schemas only): their sizes are unknown; export with `nsys export --type sqlite --include-json=true` to read them",
+            cx.nccl_no_payload
+        ));
+    }
+    if cx.nccl_bad > 0 {
+        notes.push(format!(
+            "{} NCCL collective ranges had a payload that could not be read: their sizes are unknown; first: {}",
+            cx.nccl_bad, cx.nccl_first_problem
+        ));
+    }
+}
+
 /// Skip reasons for rows whose times cannot be placed (also summed in one note).
 const BAD_START: &str = "row without a usable start time";
 const END_BEFORE_START: &str = "row ending before it starts";
@@ -613,6 +659,13 @@ struct Ctx<'a> {
     /// Of those, how many had text that could not all be read, and the first one's problem.
     emit_nvtx_bad: u64,
     emit_nvtx_first_problem: String,
+    nccl_comm_sizes: FxHashMap<String, u64>,
+    /// NCCL collective ranges read as records; of those, how many had no payload values, how
+    /// many a payload that could not be read (and the first one's problem).
+    nccl_ops: u64,
+    nccl_no_payload: u64,
+    nccl_bad: u64,
+    nccl_first_problem: String,
     unclosed: Vec<Unclosed>,
     load: LoadSummary,
 }
@@ -665,6 +718,11 @@ impl<'a> Ctx<'a> {
             emit_nvtx_ops: 0,
             emit_nvtx_bad: 0,
             emit_nvtx_first_problem: String::new(),
+            nccl_comm_sizes: FxHashMap::default(),
+            nccl_ops: 0,
+            nccl_no_payload: 0,
+            nccl_bad: 0,
+            nccl_first_problem: String::new(),
             unclosed: Vec::new(),
             load: LoadSummary::default(),
         }
@@ -1040,7 +1098,7 @@ impl<'a> Ctx<'a> {
             }
         }
         if let (59, Some(end)) = (r.event_type, r.end) {
-            if self.emit_nvtx_op(&r, end)? {
+            if self.emit_nvtx_op(&r, end)? || self.nccl_collective(&r, end)? {
                 return Ok(());
             }
         }
@@ -1102,6 +1160,42 @@ impl<'a> Ctx<'a> {
         emit_nvtx::kineto_args(&op, &mut self.args);
         self.emit_nvtx_ops += 1;
         let name = self.b.intern(op.name);
+        let lane = self.thread_lane(r.pid, r.tid);
+        self.push(lane, r.start, end, name, self.cats.cpu_op, SpanKind::CpuOp, 0, 0, None)?;
+        Ok(true)
+    }
+
+    /// A push/pop range NCCL pushed for a collective call (`ncclAllReduce`, domain `NCCL`): a
+    /// record of the collective on its thread's lane, beside the runtime calls it made (so
+    /// the kernels it launched are its own), with its size from the payload. False: not one.
+    fn nccl_collective(&mut self, r: &NvtxRow, end: i64) -> std::io::Result<bool> {
+        if self.nvtx_domains.get(&r.domain).map(String::as_str) != Some("\"domain\":\"NCCL\"") {
+            return Ok(false);
+        }
+        let text: &str = match &r.text {
+            NameRef::Id(id) => match self.strings.get(id) {
+                Some(t) => t,
+                None => return Ok(false),
+            },
+            NameRef::Text(t) => t,
+            NameRef::None => return Ok(false),
+        };
+        let Some(coll) = nccl_nvtx::collective(text) else { return Ok(false) };
+        let name = self.b.intern(text);
+        self.args.clear();
+        self.args.push_str("{\"domain\":\"NCCL\",");
+        match nccl_nvtx::record_args(coll, r.json.as_deref(), &self.nccl_comm_sizes, &mut self.args) {
+            nccl_nvtx::Sized::Known => {}
+            nccl_nvtx::Sized::NoPayload => self.nccl_no_payload += 1,
+            nccl_nvtx::Sized::Bad(why) => {
+                self.nccl_bad += 1;
+                if self.nccl_bad == 1 {
+                    self.nccl_first_problem = format!("{why} (range {text} at {} ns)", r.start);
+                }
+            }
+        }
+        self.args.push('}');
+        self.nccl_ops += 1;
         let lane = self.thread_lane(r.pid, r.tid);
         self.push(lane, r.start, end, name, self.cats.cpu_op, SpanKind::CpuOp, 0, 0, None)?;
         Ok(true)

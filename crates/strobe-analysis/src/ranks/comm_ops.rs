@@ -8,6 +8,8 @@
 //! - else the backend's work record (`gloo:all_reduce`, …), from the post to the completion;
 //! - else the call itself.
 //!
+//! An nsys export's NCCL NVTX ranges (`ncclAllReduce`, … with their payload) are records too.
+//!
 //! A kernel with those args and no record above it (a trace without CPU ops) is an op of its
 //! own. Records without a collective name (older traces) are not ops: their kernels still
 //! match by name (`collectives`).
@@ -87,6 +89,27 @@ pub fn op_from_args(args: &str, span: u32, (start, end): (i64, i64), timed_by: T
     })
 }
 
+/// A collective's record: PyTorch's `record_param_comms`, or NCCL's own NVTX range for the
+/// call (`ncclAllReduce`, …) as an nsys import gives it, with the same args.
+pub fn is_record(name: &str) -> bool {
+    name == "record_param_comms"
+        || matches!(
+            name,
+            "ncclAllReduce"
+                | "ncclAllGather"
+                | "ncclReduceScatter"
+                | "ncclBroadcast"
+                | "ncclBcast"
+                | "ncclReduce"
+                | "ncclSend"
+                | "ncclRecv"
+                | "ncclAlltoAll"
+                | "ncclAllToAll"
+                | "ncclGather"
+                | "ncclScatter"
+        )
+}
+
 /// A backend's work record: `gloo:all_reduce`, `nccl:all_gather`, …
 fn is_work_record(name: &str) -> bool {
     name.starts_with("gloo:") || name.starts_with("nccl:")
@@ -106,7 +129,7 @@ pub fn comm_ops(store: &Store) -> Vec<CommOp> {
         for (k, &sid) in v.span.iter().enumerate() {
             let name = store.span_name(sid);
             let (s, e) = (v.starts[k], v.ends[k]);
-            if name == "record_param_comms" {
+            if is_record(name) {
                 open = None;
                 if let Some(mut op) = op_from_args(&store.span_args(sid), sid, (s, e), TimedBy::Call) {
                     op.lane = lane as u32;

@@ -6,7 +6,7 @@
 //! matched instance across ranks (`group_match`) gives the transfer after everyone arrived.
 
 use super::bandwidth::{bandwidth, bytes_of};
-use super::comm_ops::{kind_of, op_from_args, op_from_work_record, CommOp, TimedBy};
+use super::comm_ops::{is_record, kind_of, op_from_args, op_from_work_record, CommOp, TimedBy};
 use serde::Serialize;
 use strobe_model::{is_comm_kernel, SpanKind};
 use strobe_store::Store;
@@ -33,7 +33,7 @@ pub struct SpanBandwidth {
 fn op_of(st: &Store, span: u32) -> Option<CommOp> {
     let name = st.span_name(span);
     let t = (st.span_start(span), st.span_end(span));
-    if name == "record_param_comms" {
+    if is_record(name) {
         return op_from_args(&st.span_args(span), span, t, TimedBy::Call);
     }
     if name.starts_with("gloo:") || name.starts_with("nccl:") {
@@ -44,8 +44,21 @@ fn op_of(st: &Store, span: u32) -> Option<CommOp> {
     }
     op_from_args(&st.span_args(span), span, t, TimedBy::Kernel).or_else(|| {
         let launch = st.launch_of(span)?;
-        let rec = st.enclosing_stack(launch).into_iter().rev().find(|&p| st.span_name(p) == "record_param_comms")?;
+        let rec = st.enclosing_stack(launch).into_iter().rev().find(|&p| is_record(st.span_name(p)))?;
         op_from_args(&st.span_args(rec), span, t, TimedBy::Kernel)
+    })
+}
+
+/// Why the record of `span` (its own, or the one that launched it) has no size, where the
+/// importer said (`Size unknown`: an nsys export without NCCL's payload values).
+fn recorded_why(st: &Store, span: u32) -> Option<String> {
+    let why = |s: u32| {
+        let a: serde_json::Value = serde_json::from_str(&st.span_args(s)).ok()?;
+        a.get("Size unknown")?.as_str().map(String::from)
+    };
+    why(span).or_else(|| {
+        let launch = st.launch_of(span)?;
+        st.enclosing_stack(launch).into_iter().rev().find(|&p| is_record(st.span_name(p))).and_then(why)
     })
 }
 
@@ -115,7 +128,7 @@ pub fn span_bandwidth(st: &Store, span: u32) -> Option<SpanBandwidth> {
     let dur_ns = st.span_end(span) - st.span_start(span);
     let (bytes, size_unknown) = match bytes_of(&op) {
         Ok(b) => (Some(b), None),
-        Err(why) => (None, Some(why)),
+        Err(why) => (None, Some(recorded_why(st, span).unwrap_or(why))),
     };
     let bw = bytes.and_then(|b| bandwidth(&kind, size.unwrap_or(1), b, dur_ns));
     Some(SpanBandwidth {

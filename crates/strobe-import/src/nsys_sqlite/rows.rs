@@ -463,6 +463,7 @@ pub fn cols(table: &str) -> Vec<&'static str> {
             "?uint32Value",
             "?doubleValue",
             "?floatValue",
+            "?jsonText",
         ],
         OSRT => vec!["start", "end", "globalTid", "nameId|name", "?returnValue"],
         MEM_USAGE => vec!["start", "globalPid|globalTid", "deviceId", "bytes", "?memKind", "memoryOperationType"],
@@ -617,6 +618,8 @@ pub struct NvtxRow {
     pub category: Option<i64>,
     pub payload: Option<f64>,
     pub payload_int: Option<i64>,
+    /// The payload as JSON (`nsys export --include-json=true`).
+    pub json: Option<String>,
 }
 
 impl FromCells for NvtxRow {
@@ -646,6 +649,10 @@ impl FromCells for NvtxRow {
             category: int(r, 7),
             payload,
             payload_int,
+            json: match r.cell(14) {
+                rusqlite::types::ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
+                _ => None,
+            },
         })
     }
 }
