@@ -311,10 +311,11 @@ def nsys_tables_read():
 DICTIONARY = re.compile(r"^(StringIds|StringTable|ENUM_.*|TARGET_INFO_.*|META_DATA_.*|EXPORT_.*)$")
 
 
-def trim_nsys(name, rows):
+def trim_nsys(name, rows, only=None):
     """The tables the importer reads (others dropped), each event table cut to its first
-    rows by start, runtime rows kept where they launched a kept GPU row, and the string,
-    thread and process rows those reference; written with 512-byte pages and vacuumed."""
+    rows by start (of those matching `only[table]`, an SQL condition, where given), runtime
+    rows kept where they launched a kept GPU row, and the string, thread and process rows
+    those reference; written with 512-byte pages and vacuumed."""
     src = nsys_tables_read()
     con = sqlite3.connect(os.path.join(SAMPLES, name))
     con.text_factory = lambda b: b.decode("utf-8", "replace")
@@ -334,7 +335,8 @@ def trim_nsys(name, rows):
         if DICTIONARY.match(n) or n in ("ThreadNames", "PROCESSES"):
             continue
         order = ' ORDER BY "start"' if "start" in cols[n] else ""
-        got = con.execute(f'SELECT * FROM "{n}"{order} LIMIT {rows}').fetchall()
+        cond = f" WHERE {only[n]}" if only and n in only else ""
+        got = con.execute(f'SELECT * FROM "{n}"{cond}{order} LIMIT {rows}').fetchall()
         if n == "CUPTI_ACTIVITY_KIND_RUNTIME" and "correlationId" in cols[n] and corr:
             q = ",".join(str(c) for c in corr)
             got += con.execute(f'SELECT * FROM "{n}" WHERE correlationId IN ({q}) LIMIT {rows * 2}').fetchall()
@@ -387,6 +389,9 @@ def nsys_seeds():
                        ("nsys_pipit_saxpy_mpi.sqlite", 6), ("nsys_extrap_concurrent.sqlite", 4),
                        ("nsys_gpu_metrics_h100.sqlite", 6)]:
         trim_nsys(name, rows)
+    # kernels run as CUDA graph nodes (the first kernels of the export are not), with the
+    # node creations they lead back to
+    trim_nsys("nsys_cuda_graphs.sqlite", 6, only={"CUPTI_ACTIVITY_KIND_KERNEL": "graphNodeId > 0"})
 
 
 def emit_nvtx_seed():
