@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pandas as pd
@@ -271,16 +271,25 @@ class MemorySnapshot(Document):
         state (allocated, awaiting free, inactive)."""
         return from_json(self._h.segments(), ("device", "address", "total_size", "stream"))
 
-    def peak_breakdown(self) -> pd.DataFrame:
-        """What is alive at each device's peak, by category."""
-        fn = getattr(self._h, "peak_breakdown", None)
-        if fn is None:
-            raise NotImplementedError(
-                "peak_breakdown needs the memory analysis's breakdown of the peak by category "
-                "(strobe_analysis::memory, a `peak_breakdown` function), which this build of "
-                "Strobe does not have"
+    def peak_breakdown(self, by: Literal["category", "source"] = "category") -> pd.DataFrame:
+        """What is alive at each device's peak allocated memory (requested bytes, the
+        report's ``devices[].peak_breakdown``), one row per device and ``by``:
+
+        - ``"category"``: every category (parameter, gradient, optimizer state, activation,
+          …, in a fixed order, empty ones included) with its ``bytes``, ``count`` and the
+          ``rules`` that put them there; a device's rows add up to its peak.
+        - ``"source"``: each source line (the first user frame of the allocations' stacks),
+          largest first, with the ``category`` holding most of its bytes and its bytes per
+          category (``categories``: ``[category, bytes]`` pairs).
+        """
+        if by == "category":
+            return from_json(self._h.peak_categories(), ("device", "category", "bytes", "count", "rules"))
+        if by == "source":
+            return from_json(
+                self._h.peak_sources(),
+                ("device", "frame", "function", "file", "line", "bytes", "count", "category", "categories"),
             )
-        return from_json(fn())
+        raise ValueError(f"peak_breakdown(by={by!r}): by is 'category' or 'source'")
 
 
 class NcuReport(Document):

@@ -1,22 +1,47 @@
-//! A CUDA memory snapshot (`strobe.MemorySnapshot`): the memory report of `strobe report`,
-//! every allocation of the replay (the Memory tab's active-memory timeline) and the
-//! segments the allocator holds at the end.
+//! A CUDA memory snapshot (`strobe.MemorySnapshot`): the memory report of `strobe report`
+//! (made once, with each device's peak broken down by category and source line), every
+//! allocation of the replay (the Memory tab's active-memory timeline) and the segments the
+//! allocator holds at the end.
 
 use crate::error::json;
 use pyo3::prelude::*;
+use serde::Serialize;
 use std::path::PathBuf;
-use strobe_analysis::memory::{frames, AllocationTimeline};
+use std::sync::OnceLock;
+use strobe_analysis::memory::{frames, AllocationTimeline, MemoryReport};
 use strobe_model::memory::{BlockState, MemorySnapshot, StackId};
 
 #[pyclass(frozen, module = "strobe._strobe")]
 pub struct MemoryHandle {
     file: PathBuf,
     snap: MemorySnapshot,
+    analysis: OnceLock<MemoryReport>,
 }
 
 impl MemoryHandle {
     pub fn new(file: PathBuf, snap: MemorySnapshot) -> MemoryHandle {
-        MemoryHandle { file, snap }
+        MemoryHandle { file, snap, analysis: OnceLock::new() }
+    }
+
+    /// What `strobe report` prints for a snapshot, peak breakdowns included.
+    fn analysis(&self) -> &MemoryReport {
+        self.analysis.get_or_init(|| strobe_analysis::memory::analyse_with_breakdown(&self.snap))
+    }
+
+    /// One row per item of each device's peak breakdown (`pick` chooses the list), each
+    /// with its device in front: the rows of several devices in one table.
+    fn peak_rows<T: Serialize>(
+        &self,
+        pick: impl Fn(&strobe_analysis::memory::PeakBreakdown) -> &[T],
+    ) -> PyResult<String> {
+        let rows: Vec<DeviceRow<T>> = self
+            .analysis()
+            .devices
+            .iter()
+            .filter_map(|d| Some((d.device, d.peak_breakdown.as_ref()?)))
+            .flat_map(|(device, b)| pick(b).iter().map(move |row| DeviceRow { device, row }))
+            .collect();
+        json(&rows)
     }
 
     /// The innermost frame that is the program's own (not the allocator's or PyTorch's
@@ -28,7 +53,14 @@ impl MemoryHandle {
     }
 }
 
-#[derive(serde::Serialize)]
+#[derive(Serialize)]
+struct DeviceRow<'a, T> {
+    device: i64,
+    #[serde(flatten)]
+    row: &'a T,
+}
+
+#[derive(Serialize)]
 struct AllocationRow {
     device: i64,
     addr: u64,
@@ -43,7 +75,7 @@ struct AllocationRow {
     frame: Option<String>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(Serialize)]
 struct SegmentRow<'a> {
     device: i64,
     address: u64,
@@ -68,7 +100,17 @@ impl MemoryHandle {
 
     /// `strobe report --json` of the snapshot, as JSON text.
     fn report(&self, py: Python<'_>) -> PyResult<String> {
-        py.detach(|| json(&strobe_analysis::memory::analyse(&self.snap)))
+        py.detach(|| json(self.analysis()))
+    }
+
+    /// Each device's peak by category: the report's `devices[].peak_breakdown.categories`.
+    fn peak_categories(&self, py: Python<'_>) -> PyResult<String> {
+        py.detach(|| self.peak_rows(|b| &b.categories))
+    }
+
+    /// Each device's peak by source line: the report's `devices[].peak_breakdown.by_source`.
+    fn peak_sources(&self, py: Python<'_>) -> PyResult<String> {
+        py.detach(|| self.peak_rows(|b| &b.by_source))
     }
 
     /// Every allocation of each device's replay, bottom of the stack first.
