@@ -107,6 +107,9 @@ def main(path):
     data = open(path, "rb").read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
+    if data.lstrip()[:1] in (b"{", b"["):
+        # torch without a .pftrace backend writes Kineto JSON under the .pftrace name
+        sys.exit(f"{path}: chrome/Kineto JSON, not a Perfetto protobuf: use kineto_expected.py")
     trace = pb.Trace()
     trace.ParseFromString(data)
     seqs = {}

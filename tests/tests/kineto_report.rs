@@ -104,6 +104,16 @@ fn rocm_mi300() {
     check("tracelens_mi300_resnet_act_checkpoint.json.gz", "tracelens_mi300_resnet_act_checkpoint");
 }
 
+/// torch 2.11 on an H100, asked for a `.pftrace`: it has no Perfetto backend and writes
+/// Kineto JSON (starting "\n  {", whose newline is also a protobuf packet tag) under that
+/// name. It opens as the Kineto trace it is, with all its figures.
+#[test]
+fn torch_kineto_json_named_pftrace() {
+    let f = "pftrace_torch211_h100.pftrace";
+    assert_eq!(strobe_import::detect(&sample(f)).unwrap(), Some(strobe_import::Format::ChromeJson));
+    check(f, "pftrace_torch211_h100");
+}
+
 #[test]
 fn hta_sampled_rank_without_device_properties() {
     check("hta_sampled_rank0.json.gz", "hta_sampled_rank0");

@@ -23,17 +23,20 @@ import sys
 
 def what_is(path):
     with open(path, "rb") as f:
-        head = f.read(4)
-    if head[:2] == b"\x1f\x8b":
+        head = f.read(64)
+    gz = head[:2] == b"\x1f\x8b"
+    if gz:
         with gzip.open(path, "rb") as g:
-            head = g.read(4)
-        inner = "Perfetto protobuf" if head[:1] == b"\x0a" else "not protobuf"
-        return f"gzipped, {inner}"
-    if head[:1] == b"\x0a":
-        return "Perfetto protobuf"
+            head = g.read(64)
+    # Kineto writes its JSON starting with "\n  {": the newline is also a protobuf packet
+    # tag (0x0a), so JSON is recognised first, by its first non-blank byte
     if head.lstrip()[:1] in (b"{", b"["):
-        return "JSON (the .pftrace backend was not used)"
-    return f"unknown (starts {head!r})"
+        inner = "JSON (the .pftrace backend was not used)"
+    elif head[:1] == b"\x0a":
+        inner = "Perfetto protobuf"
+    else:
+        inner = f"unknown (starts {head[:4]!r})"
+    return f"gzipped, {inner}" if gz else inner
 
 
 def main():
@@ -70,21 +73,28 @@ def main():
         with torch.cuda.graph(graph), torch.no_grad():
             static_out = model(static_in)
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=acts, record_shapes=True) as prof:
-        for step in range(a.steps):
-            with torch.profiler.record_function(f"ProfilerStep#{step}"):
-                loss = model(x).float().pow(2).mean()
-                loss.backward()
-                opt.step()
-                opt.zero_grad(set_to_none=True)
-                if graph is not None:
-                    graph.replay()
-            torch.cuda.synchronize()
-    del static_out
-    for name in ("torch_train.pftrace", "torch_train.json"):
-        path = os.path.join(a.out_dir, name)
+
+    def profiled_run(path):
+        with torch.profiler.profile(activities=acts, record_shapes=True) as prof:
+            for step in range(a.steps):
+                with torch.profiler.record_function(f"ProfilerStep#{step}"):
+                    loss = model(x).float().pow(2).mean()
+                    loss.backward()
+                    opt.step()
+                    opt.zero_grad(set_to_none=True)
+                    if graph is not None:
+                        graph.replay()
+                torch.cuda.synchronize()
         prof.export_chrome_trace(path)
-        print(f"{path}: {os.path.getsize(path)} bytes, {what_is(path)}")
+        kind = what_is(path)
+        print(f"{path}: {os.path.getsize(path)} bytes, {kind}")
+        return kind
+
+    pf_kind = profiled_run(os.path.join(a.out_dir, "torch_train.pftrace"))
+    profiled_run(os.path.join(a.out_dir, "torch_train.json"))
+    del static_out
+    if "Perfetto protobuf" not in pf_kind:
+        sys.exit("torch_train.pftrace is not a Perfetto protobuf: this torch has no .pftrace backend")
 
 
 if __name__ == "__main__":
