@@ -4,7 +4,7 @@
 Usage: nsys_nccl_expected.py OUT.json
 
 Sources (tests/tools/record_nccl_nsys.py on an H100, one rank, NCCL 2.28.9):
-- sample-traces/nsys_nccl_1rank.log.json: what the rank issued (kind, element count, dtype,
+- tests/expected/nsys_nccl_1rank.log.json: what the rank issued (kind, element count, dtype,
   bytes by nccl-tests' convention: all-gather its output, reduce-scatter and all-reduce their
   input, broadcast its buffer), written as it ran: the truth.
 - sample-traces/nsys_nccl_1rank_json.sqlite (`nsys export --include-json=true`): the NCCL
@@ -69,7 +69,7 @@ def nccl_ranges(path):
 
 
 def main(out_path):
-    with open(os.path.join(TRACES, "nsys_nccl_1rank.log.json")) as f:
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "nsys_nccl_1rank.log.json")) as f:
         log = json.load(f)
     issued = defaultdict(list)
     for c in log["collectives"]:

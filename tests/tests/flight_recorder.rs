@@ -294,9 +294,10 @@ fn gzipped_dumps_and_ranks_named_inside_the_dump() {
     let z = gzip(&pk);
     let e = err_bytes(&z[..z.len() / 2]);
     assert!(e.contains("gzip"), "{e}");
+}
+
 /// A one-rank NCCL job's dump with no fault (an H100, `record_flight_recorder.py --backend nccl
-/// --fault none --world 1`): NCCL's entries carry their states and discovery times, and
-/// everything matches the oracle with nothing stuck.
+/// --fault none --world 1`): everything matches the oracle, with nothing stuck.
 #[test]
 fn a_clean_nccl_dump_has_no_fault() {
     let d = dumps("nccl_none");

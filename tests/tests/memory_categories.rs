@@ -79,8 +79,7 @@ fn categories_and_sources_match_the_python_oracle() {
 #[test]
 fn recordings_agree_with_what_the_model_holds() {
     for stem in ["mem_adamw_b8", "mem_adamw_b16", "mem_sgd_b8"] {
-        let facts: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(sample(&format!("{stem}.model.json"))).unwrap()).unwrap();
+        let facts: serde_json::Value = expected(&format!("{stem}.model.json"));
         let fact = |k: &str| facts[k].as_i64().unwrap();
         let snap = open(stem);
         let report = analyse_with_breakdown(&snap);
@@ -145,8 +144,7 @@ fn profile_memory_trace_breaks_its_peak_down_too() {
         assert_eq!(Some(g.peak_breakdown.allocated_bytes as u64), p.peak_allocated_bytes);
     }
     // the optimizer state it saw made is AdamW's 2× the parameters of the snapshot recordings
-    let facts: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(sample("mem_adamw_b8.model.json")).unwrap()).unwrap();
+    let facts: serde_json::Value = expected("mem_adamw_b8.model.json");
     assert_eq!(
         category_bytes(&got[0].peak_breakdown, "optimizer_state"),
         facts["optimizer_state_bytes"].as_i64().unwrap()

@@ -415,7 +415,9 @@ impl Layout {
             }
         }
         // the GPU's other sampled counters (a Perfetto trace's SM active, DRAM throughput)
-        let own = s.counters.iter().enumerate().filter(|(_, c)| c.device == Some(d) && c.name != gpu_memory::NAME && c.name != strobe_model::gpu_metrics::NAME);
+        let own = s.counters.iter().enumerate().filter(|(_, c)| {
+            c.device == Some(d) && c.name != gpu_memory::NAME && c.name != strobe_model::gpu_metrics::NAME
+        });
         for (i, _) in own {
             self.push(RowKind::Counter { ti, series: i }, counters::HEIGHT);
         }
