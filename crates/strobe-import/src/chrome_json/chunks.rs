@@ -3,7 +3,7 @@
 //! guess inside a string is caught because the previous chunk then stops somewhere else, and
 //! that chunk is parsed again from the true boundary — so the result is always exact.
 
-use super::event::{id_value, raw_int, raw_key, raw_str, CEv, Key, KinetoArgs, RawEvent};
+use super::event::{id_value, raw_key, raw_str, CEv, Key, RawEvent};
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
 use strobe_model::SpanKind;
@@ -266,36 +266,9 @@ fn convert<'a>(buf: &'a [u8], ev: RawEvent<'a>, unit_ns: i64, local: &mut Local<
         cev.id = id_value(id);
         cev.has_id = true;
     }
-    if ph == b'X' && cat != 0 {
-        let kind = local.kind_of_cat(cat);
-        if matches!(
-            kind,
-            SpanKind::Kernel
-                | SpanKind::Memcpy
-                | SpanKind::Memset
-                | SpanKind::GpuAnnotation
-                | SpanKind::CudaRuntime
-                | SpanKind::CudaDriver
-        ) {
-            if let Some(a) = ev.args {
-                let k = KinetoArgs::scan(a);
-                if let Some(d) = k.device.and_then(raw_int) {
-                    cev.device = d;
-                    cev.has_device = true;
-                }
-                if let Some(s) = k.stream.and_then(raw_int) {
-                    cev.stream = s;
-                    cev.has_stream = true;
-                }
-                cev.correlation = k.correlation.and_then(raw_int).unwrap_or(0);
-            }
-        }
-    } else if ph == b'X' && cat == 0 {
-        // XLA's Chrome JSON (a JAX profile) has no categories: its launches and device work
-        // carry a `correlation_id` arg instead
-        if let Some(a) = ev.args.filter(|a| memchr::memmem::find(a.as_bytes(), b"\"correlation_id\"").is_some()) {
-            cev.correlation = KinetoArgs::scan(a).correlation.and_then(raw_int).unwrap_or(0);
-        }
+    if ph == b'X' {
+        let kind = (cat != 0).then(|| local.kind_of_cat(cat));
+        super::event::put_launch_fields(&mut cev, kind, ev.args.unwrap_or(""));
     }
     out.evs.push(cev);
 }

@@ -7,7 +7,7 @@
 
 use super::assemble::Assembler;
 use super::chunks::ChunkOut;
-use super::event::{raw_int, CEv, KinetoArgs};
+use super::event::CEv;
 use crate::{ImportError, Progress};
 use rustc_hash::FxHashMap;
 use std::borrow::Cow;
@@ -147,33 +147,10 @@ impl Events {
         }
         let mut ev = CEv { ts, dur, name, cat, thread, ph: b'X', ..blank() };
         self.args_written(&mut ev, write);
-        // the launch and device fields the chunk parser reads of GPU work and runtime calls
-        let gpu_or_launch = cat != 0
-            && matches!(
-                self.kind_of_cat(cat),
-                SpanKind::Kernel
-                    | SpanKind::Memcpy
-                    | SpanKind::Memset
-                    | SpanKind::GpuAnnotation
-                    | SpanKind::CudaRuntime
-                    | SpanKind::CudaDriver
-            );
+        // the launch and device fields, as the chunk parser reads them
+        let kind = (cat != 0).then(|| self.kind_of_cat(cat));
         let args = &self.args[ev.args_off as usize..][..ev.args_len as usize];
-        let args = std::str::from_utf8(args).unwrap_or("");
-        if gpu_or_launch && !args.is_empty() {
-            let k = KinetoArgs::scan(args);
-            if let Some(d) = k.device.and_then(raw_int) {
-                ev.device = d;
-                ev.has_device = true;
-            }
-            if let Some(s) = k.stream.and_then(raw_int) {
-                ev.stream = s;
-                ev.has_stream = true;
-            }
-            ev.correlation = k.correlation.and_then(raw_int).unwrap_or(0);
-        } else if cat == 0 && memchr::memmem::find(args.as_bytes(), b"\"correlation_id\"").is_some() {
-            ev.correlation = KinetoArgs::scan(args).correlation.and_then(raw_int).unwrap_or(0);
-        }
+        super::event::put_launch_fields(&mut ev, kind, std::str::from_utf8(args).unwrap_or(""));
         self.evs.push(ev);
     }
 

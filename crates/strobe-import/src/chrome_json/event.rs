@@ -91,6 +91,32 @@ impl<'a> KinetoArgs<'a> {
     }
 }
 
+/// The launch fields of a complete (`X`) event from its args, whatever path read it: GPU work
+/// and runtime calls (`kind`) carry `device`, `stream` and `correlation`; XLA's Chrome JSON (a
+/// JAX profile) has no categories (`kind` None), and its launches and device work carry a
+/// `correlation_id` instead.
+pub fn put_launch_fields(ev: &mut CEv, kind: Option<strobe_model::SpanKind>, args: &str) {
+    use strobe_model::SpanKind::*;
+    match kind {
+        Some(Kernel | Memcpy | Memset | GpuAnnotation | CudaRuntime | CudaDriver) if !args.is_empty() => {
+            let k = KinetoArgs::scan(args);
+            if let Some(d) = k.device.and_then(raw_int) {
+                ev.device = d;
+                ev.has_device = true;
+            }
+            if let Some(s) = k.stream.and_then(raw_int) {
+                ev.stream = s;
+                ev.has_stream = true;
+            }
+            ev.correlation = k.correlation.and_then(raw_int).unwrap_or(0);
+        }
+        None if memchr::memmem::find(args.as_bytes(), b"\"correlation_id\"").is_some() => {
+            ev.correlation = KinetoArgs::scan(args).correlation.and_then(raw_int).unwrap_or(0);
+        }
+        _ => {}
+    }
+}
+
 /// A JSON string's contents (unescaped only when it has escapes), or None if not a string.
 pub fn raw_str(t: &str) -> Option<Cow<'_, str>> {
     if !t.starts_with('"') || t.len() < 2 {
