@@ -147,11 +147,31 @@ pub enum BenchWhat {
     },
     /// Strobe (`strobe report`, cold) beside Python's json.load, orjson and HTA where they are
     /// installed, on FILE: each one's time, peak memory and ratio to Strobe (fresh processes).
+    /// Without FILE: four trace shapes generated from real traces (GPT, CNN,
+    /// `python_function`-heavy, NCCL), one row each: Strobe's ingest and cold report beside
+    /// json.load and HTA, and the gzipped trace beside its raw ingest and `gzip -dc`.
     Peers {
+        file: Option<PathBuf>,
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Size of each generated shape (without FILE).
+        #[arg(long, default_value_t = 300)]
+        size_mb: u64,
+        /// Where the generated shapes are kept (made when missing).
+        #[arg(long, default_value = "bench-data/shapes")]
+        dir: PathBuf,
+    },
+    /// The ingest's event scanner beside sonic-rs and simd-json on FILE's event array, one
+    /// thread each (medians of --runs, alternated).
+    Scanners {
         file: PathBuf,
         #[arg(long, default_value_t = 3)]
         runs: usize,
     },
+    /// One cold ingest of FILE into the cache (a fresh temporary one without --cache-dir), in
+    /// this process (used by `peers`).
+    #[command(hide = true)]
+    IngestOnce { file: PathBuf },
     /// What the step attribution and critical paths add to a cold `strobe report FILE`
     /// (ingest into a fresh cache + report): fresh processes with and without them, in pairs,
     /// each pair's times and ratio, then the medians.
@@ -205,7 +225,10 @@ pub fn run(a: BenchArgs, cache: Option<&Path>) -> anyhow::Result<()> {
         BenchWhat::ClusterOnce { dir } => crate::bench_cluster::once(&dir),
         BenchWhat::HeatMap { job, frames } => crate::bench_cluster::heat_map(job, frames, cache),
         BenchWhat::Lod { spans, pixels } => lod(spans, pixels),
-        BenchWhat::Peers { file, runs } => crate::bench_peers::run(&file, runs),
+        BenchWhat::Peers { file: Some(file), runs, .. } => crate::bench_peers::run(&file, runs),
+        BenchWhat::Peers { file: None, runs, size_mb, dir } => crate::bench_shapes::run(&dir, size_mb, runs),
+        BenchWhat::Scanners { file, runs } => crate::bench_scanners::run(&file, runs),
+        BenchWhat::IngestOnce { file } => ingest_once(&file, cache),
         BenchWhat::Report { file, runs } => crate::bench_report::run(&file, runs),
         BenchWhat::Open { files, hz, after, runs, timeout_s, warm } => {
             crate::bench_app::open(files, hz, after, runs, timeout_s, warm)
@@ -287,6 +310,17 @@ impl AnonPeak {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         self.handle.take().map(|h| h.join().unwrap_or((0, 0))).unwrap_or((0, 0))
     }
+}
+
+fn ingest_once(file: &Path, cache: Option<&Path>) -> anyhow::Result<()> {
+    let temp = tempfile::tempdir()?;
+    let dir = cache.map(Path::to_path_buf).unwrap_or_else(|| temp.path().to_path_buf());
+    let store = strobe_import::load(file, &strobe_import::LoadOptions::cached_in(dir))?;
+    println!("{} events", store.meta.load.events);
+    // the store is built and written: that is the answer (`peers` times the output's end);
+    // freeing and unmapping at exit are not the ingest's
+    crate::load::end_stdout();
+    Ok(())
 }
 
 fn ingest(file: &Path, runs: usize, python: bool) -> anyhow::Result<()> {

@@ -21,13 +21,13 @@ struct Peer {
 }
 
 /// Reads FILE (gzipped or not) as text in Python: the prelude of every Python peer.
-const PY_OPEN: &str = "import gzip,sys\n\
+pub(crate) const PY_OPEN: &str = "import gzip,sys\n\
 f=sys.argv[1]\n\
 raw=open(f,'rb').read()\n\
 raw=gzip.decompress(raw) if raw[:2]==b'\\x1f\\x8b' else raw\n";
 
 /// HTA reads a directory of rank traces; its parser chosen by its own default.
-const PY_HTA: &str = "import sys,logging\n\
+pub(crate) const PY_HTA: &str = "import sys,logging\n\
 logging.disable(logging.WARNING)\n\
 from hta.trace_analysis import TraceAnalysis\n\
 a=TraceAnalysis(trace_dir=sys.argv[1])\n\
@@ -178,7 +178,7 @@ fn json_peers(
     }
 }
 
-fn python_has(module: &str) -> bool {
+pub(crate) fn python_has(module: &str) -> bool {
     python_runs(&format!("import {module}"))
 }
 

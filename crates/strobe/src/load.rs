@@ -120,7 +120,7 @@ pub fn after_answer(stores: &[Store], names: &[String], memo: impl FnOnce()) {
 
 /// Flushes stdout and closes it (fd 1 then writes to /dev/null): a reader of a pipe sees the
 /// output's end now, not at exit.
-fn end_stdout() {
+pub(crate) fn end_stdout() {
     use std::io::Write;
     let _ = std::io::stdout().flush();
     #[cfg(unix)]

@@ -6,6 +6,8 @@ mod bench_cluster;
 mod bench_peers;
 mod bench_ranks;
 mod bench_report;
+mod bench_scanners;
+mod bench_shapes;
 mod cli;
 mod export;
 mod flight_recorder;

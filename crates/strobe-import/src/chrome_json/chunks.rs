@@ -112,10 +112,37 @@ fn find_event_start(buf: &[u8], floor: usize, mut pos: usize) -> Option<usize> {
     None
 }
 
+/// Event buffers of assembled chunks, for the next chunks to fill (see `parse_events`).
+#[derive(Default)]
+pub struct SpareEvents(std::sync::Mutex<Vec<Vec<CEv>>>);
+
+impl SpareEvents {
+    /// An empty buffer, with the room a previous chunk left in it where there is one.
+    pub fn take(&self) -> Vec<CEv> {
+        self.0.lock().ok().and_then(|mut v| v.pop()).unwrap_or_default()
+    }
+
+    /// `evs` is assembled: its room goes to a later chunk (a few waves' worth are kept).
+    pub fn give(&self, mut evs: Vec<CEv>) {
+        evs.clear();
+        if let Ok(mut v) = self.0.lock() {
+            if v.len() < 64 {
+                v.push(evs);
+            }
+        }
+    }
+}
+
 /// Parses events from `start` until an event would start at or after `end`. `text` is the
 /// whole input, validated as UTF-8 once up front, so raw values borrow without re-checks.
 pub fn parse_chunk<'a>(text: &'a str, start: usize, end: usize, unit_ns: i64) -> ChunkOut<'a> {
+    parse_chunk_into(text, start, end, unit_ns, Vec::new())
+}
+
+/// `parse_chunk` into `evs` (empty; its room reused).
+pub fn parse_chunk_into<'a>(text: &'a str, start: usize, end: usize, unit_ns: i64, mut evs: Vec<CEv>) -> ChunkOut<'a> {
     let buf = text.as_bytes();
+    evs.reserve(end.saturating_sub(start) / 200);
     let mut local = Local {
         strings: Vec::new(),
         string_ids: FxHashMap::default(),
@@ -134,7 +161,7 @@ pub fn parse_chunk<'a>(text: &'a str, start: usize, end: usize, unit_ns: i64) ->
         truncated: false,
         strings: Vec::new(),
         threads: Vec::new(),
-        evs: Vec::with_capacity((end.saturating_sub(start)) / 200),
+        evs,
         skipped: FxHashMap::default(),
         by_phase: Box::new([0; 128]),
         by_cat: FxHashMap::default(),

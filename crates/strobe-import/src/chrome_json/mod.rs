@@ -479,6 +479,15 @@ impl<'a> Feed<'a> {
     }
 }
 
+/// Reads the events of the array whose first event starts at or after `from` (just past its
+/// `[`) as each of the ingest's chunks does, on this thread alone: how `strobe bench scanners`
+/// compares the scanner with other JSON parsers on the same bytes. Returns the events read
+/// and the position just past the array's `]`, or where an error stopped it, and why.
+pub fn scan_events_on_one_thread(text: &str, from: usize) -> (u64, usize, Option<String>) {
+    let out = chunks::parse_chunk(text, from, text.len(), 1000);
+    (out.events, out.array_end.unwrap_or(out.stop), out.error.map(|(_, what)| what))
+}
+
 /// Parses the event array that starts at `from`; returns the position after it.
 fn parse_events<'a>(
     path: &Path,
@@ -502,8 +511,13 @@ fn parse_events<'a>(
     let report_bytes = done;
     let wctx = WaveCtx { path, unit_ns, progress, report_bytes };
     let mut feed = Feed { text, from, valid_to: 0, chunk, max_chunk, wave: threads * 4, finished: false };
+    // the chunks' event buffers go round: a wave's, once assembled, are the next wave's, so
+    // their pages are not given back and faulted in again (on this VM, faulting fresh pages
+    // took a third of a scaled ResNet trace's ingest)
+    let spare = chunks::SpareEvents::default();
     let parse_wave = |w: Wave<'a>| -> (Wave<'a>, Vec<chunks::ChunkOut<'a>>) {
-        let outs = w.ranges.par_iter().map(|&(s, e)| chunks::parse_chunk(w.text, s, e, unit_ns)).collect();
+        let outs =
+            w.ranges.par_iter().map(|&(s, e)| chunks::parse_chunk_into(w.text, s, e, unit_ns, spare.take())).collect();
         (w, outs)
     };
     // Pipeline: assemble wave k (serial, one core) while wave k+1 waits for its text and
@@ -521,7 +535,7 @@ fn parse_events<'a>(
             // allocation instead of doublings that copy hundreds of MB into fresh pages (pages
             // of an over-guess are never touched)
             let total = if report_bytes {
-                Some((now.len() - from) as f64 * 1.1)
+                Some((now.len() - from) as f64)
             } else {
                 // still inflating: the text so far scaled by the compressed bytes read so far
                 // (read ahead of the inflate, so low: doubled)
@@ -531,16 +545,22 @@ fn parse_events<'a>(
             };
             if let Some(total) = total {
                 reserved = true;
-                let per_byte = b.span_count() as f64 / (expected - from) as f64;
-                let guess = (per_byte * total) as usize + 1024;
-                b.reserve_spans(guess.saturating_sub(b.span_count()).min(1 << 31));
+                // twice the first wave's density: Kineto writes a step's CPU ops apart from
+                // its GPU work, so the file's first megabytes can hold half the spans per byte
+                // of the rest (a scaled ResNet trace: 1108 bytes a span in its first 18 MB,
+                // 617 over the file)
+                let guess = |count: usize| (count as f64 / (expected - from) as f64 * total * 2.0) as usize + 1024;
+                let spans = guess(b.span_count());
+                b.reserve_spans(spans.saturating_sub(b.span_count()).min(1 << 31));
+                let steps = guess(b.flow_step_count());
+                b.reserve_flow_steps(steps.saturating_sub(b.flow_step_count()).min(1 << 28));
             }
         }
         asm.set_text(wave.text.as_bytes());
         let (done, next) = rayon::join(
             || -> Result<Option<usize>, ImportError> {
                 let t_asm = std::time::Instant::now();
-                let r = assemble_wave(&wctx, &wave, outs, &mut expected, asm, b);
+                let r = assemble_wave(&wctx, &wave, outs, &mut expected, asm, b, &spare);
                 asm.assemble_ns += t_asm.elapsed().as_nanos() as u64;
                 r
             },
@@ -582,6 +602,7 @@ fn assemble_wave<'a>(
     expected: &mut usize,
     asm: &mut Assembler<'a>,
     b: &mut StoreBuilder,
+    spare: &chunks::SpareEvents,
 ) -> Result<Option<usize>, ImportError> {
     for (i, out) in outs.into_iter().enumerate() {
         let out = if out.start == *expected {
@@ -607,6 +628,7 @@ fn assemble_wave<'a>(
         }
         asm.add_chunk(&out, b).map_err(|e| ImportError::io(w.path, e))?;
         w.progress.add_events(out.events);
+        spare.give(out.evs);
         if w.report_bytes {
             w.progress.bytes_done.store(out.stop as u64, Ordering::Relaxed);
         }

@@ -247,6 +247,17 @@ impl StoreBuilder {
         self.spans.reserve(n);
     }
 
+    /// Flow steps pushed so far (`push_flow_step`).
+    pub fn flow_step_count(&self) -> usize {
+        self.chain_steps.len()
+    }
+
+    /// Room for `n` more flow steps: a guess of the whole file's, made once, so the steps are
+    /// not copied into fresh pages at every doubling.
+    pub fn reserve_flow_steps(&mut self, n: usize) {
+        self.chain_steps.reserve_exact(n);
+    }
+
     /// Adds a span; returns its builder id (for flows).
     pub fn push_span(&mut self, s: SpanInput<'_>) -> std::io::Result<u64> {
         self.push_span_correlated(s, 0)
