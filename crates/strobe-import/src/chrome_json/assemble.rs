@@ -81,6 +81,8 @@ pub struct Assembler<'a> {
     memory_without_totals: u64,
     /// `[memory]` events whose args can't be read or name no device: kept as instants only.
     memory_unplaced: u64,
+    /// Their levels, in file order, put into series at `finish`.
+    memory_points: Vec<MemoryPoint>,
     /// Counts by phase and category, and what was skipped: handed to the trace's summary.
     load: LoadSummary,
     open_array: bool,
@@ -116,6 +118,7 @@ impl<'a> Assembler<'a> {
             cut: None,
             memory_without_totals: 0,
             memory_unplaced: 0,
+            memory_points: Vec::new(),
             xla_devices: FxHashMap::default(),
             xla_lines: FxHashMap::default(),
         }
@@ -238,7 +241,7 @@ impl<'a> Assembler<'a> {
                 }
                 b'i' | b'I' => {
                     if c.strings[ev.name as usize] == MEMORY_EVENT {
-                        self.memory_level(b, ev, th);
+                        self.memory_level(ev, th);
                     }
                     let lane = self.cpu_lane(b, th);
                     self.push_plain(
@@ -463,20 +466,9 @@ impl<'a> Assembler<'a> {
     /// one allocation or free, per device. GPU devices get the water-level series of
     /// `strobe_model::gpu_memory` in their group; host memory (`Device Type` 0) is a counter
     /// of the recording process. The instant itself stays on its thread.
-    fn memory_level(&mut self, b: &mut StoreBuilder, ev: &CEv, th: u32) {
-        #[derive(serde::Deserialize)]
-        struct MemoryArgs {
-            #[serde(rename = "Total Allocated")]
-            allocated: Option<f64>,
-            #[serde(rename = "Total Reserved")]
-            reserved: Option<f64>,
-            #[serde(rename = "Device Id")]
-            device: Option<i64>,
-            #[serde(rename = "Device Type")]
-            device_type: Option<i64>,
-        }
+    fn memory_level(&mut self, ev: &CEv, th: u32) {
         let args = self.args(ev.args_off, ev.args_len);
-        let Ok(m) = serde_json::from_slice::<MemoryArgs>(args) else {
+        let Some(m) = std::str::from_utf8(args).ok().and_then(MemoryArgs::scan) else {
             self.memory_unplaced += 1;
             return;
         };
@@ -494,14 +486,38 @@ impl<'a> Assembler<'a> {
                 return;
             }
         };
-        let pid = self.threads[th as usize].pid.clone();
-        let series =
-            [(strobe_model::gpu_memory::ALLOCATED, m.allocated), (strobe_model::gpu_memory::RESERVED, m.reserved)];
-        for (s, v) in series {
-            let Some(v) = v.filter(|v| v.is_finite()) else { continue };
+        for (series, v) in [(0u8, m.allocated), (1u8, m.reserved)] {
+            if let Some(v) = v.filter(|v| v.is_finite()) {
+                self.memory_points.push(MemoryPoint { th, device, series, ts: ev.ts, value: v });
+            }
+        }
+    }
+
+    /// The `[memory]` levels into their series, each in file order: one key made per series,
+    /// not one per point (a `profile_memory` trace has one such event per allocation).
+    fn flush_memory_levels(&mut self, b: &mut StoreBuilder) {
+        let points = std::mem::take(&mut self.memory_points);
+        let mut series: Vec<(Option<i64>, IdKey, u8, Vec<(i64, f64)>)> = Vec::new();
+        for p in points {
+            let pid = &self.threads[p.th as usize].pid;
+            let i = match series.iter().position(|(d, k, s, _)| *d == p.device && k == pid && *s == p.series) {
+                Some(i) => i,
+                None => {
+                    series.push((p.device, pid.clone(), p.series, Vec::new()));
+                    series.len() - 1
+                }
+            };
+            series[i].3.push((p.ts, p.value));
+        }
+        for (device, pid, s, pts) in series {
+            let name = [strobe_model::gpu_memory::ALLOCATED, strobe_model::gpu_memory::RESERVED][s as usize];
             match device {
-                None => b.push_counter(pid.clone(), "CPU memory", s, ev.ts, v),
-                Some(d) => b.push_device_counter(d, pid.clone(), strobe_model::gpu_memory::NAME, s, ev.ts, v),
+                None => {
+                    for (ts, v) in pts {
+                        b.push_counter(pid.clone(), "CPU memory", name, ts, v);
+                    }
+                }
+                Some(d) => b.extend_device_counter(d, pid, strobe_model::gpu_memory::NAME, name, pts),
             }
         }
     }
@@ -566,6 +582,7 @@ impl<'a> Assembler<'a> {
             eprintln!("[timing] {:<28} {:8.1} ms", "  of which assembling", self.assemble_ns as f64 / 1e6);
         }
         let trace_end = if self.max_ts == i64::MIN { 0 } else { self.max_ts };
+        self.flush_memory_levels(b);
         // B/E
         for th in 0..self.threads.len() {
             let mut be = std::mem::take(&mut self.threads[th].be);
@@ -792,3 +809,76 @@ fn open_end(trace_end: i64, start: i64) -> i64 {
 
 /// The name of Kineto's memory instants (`profile_memory=True`).
 const MEMORY_EVENT: &str = "[memory]";
+
+/// One `[memory]` level: series 0 is the allocated total, 1 the reserved; device None is the
+/// host's.
+struct MemoryPoint {
+    th: u32,
+    device: Option<i64>,
+    series: u8,
+    ts: i64,
+    value: f64,
+}
+
+/// The args of a Kineto `[memory]` instant that give the allocator's totals. Read with the
+/// event scanner: a `profile_memory` trace has one such event per allocation and free, and
+/// reading them with serde took a third of a GPT trace's serial assembly.
+#[derive(Default)]
+struct MemoryArgs {
+    allocated: Option<f64>,
+    reserved: Option<f64>,
+    device: Option<i64>,
+    device_type: Option<i64>,
+}
+
+impl MemoryArgs {
+    /// None when the args are not an object, or a field the reading needs is not a number of
+    /// its kind (as serde would refuse it).
+    fn scan(args: &str) -> Option<MemoryArgs> {
+        // a JSON number's text (null reads as absent); anything else refuses the args
+        fn read<T: std::str::FromStr>(v: &str, ok: &mut bool) -> Option<T> {
+            match v.as_bytes().first() {
+                Some(b'-' | b'0'..=b'9') => v.parse().map_err(|_| *ok = false).ok(),
+                _ => {
+                    *ok &= v == "null";
+                    None
+                }
+            }
+        }
+        let mut m = MemoryArgs::default();
+        let mut ok = true;
+        let mut set = |k: &str, v: &str| match k {
+            "Total Allocated" => m.allocated = read(v, &mut ok),
+            "Total Reserved" => m.reserved = read(v, &mut ok),
+            "Device Id" => m.device = read(v, &mut ok),
+            "Device Type" => m.device_type = read(v, &mut ok),
+            _ => {}
+        };
+        if super::object_blocks::scan_object(args, 0, &mut set).is_none() {
+            super::scan::scan_object(args, 0, set).ok()?;
+        }
+        ok.then_some(m)
+    }
+}
+
+#[cfg(test)]
+mod memory_args_tests {
+    use super::MemoryArgs;
+
+    #[test]
+    fn memory_args_read_as_serde_would() {
+        let m = MemoryArgs::scan(
+            r#"{"Addr": 1, "Bytes": 512, "Total Allocated": 2048, "Total Reserved": 4.5e3, "Device Id": 0, "Device Type": 1}"#,
+        )
+        .unwrap();
+        assert_eq!((m.allocated, m.reserved, m.device, m.device_type), (Some(2048.0), Some(4500.0), Some(0), Some(1)));
+        // null is absent; a string or a float where an integer belongs refuses the args
+        let m = MemoryArgs::scan(r#"{"Total Allocated": null, "Device Type": 0}"#).unwrap();
+        assert_eq!((m.allocated, m.device_type), (None, Some(0)));
+        assert!(MemoryArgs::scan(r#"{"Total Allocated": "2048"}"#).is_none());
+        assert!(MemoryArgs::scan(r#"{"Device Id": 1.5}"#).is_none());
+        assert!(MemoryArgs::scan(r#"{"Total Allocated": NaN}"#).is_none());
+        assert!(MemoryArgs::scan("[1, 2]").is_none());
+        assert!(MemoryArgs::scan("").is_none());
+    }
+}
