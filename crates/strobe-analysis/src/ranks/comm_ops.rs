@@ -119,6 +119,23 @@ fn is_work_record(name: &str) -> bool {
 pub fn comm_ops(store: &Store) -> Vec<CommOp> {
     let mut out: Vec<CommOp> = Vec::new();
     let mut unrecorded: Vec<CommOp> = Vec::new();
+    // each name judged once, not once per span: an nsys export's CPU threads hold millions
+    // of runtime calls, and comparing each one's name took most of a rank's digest
+    const OTHER: u8 = 0;
+    const RECORD: u8 = 1;
+    const WORK_RECORD: u8 = 2;
+    let name_kind: Vec<u8> = (0..store.string_count() as u32)
+        .map(|i| {
+            let n = store.string(i);
+            if is_record(n) {
+                RECORD
+            } else if is_work_record(n) {
+                WORK_RECORD
+            } else {
+                OTHER
+            }
+        })
+        .collect();
     for (lane, desc) in store.lanes.iter().enumerate() {
         if !matches!(desc.kind, LaneKind::CpuThread { .. }) {
             continue;
@@ -127,9 +144,13 @@ pub fn comm_ops(store: &Store) -> Vec<CommOp> {
         // the latest record of this lane whose work record is still to come
         let mut open: Option<(usize, i64)> = None;
         for (k, &sid) in v.span.iter().enumerate() {
+            let kind = name_kind.get(store.span_meta(sid).name as usize).copied().unwrap_or(OTHER);
+            if kind == OTHER {
+                continue;
+            }
             let name = store.span_name(sid);
             let (s, e) = (v.starts[k], v.ends[k]);
-            if is_record(name) {
+            if kind == RECORD {
                 open = None;
                 if let Some(mut op) = op_from_args(&store.span_args(sid), sid, (s, e), TimedBy::Call) {
                     op.lane = lane as u32;
@@ -138,7 +159,7 @@ pub fn comm_ops(store: &Store) -> Vec<CommOp> {
                     out.push(op);
                     open = Some((out.len() - 1, limit));
                 }
-            } else if is_work_record(name) {
+            } else {
                 let claimed = match open.take() {
                     Some((i, limit)) if s >= out[i].issued_ns && s <= limit => {
                         out[i].start_ns = s;
