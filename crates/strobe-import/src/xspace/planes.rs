@@ -110,7 +110,10 @@ pub fn map_planes(
             }
             PlaneKind::Host => {}
         }
-        map_plane(path, k, &name, kind, &head, &names, b, meta)?;
+        // the planes after this one, in bytes: room for their spans is guessed from this
+        // plane's density, so the span table is not copied into fresh pages plane by plane
+        let rest: usize = planes[k + 1..].iter().map(|p| p.len()).sum();
+        map_plane(path, (k, bytes.len(), rest), &name, kind, &head, &names, b, meta)?;
     }
     if decoded == 0 {
         return Err(ImportError::bad(path, "no plane of the XSpace decodes: not a readable profile"));
@@ -180,7 +183,7 @@ fn device_info(n: i64, stats: &[Stat], names: &StatNames) -> Option<DeviceInfo> 
 #[allow(clippy::too_many_arguments)]
 fn map_plane(
     path: &Path,
-    k: usize,
+    (k, plane_bytes, rest_bytes): (usize, usize, usize),
     plane_name: &str,
     kind: PlaneKind,
     head: &PlaneHead,
@@ -206,8 +209,14 @@ fn map_plane(
     if kind == PlaneKind::Host {
         b.names.processes.push((pid.clone(), plane_name.to_string()));
     }
-    // the plane's spans at once: growing the span table by doublings copies it into fresh pages
-    b.reserve_spans(lines.iter().map(|l| l.as_ref().map_or(0, |l| l.events.len())).sum());
+    // the plane's spans at once, and room for the planes after it at this plane's spans per
+    // byte (an over-guess costs address space, not pages): growing the span table by
+    // doublings copies it into fresh pages
+    let here: usize = lines.iter().map(|l| l.as_ref().map_or(0, |l| l.events.len())).sum();
+    // (at most one span per 4 bytes: an XEvent on the wire takes its tag, its length and a
+    // metadata id at least)
+    let after = ((here as f64 * rest_bytes as f64 / plane_bytes.max(1) as f64) as usize).min(rest_bytes / 4);
+    b.reserve_spans(here.saturating_add(after).min(1 << 31));
     let mut interned: FxHashMap<i64, u32> = FxHashMap::default();
     let cat = b.intern(plane_name);
     let mut derived = 0i64;
