@@ -497,19 +497,21 @@ impl<'a> Assembler<'a> {
     /// not one per point (a `profile_memory` trace has one such event per allocation).
     fn flush_memory_levels(&mut self, b: &mut StoreBuilder) {
         let points = std::mem::take(&mut self.memory_points);
-        let mut series: Vec<(Option<i64>, IdKey, u8, Vec<(i64, f64)>)> = Vec::new();
+        // (device, pid, series) and its points
+        type Series = ((Option<i64>, IdKey, u8), Vec<(i64, f64)>);
+        let mut series: Vec<Series> = Vec::new();
         for p in points {
             let pid = &self.threads[p.th as usize].pid;
-            let i = match series.iter().position(|(d, k, s, _)| *d == p.device && k == pid && *s == p.series) {
+            let i = match series.iter().position(|((d, k, s), _)| *d == p.device && k == pid && *s == p.series) {
                 Some(i) => i,
                 None => {
-                    series.push((p.device, pid.clone(), p.series, Vec::new()));
+                    series.push(((p.device, pid.clone(), p.series), Vec::new()));
                     series.len() - 1
                 }
             };
-            series[i].3.push((p.ts, p.value));
+            series[i].1.push((p.ts, p.value));
         }
-        for (device, pid, s, pts) in series {
+        for ((device, pid, s), pts) in series {
             let name = [strobe_model::gpu_memory::ALLOCATED, strobe_model::gpu_memory::RESERVED][s as usize];
             match device {
                 None => {
