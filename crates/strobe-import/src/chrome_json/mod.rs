@@ -548,8 +548,11 @@ fn parse_events<'a>(
                 // twice the first wave's density: Kineto writes a step's CPU ops apart from
                 // its GPU work, so the file's first megabytes can hold half the spans per byte
                 // of the rest (a scaled ResNet trace: 1108 bytes a span in its first 18 MB,
-                // 617 over the file)
-                let guess = |count: usize| (count as f64 / (expected - from) as f64 * total * 2.0) as usize + 1024;
+                // 617 over the file). A text still inflating has its length doubled already:
+                // doubling again would ask four times the room, and a request that large can
+                // send the arrays to files as if memory were short.
+                let headroom = if report_bytes { 2.0 } else { 1.0 };
+                let guess = |count: usize| (count as f64 / (expected - from) as f64 * total * headroom) as usize + 1024;
                 let spans = guess(b.span_count());
                 b.reserve_spans(spans.saturating_sub(b.span_count()).min(1 << 31));
                 let steps = guess(b.flow_step_count());
