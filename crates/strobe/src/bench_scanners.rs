@@ -43,22 +43,28 @@ struct Tally {
     check: u64,
 }
 
+/// The sum of `xs`, wrapping: the tally only has to depend on every value read (a negative
+/// pid read as u64 is huge).
+fn wrapping_sum(xs: &[u64]) -> u64 {
+    xs.iter().fold(0, |a, &x| a.wrapping_add(x))
+}
+
 fn sonic(array: &str) -> Result<Tally, String> {
     let evs: Vec<SonicEvent> = sonic_rs::from_str(array).map_err(|e| e.to_string())?;
     let mut t = Tally::default();
     for e in &evs {
         t.events += 1;
-        t.check = t.check.wrapping_add(
-            e.ph.as_deref().map_or(0, str::len) as u64
-                + e.name.as_deref().map_or(0, str::len) as u64
-                + e.cat.as_deref().map_or(0, str::len) as u64
-                + e.ts.map_or(0, |x| x as u64)
-                + e.dur.map_or(0, |x| x as u64)
-                + e.pid.as_ref().map_or(0, |v| v.as_raw_str().len()) as u64
-                + e.tid.as_ref().map_or(0, |v| v.as_raw_str().len()) as u64
-                + e.id.as_ref().map_or(0, |v| v.as_raw_str().len()) as u64
-                + e.args.as_ref().map_or(0, |v| v.as_raw_str().len()) as u64,
-        );
+        t.check = t.check.wrapping_add(wrapping_sum(&[
+            e.ph.as_deref().map_or(0, str::len) as u64,
+            e.name.as_deref().map_or(0, str::len) as u64,
+            e.cat.as_deref().map_or(0, str::len) as u64,
+            e.ts.map_or(0, |x| x as u64),
+            e.dur.map_or(0, |x| x as u64),
+            e.pid.as_ref().map_or(0, |v| v.as_raw_str().len()) as u64,
+            e.tid.as_ref().map_or(0, |v| v.as_raw_str().len()) as u64,
+            e.id.as_ref().map_or(0, |v| v.as_raw_str().len()) as u64,
+            e.args.as_ref().map_or(0, |v| v.as_raw_str().len()) as u64,
+        ]));
     }
     Ok(t)
 }
@@ -73,31 +79,24 @@ fn simd(bytes: &mut [u8]) -> Result<Tally, String> {
         t.events += 1;
         let Some(o) = e.as_object() else { continue };
         let args = o.get("args").map_or(0, |a| a.as_object().map_or(0, |m| m.len())) as u64;
-        t.check = t.check.wrapping_add(
-            len(o.get("ph").and_then(|x| x.as_str()))
-                + len(o.get("name").and_then(|x| x.as_str()))
-                + len(o.get("cat").and_then(|x| x.as_str()))
-                + o.get("ts").and_then(|x| x.as_f64()).map_or(0, |x| x as u64)
-                + o.get("dur").and_then(|x| x.as_f64()).map_or(0, |x| x as u64)
-                + o.get("pid").map_or(0, |x| x.as_i64().unwrap_or(1) as u64)
-                + o.get("tid").map_or(0, |x| x.as_i64().unwrap_or(1) as u64)
-                + o.get("id").map_or(0, |x| x.as_u64().unwrap_or(1))
-                + args,
-        );
+        t.check = t.check.wrapping_add(wrapping_sum(&[
+            len(o.get("ph").and_then(|x| x.as_str())),
+            len(o.get("name").and_then(|x| x.as_str())),
+            len(o.get("cat").and_then(|x| x.as_str())),
+            o.get("ts").and_then(|x| x.as_f64()).map_or(0, |x| x as u64),
+            o.get("dur").and_then(|x| x.as_f64()).map_or(0, |x| x as u64),
+            o.get("pid").map_or(0, |x| x.as_i64().unwrap_or(1) as u64),
+            o.get("tid").map_or(0, |x| x.as_i64().unwrap_or(1) as u64),
+            o.get("id").map_or(0, |x| x.as_u64().unwrap_or(1)),
+            args,
+        ]));
     }
     Ok(t)
 }
 
 /// The text of FILE (inflated when gzipped) and the byte range of its event array, `[` to `]`.
 fn event_array(file: &Path) -> anyhow::Result<(String, std::ops::Range<usize>)> {
-    let raw = std::fs::read(file)?;
-    let raw = if raw.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&raw[..]), &mut out)?;
-        out
-    } else {
-        raw
-    };
+    let raw = crate::scale::read_text(file)?;
     let text = String::from_utf8(raw).map_err(|e| anyhow::anyhow!("{}: not UTF-8: {e}", file.display()))?;
     let open = match text.trim_start().as_bytes().first() {
         Some(b'[') => text.len() - text.trim_start().len(),
