@@ -1142,14 +1142,7 @@ impl<'a> Ctx<'a> {
     /// the runtime calls it made (so its launches, and through them its kernels, are its
     /// own), named by the op and argued as Kineto argues one. False: not an op range.
     fn emit_nvtx_op(&mut self, r: &NvtxRow, end: i64) -> std::io::Result<bool> {
-        let text: &str = match &r.text {
-            NameRef::Id(id) => match self.strings.get(id) {
-                Some(t) => t,
-                None => return Ok(false),
-            },
-            NameRef::Text(t) => t,
-            NameRef::None => return Ok(false),
-        };
+        let Some(text) = r.text.text(self.strings) else { return Ok(false) };
         let Some(op) = emit_nvtx::parse(text) else { return Ok(false) };
         if let Some(p) = &op.problem {
             self.emit_nvtx_bad += 1;
@@ -1172,14 +1165,7 @@ impl<'a> Ctx<'a> {
         if self.nvtx_domains.get(&r.domain).map(String::as_str) != Some("\"domain\":\"NCCL\"") {
             return Ok(false);
         }
-        let text: &str = match &r.text {
-            NameRef::Id(id) => match self.strings.get(id) {
-                Some(t) => t,
-                None => return Ok(false),
-            },
-            NameRef::Text(t) => t,
-            NameRef::None => return Ok(false),
-        };
+        let Some(text) = r.text.text(self.strings) else { return Ok(false) };
         let Some(coll) = nccl_nvtx::collective(text) else { return Ok(false) };
         let name = self.b.intern(text);
         self.args.clear();

@@ -26,6 +26,9 @@ f=sys.argv[1]\n\
 raw=open(f,'rb').read()\n\
 raw=gzip.decompress(raw) if raw[:2]==b'\\x1f\\x8b' else raw\n";
 
+/// Python's own parser on the text `PY_OPEN` read (after it).
+pub(crate) const PY_JSON_LOAD: &str = "import json\njson.loads(raw)\n";
+
 /// HTA reads a directory of rank traces; its parser chosen by its own default.
 pub(crate) const PY_HTA: &str = "import sys,logging\n\
 logging.disable(logging.WARNING)\n\
@@ -151,7 +154,7 @@ fn json_peers(
     missing: &mut Vec<&'static str>,
 ) {
     for (module, name, what, body) in [
-        ("json", "python json.load", "parse to Python objects", "import json\njson.loads(raw)\n"),
+        ("json", "python json.load", "parse to Python objects", PY_JSON_LOAD),
         ("orjson", "orjson.loads", "parse to Python objects", "import orjson\norjson.loads(raw)\n"),
     ] {
         if !python_has(module) {

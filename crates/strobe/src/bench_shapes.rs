@@ -95,7 +95,7 @@ fn command(who: Who, ctx: &Ctx, raw: &Path, gz: &Path, hta_dir: &Path, tag: &str
         }
         Who::JsonLoad => {
             cmd = Command::new("python3");
-            cmd.arg("-c").arg(format!("{}import json\njson.loads(raw)\n", crate::bench_peers::PY_OPEN)).arg(raw);
+            cmd.arg("-c").arg(format!("{}{}", crate::bench_peers::PY_OPEN, crate::bench_peers::PY_JSON_LOAD)).arg(raw);
         }
         Who::Hta => {
             if !ctx.has_hta {

@@ -7,7 +7,8 @@ use serde_json::value::RawValue;
 use std::io::{Read, Write};
 use std::path::Path;
 
-fn read_text(path: &Path) -> anyhow::Result<Vec<u8>> {
+/// FILE's bytes, inflated when gzipped (every member).
+pub(crate) fn read_text(path: &Path) -> anyhow::Result<Vec<u8>> {
     let raw = std::fs::read(path).with_context(|| path.display().to_string())?;
     if raw.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();

@@ -514,11 +514,7 @@ impl<'a> Assembler<'a> {
         for ((device, pid, s), pts) in series {
             let name = [strobe_model::gpu_memory::ALLOCATED, strobe_model::gpu_memory::RESERVED][s as usize];
             match device {
-                None => {
-                    for (ts, v) in pts {
-                        b.push_counter(pid.clone(), "CPU memory", name, ts, v);
-                    }
-                }
+                None => b.extend_counter(pid, "CPU memory", name, pts),
                 Some(d) => b.extend_device_counter(d, pid, strobe_model::gpu_memory::NAME, name, pts),
             }
         }

@@ -311,6 +311,18 @@ pub enum NameRef {
     None,
 }
 
+impl NameRef {
+    /// The name's text: inline, or looked up in the export's `StringIds` (None when it is not
+    /// there, or there is no name).
+    pub fn text<'a>(&'a self, strings: &'a FxHashMap<i64, Box<str>>) -> Option<&'a str> {
+        match self {
+            NameRef::Id(id) => strings.get(id).map(|t| &**t),
+            NameRef::Text(t) => Some(t),
+            NameRef::None => None,
+        }
+    }
+}
+
 pub fn name_ref(r: &impl Cells, i: usize) -> NameRef {
     match r.cell(i) {
         ValueRef::Integer(v) => NameRef::Id(v),

@@ -348,6 +348,12 @@ impl StoreBuilder {
         self.counters.entry((None, pid, name.to_string(), series.to_string())).or_default().push((ts, value));
     }
 
+    /// Many points of one counter series of process `pid` at once (one key made, not one per
+    /// point).
+    pub fn extend_counter(&mut self, pid: IdKey, name: &str, series: &str, pts: Vec<(i64, f64)>) {
+        self.counters.entry((None, pid, name.to_string(), series.to_string())).or_default().extend(pts);
+    }
+
     /// A point of a series that measures GPU `device` (e.g. `strobe_model::gpu_memory`), as
     /// recorded by process `pid`.
     pub fn push_device_counter(&mut self, device: i64, pid: IdKey, name: &str, series: &str, ts: i64, value: f64) {
