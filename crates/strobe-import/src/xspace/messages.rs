@@ -2,9 +2,9 @@
 //! as `prost` messages declared by hand, so neither `protoc` nor the `.proto` is needed to
 //! build. Field numbers and types are the proto's.
 //!
-//! The top-level `XSpace` is walked by hand (`wire`), and `PlaneHead` keeps each line's
-//! bytes (an embedded message and `bytes` share one wire type), so that the lines, nearly
-//! all of a file, are decoded in parallel (`Line`). Text is declared
+//! The top-level `XSpace` and each plane's lines, nearly all of a file, are walked by hand
+//! (`wire`, `lines`): `PlaneHead` leaves the lines out (prost skips the field), and only
+//! single events are decoded here, run by run on workers. Text is declared
 //! as `bytes`: names are for display, so invalid UTF-8 is replaced (`text`), not refused.
 
 use std::collections::HashMap;
@@ -14,41 +14,19 @@ pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// `XPlane`, its lines left encoded.
+/// `XPlane` without its lines (field 3, walked by hand where it lies: `lines::plane_lines`).
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct PlaneHead {
     #[prost(int64, tag = "1")]
     pub id: i64,
     #[prost(bytes = "vec", tag = "2")]
     pub name: Vec<u8>,
-    #[prost(bytes = "vec", repeated, tag = "3")]
-    pub lines: Vec<Vec<u8>>,
     #[prost(map = "int64, message", tag = "4")]
     pub event_metadata: HashMap<i64, EventMetadata>,
     #[prost(map = "int64, message", tag = "5")]
     pub stat_metadata: HashMap<i64, StatMetadata>,
     #[prost(message, repeated, tag = "6")]
     pub stats: Vec<Stat>,
-}
-
-/// `XLine`: one thread of a host, one stream of a device, or a derived row.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct Line {
-    #[prost(int64, tag = "1")]
-    pub id: i64,
-    #[prost(bytes = "vec", tag = "2")]
-    pub name: Vec<u8>,
-    /// Every event's offset counts from this.
-    #[prost(int64, tag = "3")]
-    pub timestamp_ns: i64,
-    #[prost(message, repeated, tag = "4")]
-    pub events: Vec<Event>,
-    #[prost(int64, tag = "9")]
-    pub duration_ps: i64,
-    #[prost(int64, tag = "10")]
-    pub display_id: i64,
-    #[prost(bytes = "vec", tag = "11")]
-    pub display_name: Vec<u8>,
 }
 
 /// `XEvent`.

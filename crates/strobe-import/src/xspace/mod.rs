@@ -15,9 +15,11 @@
 //!
 //! Time is the line's `timestamp_ns` plus the event's `offset_ps`, in ns, not rebased.
 //! Modules: `wire` (the top level read by hand, so a cut file keeps its whole planes),
+//! `lines` (a plane's lines walked by hand and cut into runs of events),
 //! `messages` (the proto's messages for prost), `stats` (stats as args), `planes` (the
 //! mapping).
 
+mod lines;
 mod messages;
 mod planes;
 mod stats;

@@ -1,8 +1,10 @@
 //! Planes → lanes and spans: a GPU device plane's streams, the host's threads; the rest
-//! noted. Each plane's lines are decoded and turned into spans in parallel, then pushed
-//! in line order, so the store is the same on every run.
+//! noted. A plane's lines are cut into runs of events (`lines`); a window of runs at a
+//! time is decoded and turned into spans in parallel, then pushed in line order, so the
+//! store is the same on every run and a plane's events are never all held at once.
 
-use super::messages::{text, Event, EventData, EventMetadata, Line, PlaneHead, Stat, StatValue};
+use super::lines::{self, LineHead};
+use super::messages::{text, Event, EventData, EventMetadata, PlaneHead, Stat, StatValue};
 use super::stats::{int_value, write_args, StatNames};
 use crate::xla_names::{device_event_kind, gpu_ordinal, is_derived_line, launch_kind, stream_number};
 use crate::ImportError;
@@ -61,16 +63,28 @@ fn md_infos(md: &std::collections::HashMap<i64, EventMetadata>) -> FxHashMap<i64
         .collect()
 }
 
-/// One line, decoded and mapped (or why it could not be).
-struct PrepLine {
-    id: i64,
-    name: String,
-    events: Vec<Prep>,
-    /// Every event's args, one after another (one buffer a line, not a string an event).
-    args: String,
-    aggregated: u64,
+/// The runs pushed at once: about this many bytes of the file (a few runs per worker, and
+/// what they become is a few tens of MB, not a plane's worth).
+const WINDOW_BYTES: usize = 32 * lines::RUN_BYTES;
+
+/// What a run's events need to know of their line.
+#[derive(Clone, Copy)]
+struct LineCtx {
+    base_ps: i128,
+    /// A device plane's derived line (XProf's `XLA Ops`, …): annotations, not work.
+    derived: bool,
     /// XProf's `Steps` line of a device plane: XLA's step markers, one event per step.
     steps_line: bool,
+}
+
+/// A run of one line's events, decoded and mapped.
+struct PrepRun {
+    events: Vec<Prep>,
+    /// Every event's args, one after another (one buffer a run, not a string an event).
+    args: String,
+    aggregated: u64,
+    /// Events whose bytes do not decode (left out).
+    bad: u64,
 }
 
 pub fn map_planes(
@@ -100,7 +114,7 @@ pub fn map_planes(
         let names = StatNames::new(stat_names);
         match kind {
             PlaneKind::Other => {
-                other_plane(&name, &head, &names, meta);
+                other_plane(&name, &head, lines::plane_lines(bytes).len(), &names, meta);
                 continue;
             }
             PlaneKind::Gpu(n) => {
@@ -113,7 +127,7 @@ pub fn map_planes(
         // the planes after this one, in bytes: room for their spans is guessed from this
         // plane's density, so the span table is not copied into fresh pages plane by plane
         let rest: usize = planes[k + 1..].iter().map(|p| p.len()).sum();
-        map_plane(path, (k, bytes.len(), rest), &name, kind, &head, &names, b, meta)?;
+        map_plane(path, (k, bytes, rest), &name, kind, &head, &names, b, meta)?;
     }
     if decoded == 0 {
         return Err(ImportError::bad(path, "no plane of the XSpace decodes: not a readable profile"));
@@ -124,7 +138,7 @@ pub fn map_planes(
 
 /// A plane that holds no timeline Strobe draws: its name and size in the notes; the session
 /// start of `Task Environment` as the trace's wall-clock zero.
-fn other_plane(name: &str, head: &PlaneHead, names: &StatNames, meta: &mut TraceMeta) {
+fn other_plane(name: &str, head: &PlaneHead, line_count: usize, names: &StatNames, meta: &mut TraceMeta) {
     if name == "Task Environment" {
         for s in &head.stats {
             if names.name(s.metadata_id) == Some("profile_start_time") {
@@ -133,13 +147,12 @@ fn other_plane(name: &str, head: &PlaneHead, names: &StatNames, meta: &mut Trace
         }
         return;
     }
-    let events: usize = head.lines.len();
     if name == "/host:metadata" {
         // XLA's module protos: read by XProf's HLO tools, not a timeline
         return;
     }
     meta.load.notes.push(format!(
-        "plane {name:?} ({events} line(s), {} event name(s)) is not a GPU or host timeline: not shown",
+        "plane {name:?} ({line_count} line(s), {} event name(s)) is not a GPU or host timeline: not shown",
         head.event_metadata.len()
     ));
 }
@@ -183,7 +196,7 @@ fn device_info(n: i64, stats: &[Stat], names: &StatNames) -> Option<DeviceInfo> 
 #[allow(clippy::too_many_arguments)]
 fn map_plane(
     path: &Path,
-    (k, plane_bytes, rest_bytes): (usize, usize, usize),
+    (k, plane, rest_bytes): (usize, &[u8], usize),
     plane_name: &str,
     kind: PlaneKind,
     head: &PlaneHead,
@@ -192,10 +205,8 @@ fn map_plane(
     meta: &mut TraceMeta,
 ) -> Result<(), ImportError> {
     let md: &std::collections::HashMap<i64, EventMetadata> = &head.event_metadata;
-    let lines: Vec<Result<PrepLine, String>> = {
-        let infos = md_infos(md);
-        head.lines.par_iter().map(|bytes| prep_line(bytes, kind, &infos, names)).collect()
-    };
+    let infos = md_infos(md);
+    let heads: Vec<Result<LineHead, String>> = lines::plane_lines(plane).par_iter().map(|l| lines::head(l)).collect();
     let pid = match kind {
         PlaneKind::Host => IdKey::Num(
             head.stats
@@ -209,64 +220,123 @@ fn map_plane(
     if kind == PlaneKind::Host {
         b.names.processes.push((pid.clone(), plane_name.to_string()));
     }
-    // the plane's spans at once, and room for the planes after it at this plane's spans per
-    // byte (an over-guess costs address space, not pages): growing the span table by
+    // room for the plane's spans at once, and for the planes after it at this plane's spans
+    // per byte (an over-guess costs address space, not pages): growing the span table by
     // doublings copies it into fresh pages
-    let here: usize = lines.iter().map(|l| l.as_ref().map_or(0, |l| l.events.len())).sum();
+    let here: usize = heads.iter().map(|h| h.as_ref().map_or(0, |h| h.events)).sum();
     // (at most one span per 4 bytes: an XEvent on the wire takes its tag, its length and a
     // metadata id at least)
-    let after = ((here as f64 * rest_bytes as f64 / plane_bytes.max(1) as f64) as usize).min(rest_bytes / 4);
+    let after = ((here as f64 * rest_bytes as f64 / plane.len().max(1) as f64) as usize).min(rest_bytes / 4);
     b.reserve_spans(here.saturating_add(after).min(1 << 31));
-    let mut interned: FxHashMap<i64, u32> = FxHashMap::default();
-    let cat = b.intern(plane_name);
-    let mut derived = 0i64;
-    for (li, line) in lines.into_iter().enumerate() {
-        let line = match line {
-            Ok(l) => l,
+    let mut ctx = Vec::with_capacity(heads.len());
+    let mut work: Vec<(usize, &[u8])> = Vec::new();
+    for (li, h) in heads.iter().enumerate() {
+        let line = match h {
+            Ok(h) => h,
             Err(e) => {
                 meta.load.notes.push(format!("plane {k} ({plane_name}), line {li}: does not decode ({e}): left out"));
+                ctx.push(None);
                 continue;
             }
         };
-        if line.aggregated > 0 {
+        let gpu = matches!(kind, PlaneKind::Gpu(_));
+        ctx.push(Some(LineCtx {
+            base_ps: line.timestamp_ns as i128 * 1000,
+            derived: gpu && is_derived_line(&line.name),
+            steps_line: gpu && line.name == STEP_LINE,
+        }));
+        work.extend(line.runs.iter().map(|r| (li, *r)));
+    }
+    let mut push = PlanePush {
+        path,
+        plane_name,
+        kind,
+        pid,
+        md,
+        cat: b.intern(plane_name),
+        interned: FxHashMap::default(),
+        derived: 0,
+        lanes: vec![None; heads.len()],
+        bad: 0,
+    };
+    let mut at = 0;
+    while at < work.len() {
+        // a window of runs: decoded in parallel, pushed in order (decoding the next window
+        // while this one is pushed measured no faster)
+        let (mut end, mut bytes) = (at, 0);
+        while end < work.len() && (end == at || bytes + work[end].1.len() <= WINDOW_BYTES) {
+            bytes += work[end].1.len();
+            end += 1;
+        }
+        let window = &work[at..end];
+        let runs: Vec<PrepRun> = window
+            .par_iter()
+            .map(|&(li, run)| prep_run(run, ctx[li].expect("only decoded lines have runs"), kind, &infos, names))
+            .collect();
+        for (&(li, _), run) in window.iter().zip(runs) {
+            let Ok(line) = &heads[li] else { continue };
+            push.run(li, line, run, b, meta)?;
+        }
+        at = end;
+    }
+    if push.bad > 0 {
+        *meta.load.skipped.entry("XSpace event that does not decode".into()).or_default() += push.bad;
+    }
+    Ok(())
+}
+
+/// What pushing a plane's runs keeps from one run to the next.
+struct PlanePush<'a> {
+    path: &'a Path,
+    plane_name: &'a str,
+    kind: PlaneKind,
+    pid: IdKey,
+    md: &'a std::collections::HashMap<i64, EventMetadata>,
+    cat: u32,
+    /// Event names by metadata id, interned once per plane.
+    interned: FxHashMap<i64, u32>,
+    /// How many derived lines have a lane so far.
+    derived: i64,
+    /// Each line's lane, made when its first event is pushed.
+    lanes: Vec<Option<u32>>,
+    bad: u64,
+}
+
+impl PlanePush<'_> {
+    fn run(
+        &mut self,
+        li: usize,
+        line: &LineHead,
+        run: PrepRun,
+        b: &mut StoreBuilder,
+        meta: &mut TraceMeta,
+    ) -> Result<(), ImportError> {
+        self.bad += run.bad;
+        if run.aggregated > 0 {
             *meta.load.skipped.entry("aggregated XSpace event (a count, no time)".into()).or_default() +=
-                line.aggregated;
+                run.aggregated;
         }
-        if line.events.is_empty() {
-            continue;
+        if run.events.is_empty() {
+            return Ok(());
         }
-        meta.load.events += line.events.len() as u64;
-        let lane = match kind {
-            PlaneKind::Gpu(device) => {
-                let (lk, label) = match stream_number(&line.name) {
-                    Some(stream) => (LaneKind::GpuStream { device, stream }, line.name.clone()),
-                    None => {
-                        derived += 1;
-                        let stream = DERIVED_STREAM_BASE + derived;
-                        (LaneKind::GpuAnnotation { device, stream }, line.name.clone())
-                    }
-                };
-                let lane = b.lane(lk);
-                b.name_lane(lane, format!("GPU {device} · {label}"));
-                lane
-            }
-            _ => {
-                let tid = IdKey::Num(line.id);
-                if !line.name.is_empty() {
-                    b.names.threads.push(((pid.clone(), tid.clone()), line.name.clone()));
-                }
-                b.lane(LaneKind::CpuThread { pid: pid.clone(), tid })
+        meta.load.events += run.events.len() as u64;
+        let lane = match self.lanes[li] {
+            Some(l) => l,
+            None => {
+                let l = self.lane(line, b);
+                self.lanes[li] = Some(l);
+                l
             }
         };
-        *meta.load.by_category.entry(plane_name.to_string()).or_default() += line.events.len() as u64;
-        let step_name = line.steps_line.then(|| b.intern("step"));
-        for e in &line.events {
-            let name = match (step_name, interned.get(&e.md)) {
+        *meta.load.by_category.entry(self.plane_name.to_string()).or_default() += run.events.len() as u64;
+        let step_name = (matches!(self.kind, PlaneKind::Gpu(_)) && line.name == STEP_LINE).then(|| b.intern("step"));
+        for e in &run.events {
+            let name = match (step_name, self.interned.get(&e.md)) {
                 (Some(n), _) | (None, Some(&n)) => n,
                 (None, None) => {
-                    let n = md.get(&e.md).map(event_name).unwrap_or_else(|| format!("event {}", e.md));
+                    let n = self.md.get(&e.md).map(event_name).unwrap_or_else(|| format!("event {}", e.md));
                     let id = b.intern(&n);
-                    interned.insert(e.md, id);
+                    self.interned.insert(e.md, id);
                     id
                 }
             };
@@ -275,17 +345,42 @@ fn map_plane(
                 start: e.start,
                 end: e.end,
                 name,
-                cat,
+                cat: self.cat,
                 kind: e.kind,
                 flags: if e.instant { flags::INSTANT } else { 0 },
-                args: &line.args.as_bytes()[e.args.clone()],
+                args: &run.args.as_bytes()[e.args.clone()],
                 correlation: e.correlation,
                 copy_dir: e.copy_dir,
             })
-            .map_err(|err| ImportError::io(path, err))?;
+            .map_err(|err| ImportError::io(self.path, err))?;
+        }
+        Ok(())
+    }
+
+    /// The lane of `line`, made now (its first event is being pushed).
+    fn lane(&mut self, line: &LineHead, b: &mut StoreBuilder) -> u32 {
+        match self.kind {
+            PlaneKind::Gpu(device) => {
+                let lk = match stream_number(&line.name) {
+                    Some(stream) => LaneKind::GpuStream { device, stream },
+                    None => {
+                        self.derived += 1;
+                        LaneKind::GpuAnnotation { device, stream: DERIVED_STREAM_BASE + self.derived }
+                    }
+                };
+                let lane = b.lane(lk);
+                b.name_lane(lane, format!("GPU {device} · {}", line.name));
+                lane
+            }
+            _ => {
+                let tid = IdKey::Num(line.id);
+                if !line.name.is_empty() {
+                    b.names.threads.push(((self.pid.clone(), tid.clone()), line.name.clone()));
+                }
+                b.lane(LaneKind::CpuThread { pid: self.pid.clone(), tid })
+            }
         }
     }
-    Ok(())
 }
 
 fn event_name(m: &EventMetadata) -> String {
@@ -296,31 +391,34 @@ fn event_name(m: &EventMetadata) -> String {
     }
 }
 
-/// Decodes one line and maps its events (on a worker thread).
-fn prep_line(
-    bytes: &[u8],
+/// Decodes a run of one line's events and maps them (on a worker thread).
+fn prep_run(
+    run: &[u8],
+    line: LineCtx,
     kind: PlaneKind,
     md: &FxHashMap<i64, MdInfo<'_>>,
     names: &StatNames,
-) -> Result<PrepLine, String> {
-    let line = Line::decode(bytes).map_err(|e| e.to_string())?;
-    let name = if line.display_name.is_empty() { text(&line.name) } else { text(&line.display_name) };
-    let derived = matches!(kind, PlaneKind::Gpu(_)) && is_derived_line(&name);
-    let steps_line = matches!(kind, PlaneKind::Gpu(_)) && name == STEP_LINE;
-    let base_ps = line.timestamp_ns as i128 * 1000;
-    let mut out = PrepLine {
-        id: line.id,
-        name,
-        events: Vec::with_capacity(line.events.len()),
-        // args take about as many bytes as the line's encoding (names resolved, refs inlined)
-        args: String::with_capacity(bytes.len() + bytes.len() / 2),
+) -> PrepRun {
+    let LineCtx { base_ps, derived, steps_line } = line;
+    let mut out = PrepRun {
+        // an event takes 20–40 bytes on the wire
+        events: Vec::with_capacity(run.len() / 24),
+        // args take about as many bytes as the run's encoding (names resolved, refs inlined)
+        args: String::with_capacity(run.len() + run.len() / 2),
         aggregated: 0,
-        steps_line,
+        bad: 0,
     };
+    // one event decoded at a time, into the same message (its stats' room kept)
+    let mut e = Event::default();
     let mut seen = Vec::new();
     let no_stats: Vec<Stat> = Vec::new();
-    for e in &line.events {
-        let Event { metadata_id, data, duration_ps, stats } = e;
+    for bytes in lines::run_events(run) {
+        e.clear();
+        if e.merge(bytes).is_err() {
+            out.bad += 1;
+            continue;
+        }
+        let Event { metadata_id, data, duration_ps, stats } = &e;
         let offset = match data {
             Some(EventData::OffsetPs(o)) => *o,
             Some(EventData::NumOccurrences(_)) => {
@@ -378,5 +476,5 @@ fn prep_line(
             args: at..out.args.len(),
         });
     }
-    Ok(out)
+    out
 }

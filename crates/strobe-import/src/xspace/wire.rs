@@ -27,40 +27,62 @@ fn varint(b: &[u8], i: &mut usize) -> Option<u64> {
     None
 }
 
+/// One field's value: a varint's number, a length-delimited field's bytes, or a fixed-width
+/// number (skipped: XSpace has none Strobe reads).
+pub enum Value<'a> {
+    Varint(u64),
+    Bytes(&'a [u8]),
+    Fixed,
+}
+
+/// The field at `*i` in `b` (its number and value), moving `*i` past it; or what is wrong
+/// there, with `in_what` naming the message being read ("a plane", "a line").
+pub fn next<'a>(b: &'a [u8], i: &mut usize, in_what: &'static str) -> Result<(u32, Value<'a>), Cut> {
+    let at = *i;
+    let cut = |what| Cut { at, what };
+    let key = varint(b, i).ok_or_else(|| cut("the data ends inside a field's key"))?;
+    let (num, wire) = ((key >> 3) as u32, key & 7);
+    if num == 0 {
+        return Err(cut("a field numbered 0 (not protobuf)"));
+    }
+    match wire {
+        0 => varint(b, i).map(|v| (num, Value::Varint(v))).ok_or_else(|| cut("the data ends inside a number")),
+        1 | 5 => {
+            *i += if wire == 1 { 8 } else { 4 };
+            if *i > b.len() {
+                return Err(cut("the data ends inside a number"));
+            }
+            Ok((num, Value::Fixed))
+        }
+        2 => {
+            let len = varint(b, i).ok_or_else(|| cut("the data ends inside a length"))?;
+            let end = i.checked_add(len as usize).filter(|&e| len <= b.len() as u64 && e <= b.len());
+            let end = end.ok_or_else(|| cut(in_what))?;
+            let v = &b[*i..end];
+            *i = end;
+            Ok((num, Value::Bytes(v)))
+        }
+        _ => Err(cut("a field of an unknown wire type (not protobuf)")),
+    }
+}
+
 /// The fields of the message `b`, in order, up to the first that cannot be read.
 pub fn fields(b: &[u8]) -> (Vec<Field<'_>>, Option<Cut>) {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
-        let at = i;
-        let cut = |what| Some(Cut { at, what });
-        let Some(key) = varint(b, &mut i) else { return (out, cut("the file ends inside a field's key")) };
-        let (num, wire) = ((key >> 3) as u32, key & 7);
-        if num == 0 {
-            return (out, cut("a field numbered 0 (not protobuf)"));
-        }
-        match wire {
-            0 => {
-                if varint(b, &mut i).is_none() {
-                    return (out, cut("the file ends inside a number"));
-                }
-                out.push(Field::Other);
+        match next(b, &mut i, "the file ends inside a plane") {
+            Ok((num, Value::Bytes(v))) => out.push(Field::Bytes(num, v)),
+            Ok(_) => out.push(Field::Other),
+            Err(c) => {
+                let what = match c.what {
+                    "the data ends inside a field's key" => "the file ends inside a field's key",
+                    "the data ends inside a number" => "the file ends inside a number",
+                    "the data ends inside a length" => "the file ends inside a length",
+                    w => w,
+                };
+                return (out, Some(Cut { what, ..c }));
             }
-            1 | 5 => {
-                i += if wire == 1 { 8 } else { 4 };
-                if i > b.len() {
-                    return (out, cut("the file ends inside a number"));
-                }
-                out.push(Field::Other);
-            }
-            2 => {
-                let Some(len) = varint(b, &mut i) else { return (out, cut("the file ends inside a length")) };
-                let end = i.checked_add(len as usize).filter(|&e| len <= b.len() as u64 && e <= b.len());
-                let Some(end) = end else { return (out, cut("the file ends inside a plane")) };
-                out.push(Field::Bytes(num, &b[i..end]));
-                i = end;
-            }
-            _ => return (out, cut("a field of an unknown wire type (not protobuf)")),
         }
     }
     (out, None)
