@@ -93,28 +93,42 @@ pub fn map_planes(
     b: &mut StoreBuilder,
     meta: &mut TraceMeta,
 ) -> Result<(), ImportError> {
-    let mut decoded = 0usize;
+    // every plane's head first, and its lines walked where it is a timeline: the span table
+    // gets its room once, for all of them (grown plane by plane, it was copied into fresh
+    // pages at each doubling)
+    let mut heads = Vec::with_capacity(planes.len());
     for (k, bytes) in planes.iter().enumerate() {
-        let head = match PlaneHead::decode(*bytes) {
-            Ok(h) => h,
+        match PlaneHead::decode(*bytes) {
+            Ok(h) => {
+                let name = text(&h.name);
+                let kind = match (gpu_ordinal(&name), name.as_str()) {
+                    (Some(n), _) => PlaneKind::Gpu(n),
+                    (None, "/host:CPU") => PlaneKind::Host,
+                    _ => PlaneKind::Other,
+                };
+                let lines: Vec<Result<LineHead, String>> = match kind {
+                    PlaneKind::Other => Vec::new(),
+                    _ => lines::plane_lines(bytes).par_iter().map(|l| lines::head(l)).collect(),
+                };
+                heads.push(Some((h, name, kind, lines)));
+            }
             Err(e) => {
                 meta.load.notes.push(format!("plane {k} does not decode ({e}): left out"));
-                continue;
+                heads.push(None);
             }
-        };
-        decoded += 1;
-        let name = text(&head.name);
-        let kind = match (gpu_ordinal(&name), name.as_str()) {
-            (Some(n), _) => PlaneKind::Gpu(n),
-            (None, "/host:CPU") => PlaneKind::Host,
-            _ => PlaneKind::Other,
-        };
+        }
+    }
+    let decoded = heads.iter().flatten().count();
+    let events: usize = heads.iter().flatten().flat_map(|p| &p.3).map(|l| l.as_ref().map_or(0, |l| l.events)).sum();
+    b.reserve_spans(events.min(1 << 31));
+    for (k, plane) in heads.into_iter().enumerate() {
+        let Some((head, name, kind, lines)) = plane else { continue };
         let stat_names: FxHashMap<i64, String> =
             head.stat_metadata.iter().map(|(&id, m)| (id, text(&m.name))).collect();
         let names = StatNames::new(stat_names);
         match kind {
             PlaneKind::Other => {
-                other_plane(&name, &head, lines::plane_lines(bytes).len(), &names, meta);
+                other_plane(&name, &head, lines::plane_lines(planes[k]).len(), &names, meta);
                 continue;
             }
             PlaneKind::Gpu(n) => {
@@ -124,10 +138,7 @@ pub fn map_planes(
             }
             PlaneKind::Host => {}
         }
-        // the planes after this one, in bytes: room for their spans is guessed from this
-        // plane's density, so the span table is not copied into fresh pages plane by plane
-        let rest: usize = planes[k + 1..].iter().map(|p| p.len()).sum();
-        map_plane(path, (k, bytes, rest), &name, kind, &head, &names, b, meta)?;
+        map_plane(path, k, &name, kind, &head, lines, &names, b, meta)?;
     }
     if decoded == 0 {
         return Err(ImportError::bad(path, "no plane of the XSpace decodes: not a readable profile"));
@@ -196,17 +207,17 @@ fn device_info(n: i64, stats: &[Stat], names: &StatNames) -> Option<DeviceInfo> 
 #[allow(clippy::too_many_arguments)]
 fn map_plane(
     path: &Path,
-    (k, plane, rest_bytes): (usize, &[u8], usize),
+    k: usize,
     plane_name: &str,
     kind: PlaneKind,
     head: &PlaneHead,
+    heads: Vec<Result<LineHead, String>>,
     names: &StatNames,
     b: &mut StoreBuilder,
     meta: &mut TraceMeta,
 ) -> Result<(), ImportError> {
     let md: &std::collections::HashMap<i64, EventMetadata> = &head.event_metadata;
     let infos = md_infos(md);
-    let heads: Vec<Result<LineHead, String>> = lines::plane_lines(plane).par_iter().map(|l| lines::head(l)).collect();
     let pid = match kind {
         PlaneKind::Host => IdKey::Num(
             head.stats
@@ -220,14 +231,6 @@ fn map_plane(
     if kind == PlaneKind::Host {
         b.names.processes.push((pid.clone(), plane_name.to_string()));
     }
-    // room for the plane's spans at once, and for the planes after it at this plane's spans
-    // per byte (an over-guess costs address space, not pages): growing the span table by
-    // doublings copies it into fresh pages
-    let here: usize = heads.iter().map(|h| h.as_ref().map_or(0, |h| h.events)).sum();
-    // (at most one span per 4 bytes: an XEvent on the wire takes its tag, its length and a
-    // metadata id at least)
-    let after = ((here as f64 * rest_bytes as f64 / plane.len().max(1) as f64) as usize).min(rest_bytes / 4);
-    b.reserve_spans(here.saturating_add(after).min(1 << 31));
     let mut ctx = Vec::with_capacity(heads.len());
     let mut work: Vec<(usize, &[u8])> = Vec::new();
     for (li, h) in heads.iter().enumerate() {
@@ -392,13 +395,7 @@ fn event_name(m: &EventMetadata) -> String {
 }
 
 /// Decodes a run of one line's events and maps them (on a worker thread).
-fn prep_run(
-    run: &[u8],
-    line: LineCtx,
-    kind: PlaneKind,
-    md: &FxHashMap<i64, MdInfo<'_>>,
-    names: &StatNames,
-) -> PrepRun {
+fn prep_run(run: &[u8], line: LineCtx, kind: PlaneKind, md: &FxHashMap<i64, MdInfo<'_>>, names: &StatNames) -> PrepRun {
     let LineCtx { base_ps, derived, steps_line } = line;
     let mut out = PrepRun {
         // an event takes 20–40 bytes on the wire
