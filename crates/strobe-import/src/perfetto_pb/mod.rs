@@ -98,7 +98,7 @@ pub fn import_bytes(
         dec.read_trace(trace, 0, 0)
     };
     progress.bytes_done.store(bytes.len() as u64 / 2, Ordering::Relaxed);
-    let decoded = dec.finish();
+    let mut decoded = dec.finish();
     if decoded.packets == 0 {
         let why = broken.map(|b| format!(" ({} at byte {})", b.what, b.offset)).unwrap_or_default();
         return Err(ImportError::bad(name, format!("not a Perfetto trace: no trace packet could be read{why}")));
@@ -107,6 +107,14 @@ pub fn import_bytes(
         let _t = strobe_store::timing::Phase::start("perfetto: lay out as Kineto events");
         feed::feed(&decoded)
     };
+    // laid out: the decoded events go before the assembler takes its room, so its pages are
+    // those just freed, not fresh ones (and the two are never held at once)
+    decoded.slices = Vec::new();
+    decoded.gpu_ops = Vec::new();
+    decoded.counters = Vec::new();
+    decoded.gpu_samples = Vec::new();
+    decoded.tracks = Default::default();
+    decoded.pool = Default::default();
     if progress.cancelled() {
         return Err(ImportError::Cancelled { path: name.to_path_buf() });
     }
