@@ -154,6 +154,7 @@ pub fn op_table(store: &Store) -> OpTable {
     let (starts, ends) = store.span_times();
     let dur = |s: u32| ends[s as usize] - starts[s as usize];
 
+    let t = strobe_store::timing::Phase::start("op table: parents");
     // 1. Each host event's parent by PyTorch's rule, per CPU thread: (span, parent's position
     //    in the lane's list), host events in order.
     let cpu_lanes: Vec<u32> = (0..store.lanes.len() as u32)
@@ -194,6 +195,8 @@ pub fn op_table(store: &Store) -> OpTable {
         }
     }
 
+    drop(t);
+    let t = strobe_store::timing::Phase::start("op table: device work's owners");
     // 2. Device events to their owner: the innermost op around their launch.
     let launches = store.launch_table();
     let mut own_device: FxHashMap<u32, i64> = FxHashMap::default();
@@ -219,6 +222,8 @@ pub fn op_table(store: &Store) -> OpTable {
     }
     drop(parent);
 
+    drop(t);
+    let t = strobe_store::timing::Phase::start("op table: shapes");
     // 3. The input shapes of the CPU ops that record them, each text once.
     // Only the "Input Dims" value is read, straight from the args' bytes, and each distinct text
     // is parsed once: an op's args are mostly other fields, and a training step repeats a few
@@ -252,6 +257,8 @@ pub fn op_table(store: &Store) -> OpTable {
         *shape_ids.entry("[]".to_string()).or_insert(next)
     };
 
+    drop(t);
+    let t = strobe_store::timing::Phase::start("op table: rows");
     // 4. Figures bottom-up (children come after their parent in each lane's order), each
     //    event added to its rows as it is found.
     let (mut by_name, mut by_shape) = (Rows::default(), Rows::default());
@@ -310,6 +317,7 @@ pub fn op_table(store: &Store) -> OpTable {
         add(s, Figures { cpu: 0, self_cpu: 0, device: d, self_device: d });
     }
 
+    drop(t);
     // 5. Rows in order.
     let mut texts = vec![String::new(); shape_ids.len()];
     for (t, id) in shape_ids {
