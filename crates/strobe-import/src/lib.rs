@@ -17,6 +17,8 @@ pub mod ncu_csv;
 pub mod ncu_rep;
 pub mod nsys_sqlite;
 mod open;
+#[cfg(test)]
+mod pb_write;
 pub mod perfetto_pb;
 pub mod pickle;
 mod progress;

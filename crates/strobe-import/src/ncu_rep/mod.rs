@@ -147,23 +147,8 @@ fn parse_rep(bytes: &[u8]) -> Result<NcuReport, RepError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pb_write::{field_bytes, field_varint};
 
-    fn varint(mut v: u64, out: &mut Vec<u8>) {
-        while v >= 0x80 {
-            out.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-    fn field_bytes(n: u32, b: &[u8], out: &mut Vec<u8>) {
-        varint(u64::from(n) << 3 | 2, out);
-        varint(b.len() as u64, out);
-        out.extend_from_slice(b);
-    }
-    fn field_varint(n: u32, v: u64, out: &mut Vec<u8>) {
-        varint(u64::from(n) << 3, out);
-        varint(v, out);
-    }
     fn prefixed(b: &[u8], out: &mut Vec<u8>) {
         out.extend_from_slice(&(b.len() as u32).to_le_bytes());
         out.extend_from_slice(b);

@@ -149,31 +149,17 @@ pub fn import_bytes(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn varint(mut v: u64, out: &mut Vec<u8>) {
-        loop {
-            let b = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                out.push(b);
-                return;
-            }
-            out.push(b | 0x80);
-        }
-    }
+    use crate::pb_write::{field_bytes, field_varint};
 
     fn field(num: u64, payload: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
-        varint(num << 3 | 2, &mut out);
-        varint(payload.len() as u64, &mut out);
-        out.extend_from_slice(payload);
+        field_bytes(num, payload, &mut out);
         out
     }
 
     fn vfield(num: u64, v: u64) -> Vec<u8> {
         let mut out = Vec::new();
-        varint(num << 3, &mut out);
-        varint(v, &mut out);
+        field_varint(num, v, &mut out);
         out
     }
 

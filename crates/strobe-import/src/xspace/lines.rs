@@ -84,29 +84,14 @@ pub fn run_events(run: &[u8]) -> impl Iterator<Item = &[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn varint(mut v: u64, out: &mut Vec<u8>) {
-        while v >= 0x80 {
-            out.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-
-    fn bytes_field(num: u64, b: &[u8], out: &mut Vec<u8>) {
-        varint(num << 3 | 2, out);
-        varint(b.len() as u64, out);
-        out.extend_from_slice(b);
-    }
+    use crate::pb_write::{field_bytes as bytes_field, field_varint};
 
     #[test]
     fn a_line_is_cut_into_runs_holding_every_event_whole() {
         let mut line = Vec::new();
-        varint(1 << 3, &mut line);
-        varint(7, &mut line);
+        field_varint(1, 7, &mut line);
         bytes_field(2, b"Stream #14(Compute)", &mut line);
-        varint(3 << 3, &mut line);
-        varint(-5i64 as u64, &mut line);
+        field_varint(3, -5i64 as u64, &mut line);
         let event = vec![0x08u8; 1000];
         let n = 3 * RUN_BYTES / 1000;
         for _ in 0..n {
