@@ -27,7 +27,7 @@ pub fn plane_lines(plane: &[u8]) -> Vec<&[u8]> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < plane.len() {
-        match wire::next(plane, &mut i, "the data ends inside a line") {
+        match wire::next(plane, &mut i, &wire::PLANE) {
             Ok((3, Value::Bytes(line))) => out.push(line),
             Ok(_) => {}
             Err(_) => break,
@@ -43,8 +43,8 @@ pub fn head(line: &[u8]) -> Result<LineHead<'_>, String> {
     let (mut name, mut display): (&[u8], &[u8]) = (&[], &[]);
     let (mut i, mut run_start) = (0, 0);
     while i < line.len() {
-        let (num, v) = wire::next(line, &mut i, "the data ends inside an event")
-            .map_err(|c| format!("at byte {} of the line: {}", c.at, c.what))?;
+        let (num, v) =
+            wire::next(line, &mut i, &wire::LINE).map_err(|c| format!("at byte {} of the line: {}", c.at, c.what))?;
         match (num, v) {
             (1, Value::Varint(x)) => h.id = x as i64,
             (2, Value::Bytes(b)) => name = b,
@@ -71,7 +71,7 @@ pub fn run_events(run: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut i = 0;
     std::iter::from_fn(move || {
         while i < run.len() {
-            match wire::next(run, &mut i, "the data ends inside an event") {
+            match wire::next(run, &mut i, &wire::LINE) {
                 Ok((4, Value::Bytes(e))) => return Some(e),
                 Ok(_) => {}
                 Err(_) => return None,

@@ -231,24 +231,23 @@ fn map_plane(
     if kind == PlaneKind::Host {
         b.names.processes.push((pid.clone(), plane_name.to_string()));
     }
-    let mut ctx = Vec::with_capacity(heads.len());
-    let mut work: Vec<(usize, &[u8])> = Vec::new();
+    // every run of every line that could be walked, with what its events need of the line
+    let mut work: Vec<(usize, &LineHead, LineCtx, &[u8])> = Vec::new();
     for (li, h) in heads.iter().enumerate() {
         let line = match h {
             Ok(h) => h,
             Err(e) => {
                 meta.load.notes.push(format!("plane {k} ({plane_name}), line {li}: does not decode ({e}): left out"));
-                ctx.push(None);
                 continue;
             }
         };
         let gpu = matches!(kind, PlaneKind::Gpu(_));
-        ctx.push(Some(LineCtx {
+        let ctx = LineCtx {
             base_ps: line.timestamp_ns as i128 * 1000,
             derived: gpu && is_derived_line(&line.name),
             steps_line: gpu && line.name == STEP_LINE,
-        }));
-        work.extend(line.runs.iter().map(|r| (li, *r)));
+        };
+        work.extend(line.runs.iter().map(|r| (li, line, ctx, *r)));
     }
     let mut push = PlanePush {
         path,
@@ -267,18 +266,15 @@ fn map_plane(
         // a window of runs: decoded in parallel, pushed in order (decoding the next window
         // while this one is pushed measured no faster)
         let (mut end, mut bytes) = (at, 0);
-        while end < work.len() && (end == at || bytes + work[end].1.len() <= WINDOW_BYTES) {
-            bytes += work[end].1.len();
+        while end < work.len() && (end == at || bytes + work[end].3.len() <= WINDOW_BYTES) {
+            bytes += work[end].3.len();
             end += 1;
         }
         let window = &work[at..end];
-        let runs: Vec<PrepRun> = window
-            .par_iter()
-            .map(|&(li, run)| prep_run(run, ctx[li].expect("only decoded lines have runs"), kind, &infos, names))
-            .collect();
-        for (&(li, _), run) in window.iter().zip(runs) {
-            let Ok(line) = &heads[li] else { continue };
-            push.run(li, line, run, b, meta)?;
+        let runs: Vec<PrepRun> =
+            window.par_iter().map(|&(_, _, ctx, run)| prep_run(run, ctx, kind, &infos, names)).collect();
+        for (&(li, line, ctx, _), run) in window.iter().zip(runs) {
+            push.run(li, line, ctx, run, b, meta)?;
         }
         at = end;
     }
@@ -310,6 +306,7 @@ impl PlanePush<'_> {
         &mut self,
         li: usize,
         line: &LineHead,
+        ctx: LineCtx,
         run: PrepRun,
         b: &mut StoreBuilder,
         meta: &mut TraceMeta,
@@ -332,7 +329,7 @@ impl PlanePush<'_> {
             }
         };
         *meta.load.by_category.entry(self.plane_name.to_string()).or_default() += run.events.len() as u64;
-        let step_name = (matches!(self.kind, PlaneKind::Gpu(_)) && line.name == STEP_LINE).then(|| b.intern("step"));
+        let step_name = ctx.steps_line.then(|| b.intern("step"));
         for e in &run.events {
             let name = match (step_name, self.interned.get(&e.md)) {
                 (Some(n), _) | (None, Some(&n)) => n,

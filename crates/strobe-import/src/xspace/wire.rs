@@ -1,6 +1,7 @@
-//! The outermost message read by hand: an `XSpace` is a run of fields, and reading them one
-//! at a time keeps every plane that arrived whole when the file was cut short (a killed
-//! job, a partial copy), where decoding the message at once would refuse it all.
+//! Protobuf fields read by hand, one at a time (`next`). The outermost message: an `XSpace`
+//! is a run of fields, and reading them one at a time keeps every plane that arrived whole
+//! when the file was cut short (a killed job, a partial copy), where decoding the message at
+//! once would refuse it all. A plane's lines are walked the same way (`lines`).
 
 /// One top-level field: its number and, for a length-delimited one, its bytes.
 pub enum Field<'a> {
@@ -8,7 +9,7 @@ pub enum Field<'a> {
     Other,
 }
 
-/// Where the top level stopped making sense: the byte offset and what was wrong.
+/// Where a walk stopped making sense: the byte offset and what was wrong.
 pub struct Cut {
     pub at: usize,
     pub what: &'static str,
@@ -27,6 +28,39 @@ fn varint(b: &[u8], i: &mut usize) -> Option<u64> {
     None
 }
 
+/// What a walk is over, in the words of its `Cut`s: the bytes ending inside a field's key, a
+/// number, a length, or the contents of a length-delimited field.
+pub struct Walk {
+    key: &'static str,
+    number: &'static str,
+    length: &'static str,
+    contents: &'static str,
+}
+
+/// The whole file (its fields are planes).
+pub const FILE: Walk = Walk {
+    key: "the file ends inside a field's key",
+    number: "the file ends inside a number",
+    length: "the file ends inside a length",
+    contents: "the file ends inside a plane",
+};
+
+/// A plane (its lines).
+pub const PLANE: Walk = Walk {
+    key: "the plane ends inside a field's key",
+    number: "the plane ends inside a number",
+    length: "the plane ends inside a length",
+    contents: "the plane ends inside a line",
+};
+
+/// A line (its events).
+pub const LINE: Walk = Walk {
+    key: "the line ends inside a field's key",
+    number: "the line ends inside a number",
+    length: "the line ends inside a length",
+    contents: "the line ends inside an event",
+};
+
 /// One field's value: a varint's number, a length-delimited field's bytes, or a fixed-width
 /// number (skipped: XSpace has none Strobe reads).
 pub enum Value<'a> {
@@ -36,28 +70,28 @@ pub enum Value<'a> {
 }
 
 /// The field at `*i` in `b` (its number and value), moving `*i` past it; or what is wrong
-/// there, with `in_what` naming the message being read ("a plane", "a line").
-pub fn next<'a>(b: &'a [u8], i: &mut usize, in_what: &'static str) -> Result<(u32, Value<'a>), Cut> {
+/// there, in the words of `walk`.
+pub fn next<'a>(b: &'a [u8], i: &mut usize, walk: &Walk) -> Result<(u32, Value<'a>), Cut> {
     let at = *i;
     let cut = |what| Cut { at, what };
-    let key = varint(b, i).ok_or_else(|| cut("the data ends inside a field's key"))?;
+    let key = varint(b, i).ok_or_else(|| cut(walk.key))?;
     let (num, wire) = ((key >> 3) as u32, key & 7);
     if num == 0 {
         return Err(cut("a field numbered 0 (not protobuf)"));
     }
     match wire {
-        0 => varint(b, i).map(|v| (num, Value::Varint(v))).ok_or_else(|| cut("the data ends inside a number")),
+        0 => varint(b, i).map(|v| (num, Value::Varint(v))).ok_or_else(|| cut(walk.number)),
         1 | 5 => {
             *i += if wire == 1 { 8 } else { 4 };
             if *i > b.len() {
-                return Err(cut("the data ends inside a number"));
+                return Err(cut(walk.number));
             }
             Ok((num, Value::Fixed))
         }
         2 => {
-            let len = varint(b, i).ok_or_else(|| cut("the data ends inside a length"))?;
+            let len = varint(b, i).ok_or_else(|| cut(walk.length))?;
             let end = i.checked_add(len as usize).filter(|&e| len <= b.len() as u64 && e <= b.len());
-            let end = end.ok_or_else(|| cut(in_what))?;
+            let end = end.ok_or_else(|| cut(walk.contents))?;
             let v = &b[*i..end];
             *i = end;
             Ok((num, Value::Bytes(v)))
@@ -71,18 +105,10 @@ pub fn fields(b: &[u8]) -> (Vec<Field<'_>>, Option<Cut>) {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
-        match next(b, &mut i, "the file ends inside a plane") {
+        match next(b, &mut i, &FILE) {
             Ok((num, Value::Bytes(v))) => out.push(Field::Bytes(num, v)),
             Ok(_) => out.push(Field::Other),
-            Err(c) => {
-                let what = match c.what {
-                    "the data ends inside a field's key" => "the file ends inside a field's key",
-                    "the data ends inside a number" => "the file ends inside a number",
-                    "the data ends inside a length" => "the file ends inside a length",
-                    w => w,
-                };
-                return (out, Some(Cut { what, ..c }));
-            }
+            Err(c) => return (out, Some(c)),
         }
     }
     (out, None)
