@@ -98,29 +98,25 @@ pub fn import_bytes(
         dec.read_trace(trace, 0, 0)
     };
     progress.bytes_done.store(bytes.len() as u64 / 2, Ordering::Relaxed);
-    let mut decoded = dec.finish();
+    let decoded = dec.finish();
     if decoded.packets == 0 {
         let why = broken.map(|b| format!(" ({} at byte {})", b.what, b.offset)).unwrap_or_default();
         return Err(ImportError::bad(name, format!("not a Perfetto trace: no trace packet could be read{why}")));
     }
-    let fed = {
-        let _t = strobe_store::timing::Phase::start("perfetto: lay out as Kineto events");
-        feed::feed(&decoded)
-    };
-    // laid out: the decoded events go before the assembler takes its room, so its pages are
-    // those just freed, not fresh ones (and the two are never held at once)
-    decoded.slices = Vec::new();
-    decoded.gpu_ops = Vec::new();
-    decoded.counters = Vec::new();
-    decoded.gpu_samples = Vec::new();
-    decoded.tracks = Default::default();
-    decoded.pool = Default::default();
+    let t = strobe_store::timing::Phase::start("perfetto: lay out as Kineto events");
+    let fed = feed::feed(&decoded);
+    drop(t);
+    // laid out: what the summary needs is kept and the decoded events go, before the
+    // assembler takes its room, so its pages are those just freed, not fresh ones (and the
+    // two are never held at once). `{ decoded }` moves it into a temporary, whose other
+    // fields are dropped at the end of this statement, not at the end of the function.
+    let model::Decoded { skipped, notes, packets, realtime_offset, .. } = { decoded };
     if progress.cancelled() {
         return Err(ImportError::Cancelled { path: name.to_path_buf() });
     }
     let mut meta = {
         let _t = strobe_store::timing::Phase::start("perfetto: assemble");
-        crate::chrome_json::direct::import_events(name, fed.events, decoded.realtime_offset, b, progress)?
+        crate::chrome_json::direct::import_events(name, fed.events, realtime_offset, b, progress)?
     };
     // a GPU's sampled counters (SM active, DRAM throughput) are that GPU's: drawn in its group
     for (device, metric, series, ts, v) in &fed.device_points {
@@ -130,10 +126,10 @@ pub fn import_bytes(
     meta.load.events = fed.count;
     meta.load.by_phase.clear();
     meta.load.truncated = None;
-    for (why, n) in decoded.skipped {
+    for (why, n) in skipped {
         *meta.load.skipped.entry(why).or_default() += n;
     }
-    meta.load.notes.extend(decoded.notes);
+    meta.load.notes.extend(notes);
     if let Some(n) = gz_note {
         meta.load.notes.push(n);
     }
@@ -141,7 +137,7 @@ pub fn import_bytes(
         meta.load.notes.push(format!("the trace breaks at byte {}: {}; read up to there", b.offset, b.what));
     }
     meta.extra.insert("source_format".into(), serde_json::Value::from("perfetto protobuf"));
-    meta.extra.insert("packets".into(), serde_json::Value::from(decoded.packets));
+    meta.extra.insert("packets".into(), serde_json::Value::from(packets));
     progress.bytes_done.store(bytes.len() as u64, Ordering::Relaxed);
     Ok(meta)
 }
