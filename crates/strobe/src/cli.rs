@@ -240,8 +240,10 @@ impl Cli {
                     return crate::ncu_beside::report(&trace, &ncu, self.cache_dir.as_deref(), json);
                 }
                 let expanded = crate::ranks::expand_inputs(&files)?;
+                let indented = json && crate::json_indented();
                 // every option the several-rank report's output depends on
-                let rank_memo = format!("ranks {json} {top} {align:?} {steps:?} {microbatches:?} {link_gbps:?}");
+                let rank_memo =
+                    format!("ranks {json} {indented} {top} {align:?} {steps:?} {microbatches:?} {link_gbps:?}");
                 let ranks_out = crate::ranks::Output { json, top, how: align.into(), memo_options: rank_memo };
                 if expanded.len() > 1 {
                     return crate::ranks::report(&expanded, self.cache_dir.as_deref(), &ranks_out, &rank_opts);
@@ -249,7 +251,7 @@ impl Cli {
                 let file = expanded.into_iter().next().unwrap_or_default();
                 use strobe_analysis::{memory, report, roofline};
                 // every option the single-trace report's output depends on
-                let options = format!("{json} {top} {steps:?} {peak_tflops:?} {peak_gbps:?}");
+                let options = format!("{json} {indented} {top} {steps:?} {peak_tflops:?} {peak_gbps:?}");
                 let inputs = crate::report_memo::inputs(self.cache_dir.as_deref(), std::slice::from_ref(&file));
                 let memo = inputs.as_ref().map(|i| i.memo(&options));
                 // asked again: answered before even asking an nsys export how many processes it

@@ -36,10 +36,5 @@ struct Json<'a> {
 pub fn report(files: &[PathBuf], json: bool) -> anyhow::Result<()> {
     let dumps = files.iter().map(|f| strobe_import::flight_recorder::import(f)).collect::<Result<Vec<_>, _>>()?;
     let r = analyse(&dumps);
-    if json {
-        print!("{}", serde_json::to_string_pretty(&Json { flight_recorder: &r })? + "\n");
-    } else {
-        print!("{}", to_text(&r));
-    }
-    Ok(())
+    crate::emit(json, &Json { flight_recorder: &r }, |j| to_text(j.flight_recorder))
 }

@@ -56,6 +56,21 @@ pub fn memo_for(cache_dir: Option<&Path>, files: &[PathBuf], options: &str) -> O
     Some(inputs(cache_dir, files)?.memo(options))
 }
 
+/// A memo's warnings, and where its output starts in `text`; None when it is not a memo.
+fn parse_head(text: &str) -> Option<(Vec<(String, String)>, usize)> {
+    let rest = text.strip_prefix(HEADER)?;
+    let (count, mut rest) = rest.split_once('\n')?;
+    let n: usize = count.strip_prefix("warnings: ")?.parse().ok()?;
+    let mut warnings = Vec::with_capacity(n.min(1024));
+    for _ in 0..n {
+        let (line, more) = rest.split_once('\n')?;
+        let (file, msg) = line.split_once('\t')?;
+        warnings.push((unescape(file), unescape(msg)));
+        rest = more;
+    }
+    Some((warnings, text.len() - rest.len()))
+}
+
 /// A warning's text on one line of the memo (and back).
 fn escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('\n', "\\n").replace('\t', "\\t")
@@ -80,29 +95,24 @@ fn unescape(s: &str) -> String {
 }
 
 impl Memo {
-    pub fn read(&self) -> Option<Printed> {
+    #[cfg(test)]
+    fn read(&self) -> Option<Printed> {
         let text = std::fs::read_to_string(&self.path).ok()?;
-        let rest = text.strip_prefix(HEADER)?;
-        let (count, mut rest) = rest.split_once('\n')?;
-        let n: usize = count.strip_prefix("warnings: ")?.parse().ok()?;
-        let mut warnings = Vec::with_capacity(n.min(1024));
-        for _ in 0..n {
-            let (line, more) = rest.split_once('\n')?;
-            let (file, msg) = line.split_once('\t')?;
-            warnings.push((unescape(file), unescape(msg)));
-            rest = more;
-        }
-        Some(Printed { warnings, out: rest.to_string() })
+        let (warnings, out_at) = parse_head(&text)?;
+        Some(Printed { warnings, out: text[out_at..].to_string() })
     }
 
     /// Prints a memo there is, as the report printed it (warnings, exit status 3 for a cut
-    /// input, the output); false when there is none to print.
+    /// input, the output); false when there is none to print. The output is written from the
+    /// text as read, not copied out of it first.
     pub fn replay(&self) -> bool {
-        let Some(p) = self.read() else { return false };
-        for (file, msg) in &p.warnings {
+        let Ok(text) = std::fs::read_to_string(&self.path) else { return false };
+        let Some((warnings, out_at)) = parse_head(&text) else { return false };
+        for (file, msg) in &warnings {
             crate::load::warn_truncated(file, msg);
         }
-        print!("{}", p.out);
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(&text.as_bytes()[out_at..]).and_then(|()| stdout.flush());
         true
     }
 
@@ -111,12 +121,13 @@ impl Memo {
         let Some(dir) = self.path.parent() else { return };
         let _ = std::fs::create_dir_all(dir);
         let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir) else { return };
-        let mut body = format!("{HEADER}warnings: {}\n", p.warnings.len());
+        let mut head = format!("{HEADER}warnings: {}\n", p.warnings.len());
         for (file, msg) in &p.warnings {
-            body.push_str(&format!("{}\t{}\n", escape(file), escape(msg)));
+            head.push_str(&format!("{}\t{}\n", escape(file), escape(msg)));
         }
-        body.push_str(&p.out);
-        if tmp.write_all(body.as_bytes()).is_ok() && tmp.flush().is_ok() {
+        // the output written as it is, not copied after the head: it can be hundreds of MB
+        let written = tmp.write_all(head.as_bytes()).and_then(|()| tmp.write_all(p.out.as_bytes()));
+        if written.is_ok() && tmp.flush().is_ok() {
             let _ = tmp.persist(&self.path);
         }
     }
