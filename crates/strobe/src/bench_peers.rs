@@ -1,7 +1,8 @@
 //! `strobe bench peers FILE`: Strobe beside the tools users would otherwise reach for, on the
 //! same file, in one run. Every contender runs as a fresh child process
 //! whose wall time, peak resident memory (`wait4`'s `ru_maxrss`, the child alone) and peak
-//! anonymous memory (`RssAnon` sampled: what must fit in RAM) are taken; Strobe's run is `strobe report FILE` into an empty cache (ingest + report, cold).
+//! anonymous memory (`RssAnon` sampled: what must fit in RAM) are taken; Strobe's run is `strobe report FILE` into an empty cache (ingest + report, cold;
+//! `--json` for an Nsight Systems export).
 //! The answer's time is when the child's output ends: Strobe closes its stdout once the
 //! report is out and caches its store after that (`load::after_answer`); for every
 //! other tool it is its exit.
@@ -91,11 +92,12 @@ fn sqlite_peers(
                     .arg(&cache)
                     .arg("report")
                     .arg(&file)
+                    .arg("--json")
                     .stdout(std::process::Stdio::null())
                     .status();
             }
             let mut cmd = Command::new(&exe);
-            cmd.arg("--cache-dir").arg(&cache).arg("report").arg(&file);
+            cmd.arg("--cache-dir").arg(&cache).arg("report").arg(&file).arg("--json");
             Peer { name: "strobe report warm", what: "report with the store (and its report) cached", cmd }
         }));
     }
@@ -292,11 +294,16 @@ pub fn run(file: &Path, runs: usize) -> anyhow::Result<()> {
 
     let mut missing = Vec::new();
     let mut peers: Vec<Box<dyn Fn(usize) -> Peer>> = Vec::new();
+    // an export's answer is asked for as JSON: what a script beside the plain-SQL peer reads
+    let json = is_sqlite(&file);
     {
         let (exe, caches, file) = (exe.clone(), caches.path().to_path_buf(), file.clone());
         peers.push(Box::new(move |i| {
             let mut cmd = Command::new(&exe);
             cmd.arg("--cache-dir").arg(caches.join(format!("run{i}"))).arg("report").arg(&file);
+            if json {
+                cmd.arg("--json");
+            }
             Peer { name: "strobe report", what: "ingest into a fresh cache + report", cmd }
         }));
     }
