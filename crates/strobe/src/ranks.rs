@@ -112,11 +112,15 @@ fn emit_ranks(
     opts: &RankOptions,
     memo: Option<&crate::report_memo::Memo>,
 ) -> anyhow::Result<()> {
-    let t = strobe_store::timing::Phase::start("ranks: report, text");
+    let t = strobe_store::timing::Phase::start("ranks: report");
     let (stores, parts): (Vec<Store>, Vec<RankParts>) = loaded.into_iter().unzip();
     let traces: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(&stores).collect();
     let r = strobe_analysis::ranks::report::multi_rank_report_from_parts(&traces, parts, o.how, o.top, opts);
+    drop(t);
+    let t = strobe_store::timing::Phase::start("ranks: report as text or JSON");
     let out = crate::render(o.json, &r, strobe_analysis::ranks::report::to_text)?;
+    drop(t);
+    let t = strobe_store::timing::Phase::start("ranks: print");
     print!("{out}");
     drop(t);
     crate::load::after_answer(&stores, names, || {
