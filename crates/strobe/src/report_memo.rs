@@ -56,19 +56,31 @@ pub fn memo_for(cache_dir: Option<&Path>, files: &[PathBuf], options: &str) -> O
     Some(inputs(cache_dir, files)?.memo(options))
 }
 
-/// A memo's warnings, and where its output starts in `text`; None when it is not a memo.
-fn parse_head(text: &str) -> Option<(Vec<(String, String)>, usize)> {
-    let rest = text.strip_prefix(HEADER)?;
-    let (count, mut rest) = rest.split_once('\n')?;
-    let n: usize = count.strip_prefix("warnings: ")?.parse().ok()?;
+/// A memo's warnings and where its output starts, read from its head (`r` is left there);
+/// None when it is not a memo.
+fn read_head(r: &mut impl std::io::BufRead) -> Option<(Vec<(String, String)>, u64)> {
+    let mut at = 0u64;
+    let mut line = String::new();
+    let mut next_line = |line: &mut String| -> Option<()> {
+        line.clear();
+        let n = r.read_line(line).ok()?;
+        at += n as u64;
+        // a line without its end: a memo cut short, not one to trust
+        let len = line.strip_suffix('\n')?.len();
+        line.truncate(len);
+        Some(())
+    };
+    next_line(&mut line)?;
+    (line.as_str() == HEADER.trim_end()).then_some(())?;
+    next_line(&mut line)?;
+    let n: usize = line.strip_prefix("warnings: ")?.parse().ok()?;
     let mut warnings = Vec::with_capacity(n.min(1024));
     for _ in 0..n {
-        let (line, more) = rest.split_once('\n')?;
+        next_line(&mut line)?;
         let (file, msg) = line.split_once('\t')?;
         warnings.push((unescape(file), unescape(msg)));
-        rest = more;
     }
-    Some((warnings, text.len() - rest.len()))
+    Some((warnings, at))
 }
 
 /// A warning's text on one line of the memo (and back).
@@ -98,21 +110,28 @@ impl Memo {
     #[cfg(test)]
     fn read(&self) -> Option<Printed> {
         let text = std::fs::read_to_string(&self.path).ok()?;
-        let (warnings, out_at) = parse_head(&text)?;
-        Some(Printed { warnings, out: text[out_at..].to_string() })
+        let (warnings, out_at) = read_head(&mut text.as_bytes())?;
+        Some(Printed { warnings, out: text[out_at as usize..].to_string() })
     }
 
     /// Prints a memo there is, as the report printed it (warnings, exit status 3 for a cut
-    /// input, the output); false when there is none to print. The output is written from the
-    /// text as read, not copied out of it first.
+    /// input, the output); false when there is none to print. The output goes from the file
+    /// to stdout without passing through this process where the kernel can move it
+    /// (`io::copy` splices into a pipe): a report of every step can be a few hundred MB.
     pub fn replay(&self) -> bool {
-        let Ok(text) = std::fs::read_to_string(&self.path) else { return false };
-        let Some((warnings, out_at)) = parse_head(&text) else { return false };
+        use std::io::{Seek, SeekFrom};
+        let Ok(file) = std::fs::File::open(&self.path) else { return false };
+        let mut head = std::io::BufReader::new(file);
+        let Some((warnings, out_at)) = read_head(&mut head) else { return false };
+        let mut file = head.into_inner();
+        if file.seek(SeekFrom::Start(out_at)).is_err() {
+            return false;
+        }
         for (file, msg) in &warnings {
             crate::load::warn_truncated(file, msg);
         }
         let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(&text.as_bytes()[out_at..]).and_then(|()| stdout.flush());
+        let _ = std::io::copy(&mut file, &mut stdout).and_then(|_| stdout.flush());
         true
     }
 
@@ -157,5 +176,16 @@ mod tests {
         m.write(&Printed { warnings: warnings.clone(), out: "line 1\nline 2\n".into() });
         let p = m.read().unwrap();
         assert_eq!((p.warnings, p.out.as_str()), (warnings, "line 1\nline 2\n"));
+    }
+
+    #[test]
+    fn a_head_cut_short_or_of_another_format_is_no_memo() {
+        let whole = format!("{HEADER}warnings: 1\na.json\tcut\n{{\"x\": 1}}\n");
+        let (warnings, at) = read_head(&mut whole.as_bytes()).unwrap();
+        assert_eq!((warnings.len(), &whole[at as usize..]), (1, "{\"x\": 1}\n"));
+        let cut = &whole[..whole.find("a.json").unwrap() + 4];
+        assert!(read_head(&mut cut.as_bytes()).is_none());
+        assert!(read_head(&mut "strobe report memo v1\nwarnings: 0\n".as_bytes()).is_none());
+        assert!(read_head(&mut format!("{HEADER}warnings: 2\na\tb\n").as_bytes()).is_none());
     }
 }
