@@ -15,8 +15,9 @@
 //! match by name (`collectives`).
 
 use super::groups::parse_ranks;
+use crate::gpu_time::{Classifier, GpuClass};
 use serde::{Deserialize, Serialize};
-use strobe_model::{is_comm_kernel, LaneKind, SpanKind};
+use strobe_model::{LaneKind, SpanKind};
 use strobe_store::Store;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,8 +137,11 @@ pub fn comm_ops(store: &Store) -> Vec<CommOp> {
             }
         })
         .collect();
+    // a trace that names no record at all (most nsys exports, a single-GPU run) skips the
+    // walk over its CPU threads' millions of calls
+    let has_records = name_kind.iter().any(|&k| k != OTHER);
     for (lane, desc) in store.lanes.iter().enumerate() {
-        if !matches!(desc.kind, LaneKind::CpuThread { .. }) {
+        if !has_records || !matches!(desc.kind, LaneKind::CpuThread { .. }) {
             continue;
         }
         let v = store.lane_spans(lane as u32);
@@ -222,13 +226,16 @@ fn attach_kernels(store: &Store, ops: &mut Vec<CommOp>) {
     let by_span: rustc_hash::FxHashMap<u32, usize> = ops.iter().enumerate().map(|(i, o)| (o.span, i)).collect();
     let mut claimed = vec![false; ops.len()];
     let mut own: Vec<CommOp> = Vec::new();
+    // each kernel name judged once, not at each of a million launches
+    let mut classes = Classifier::new(store);
     for (lane, desc) in store.lanes.iter().enumerate() {
         if !matches!(desc.kind, LaneKind::GpuStream { .. }) {
             continue;
         }
         let v = store.lane_spans(lane as u32);
         for (k, &sid) in v.span.iter().enumerate() {
-            if store.span_kind(sid) != SpanKind::Kernel || !is_comm_kernel(store.span_name(sid)) {
+            let m = store.span_meta(sid);
+            if classes.class(SpanKind::from_u8(m.kind), m.name) != Some(GpuClass::Comm) {
                 continue;
             }
             let (s, e) = (v.starts[k], v.ends[k]);
