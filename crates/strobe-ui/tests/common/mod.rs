@@ -123,3 +123,18 @@ pub fn raise_bottom_panel(h: &mut Harness<'static, StrobeApp>, dy: f32) {
 pub fn ten_microseconds() -> strobe_ui::workspace::FigureSettings {
     strobe_ui::workspace::FigureSettings { idle_threshold_ns: 10_000, ..Default::default() }
 }
+
+/// egui_kittest's wgpu renderer (what `HarnessBuilder::wgpu` makes), or None where this
+/// machine has no adapter: it panics then, so its creation is caught and the PNG snapshot
+/// test that asked says it is skipped.
+pub fn renderer(test: &str) -> Option<egui_kittest::wgpu::WgpuTestRenderer> {
+    use std::io::Write;
+    match std::panic::catch_unwind(egui_kittest::wgpu::WgpuTestRenderer::new) {
+        Ok(r) => Some(r),
+        Err(_) => {
+            // straight to stderr, past the test harness's capture of a passing test's output
+            let _ = writeln!(std::io::stderr(), "{test}: skipped: no renderer (wgpu found no adapter)");
+            None
+        }
+    }
+}

@@ -5,23 +5,11 @@
 
 use crate::common;
 
-use egui_kittest::wgpu::WgpuTestRenderer;
 use egui_kittest::Harness;
-use std::io::Write;
 use strobe_model::SpanKind;
 use strobe_ui::commands::Command;
 use strobe_ui::workspace::SpanRef;
 use strobe_ui::StrobeApp;
-
-fn renderer(test: &str) -> Option<WgpuTestRenderer> {
-    match std::panic::catch_unwind(WgpuTestRenderer::new) {
-        Ok(r) => Some(r),
-        Err(_) => {
-            let _ = writeln!(std::io::stderr(), "{test}: skipped: no renderer (wgpu found no adapter)");
-            None
-        }
-    }
-}
 
 /// gpt_train with its longest launched kernel selected (its flow arrow drawn) and a mark.
 fn selected_and_marked() -> StrobeApp {
@@ -40,7 +28,7 @@ fn selected_and_marked() -> StrobeApp {
 
 #[test]
 fn timeline_in_the_light_theme() {
-    let Some(r) = renderer("timeline_in_the_light_theme") else { return };
+    let Some(r) = common::renderer("timeline_in_the_light_theme") else { return };
     let mut h = Harness::builder()
         .with_size([1600.0, 900.0])
         .with_theme(egui::Theme::Light)

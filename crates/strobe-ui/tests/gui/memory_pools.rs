@@ -5,9 +5,7 @@
 
 use crate::common::{app_with, expected, harness};
 use egui_kittest::kittest::Queryable;
-use egui_kittest::wgpu::WgpuTestRenderer;
 use egui_kittest::Harness;
-use std::io::Write;
 use strobe_ui::app::BottomTab;
 use strobe_ui::StrobeApp;
 
@@ -75,21 +73,9 @@ fn a_default_pool_alone_keeps_its_plain_summary() {
     assert!(h.query_by_label("Pools").is_none());
 }
 
-/// egui_kittest's wgpu renderer, or None where this machine has no adapter (the test is then
-/// skipped, as in snapshots.rs).
-fn renderer(test: &str) -> Option<WgpuTestRenderer> {
-    match std::panic::catch_unwind(WgpuTestRenderer::new) {
-        Ok(r) => Some(r),
-        Err(_) => {
-            let _ = writeln!(std::io::stderr(), "{test}: skipped: no renderer (wgpu found no adapter)");
-            None
-        }
-    }
-}
-
 #[test]
 fn memory_pane_pool_snapshot() {
-    let Some(r) = renderer("memory_pane_pool_snapshot") else { return };
+    let Some(r) = crate::common::renderer("memory_pane_pool_snapshot") else { return };
     let mut app = app_with(&[FILE]);
     app.set_bottom_tab(BottomTab::Memory);
     let mut h = Harness::builder()

@@ -5,18 +5,13 @@
 use crate::common;
 
 use egui_kittest::kittest::Queryable;
-use egui_kittest::wgpu::WgpuTestRenderer;
 use egui_kittest::Harness;
-use std::io::Write;
 use strobe_ui::app::BottomTab;
 use strobe_ui::StrobeApp;
 
 #[test]
 fn ops_tab_gpt_train() {
-    let Ok(renderer) = std::panic::catch_unwind(WgpuTestRenderer::new) else {
-        let _ = writeln!(std::io::stderr(), "ops_tab_gpt_train: skipped: no renderer (wgpu found no adapter)");
-        return;
-    };
+    let Some(renderer) = common::renderer("ops_tab_gpt_train") else { return };
     let mut app = common::app_with(&["gpt_train.json.gz"]);
     app.ws.traces[0].wait_for_analyses();
     app.set_bottom_tab(BottomTab::Ops);

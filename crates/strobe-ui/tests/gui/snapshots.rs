@@ -9,22 +9,8 @@ use crate::step_data;
 
 use egui_kittest::wgpu::WgpuTestRenderer;
 use egui_kittest::Harness;
-use std::io::Write;
 use strobe_ui::app::BottomTab;
 use strobe_ui::StrobeApp;
-
-/// egui_kittest's wgpu renderer (what `HarnessBuilder::wgpu` makes), or None where this
-/// machine has no adapter: it panics then, so its creation is caught and the test skipped.
-fn renderer(test: &str) -> Option<WgpuTestRenderer> {
-    match std::panic::catch_unwind(WgpuTestRenderer::new) {
-        Ok(r) => Some(r),
-        Err(_) => {
-            // straight to stderr, past the test harness's capture of a passing test's output
-            let _ = writeln!(std::io::stderr(), "{test}: skipped: no renderer (wgpu found no adapter)");
-            None
-        }
-    }
-}
 
 /// The timeline alone (no menus or other panes), 1600 × 900.
 fn timeline(renderer: WgpuTestRenderer, app: StrobeApp) -> Harness<'static, StrobeApp> {
@@ -50,14 +36,14 @@ fn window(renderer: WgpuTestRenderer, app: StrobeApp, tab: BottomTab) -> Harness
 
 #[test]
 fn gpt_train_whole_trace() {
-    let Some(r) = renderer("gpt_train_whole_trace") else { return };
+    let Some(r) = common::renderer("gpt_train_whole_trace") else { return };
     let mut h = timeline(r, common::app_with(&["gpt_train.json.gz"]));
     h.snapshot("timeline_gpt_train");
 }
 
 #[test]
 fn gpt_train_before_its_figures() {
-    let Some(r) = renderer("gpt_train_before_its_figures") else { return };
+    let Some(r) = common::renderer("gpt_train_before_its_figures") else { return };
     // the rows the overview fills are held open and say so
     let mut h = timeline(r, common::app_before_the_figures_of("gpt_train.json.gz"));
     h.snapshot("timeline_gpt_train_before_figures");
@@ -65,14 +51,14 @@ fn gpt_train_before_its_figures() {
 
 #[test]
 fn two_aligned_ranks() {
-    let Some(r) = renderer("two_aligned_ranks") else { return };
+    let Some(r) = common::renderer("two_aligned_ranks") else { return };
     let mut h = timeline(r, common::app_with_ranks(&["ddp_rank0.json.gz", "ddp_rank1.json.gz"]));
     h.snapshot("timeline_ddp_aligned");
 }
 
 #[test]
 fn memory_pane_oom_snapshot() {
-    let Some(r) = renderer("memory_pane_oom_snapshot") else { return };
+    let Some(r) = common::renderer("memory_pane_oom_snapshot") else { return };
     let mut h = window(r, common::app_with(&["mem_oom.pickle"]), BottomTab::Memory);
     // the chart's raster may be on a worker: the snapshot is of the finished one, however
     // fast this machine made it
@@ -93,14 +79,14 @@ fn memory_pane_oom_snapshot() {
 
 #[test]
 fn kernel_pane_ncu_raw() {
-    let Some(r) = renderer("kernel_pane_ncu_raw") else { return };
+    let Some(r) = common::renderer("kernel_pane_ncu_raw") else { return };
     let mut h = window(r, common::app_with(&["ncu_raw.csv"]), BottomTab::KernelSol);
     h.snapshot("kernel_sol_ncu_raw");
 }
 
 #[test]
 fn ranks_pane_heat_map() {
-    let Some(r) = renderer("ranks_pane_heat_map") else { return };
+    let Some(r) = common::renderer("ranks_pane_heat_map") else { return };
     let app = common::app_with_ranks(&["ddp_rank0.json.gz", "ddp_rank1.json.gz"]);
     let mut h = window(r, app, BottomTab::Ranks);
     h.snapshot("ranks_ddp");
@@ -109,7 +95,7 @@ fn ranks_pane_heat_map() {
 /// An area selection over two CPU lanes of gpt_train: the shade covers those lanes only.
 #[test]
 fn area_selection_shades_its_lanes() {
-    let Some(r) = renderer("area_selection_shades_its_lanes") else { return };
+    let Some(r) = common::renderer("area_selection_shades_its_lanes") else { return };
     let mut h = timeline(r, common::app_with(&["gpt_train.json.gz"]));
     let (t0, t1) = h.state().ws.steps_extent().unwrap();
     let id = h.state().ws.traces[0].id;
@@ -136,7 +122,7 @@ fn area_selection_shades_its_lanes() {
 /// The area table grouped by name × lane: the Lane column shows a lane's whole name.
 #[test]
 fn area_table_lane_column() {
-    let Some(r) = renderer("area_table_lane_column") else { return };
+    let Some(r) = common::renderer("area_table_lane_column") else { return };
     let app = common::app_with(&["gpt_train.json.gz"]);
     let (t0, t1) = app.ws.steps_extent().unwrap();
     let id = app.ws.traces[0].id;
@@ -151,7 +137,7 @@ fn area_table_lane_column() {
 
 #[test]
 fn efficiency_pane_gpt_train() {
-    let Some(r) = renderer("efficiency_pane_gpt_train") else { return };
+    let Some(r) = common::renderer("efficiency_pane_gpt_train") else { return };
     let app = common::app_with(&["gpt_train.json.gz"]);
     app.ws.traces[0].wait_for_analyses();
     let mut h = window(r, app, BottomTab::Efficiency);
@@ -161,7 +147,7 @@ fn efficiency_pane_gpt_train() {
 
 #[test]
 fn summary_strip_four_ranks() {
-    let Some(r) = renderer("summary_strip_four_ranks") else { return };
+    let Some(r) = common::renderer("summary_strip_four_ranks") else { return };
     let files =
         ["pp4_1f1b_rank0.json.gz", "pp4_1f1b_rank1.json.gz", "pp4_1f1b_rank2.json.gz", "pp4_1f1b_rank3.json.gz"];
     let mut app = common::app_with(&files);
@@ -177,7 +163,7 @@ fn summary_strip_four_ranks() {
 
 #[test]
 fn stragglers_section() {
-    let Some(r) = renderer("stragglers_section") else { return };
+    let Some(r) = common::renderer("stragglers_section") else { return };
     let mut app = common::app_with_ranks(&["ddp_rank0.json.gz", "ddp_rank1.json.gz"]);
     app.ranks_mut().section = strobe_ui::ranks::Section::Stragglers;
     let mut h = window(r, app, BottomTab::Ranks);
@@ -197,14 +183,14 @@ fn app_with_steps() -> StrobeApp {
 
 #[test]
 fn steps_tab_gpt_train() {
-    let Some(r) = renderer("steps_tab_gpt_train") else { return };
+    let Some(r) = common::renderer("steps_tab_gpt_train") else { return };
     let mut h = window(r, app_with_steps(), BottomTab::Steps);
     h.snapshot("steps_tab_gpt_train");
 }
 
 #[test]
 fn steps_tab_gpt_train_light() {
-    let Some(r) = renderer("steps_tab_gpt_train_light") else { return };
+    let Some(r) = common::renderer("steps_tab_gpt_train_light") else { return };
     let mut app = app_with_steps();
     app.settings.theme = egui::ThemePreference::Light;
     let mut h = window(r, app, BottomTab::Steps);
@@ -213,7 +199,7 @@ fn steps_tab_gpt_train_light() {
 
 #[test]
 fn flight_recorder_desync() {
-    let Some(r) = renderer("flight_recorder_desync") else { return };
+    let Some(r) = common::renderer("flight_recorder_desync") else { return };
     let files: Vec<String> = (0..4).map(|i| format!("flight_recorder/gloo_desync/rank_{i}")).collect();
     let files: Vec<&str> = files.iter().map(String::as_str).collect();
     let mut app = common::app_with(&files);
