@@ -115,23 +115,19 @@ impl Memo {
     }
 
     /// Prints a memo there is, as the report printed it (warnings, exit status 3 for a cut
-    /// input, the output); false when there is none to print. The output goes from the file
-    /// to stdout without passing through this process where the kernel can move it
-    /// (`io::copy` splices into a pipe): a report of every step can be a few hundred MB.
+    /// input, the output); false when there is none to print. The output is copied from the
+    /// file a buffer at a time, never held whole: a report of every step can be a few hundred
+    /// MB.
     pub fn replay(&self) -> bool {
-        use std::io::{Seek, SeekFrom};
         let Ok(file) = std::fs::File::open(&self.path) else { return false };
-        let mut head = std::io::BufReader::new(file);
-        let Some((warnings, out_at)) = read_head(&mut head) else { return false };
-        let mut file = head.into_inner();
-        if file.seek(SeekFrom::Start(out_at)).is_err() {
-            return false;
-        }
+        let mut memo = std::io::BufReader::new(file);
+        let Some((warnings, _)) = read_head(&mut memo) else { return false };
         for (file, msg) in &warnings {
             crate::load::warn_truncated(file, msg);
         }
+        // the rest of the memo, through the reader's buffer (`io::copy` uses it)
         let mut stdout = std::io::stdout().lock();
-        let _ = std::io::copy(&mut file, &mut stdout).and_then(|_| stdout.flush());
+        let _ = std::io::copy(&mut memo, &mut stdout).and_then(|_| stdout.flush());
         true
     }
 
