@@ -46,7 +46,10 @@ pub struct Report {
     /// cause and the op that held the launching thread (`gaps`).
     pub largest_gaps: Vec<GapRow>,
     /// Each step's time on its GPU split into parts that add up to it (docs/attribution.md).
-    pub step_breakdown: Vec<crate::attribution::StepBreakdown>,
+    /// None (left out) in a rank's report within the several-rank report, whose own
+    /// `step_breakdown` holds every rank's steps, with what the other ranks tell of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step_breakdown: Option<Vec<crate::attribution::StepBreakdown>>,
     pub load: LoadSummary,
     /// Each step's critical path (docs/critical_path.md), or why it has none.
     pub critical_paths: Vec<crate::attribution::critical_path::CriticalPathEntry>,
@@ -119,16 +122,33 @@ pub fn report_with(store: &Store, top: usize, rule: &StepRule, peaks: PeakOverri
 
 /// The report from the trace's figures, computing those not there yet.
 pub fn report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
-    report_of(store, figs, top, true)
+    report_of(store, figs, top, Attribution::Both)
+}
+
+/// A rank's report within the several-rank report: its critical paths, but not its step
+/// breakdown, which the several-rank report lists for every rank (`ranks::report`).
+pub fn rank_report_from(store: &Store, figs: &TraceFigures, top: usize) -> Report {
+    report_of(store, figs, top, Attribution::PathsOnly)
+}
+
+/// What of the steps' attribution a report carries.
+#[derive(Clone, Copy, PartialEq)]
+enum Attribution {
+    /// The step breakdown and the critical paths.
+    Both,
+    /// The critical paths alone (`step_breakdown` left out).
+    PathsOnly,
+    /// Neither (both lists empty).
+    Neither,
 }
 
 /// The report without the step attribution and the critical paths (their lists left empty):
 /// the baseline `strobe bench report` measures their cost against.
 pub fn report_without_attribution(store: &Store, top: usize, rule: &StepRule, peaks: PeakOverride) -> Report {
-    report_of(store, &TraceFigures::new(rule.clone(), peaks), top, false)
+    report_of(store, &TraceFigures::new(rule.clone(), peaks), top, Attribution::Neither)
 }
 
-fn report_of(store: &Store, figs: &TraceFigures, top: usize, attribution: bool) -> Report {
+fn report_of(store: &Store, figs: &TraceFigures, top: usize, attribution: Attribution) -> Report {
     // the steps and the one scan of the GPU lanes (for busy/idle/overlap, the steps' window
     // and the idle breakdown) are independent: found side by side
     rayon::join(|| figs.steps(store), || figs.activity(store));
@@ -176,10 +196,13 @@ fn report_of(store: &Store, figs: &TraceFigures, top: usize, attribution: bool) 
                         || {
                             join(
                                 || match attribution {
-                                    true => {
+                                    Attribution::Both => {
                                         figs.step_breakdown(store);
                                     }
-                                    false => {
+                                    Attribution::PathsOnly => {
+                                        rayon::join(|| figs.step_attributions(store), || figs.critical_paths(store));
+                                    }
+                                    Attribution::Neither => {
                                         figs.efficiency(store);
                                     }
                                 },
@@ -213,13 +236,16 @@ fn report_of(store: &Store, figs: &TraceFigures, top: usize, attribution: bool) 
         headline: figs.headline(store).clone(),
         largest_gaps: figs.largest_gaps(store).to_vec(),
         step_breakdown: match attribution {
-            true => figs.step_breakdown(store).to_vec(),
-            false => Vec::new(),
+            Attribution::Both => Some(figs.step_breakdown(store).to_vec()),
+            Attribution::PathsOnly => None,
+            Attribution::Neither => Some(Vec::new()),
         },
         load: store.meta.load.clone(),
         critical_paths: match attribution {
-            true => crate::attribution::critical_path::report_entries(store, figs),
-            false => Vec::new(),
+            Attribution::Both | Attribution::PathsOnly => {
+                crate::attribution::critical_path::report_entries(store, figs)
+            }
+            Attribution::Neither => Vec::new(),
         },
         memory_breakdown: if figs.memory_peaks(store).is_empty() {
             Vec::new()
@@ -394,7 +420,7 @@ pub fn to_text(r: &Report) -> String {
             let _ = writeln!(o, "  {}", a.evidence);
         }
     }
-    crate::attribution::text::write(&mut o, &r.step_breakdown);
+    crate::attribution::text::write(&mut o, r.step_breakdown.as_deref().unwrap_or_default());
     crate::attribution::critical_path::text::write(&mut o, &r.critical_paths);
     for m in &r.memory_breakdown {
         let _ = writeln!(o, "\nGPU {} memory ([memory] events: {}, {} inside an op):", m.device, m.events, m.with_op);

@@ -42,6 +42,16 @@ fn report_two_ranks_json() {
     {
         assert_eq!(v[k].as_array().map(|x| x.len()), Some(2), "{k}");
     }
+    // each step's breakdown is printed once: in the top-level list, by rank, not again in
+    // each rank's own report, which keeps its critical paths
+    let breakdown = v["step_breakdown"].as_array().unwrap();
+    for (i, r) in v["ranks"].as_array().unwrap().iter().enumerate() {
+        let report = &r["report"];
+        assert!(report.get("step_breakdown").is_none() && report["top_kernels"].is_array());
+        let paths = report["critical_paths"].as_array().unwrap();
+        let own = breakdown.iter().filter(|b| b["rank"] == r["rank"]).count();
+        assert!(own > 0 && own == paths.len(), "rank {i}: {own} steps, {} critical paths", paths.len());
+    }
 }
 
 #[test]

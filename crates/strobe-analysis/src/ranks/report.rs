@@ -42,8 +42,9 @@ pub struct RankEntry {
     /// Where its steps came from (`profiler_step`, `nvtx`, …), if it has steps.
     #[serde(skip)]
     pub steps_from: Option<String>,
-    /// The single-trace report of this rank, as `strobe report FILE` gives it; absent in a
-    /// report merged from summaries (open the rank's trace for it).
+    /// The single-trace report of this rank, as `strobe report FILE` gives it but for its
+    /// `step_breakdown` (the several-rank report's own lists every rank's); absent in a report
+    /// merged from summaries (open the rank's trace for it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<Report>,
 }
@@ -289,7 +290,7 @@ fn digest_and_report(
     top: Option<usize>,
     opts: &RankOptions,
 ) -> (RankDigest, Option<Report>, Vec<crate::steps::Step>) {
-    let report = top.map(|top| crate::report::report_from(store, figs, top));
+    let report = top.map(|top| crate::report::rank_report_from(store, figs, top));
     let found = figs.steps(store);
     let kept = super::distinct_step_indices(found);
     let steps: Vec<crate::steps::Step> = kept.iter().map(|&i| found[i].clone()).collect();
