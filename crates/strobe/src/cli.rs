@@ -278,8 +278,7 @@ impl Cli {
                             true => report::report_without_attribution(&store, top, &rule, peaks),
                             false => report::report_with(&store, top, &rule, peaks),
                         };
-                        let out = crate::render(json, &r, report::to_text)?;
-                        print!("{out}");
+                        let out = crate::printing::print_rendered(json, &r, report::to_text)?;
                         let names = [file.display().to_string()];
                         crate::load::after_answer(std::slice::from_ref(&*store), &names, || {
                             if let Some(m) = memo.as_ref().filter(|_| !baseline) {

@@ -15,6 +15,7 @@ mod gate;
 mod load;
 mod memory_diff;
 mod ncu_beside;
+mod printing;
 mod ranks;
 mod report_memo;
 mod scale;
@@ -27,10 +28,9 @@ use clap::Parser;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Prints a result as pretty JSON (`--json`) or as the text `to_text` makes of it.
+/// Prints a result as JSON (`--json`) or as the text `to_text` makes of it.
 pub fn emit<T: serde::Serialize>(json: bool, r: &T, to_text: impl Fn(&T) -> String) -> anyhow::Result<()> {
-    print!("{}", render(json, r, to_text)?);
-    Ok(())
+    printing::print_rendered(json, r, to_text).map(drop)
 }
 
 /// `strobe report … | head` must stop quietly when `head` has read enough, as `cat` does.
@@ -45,27 +45,12 @@ fn quiet_on_closed_pipe() {
     }
 }
 
-/// What `emit` prints.
-pub fn render<T: serde::Serialize>(json: bool, r: &T, to_text: impl Fn(&T) -> String) -> anyhow::Result<String> {
-    Ok(if json { json_text(r)? } else { to_text(r) })
-}
-
 /// `--json` is indented for a person at a terminal and compact for a pipe or a file: a
 /// report of every step is large (6,600 steps on two ranks: 370 MB indented, half that
 /// compact), and printing the indented form took longer than the analyses behind it.
 pub fn json_indented() -> bool {
     use std::io::IsTerminal;
     std::io::stdout().is_terminal()
-}
-
-fn json_text<T: serde::Serialize>(r: &T) -> anyhow::Result<String> {
-    let mut out = Vec::new();
-    match json_indented() {
-        true => serde_json::to_writer_pretty(&mut out, r)?,
-        false => serde_json::to_writer(&mut out, r)?,
-    }
-    out.push(b'\n');
-    Ok(String::from_utf8(out)?)
 }
 
 fn main() {

@@ -117,11 +117,8 @@ fn emit_ranks(
     let traces: Vec<(&str, &Store)> = names.iter().map(String::as_str).zip(&stores).collect();
     let r = strobe_analysis::ranks::report::multi_rank_report_from_parts(&traces, parts, o.how, o.top, opts);
     drop(t);
-    let t = strobe_store::timing::Phase::start("ranks: report as text or JSON");
-    let out = crate::render(o.json, &r, strobe_analysis::ranks::report::to_text)?;
-    drop(t);
-    let t = strobe_store::timing::Phase::start("ranks: print");
-    print!("{out}");
+    let t = strobe_store::timing::Phase::start("ranks: report as text or JSON, printed");
+    let out = crate::printing::print_rendered(o.json, &r, strobe_analysis::ranks::report::to_text)?;
     drop(t);
     crate::load::after_answer(&stores, names, || {
         if let Some(m) = memo {

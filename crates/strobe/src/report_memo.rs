@@ -21,7 +21,7 @@ pub struct Memo {
 /// What a report printed: the warnings on stderr about cut inputs (file, message), then stdout.
 pub struct Printed {
     pub warnings: Vec<(String, String)>,
-    pub out: String,
+    pub out: crate::printing::Answer,
 }
 
 /// What every memo of a report's inputs is keyed by besides its options: the cache dir, each
@@ -111,7 +111,7 @@ impl Memo {
     fn read(&self) -> Option<Printed> {
         let text = std::fs::read_to_string(&self.path).ok()?;
         let (warnings, out_at) = read_head(&mut text.as_bytes())?;
-        Some(Printed { warnings, out: text[out_at as usize..].to_string() })
+        Some(Printed { warnings, out: text[out_at as usize..].to_string().into() })
     }
 
     /// Prints a memo there is, as the report printed it (warnings, exit status 3 for a cut
@@ -141,7 +141,7 @@ impl Memo {
             head.push_str(&format!("{}\t{}\n", escape(file), escape(msg)));
         }
         // the output written as it is, not copied after the head: it can be hundreds of MB
-        let written = tmp.write_all(head.as_bytes()).and_then(|()| tmp.write_all(p.out.as_bytes()));
+        let written = tmp.write_all(head.as_bytes()).and_then(|()| p.out.blocks().try_for_each(|b| tmp.write_all(b)));
         if written.is_ok() && tmp.flush().is_ok() {
             let _ = tmp.persist(&self.path);
         }
@@ -169,9 +169,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let m = Memo { path: dir.path().join("report-x.txt") };
         let warnings = vec![("a\tb.json".to_string(), "cut at byte 5\nsecond line \\n".to_string())];
-        m.write(&Printed { warnings: warnings.clone(), out: "line 1\nline 2\n".into() });
+        m.write(&Printed { warnings: warnings.clone(), out: "line 1\nline 2\n".to_string().into() });
         let p = m.read().unwrap();
-        assert_eq!((p.warnings, p.out.as_str()), (warnings, "line 1\nline 2\n"));
+        let out: Vec<u8> = p.out.blocks().flatten().copied().collect();
+        assert_eq!((p.warnings, &out[..]), (warnings, &b"line 1\nline 2\n"[..]));
     }
 
     #[test]
