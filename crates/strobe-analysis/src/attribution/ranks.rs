@@ -50,16 +50,16 @@ pub type BubbleOf<'a> = &'a dyn Fn(i64, &str) -> Vec<(i64, i64)>;
 
 /// The ranks' breakdowns, rank by rank, `bubbles(rank, step)` the stage's bubble intervals of
 /// the step (sorted, disjoint; empty off a pipeline).
-pub fn step_breakdowns(ranks: &[RankAttribution], bubbles: BubbleOf) -> Vec<StepBreakdown> {
-    let mut out = Vec::new();
-    for r in ranks {
-        for (b, st) in r.steps.iter().zip(&r.stretches) {
-            let mut b = b.clone();
-            b.rank = Some(r.rank);
+pub fn step_breakdowns(ranks: Vec<RankAttribution>, bubbles: BubbleOf) -> Vec<StepBreakdown> {
+    let mut out = Vec::with_capacity(ranks.iter().map(|r| r.steps.len()).sum());
+    // the breakdowns are moved, not copied: a rank of thousands of steps holds tens of MB of them
+    for RankAttribution { rank, steps, stretches, waits } in ranks {
+        for (mut b, st) in steps.into_iter().zip(&stretches) {
+            b.rank = Some(rank);
             let (a, e) = (b.start_ns, b.start_ns + b.dur_ns);
-            let upto = r.waits.partition_point(|w| w.start < e);
-            let waits: Vec<PeerWait> = r.waits[..upto].iter().filter(|w| w.end > a).cloned().collect();
-            let bubble = bubbles(r.rank, &b.step);
+            let upto = waits.partition_point(|w| w.start < e);
+            let waits: Vec<PeerWait> = waits[..upto].iter().filter(|w| w.end > a).cloned().collect();
+            let bubble = bubbles(rank, &b.step);
             reclassify(&mut b, st, &bubble, &waits);
             b.notes.retain(|n| !n.starts_with("comm wait needs the other ranks"));
             out.push(b);

@@ -256,11 +256,12 @@ fn merge_parts(
     let _t = Phase::start("ranks: pipeline");
     let pipeline = crate::pipeline::analyze(&ranks, &opts.microbatches);
     out.pipeline = pipeline.as_ref().map(|p| p.report.clone());
-    if let Some(p) = &pipeline {
-        out.step_breakdown = crate::attribution::ranks::step_breakdowns(&attribution, &|rank, step| {
+    out.step_breakdown = match &pipeline {
+        Some(p) => crate::attribution::ranks::step_breakdowns(attribution, &|rank, step| {
             crate::attribution::ranks::bubble_of(p, rank, step)
-        });
-    }
+        }),
+        None => crate::attribution::ranks::step_breakdowns(attribution, &|_, _| Vec::new()),
+    };
     (out, pipeline)
 }
 
@@ -340,11 +341,14 @@ fn rank_attribution_of(
 /// a digest does not hold is left out: each rank's single-trace `report`, the queue lengths and
 /// the copy bandwidth series.
 pub fn merge_digests(digests: Vec<RankDigest>, how: Alignment, opts: &RankOptions) -> MultiRankReport {
-    merge(digests, how, opts).0
+    let (mut out, _, attribution) = merge(digests, how, opts);
+    out.step_breakdown = crate::attribution::ranks::step_breakdowns(attribution, &|_, _| Vec::new());
+    out
 }
 
-/// `merge_digests`, with the index given of each rank of the report, in its order, and each
-/// rank's attribution before a pipeline's bubbles (`merge_parts` adds them).
+/// `merge_digests` but for its `step_breakdown`, with the index given of each rank of the
+/// report, in its order, and each rank's attribution, for the caller to make the step
+/// breakdown from (`merge_parts` with a pipeline's bubbles).
 fn merge(
     digests: Vec<RankDigest>,
     how: Alignment,
@@ -417,7 +421,8 @@ fn merge(
         alignment: alignment.clone(),
         // from the ranks' spans, not their digests: `multi_rank_report_with` fills it in
         pipeline: None,
-        step_breakdown: crate::attribution::ranks::step_breakdowns(&attribution, &|_, _| Vec::new()),
+        // made by the callers from `attribution`, with a pipeline's bubbles where there is one
+        step_breakdown: Vec::new(),
         process_groups: comm.groups,
         group_collectives: comm.instances,
         comm_groups: comm.rows,
