@@ -66,6 +66,14 @@ impl<T> Later<T> {
     }
 }
 
+impl<T> Later<T> {
+    /// The value taken out, where it has arrived and no clone of these figures shares it
+    /// (`TraceFigures::take_attribution`); asked again, it is computed again.
+    fn take(&mut self) -> Option<T> {
+        Arc::get_mut(&mut self.0)?.take()
+    }
+}
+
 impl<T> Later<Vec<T>> {
     /// The list, empty until it arrives (what a pane draws meanwhile).
     pub fn slice(&self) -> &[T] {
@@ -380,6 +388,28 @@ impl TraceFigures {
         self.by_rule
             .step_attributions
             .get_or_init(|| crate::attribution::breakdown::attribute(store, self, self.steps(store)))
+    }
+
+    /// The steps' attributions and critical paths moved out of figures about to be let go,
+    /// where they were computed and no clone of these figures shares them; else None (copy
+    /// them). A rank's thousands of steps hold tens of MB of them.
+    #[allow(clippy::type_complexity)]
+    pub fn take_attribution(
+        &mut self,
+    ) -> Option<(Vec<crate::attribution::breakdown::StepAttribution>, Vec<Option<crate::attribution::CriticalPath>>)>
+    {
+        if self.by_rule.step_attributions.get().is_none() || self.by_rule.critical_paths.get().is_none() {
+            return None;
+        }
+        let a = self.by_rule.step_attributions.take()?;
+        match self.by_rule.critical_paths.take() {
+            Some(p) => Some((a, p)),
+            None => {
+                // shared after all: put the attributions back as they were
+                self.by_rule.step_attributions = Later::ready(a);
+                None
+            }
+        }
     }
 
     pub fn step_attributions_ready(&self) -> Option<&[crate::attribution::breakdown::StepAttribution]> {

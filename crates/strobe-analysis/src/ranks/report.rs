@@ -143,7 +143,9 @@ pub fn multi_rank_analysis(
 ) -> (MultiRankReport, Option<Pipeline>) {
     let pairs: Vec<(&str, &Store)> = traces.iter().map(|t| (t.0, t.1)).collect();
     let ids = ranks_of(&pairs);
-    let parts_of = |i: usize, rank: i64| rank_parts_of(rank, traces[i].0, traces[i].1, traces[i].2, None, opts);
+    // a clone shares the viewer's figures: the steps' attributions are copied from them, not moved
+    let parts_of =
+        |i: usize, rank: i64| rank_parts_of(rank, traces[i].0, traces[i].1, &mut traces[i].2.clone(), None, opts);
     let parts: Vec<RankParts> = (0..traces.len()).into_par_iter().map(|i| parts_of(i, ids[i].rank)).collect();
     merge_parts(&pairs, parts, how, opts, &parts_of)
 }
@@ -165,8 +167,8 @@ pub struct RankParts {
 /// number are made again by `multi_rank_report_from_parts`). Its figures are found for the
 /// parts alone and let go with them.
 pub fn rank_parts(rank: i64, source: &str, store: &Store, top: usize, opts: &RankOptions) -> RankParts {
-    let figs = TraceFigures::new(opts.steps.clone(), PeakOverride::default());
-    rank_parts_of(rank, source, store, &figs, Some(top), opts)
+    let mut figs = TraceFigures::new(opts.steps.clone(), PeakOverride::default());
+    rank_parts_of(rank, source, store, &mut figs, Some(top), opts)
 }
 
 /// Rank `rank`'s parts from its figures (found by `opts.steps`), with its single-trace report
@@ -175,18 +177,19 @@ fn rank_parts_of(
     rank: i64,
     source: &str,
     store: &Store,
-    figs: &TraceFigures,
+    figs: &mut TraceFigures,
     top: Option<usize>,
     opts: &RankOptions,
 ) -> RankParts {
     // the queues and copies are scans of their own: beside the report, not after it
-    let ((digest, report, steps), (streams, copies)) = rayon::join(
+    let ((mut digest, report, steps, kept), (streams, copies)) = rayon::join(
         || digest_and_report(rank, source, store, figs, top, opts),
         || {
             let _t = Phase::start("ranks: queues, copy bandwidth");
             rayon::join(|| figs.queue_summary(store).to_vec(), || figs.copy_bandwidth(store).to_vec())
         },
     );
+    add_attribution(&mut digest, store, figs, &kept, &steps);
     let (queues, bandwidth) = (RankQueues { rank, streams }, RankBandwidth { rank, copies });
     RankParts { rank, digest, report, queues, bandwidth, steps }
 }
@@ -274,15 +277,19 @@ pub fn rank_digests(traces: &[(&str, &Store)], opts: &RankOptions) -> Vec<(RankD
         .into_par_iter()
         .map(|i| {
             let (source, store) = traces[i];
-            let figs = TraceFigures::new(opts.steps.clone(), PeakOverride::default());
-            (digest_and_report(ids[i].rank, source, store, &figs, None, opts).0, ids[i].clone())
+            let mut figs = TraceFigures::new(opts.steps.clone(), PeakOverride::default());
+            let (mut d, _, steps, kept) = digest_and_report(ids[i].rank, source, store, &figs, None, opts);
+            add_attribution(&mut d, store, &mut figs, &kept, &steps);
+            (d, ids[i].clone())
         })
         .collect()
 }
 
-/// One rank's digest, its single-trace report of `top` kernels (None: no report) and the steps
-/// the digest was made from, all from the rank's figures: the steps, the GPU unions and, on
-/// the same steps, the step anomalies are found once for both.
+/// One rank's digest, its single-trace report of `top` kernels (None: no report), the steps
+/// the digest was made from and which of the figures' steps they are, all from the rank's
+/// figures: the steps, the GPU unions and, on the same steps, the step anomalies are found
+/// once for both. The steps' attribution is made here but added by `add_attribution`, once
+/// nothing else reads the figures.
 fn digest_and_report(
     rank: i64,
     source: &str,
@@ -290,7 +297,7 @@ fn digest_and_report(
     figs: &TraceFigures,
     top: Option<usize>,
     opts: &RankOptions,
-) -> (RankDigest, Option<Report>, Vec<crate::steps::Step>) {
+) -> (RankDigest, Option<Report>, Vec<crate::steps::Step>, Vec<usize>) {
     let report = top.map(|top| crate::report::rank_report_from(store, figs, top));
     let found = figs.steps(store);
     let kept = super::distinct_step_indices(found);
@@ -299,37 +306,58 @@ fn digest_and_report(
     let anomalies = (steps == found).then(|| figs.step_anomalies(store));
     let r = RankTrace { rank, source, store, steps: &steps };
     let _t = Phase::start("ranks: digest");
-    let mut d = digest_with(&r, &gpus, opts.straggler.top_kernels, &figs.activity(store).unions, anomalies);
+    let d = digest_with(&r, &gpus, opts.straggler.top_kernels, &figs.activity(store).unions, anomalies);
     drop(_t);
-    let (attributed, paths) = rank_attribution_of(store, figs, found, &kept, &steps);
+    if kept.len() == found.len() {
+        // every step is kept: the figures' own attribution, made here beside the other scans
+        rayon::join(|| figs.step_attributions(store), || figs.critical_paths(store));
+    }
+    (d, report, steps, kept)
+}
+
+/// The attribution and critical path of `steps` (the figures' steps `kept`) into the digest.
+fn add_attribution(
+    d: &mut RankDigest,
+    store: &Store,
+    figs: &mut TraceFigures,
+    kept: &[usize],
+    steps: &[crate::steps::Step],
+) {
+    let (attributed, paths) = rank_attribution_of(store, figs, kept, steps);
     (d.step_breakdown, d.step_stretches) = attributed.into_iter().map(|a| (a.breakdown, a.stretches)).unzip();
     for (b, path) in d.step_breakdown.iter_mut().zip(paths) {
         b.critical_path = path;
     }
-    (d, report, steps)
 }
 
-/// The attribution and critical path of `steps`, the steps `kept` of the figures' `found`: the
-/// single-trace report's own where it has made them (or where every step is kept), so a rank's
-/// are found once for its report and its digest; else found for the kept steps alone.
+/// The attribution and critical path of `steps`, the figures' steps `kept`: the figures' own
+/// where they have made them (moved out where every step is kept and nothing shares them, else
+/// copied), so a rank's are found once for its report and its digest; else found for the kept
+/// steps alone.
 fn rank_attribution_of(
     store: &Store,
-    figs: &TraceFigures,
-    found: &[crate::steps::Step],
+    figs: &mut TraceFigures,
     kept: &[usize],
     steps: &[crate::steps::Step],
 ) -> (Vec<crate::attribution::breakdown::StepAttribution>, Vec<Option<crate::attribution::CriticalPath>>) {
     use crate::attribution::{breakdown, critical_path};
+    let every = kept.len() == figs.steps(store).len();
+    if every {
+        if let Some((mut attributed, paths)) = figs.take_attribution() {
+            breakdown::add_overlap_notes(steps, &mut attributed);
+            return (attributed, paths);
+        }
+    }
     let mut attributed = match figs.step_attributions_ready() {
         Some(all) => kept.iter().map(|&i| all[i].clone()).collect(),
-        None if kept.len() == found.len() => figs.step_attributions(store).to_vec(),
+        None if every => figs.step_attributions(store).to_vec(),
         None => breakdown::attribute(store, figs, steps),
     };
     // the notes on overlapping steps are of the kept steps among themselves
     breakdown::add_overlap_notes(steps, &mut attributed);
     let paths = match figs.critical_paths_ready() {
         Some(all) => kept.iter().map(|&i| all[i].clone()).collect(),
-        None if kept.len() == found.len() => figs.critical_paths(store).to_vec(),
+        None if every => figs.critical_paths(store).to_vec(),
         None => critical_path::of_steps(store, steps).into_iter().map(Result::ok).collect(),
     };
     (attributed, paths)

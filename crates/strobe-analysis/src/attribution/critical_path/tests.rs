@@ -102,3 +102,25 @@ fn the_text_line_names_shares_and_the_top_op() {
         "critical path 190 ns: 53 % GPU compute, 26 % CPU, 21 % launch overhead; top: aten::mm"
     );
 }
+
+/// A rank's figures hand their steps' attribution and paths over (moved, not copied) only once
+/// computed and only where no clone of the figures shares them; a clone keeps its view whole.
+#[test]
+fn figures_hand_over_their_attribution_only_when_unshared() {
+    let store = launch_then_sync(true);
+    // the op is the step
+    let rule = crate::steps::StepRule::from_pattern("aten::mm").unwrap();
+    let mut figs = TraceFigures::new(rule, crate::efficiency::PeakOverride::default());
+    assert!(figs.take_attribution().is_none(), "nothing computed yet");
+    let paths = figs.critical_paths(&store).to_vec();
+    let steps = figs.step_attributions(&store).len();
+    assert!(steps == 1 && paths.len() == 1 && paths[0].is_some());
+    let mut shared = figs.clone();
+    assert!(shared.take_attribution().is_none(), "a clone shares them");
+    assert_eq!(shared.critical_paths_ready().map(<[_]>::to_vec), Some(paths.clone()));
+    assert_eq!(shared.step_attributions_ready().map(<[_]>::len), Some(steps));
+    drop(shared);
+    let (attributed, taken) = figs.take_attribution().expect("unshared now");
+    assert_eq!((attributed.len(), taken), (steps, paths));
+    assert!(figs.critical_paths_ready().is_none() && figs.step_attributions_ready().is_none());
+}
