@@ -66,14 +66,6 @@ impl<T> Later<T> {
     }
 }
 
-impl<T> Later<T> {
-    /// The value taken out, where it has arrived and no clone of these figures shares it
-    /// (`TraceFigures::take_attribution`); asked again, it is computed again.
-    fn take(&mut self) -> Option<T> {
-        Arc::get_mut(&mut self.0)?.take()
-    }
-}
-
 impl<T> Later<Vec<T>> {
     /// The list, empty until it arrives (what a pane draws meanwhile).
     pub fn slice(&self) -> &[T] {
@@ -398,18 +390,18 @@ impl TraceFigures {
         &mut self,
     ) -> Option<(Vec<crate::attribution::breakdown::StepAttribution>, Vec<Option<crate::attribution::CriticalPath>>)>
     {
-        if self.by_rule.step_attributions.get().is_none() || self.by_rule.critical_paths.get().is_none() {
+        // both held by these figures alone, and both there, or neither taken; asked again
+        // after, they are computed again
+        let by_rule = &mut self.by_rule;
+        let (Some(a), Some(p)) =
+            (Arc::get_mut(&mut by_rule.step_attributions.0), Arc::get_mut(&mut by_rule.critical_paths.0))
+        else {
+            return None;
+        };
+        if a.get().is_none() || p.get().is_none() {
             return None;
         }
-        let a = self.by_rule.step_attributions.take()?;
-        match self.by_rule.critical_paths.take() {
-            Some(p) => Some((a, p)),
-            None => {
-                // shared after all: put the attributions back as they were
-                self.by_rule.step_attributions = Later::ready(a);
-                None
-            }
-        }
+        Some((a.take()?, p.take()?))
     }
 
     pub fn step_attributions_ready(&self) -> Option<&[crate::attribution::breakdown::StepAttribution]> {

@@ -259,12 +259,10 @@ fn merge_parts(
     let _t = Phase::start("ranks: pipeline");
     let pipeline = crate::pipeline::analyze(&ranks, &opts.microbatches);
     out.pipeline = pipeline.as_ref().map(|p| p.report.clone());
-    out.step_breakdown = match &pipeline {
-        Some(p) => crate::attribution::ranks::step_breakdowns(attribution, &|rank, step| {
-            crate::attribution::ranks::bubble_of(p, rank, step)
-        }),
-        None => crate::attribution::ranks::step_breakdowns(attribution, &|_, _| Vec::new()),
-    };
+    out.step_breakdown = crate::attribution::ranks::step_breakdowns(attribution, &|rank, step| match &pipeline {
+        Some(p) => crate::attribution::ranks::bubble_of(p, rank, step),
+        None => Vec::new(),
+    });
     (out, pipeline)
 }
 
