@@ -148,8 +148,9 @@ pub enum BenchWhat {
     /// Strobe (`strobe report`, cold) beside Python's json.load, orjson and HTA where they are
     /// installed, on FILE: each one's time, peak memory and ratio to Strobe (fresh processes).
     /// Without FILE: four trace shapes generated from real traces (GPT, CNN,
-    /// `python_function`-heavy, NCCL), one row each: Strobe's ingest and cold report beside
-    /// json.load and HTA, and the gzipped trace beside its raw ingest and `gzip -dc`.
+    /// `python_function`-heavy, NCCL), one row each: Strobe's ingest (right after the Python
+    /// peers, then again at once, with its CPU time over two cores) beside json.load, its cold
+    /// report beside HTA, and the gzipped trace beside the raw ingest and `gzip -dc`.
     Peers {
         file: Option<PathBuf>,
         #[arg(long, default_value_t = 3)]
