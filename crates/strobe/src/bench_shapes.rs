@@ -176,26 +176,39 @@ pub fn run(dir: &Path, size_mb: u64, runs: usize) -> anyhow::Result<()> {
     let ratio = |a: &[f64], b: &[f64]| med(&a.iter().zip(b).map(|(x, y)| x / y).collect::<Vec<_>>());
     let at = |w: Who| ALL.iter().position(|&x| x == w).unwrap_or(0);
     let col = |si: usize, w: Who| &secs[si][at(w)][..];
+    let cpu_of = |si: usize, w: Who| &cpu[si][at(w)][..];
     // the back-to-back ingest's CPU time spread over two cores
-    let on_two_cores = |si: usize| cpu[si][at(Who::IngestAgain)].iter().map(|c| c / 2.0).collect::<Vec<f64>>();
+    let on_two_cores = |si: usize| cpu_of(si, Who::IngestAgain).iter().map(|c| c / 2.0).collect::<Vec<f64>>();
     println!("\nKineto JSON (seconds are medians; × = the peer's time ÷ Strobe's, median of the rounds' ratios)");
     println!(
-        "  ingest: right after the Python peers; again: at once after it; CPU ÷ 2: again's CPU time over two cores"
+        "  ingest: right after the Python peers; again: at once after it; CPU: user + system, all threads; CPU ÷ 2: again's over two cores"
     );
     println!(
-        "  {:<16} {:>7} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  shape",
-        "shape", "MB", "json.load s", "ingest s", "× ingest", "again s", "× again", "CPU ÷ 2 s", "× CPU ÷ 2"
+        "  {:<16} {:>7} {:>11} {:>9} {:>6} {:>9} {:>9} {:>6} {:>9} {:>9} {:>9}  shape",
+        "shape",
+        "MB",
+        "json.load s",
+        "ingest s",
+        "CPU s",
+        "× ingest",
+        "again s",
+        "CPU s",
+        "× again",
+        "CPU ÷ 2 s",
+        "× CPU ÷ 2"
     );
     for (si, shape) in SHAPES.iter().enumerate() {
         let mb = std::fs::metadata(&files[si].0).map(|m| m.len() as f64 / 1e6).unwrap_or(f64::NAN);
         println!(
-            "  {:<16} {:>7.1} {:>11.2} {:>9.3} {:>9.1} {:>9.3} {:>9.1} {:>9.3} {:>9.1}  {}",
+            "  {:<16} {:>7.1} {:>11.2} {:>9.3} {:>6.2} {:>9.1} {:>9.3} {:>6.2} {:>9.1} {:>9.3} {:>9.1}  {}",
             shape.name,
             mb,
             med(col(si, Who::JsonLoad)),
             med(col(si, Who::Ingest)),
+            med(cpu_of(si, Who::Ingest)),
             ratio(col(si, Who::JsonLoad), col(si, Who::Ingest)),
             med(col(si, Who::IngestAgain)),
+            med(cpu_of(si, Who::IngestAgain)),
             ratio(col(si, Who::JsonLoad), col(si, Who::IngestAgain)),
             med(&on_two_cores(si)),
             ratio(col(si, Who::JsonLoad), &on_two_cores(si)),
@@ -217,16 +230,17 @@ pub fn run(dir: &Path, size_mb: u64, runs: usize) -> anyhow::Result<()> {
         "\nThe same traces gzipped (level 6): Strobe's ingest of the .json.gz (after a Strobe ingest) beside the raw ingest again and `gzip -dc`"
     );
     println!(
-        "  {:<16} {:>7} {:>11} {:>13} {:>11} {:>10}",
-        "shape", "gz MB", "gz ingest s", "rate ÷ raw's", "gzip -dc s", "× gz ingest"
+        "  {:<16} {:>7} {:>11} {:>6} {:>13} {:>11} {:>10}",
+        "shape", "gz MB", "gz ingest s", "CPU s", "rate ÷ raw's", "gzip -dc s", "× gz ingest"
     );
     for (si, shape) in SHAPES.iter().enumerate() {
         let mb = std::fs::metadata(&files[si].1).map(|m| m.len() as f64 / 1e6).unwrap_or(f64::NAN);
         println!(
-            "  {:<16} {:>7.1} {:>11.3} {:>13.2} {:>11.3} {:>10.2}",
+            "  {:<16} {:>7.1} {:>11.3} {:>6.2} {:>13.2} {:>11.3} {:>10.2}",
             shape.name,
             mb,
             med(col(si, Who::IngestGz)),
+            med(cpu_of(si, Who::IngestGz)),
             ratio(col(si, Who::IngestAgain), col(si, Who::IngestGz)),
             med(col(si, Who::GzipDc)),
             ratio(col(si, Who::GzipDc), col(si, Who::IngestGz)),
