@@ -199,6 +199,7 @@ pub fn run(dir: &Path, size_mb: u64, runs: usize) -> anyhow::Result<()> {
     );
     for (si, shape) in SHAPES.iter().enumerate() {
         let mb = std::fs::metadata(&files[si].0).map(|m| m.len() as f64 / 1e6).unwrap_or(f64::NAN);
+        let two_cores = on_two_cores(si);
         println!(
             "  {:<16} {:>7.1} {:>11.2} {:>9.3} {:>6.2} {:>9.1} {:>9.3} {:>6.2} {:>9.1} {:>9.3} {:>9.1}  {}",
             shape.name,
@@ -210,8 +211,8 @@ pub fn run(dir: &Path, size_mb: u64, runs: usize) -> anyhow::Result<()> {
             med(col(si, Who::IngestAgain)),
             med(cpu_of(si, Who::IngestAgain)),
             ratio(col(si, Who::JsonLoad), col(si, Who::IngestAgain)),
-            med(&on_two_cores(si)),
-            ratio(col(si, Who::JsonLoad), &on_two_cores(si)),
+            med(&two_cores),
+            ratio(col(si, Who::JsonLoad), &two_cores),
             shape.what
         );
     }
