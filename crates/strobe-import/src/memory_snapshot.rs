@@ -867,7 +867,11 @@ fn build(pk: Pickle, mut b: B) -> Result<MemorySnapshot, String> {
         b.snap.segments.push(seg);
     }
     legacy.no_traces = !legacy.bare_list && pk.get(root, "device_traces").is_none();
-    b.snap.allocator_settings = pk.get(root, "allocator_settings").map(|v| pk.to_json(v, 16));
+    b.snap.allocator_settings = pk
+        .get(root, "allocator_settings")
+        .map(|v| pk.to_json(v, 16))
+        .transpose()
+        .map_err(|e| format!("allocator_settings: {e}"))?;
     if let Some(anns) = pk.get(root, "external_annotations").and_then(|v| pk.seq(v)) {
         for &a in anns.iter() {
             b.snap.external_annotations.push(Annotation {

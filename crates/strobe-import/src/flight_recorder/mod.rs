@@ -62,7 +62,10 @@ pub fn import_bytes(path: &Path, data: &[u8], rank: u32) -> Result<FrDump, Impor
     let (root, form) = if crate::memory_snapshot::sniff_pickle(data) {
         let pk = crate::pickle::parse(data, crate::pickle::Limits::default())
             .map_err(|e| ImportError::bad(path, format!("flight-recorder pickle: {e}")))?;
-        (pk.to_json(pk.root(), MAX_DEPTH), "pickle")
+        let root = pk
+            .to_json(pk.root(), MAX_DEPTH)
+            .map_err(|e| ImportError::bad(path, format!("flight-recorder pickle: {e}")))?;
+        (root, "pickle")
     } else {
         let v: serde_json::Value = serde_json::from_slice(data).map_err(|e| {
             ImportError::bad(path, format!("flight-recorder JSON: line {} column {}: {e}", e.line(), e.column()))

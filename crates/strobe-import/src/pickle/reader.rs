@@ -333,13 +333,28 @@ impl Pickle {
             _ => None,
         }
     }
-    /// Converts to JSON, at most `depth` levels deep (deeper parts become null).
-    pub fn to_json(&self, v: Value, depth: usize) -> serde_json::Value {
+    /// Converts to JSON, at most `depth` levels deep (deeper parts become null). A list or dict
+    /// the pickle references from several places is written out at each, so a few hundred bytes
+    /// of nested shared references would expand without end: past four times the values the
+    /// pickle holds (plus 4096) it is an error instead.
+    pub fn to_json(&self, v: Value, depth: usize) -> Result<serde_json::Value, String> {
+        let held = self.seqs.iter().map(Vec::len).sum::<usize>()
+            + self.dict_items.iter().map(Vec::len).sum::<usize>()
+            + self.bytes.iter().map(|b| b.len()).sum::<usize>();
+        let limit = held.saturating_mul(4).saturating_add(4096);
+        let mut left = limit;
+        self.json_of(v, depth, &mut left)
+            .ok_or_else(|| format!("its shared lists and dicts expand past {limit} values as JSON"))
+    }
+
+    /// `to_json`, spending one of `left` a value; None once they are spent.
+    fn json_of(&self, v: Value, depth: usize, left: &mut usize) -> Option<serde_json::Value> {
         use serde_json::Value as J;
+        *left = left.checked_sub(1)?;
         if depth == 0 {
-            return J::Null;
+            return Some(J::Null);
         }
-        match v {
+        Some(match v {
             Value::None => J::Null,
             Value::Bool(b) => J::Bool(b),
             Value::Int(i) => J::from(i),
@@ -348,9 +363,13 @@ impl Pickle {
             Value::Float(f) => serde_json::Number::from_f64(f).map(J::Number).unwrap_or(J::Null),
             Value::Str(_) => J::String(self.str(v).unwrap().to_string()),
             Value::Ext(_) => J::Null,
-            Value::Bytes(_) => J::Array(self.bytes(v).unwrap().iter().map(|b| J::from(*b)).collect()),
+            Value::Bytes(_) => {
+                let b = self.bytes(v).unwrap();
+                *left = left.checked_sub(b.len())?;
+                J::Array(b.iter().map(|b| J::from(*b)).collect())
+            }
             Value::List(_) | Value::Tuple(_) => {
-                J::Array(self.seq(v).unwrap().iter().map(|x| self.to_json(*x, depth - 1)).collect())
+                J::Array(self.seq(v).unwrap().iter().map(|x| self.json_of(*x, depth - 1, left)).collect::<Option<_>>()?)
             }
             Value::Dict(_) => {
                 let mut m = serde_json::Map::new();
@@ -360,11 +379,11 @@ impl Pickle {
                         Value::Int(i) => i.to_string(),
                         other => format!("{other:?}"),
                     };
-                    m.insert(key, self.to_json(*x, depth - 1));
+                    m.insert(key, self.json_of(*x, depth - 1, left)?);
                 }
                 J::Object(m)
             }
-        }
+        })
     }
 }
 
@@ -791,7 +810,7 @@ mod tests {
         assert_eq!(w, WideInt { offset: 2, len: 9, negative: true });
         assert!(pk.u64(r).unwrap_err().contains("pickle byte 2"));
         assert_eq!(pk.int_clamped(r), Some((i64::MIN, true)));
-        assert_eq!(pk.to_json(r, 2), serde_json::json!(w.to_string()));
+        assert_eq!(pk.to_json(r, 2), Ok(serde_json::json!(w.to_string())));
         // LONG4 of 20 bytes (2**152)
         let mut b = vec![0x80, 4, 0x8b, 20, 0, 0, 0];
         b.extend([0u8; 19]);
@@ -857,5 +876,22 @@ mod tests {
         let pk = p(&nested).unwrap();
         assert!(matches!(pk.root(), Value::List(_)));
         let _ = pk.to_json(pk.root(), 64);
+    }
+
+    /// A list holding the list before it twice, 40 times over: 400 bytes that written out as
+    /// JSON would be 2^40 values. The conversion stops at its budget and says so; a list that
+    /// shares nothing still converts whole.
+    #[test]
+    fn shared_lists_do_not_expand_without_end() {
+        let mut b = vec![0x80, 2, b']', b'q', 0];
+        for i in 0..40u8 {
+            b.extend_from_slice(&[b'(', b'h', i, b'h', i, b'l', b'q', i + 1]);
+        }
+        b.push(b'.');
+        let pk = p(&b).unwrap();
+        let err = pk.to_json(pk.root(), 64).unwrap_err();
+        assert!(err.contains("expand past"), "{err}");
+        let (pk, r) = root(&[0x80, 2, b'(', b'K', 1, b'K', 2, b'l', b'.']);
+        assert_eq!(pk.to_json(r, 4), Ok(serde_json::json!([1, 2])));
     }
 }
